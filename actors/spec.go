@@ -1,0 +1,95 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/supervision"
+)
+
+// Transport names how the host reaches a server.
+type Transport string
+
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http"
+	TransportSSE   Transport = "sse"
+)
+
+// Defaults applied by ServerSpec.WithDefaults.
+const (
+	DefaultCallTimeout    = 120 * time.Second
+	DefaultStartupTimeout = 120 * time.Second
+	DefaultMaxFrame       = 16 << 20
+	DefaultMaxDescription = 2048
+	DefaultStopGrace      = 2 * time.Second
+	DefaultTermGrace      = 2 * time.Second
+	DefaultWriteQueue     = 256
+)
+
+// ServerSpec is everything the runtime needs to run one MCP server. It is
+// already resolved: variables expanded, the child's environment built.
+// The zero value of every optional field means its default.
+type ServerSpec struct {
+	Name      string
+	Transport Transport
+
+	// stdio
+	Command string
+	Args    []string
+	Env     []string // the child's whole environment, KEY=VALUE
+	Dir     string
+
+	// http, sse
+	URL          string
+	Headers      map[string]string
+	AllowPrivate bool
+
+	Enabled      bool
+	Description  string
+	FriendlyName string
+
+	CallTimeout    time.Duration
+	StartupTimeout time.Duration
+
+	IncludeTools   []string
+	ExcludeTools   []string
+	MaxTools       int // 0: no cap
+	MaxDescription int // bytes; 0: DefaultMaxDescription; <0: no cap
+
+	MaxFrame   int // bytes; 0: DefaultMaxFrame
+	WriteQueue int // frames; 0: DefaultWriteQueue
+
+	Restart   supervision.RestartPolicy
+	StopGrace time.Duration
+	TermGrace time.Duration
+}
+
+// WithDefaults returns a copy with every zero optional field set.
+func (s ServerSpec) WithDefaults() ServerSpec {
+	if s.Transport == "" {
+		s.Transport = TransportStdio
+	}
+	if s.CallTimeout <= 0 {
+		s.CallTimeout = DefaultCallTimeout
+	}
+	if s.StartupTimeout <= 0 {
+		s.StartupTimeout = DefaultStartupTimeout
+	}
+	if s.MaxDescription == 0 {
+		s.MaxDescription = DefaultMaxDescription
+	}
+	if s.MaxFrame <= 0 {
+		s.MaxFrame = DefaultMaxFrame
+	}
+	if s.WriteQueue <= 0 {
+		s.WriteQueue = DefaultWriteQueue
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = DefaultStopGrace
+	}
+	if s.TermGrace <= 0 {
+		s.TermGrace = DefaultTermGrace
+	}
+	s.Restart = s.Restart.WithDefaults()
+	return s
+}
