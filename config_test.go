@@ -1,0 +1,1157 @@
+package mcpvisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+)
+
+// cfgLookup is a variable lookup over a fixed map, for tests that must not
+// depend on the environment they run in.
+func cfgLookup(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+// cfgUnsetenv unsets names for the test and restores them afterwards.
+func cfgUnsetenv(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		t.Setenv(name, "") // registers the restore
+		if err := os.Unsetenv(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cfgErrLines splits a joined error into its one-line parts.
+func cfgErrLines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	return strings.Split(err.Error(), "\n")
+}
+
+func TestLoadConfigExamples(t *testing.T) {
+	tests := []struct {
+		file  string
+		set   map[string]string
+		unset []string
+		want  *Config
+	}{{
+		file:  "claude-code.mcp.json",
+		set:   map[string]string{"GITHUB_TOKEN": "ghp_test", "DATABASE_URL": "postgres://db/app", "HOME": "/home/test"},
+		unset: []string{"PROJECT_ROOT", "LOG_LEVEL", "INTERNAL_MCP_URL"},
+		want: &Config{
+			Servers: []ServerConfig{{
+				Name: "filesystem", Type: "stdio", Enabled: true,
+				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "${PROJECT_ROOT:-.}"},
+			}, {
+				Name: "github", Type: "http", Enabled: true,
+				URL:     "https://api.githubcopilot.com/mcp/",
+				Headers: map[string]string{"Authorization": "Bearer ${GITHUB_TOKEN}"},
+			}, {
+				Name: "sentry", Type: "sse", Enabled: true, URL: "https://mcp.sentry.dev/sse",
+			}, {
+				Name: "postgres", Type: "stdio", Enabled: true,
+				Command: "${HOME}/bin/postgres-mcp", Args: []string{"--dsn", "${DATABASE_URL}"},
+				Env: map[string]string{"LOG_LEVEL": "${LOG_LEVEL:-info}"},
+			}, {
+				Name: "internal-api", Type: "http", Enabled: true,
+				URL: "${INTERNAL_MCP_URL:-http://localhost:9100/mcp}",
+			}},
+			Warnings: []string{
+				`server "sentry": field "oauth" is not supported by mcpvisor, ignored`,
+				`server "internal-api": field "headersHelper" is not supported by mcpvisor, ignored: give the headers in "headers"`,
+			},
+		},
+	}, {
+		file: "vscode-mcp.json",
+		set:  map[string]string{"PERPLEXITY_API_KEY": "pplx-test"},
+		want: &Config{
+			Servers: []ServerConfig{{
+				Name: "perplexity", Type: "stdio", Enabled: true,
+				Command: "npx", Args: []string{"-y", "server-perplexity-ask"},
+				Env: map[string]string{"PERPLEXITY_API_KEY": "${env:PERPLEXITY_API_KEY}"},
+			}, {
+				Name: "fetch", Type: "stdio", Enabled: true, Command: "uvx", Args: []string{"mcp-server-fetch"},
+			}, {
+				Name: "github", Type: "http", Enabled: true, URL: "https://api.githubcopilot.com/mcp/",
+			}},
+			Warnings: []string{
+				`server "perplexity": field "envFile" is not supported by mcpvisor, ignored: variables in that file are not passed; list them in "env"`,
+			},
+		},
+	}, {
+		file: "gemini-settings.json",
+		set:  map[string]string{"EXTERNAL_API_KEY": "ext", "MY_API_TOKEN": "tok"},
+		want: &Config{
+			Servers: []ServerConfig{{
+				Name: "pythonTools", Type: "stdio", Enabled: true,
+				Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
+				Cwd:          "./mcp-servers/python",
+				Env:          map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"},
+				Timeout:      Duration(15 * time.Second),
+				IncludeTools: []string{"safe_tool", "file_reader"},
+			}, {
+				Name: "httpServer", Type: "http", Enabled: true,
+				URL: "http://localhost:3000/mcp", Timeout: Duration(5 * time.Second),
+			}, {
+				Name: "sseServer", Type: "sse", Enabled: true,
+				URL: "http://localhost:8080/sse", Timeout: Duration(30 * time.Second),
+			}, {
+				Name: "dockerized", Type: "stdio", Enabled: true,
+				Command:      "docker",
+				Args:         []string{"run", "-i", "--rm", "-e", "API_KEY", "ghcr.io/example/mcp-server:latest"},
+				Env:          map[string]string{"API_KEY": "${MY_API_TOKEN}"},
+				ExcludeTools: []string{"delete_everything"},
+			}, {
+				Name: "googleCloudServer", Type: "http", Enabled: true, URL: "https://my-gcp-service.run.app/mcp",
+			}},
+			Warnings: []string{
+				`server "pythonTools": field "trust" is not supported by mcpvisor, ignored`,
+				`server "pythonTools": field "env.DATABASE_URL": $DB_CONNECTION_STRING is not expanded, only ${DB_CONNECTION_STRING} is`,
+				`server "googleCloudServer": field "authProviderType" is not supported by mcpvisor, ignored`,
+				`server "googleCloudServer": field "targetAudience" is not supported by mcpvisor, ignored`,
+				`server "googleCloudServer": field "targetServiceAccount" is not supported by mcpvisor, ignored`,
+			},
+		},
+	}, {
+		file: "cursor-mcp.json",
+		set:  map[string]string{"SEARCH_API_KEY": "s", "NOTES_TOKEN": "n"},
+		want: &Config{
+			Servers: []ServerConfig{{
+				Name: "web-search", Type: "stdio", Enabled: true,
+				Command: "npx", Args: []string{"-y", "web-search-mcp"},
+				Env: map[string]string{"SEARCH_API_KEY": "${env:SEARCH_API_KEY}"},
+			}, {
+				Name: "remote-notes", Type: "http", Enabled: true, URL: "https://notes.example.com/mcp",
+				Headers: map[string]string{"Authorization": "Bearer ${env:NOTES_TOKEN}"},
+			}, {
+				Name: "legacy-events", Type: "sse", Enabled: true, URL: "http://localhost:3001/sse",
+			}},
+		},
+	}, {
+		file:  "mcpvisor.json",
+		set:   map[string]string{"TICKETS_TOKEN": "t"},
+		unset: []string{"NOTES_DB", "EXPERIMENTAL_KEY"},
+		want: &Config{
+			Servers: []ServerConfig{{
+				Name: "notes", Type: "stdio", Enabled: true,
+				Command: "notes-mcp", Args: []string{"--db", "${NOTES_DB:-/var/lib/notes/notes.db}"},
+				Env:            map[string]string{"NOTES_LOG": "warn"},
+				Cwd:            "/srv/notes",
+				Description:    "Personal notes, read and search",
+				FriendlyName:   "Notes",
+				Timeout:        Duration(30 * time.Second),
+				StartupTimeout: Duration(10 * time.Second),
+				IncludeTools:   []string{"search", "read"},
+				MaxTools:       8,
+				MaxDescription: 1024,
+				InheritEnv:     true,
+			}, {
+				Name: "tickets", Type: "http", Enabled: true,
+				URL:            "http://127.0.0.1:9100/mcp",
+				Headers:        map[string]string{"Authorization": "Bearer ${TICKETS_TOKEN}"},
+				AllowPrivate:   true,
+				ExcludeTools:   []string{"delete_ticket"},
+				MaxDescription: -1,
+				Timeout:        Duration(90 * time.Second),
+			}, {
+				Name: "experimental", Type: "stdio", Enabled: false,
+				Command: "uvx", Args: []string{"experimental-mcp", "--key", "${EXPERIMENTAL_KEY}"},
+			}},
+			Warnings: []string{
+				`server "experimental": field "args[2]": variable EXPERIMENTAL_KEY is not set and has no default (the server is disabled)`,
+			},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			for k, v := range tt.set {
+				t.Setenv(k, v)
+			}
+			cfgUnsetenv(t, tt.unset...)
+			got, err := LoadConfig("testdata/config/" + tt.file)
+			if err != nil {
+				t.Fatalf("LoadConfig: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LoadConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadConfigBrokenExamples(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string
+	}{{
+		file: "missing.json",
+		want: []string{"config: open testdata/config/missing.json: no such file or directory"},
+	}, {
+		file: "broken-syntax.json",
+		want: []string{`config: testdata/config/broken-syntax.json:5:7: invalid character '"' after object key:value pair`},
+	}, {
+		file: "broken-entries.json",
+		want: []string{
+			`config: server "dark": field "command": cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`,
+			`config: server "no-command": field "command": required for a stdio server`,
+			`config: server "bare-host": field "url": want an absolute http or https url, like "https://host/mcp"`,
+			`config: server "websocket": field "type": unknown type "ws" (want "stdio", "http" or "sse")`,
+			`config: server "websocket": field "url": want an http or https url, got scheme "wss"`,
+			`config: server "typed": field "args[1]": want a string, got a number`,
+			`config: server "typed": field "env.PORT": want a string, got a number`,
+			`config: server "typed": field "timeout": want milliseconds (a number) or a duration string like "30s", got a boolean`,
+			`config: server "typed": field "maxTools": must be 0 (no cap) or more, got -1`,
+			`config: server "typed": field "excludeTools": "write" is also in "includeTools"`,
+			`config: server "bad name": invalid server name: "bad name" has ' ' (allowed: letters, digits, '_' and '-')`,
+		},
+	}, {
+		file: "broken-duplicate.json",
+		want: []string{
+			`config: server "search": field "command": given more than once`,
+			`config: server "notes": defined more than once in "mcpServers"`,
+		},
+	}, {
+		file: "broken-both-keys.json",
+		want: []string{`config: both "mcpServers" and "servers" list servers; use one`},
+	}, {
+		file: "vscode-input.json",
+		want: []string{
+			`config: server "perplexity": field "env.PERPLEXITY_API_KEY": "${input:perplexity-key}" is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment`,
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, err := LoadConfig("testdata/config/" + tt.file)
+			if err == nil {
+				t.Fatalf("LoadConfig = %+v, want an error", got)
+			}
+			if got != nil {
+				t.Errorf("LoadConfig returned a config with its error: %+v", got)
+			}
+			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s", diff)
+			}
+			if tt.file != "missing.json" && !errors.Is(err, ErrConfig) {
+				t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+			}
+		})
+	}
+}
+
+func TestLoadConfigMissingFileIsNotExist(t *testing.T) {
+	_, err := LoadConfig("testdata/config/missing.json")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("errors.Is(%v, os.ErrNotExist) = false", err)
+	}
+	if errors.Is(err, ErrConfig) {
+		t.Errorf("a missing file is not an invalid config, got %v", err)
+	}
+}
+
+// TestParseConfigErrors covers every validation rule with its message.
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		env  map[string]string
+		want []string
+	}{
+		// File structure.
+		{"top level array", `[]`, nil, []string{`config: top level is an array, want an object`}},
+		{"syntax error position", "{\n  \"mcpServers\": {\n    \"a\": {,}\n  }\n}", nil,
+			[]string{`config: line 3, column 11: invalid character ',' looking for beginning of object key string`}},
+		{"truncated", `{"mcpServers": {`, nil, []string{`config: line 1, column 16: unexpected end of JSON input`}},
+		{"mcpServers array", `{"mcpServers": [{"command": "x"}]}`, nil,
+			[]string{`config: "mcpServers" is an array, want an object of servers keyed by name`}},
+		{"mcpServers twice", `{"mcpServers": {}, "mcpServers": {"a": {"command": "x"}}}`, nil,
+			[]string{`config: "mcpServers" is given more than once`}},
+		{"both keys", `{"mcpServers": {"a": {"command": "x"}}, "servers": {"b": {"command": "y"}}}`, nil,
+			[]string{`config: both "mcpServers" and "servers" list servers; use one`}},
+		{"duplicate server", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, nil,
+			[]string{`config: server "a": defined more than once in "mcpServers"`}},
+		{"duplicate server under servers", `{"servers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, nil,
+			[]string{`config: server "a": defined more than once in "servers"`}},
+		{"entry not an object", `{"mcpServers": {"a": "npx a-mcp"}}`, nil,
+			[]string{`config: server "a": entry is a string, want an object`}},
+		{"entry null", `{"mcpServers": {"a": null}}`, nil,
+			[]string{`config: server "a": entry is null, want an object`}},
+
+		// Names.
+		{"name with dot", `{"mcpServers": {"my.server": {"command": "x"}}}`, nil,
+			[]string{`config: server "my.server": invalid server name: "my.server" has '.' (allowed: letters, digits, '_' and '-')`}},
+		{"name with separator", `{"mcpServers": {"a__b": {"command": "x"}}}`, nil,
+			[]string{`config: server "a__b": invalid server name: "a__b" contains "__", the namespace separator`}},
+		{"empty name", `{"mcpServers": {"": {"command": "x"}}}`, nil,
+			[]string{`config: invalid server name: empty`}},
+
+		// Transport.
+		{"stdio without command", `{"mcpServers": {"a": {"args": ["x"]}}}`, nil,
+			[]string{`config: server "a": field "command": required for a stdio server`}},
+		{"blank command", `{"mcpServers": {"a": {"command": "  "}}}`, nil,
+			[]string{`config: server "a": field "command": required for a stdio server`}},
+		{"stdio with url only", `{"mcpServers": {"a": {"type": "stdio", "url": "https://x.example/mcp"}}}`, nil,
+			[]string{`config: server "a": field "command": required for a stdio server (the entry has a "url": set "type" to "http" or "sse")`}},
+		{"http without url", `{"mcpServers": {"a": {"type": "http"}}}`, nil,
+			[]string{`config: server "a": field "url": required for an http server`}},
+		{"sse without url", `{"mcpServers": {"a": {"type": "sse", "command": "x"}}}`, nil,
+			[]string{`config: server "a": field "url": required for an sse server`}},
+		{"command and url", `{"mcpServers": {"a": {"command": "x", "url": "https://x.example/mcp"}}}`, nil,
+			[]string{`config: server "a": field "command": cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`}},
+		{"command and url, typed http", `{"mcpServers": {"a": {"type": "http", "command": "x", "url": "https://x.example/mcp"}}}`, nil,
+			[]string{`config: server "a": field "command": cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`}},
+		{"unknown type", `{"mcpServers": {"a": {"type": "websocket", "command": "x"}}}`, nil,
+			[]string{`config: server "a": field "type": unknown type "websocket" (want "stdio", "http" or "sse")`}},
+		{"type not a string", `{"mcpServers": {"a": {"type": 1, "command": "x"}}}`, nil,
+			[]string{`config: server "a": field "type": want a string, got a number`}},
+		{"httpUrl and url", `{"mcpServers": {"a": {"httpUrl": "https://x.example/mcp", "url": "https://x.example/sse"}}}`, nil,
+			[]string{`config: server "a": field "httpUrl": cannot be combined with "url"; give one`}},
+		{"httpUrl with type sse", `{"mcpServers": {"a": {"type": "sse", "httpUrl": "https://x.example/mcp"}}}`, nil,
+			[]string{
+				`config: server "a": field "httpUrl": is a streamable HTTP url, but "type" is "sse"`,
+				`config: server "a": field "url": required for an sse server`,
+			}},
+
+		// URLs.
+		{"url without scheme", `{"mcpServers": {"a": {"url": "mcp.example.com/mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": want an absolute http or https url, like "https://host/mcp"`}},
+		{"url with other scheme", `{"mcpServers": {"a": {"type": "http", "url": "ftp://x.example/mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": want an http or https url, got scheme "ftp"`}},
+		{"url without host", `{"mcpServers": {"a": {"type": "http", "url": "http:///mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": url has no host`}},
+		{"url unparsable", `{"mcpServers": {"a": {"type": "http", "url": "http://x.example:port/mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": invalid url: invalid port ":port" after host`}},
+		{"url from a set variable", `{"mcpServers": {"a": {"type": "http", "url": "${MCP_URL}"}}}`,
+			map[string]string{"MCP_URL": "localhost:9100"},
+			[]string{`config: server "a": field "url": want an http or https url, got scheme "localhost"`}},
+		{"url default checked", `{"mcpServers": {"a": {"type": "http", "url": "${MCP_URL:-http://}"}}}`, nil,
+			[]string{`config: server "a": field "url": url has no host`}},
+		{"url unset host, shape ok", `{"mcpServers": {"a": {"type": "http", "url": "https://${MCP_HOST}/mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": variable MCP_HOST is not set and has no default`}},
+		{"url unset host, bad scheme", `{"mcpServers": {"a": {"type": "http", "url": "ftp://${MCP_HOST}/mcp"}}}`, nil,
+			[]string{
+				`config: server "a": field "url": want an http or https url, got scheme "ftp"`,
+				`config: server "a": field "url": variable MCP_HOST is not set and has no default`,
+			}},
+		{"url unset host, no host", `{"mcpServers": {"a": {"enabled": false, "type": "http", "url": "${SCHEME}:///mcp"}}}`, nil,
+			[]string{`config: server "a": field "url": url has no host`}},
+
+		// Variables.
+		{"unset variable, enabled", `{"mcpServers": {"a": {"command": "x", "env": {"TOKEN": "${A_TOKEN}"}}}}`, nil,
+			[]string{`config: server "a": field "env.TOKEN": variable A_TOKEN is not set and has no default`}},
+		{"unset variables, every field", `{"mcpServers": {"a": {"command": "${BIN}/x", "args": ["${ARG}", "${ARG}${ARG}"], "cwd": "${DIR}"}}}`, nil,
+			[]string{
+				`config: server "a": field "command": variable BIN is not set and has no default`,
+				`config: server "a": field "args[0]": variable ARG is not set and has no default`,
+				`config: server "a": field "args[1]": variable ARG is not set and has no default`,
+				`config: server "a": field "cwd": variable DIR is not set and has no default`,
+			}},
+		{"unset header variable", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`, nil,
+			[]string{`config: server "a": field "headers.Authorization": variable TOKEN is not set and has no default`}},
+		{"unterminated reference", `{"mcpServers": {"a": {"command": "x", "args": ["${HOME"]}}}`, nil,
+			[]string{`config: server "a": field "args[0]": unterminated variable reference "${HOME"`}},
+		{"unterminated in a disabled server", `{"mcpServers": {"a": {"disabled": true, "command": "x", "env": {"K": "${K:-v"}}}}`, nil,
+			[]string{`config: server "a": field "env.K": unterminated variable reference "${K"`}},
+		{"invalid reference", `{"mcpServers": {"a": {"command": "x", "args": ["${foo bar}"]}}}`, nil,
+			[]string{`config: server "a": field "args[0]": invalid variable reference "${foo bar}" (want ${NAME} or ${NAME:-default})`}},
+
+		// Field types.
+		{"command not a string", `{"mcpServers": {"a": {"command": ["npx", "x"]}}}`, nil,
+			[]string{`config: server "a": field "command": want a string, got an array`}},
+		{"args not an array", `{"mcpServers": {"a": {"command": "x", "args": "--verbose"}}}`, nil,
+			[]string{`config: server "a": field "args": want an array of strings, got a string`}},
+		{"args element null", `{"mcpServers": {"a": {"command": "x", "args": ["a", null]}}}`, nil,
+			[]string{`config: server "a": field "args[1]": want a string, got null`}},
+		{"env not an object", `{"mcpServers": {"a": {"command": "x", "env": ["A=1"]}}}`, nil,
+			[]string{`config: server "a": field "env": want an object of strings, got an array`}},
+		{"env value boolean", `{"mcpServers": {"a": {"command": "x", "env": {"DEBUG": true}}}}`, nil,
+			[]string{`config: server "a": field "env.DEBUG": want a string, got a boolean`}},
+		{"env key twice", `{"mcpServers": {"a": {"command": "x", "env": {"A": "1", "A": "2"}}}}`, nil,
+			[]string{`config: server "a": field "env": key "A" is given more than once`}},
+		{"env key with =", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`, nil,
+			[]string{`config: server "a": field "env": invalid variable name "A=B"`}},
+		{"headers value number", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"X-Retries": 3}}}}`, nil,
+			[]string{`config: server "a": field "headers.X-Retries": want a string, got a number`}},
+		{"header name invalid", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"Bad Header": "x"}}}}`, nil,
+			[]string{`config: server "a": field "headers": invalid header name "Bad Header"`}},
+		{"header value with line break", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"X-A": "1\r\nX-B: 2"}}}}`, nil,
+			[]string{`config: server "a": field "headers.X-A": contains a line break`}},
+		{"NUL bytes", `{"mcpServers": {"a": {"command": "x\u0000", "args": ["\u0000"], "env": {"K": "\u0000"}, "cwd": "\u0000"}}}`, nil,
+			[]string{
+				`config: server "a": field "command": contains a NUL byte`,
+				`config: server "a": field "args[0]": contains a NUL byte`,
+				`config: server "a": field "env.K": contains a NUL byte`,
+				`config: server "a": field "cwd": contains a NUL byte`,
+			}},
+		{"field twice", `{"mcpServers": {"a": {"command": "x", "command": "y"}}}`, nil,
+			[]string{`config: server "a": field "command": given more than once`}},
+		{"enabled not a bool", `{"mcpServers": {"a": {"command": "x", "enabled": "yes"}}}`, nil,
+			[]string{`config: server "a": field "enabled": want true or false, got a string`}},
+		{"enabled contradicts disabled", `{"mcpServers": {"a": {"command": "x", "enabled": true, "disabled": true}}}`, nil,
+			[]string{`config: server "a": field "disabled": true contradicts "enabled": true`}},
+		{"enabled false contradicts disabled false", `{"mcpServers": {"a": {"command": "x", "enabled": false, "disabled": false}}}`, nil,
+			[]string{`config: server "a": field "disabled": false contradicts "enabled": false`}},
+
+		// Limits and filters.
+		{"negative maxTools", `{"mcpServers": {"a": {"command": "x", "maxTools": -3}}}`, nil,
+			[]string{`config: server "a": field "maxTools": must be 0 (no cap) or more, got -3`}},
+		{"fractional maxTools", `{"mcpServers": {"a": {"command": "x", "maxTools": 1.5}}}`, nil,
+			[]string{`config: server "a": field "maxTools": want an integer, got 1.5`}},
+		{"maxTools string", `{"mcpServers": {"a": {"command": "x", "maxTools": "5"}}}`, nil,
+			[]string{`config: server "a": field "maxTools": want an integer, got a string`}},
+		{"maxDescription below -1", `{"mcpServers": {"a": {"command": "x", "maxDescription": -2}}}`, nil,
+			[]string{`config: server "a": field "maxDescription": must be -1 (no cap), 0 (the default) or a number of bytes, got -2`}},
+		{"negative timeout string", `{"mcpServers": {"a": {"command": "x", "timeout": "-5s"}}}`, nil,
+			[]string{`config: server "a": field "timeout": must not be negative, got "-5s"`}},
+		{"negative timeout number", `{"mcpServers": {"a": {"command": "x", "timeout": -5}}}`, nil,
+			[]string{`config: server "a": field "timeout": must not be negative, got -5`}},
+		{"startupTimeout without unit", `{"mcpServers": {"a": {"command": "x", "startupTimeout": "10"}}}`, nil,
+			[]string{`config: server "a": field "startupTimeout": invalid duration "10" (want milliseconds as a number, or a string like "30s" or "1m30s")`}},
+		{"include and exclude overlap", `{"mcpServers": {"a": {"command": "x", "includeTools": ["read", "write", "list"], "excludeTools": ["list", "write", "write"]}}}`, nil,
+			[]string{
+				`config: server "a": field "excludeTools": "list" is also in "includeTools"`,
+				`config: server "a": field "excludeTools": "write" is also in "includeTools"`,
+			}},
+		{"empty tool name", `{"mcpServers": {"a": {"command": "x", "includeTools": ["read", ""], "excludeTools": [""]}}}`, nil,
+			[]string{
+				`config: server "a": field "includeTools[1]": empty tool name`,
+				`config: server "a": field "excludeTools[0]": empty tool name`,
+			}},
+		{"includeTools element number", `{"mcpServers": {"a": {"command": "x", "includeTools": [1]}}}`, nil,
+			[]string{`config: server "a": field "includeTools[0]": want a string, got a number`}},
+
+		// All problems come back at once.
+		{"errors across servers", `{"mcpServers": {"a": {"type": "http"}, "ok": {"command": "x"}, "b": {"maxTools": -1}}}`, nil,
+			[]string{
+				`config: server "a": field "url": required for an http server`,
+				`config: server "b": field "command": required for a stdio server`,
+				`config: server "b": field "maxTools": must be 0 (no cap) or more, got -1`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseConfig("", []byte(tt.json), cfgLookup(tt.env))
+			if err == nil {
+				t.Fatalf("parseConfig = %+v, want an error", got)
+			}
+			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("errors.Is(err, ErrConfig) = false for %v", err)
+			}
+		})
+	}
+}
+
+// TestDisabledServerIsValidated is seed 002's finding 4: a server that is
+// switched off is still reviewed, so a block written ahead of time is
+// correct when it is switched on.
+func TestDisabledServerIsValidated(t *testing.T) {
+	for _, off := range []string{`"enabled": false`, `"disabled": true`} {
+		t.Run(off, func(t *testing.T) {
+			data := `{"mcpServers": {"dark": {` + off + `, "command": "dark-mcp", "url": "https://dark.example/mcp"},
+				"bare": {` + off + `, "type": "http", "url": "dark.example"}}}`
+			_, err := ParseConfig([]byte(data))
+			want := []string{
+				`config: server "dark": field "command": cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`,
+				`config: server "bare": field "url": want an absolute http or https url, like "https://host/mcp"`,
+			}
+			if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseConfigWarnings(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want []string
+	}{
+		{"unknown field", `{"mcpServers": {"a": {"command": "x", "foo": 1, "Command": "y"}}}`, []string{
+			`server "a": unknown field "foo" ignored`,
+			`server "a": unknown field "Command" ignored`,
+		}},
+		{"unsupported fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "trust": true, "oauth": {}, "headersHelper": "h", "autoApprove": []}}}`, []string{
+			`server "a": field "trust" is not supported by mcpvisor, ignored`,
+			`server "a": field "oauth" is not supported by mcpvisor, ignored`,
+			`server "a": field "headersHelper" is not supported by mcpvisor, ignored: give the headers in "headers"`,
+			`server "a": field "autoApprove" is not supported by mcpvisor, ignored`,
+		}},
+		{"unset variable in a disabled server", `{"mcpServers": {"a": {"disabled": true, "command": "x", "env": {"K": "${A_KEY}"}, "args": ["${A_ARG:-}"]}}}`, []string{
+			`server "a": field "env.K": variable A_KEY is not set and has no default (the server is disabled)`,
+		}},
+		{"bare $NAME", `{"mcpServers": {"a": {"command": "sh", "args": ["-c", "echo $HOME"], "env": {"DB": "$DB_URL", "PRICE": "$5", "OK": "${HOME:-x}"}, "cwd": "$PWD/x"}}}`, []string{
+			`server "a": field "env.DB": $DB_URL is not expanded, only ${DB_URL} is`,
+			`server "a": field "cwd": $PWD is not expanded, only ${PWD} is`,
+		}},
+		{"fields the transport does not use", `{"mcpServers": {
+			"s": {"command": "x", "headers": {"A": "${UNSET_A}"}, "allowPrivate": true},
+			"h": {"url": "https://x.example/mcp", "args": ["a"], "env": {"A": "${UNSET_A}"}, "cwd": "/", "inheritEnv": true}}}`, []string{
+			`server "s": field "headers" is not used by a stdio server, ignored`,
+			`server "s": field "allowPrivate" is not used by a stdio server, ignored`,
+			`server "h": field "args" is not used by an http server, ignored`,
+			`server "h": field "env" is not used by an http server, ignored`,
+			`server "h": field "cwd" is not used by an http server, ignored`,
+			`server "h": field "inheritEnv" is not used by an http server, ignored`,
+		}},
+		{"no servers key", `{"theme": "dark"}`, []string{`no "mcpServers" or "servers" object: no servers configured`}},
+		{"empty mcpServers", `{"mcpServers": {}}`, nil},
+		{"inputs and other top-level keys ignored", `{"inputs": [{"id": "x"}], "theme": "dark", "servers": {"a": {"command": "x"}}}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseConfig("", []byte(tt.json), cfgLookup(map[string]string{"HOME": "/home/u"}))
+			if err != nil {
+				t.Fatalf("parseConfig: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseConfigFields(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want []ServerConfig
+	}{
+		{"stdio is the default", `{"mcpServers": {"a": {"command": "x"}}}`,
+			[]ServerConfig{{Name: "a", Type: "stdio", Enabled: true, Command: "x"}}},
+		{"type aliases", `{"mcpServers": {
+			"a": {"type": "streamable-http", "url": "https://x.example/mcp"},
+			"b": {"type": "streamableHttp", "url": "https://x.example/mcp"},
+			"c": {"type": "SSE", "url": "https://x.example/events"}}}`,
+			[]ServerConfig{
+				{Name: "a", Type: "http", Enabled: true, URL: "https://x.example/mcp"},
+				{Name: "b", Type: "http", Enabled: true, URL: "https://x.example/mcp"},
+				{Name: "c", Type: "sse", Enabled: true, URL: "https://x.example/events"},
+			}},
+		{"type inferred from url", `{"mcpServers": {
+			"a": {"url": "https://x.example/mcp"},
+			"b": {"url": "https://x.example/sse/?v=1"},
+			"c": {"url": "https://x.example/v1/sse#x"},
+			"d": {"url": "https://x.example/assets"}}}`,
+			[]ServerConfig{
+				{Name: "a", Type: "http", Enabled: true, URL: "https://x.example/mcp"},
+				{Name: "b", Type: "sse", Enabled: true, URL: "https://x.example/sse/?v=1"},
+				{Name: "c", Type: "sse", Enabled: true, URL: "https://x.example/v1/sse#x"},
+				{Name: "d", Type: "http", Enabled: true, URL: "https://x.example/assets"},
+			}},
+		{"httpUrl", `{"mcpServers": {"a": {"httpUrl": "https://x.example/mcp"}, "b": {"type": "http", "httpUrl": "https://x.example/mcp"}}}`,
+			[]ServerConfig{
+				{Name: "a", Type: "http", Enabled: true, URL: "https://x.example/mcp"},
+				{Name: "b", Type: "http", Enabled: true, URL: "https://x.example/mcp"},
+			}},
+		{"enabled and disabled", `{"mcpServers": {
+			"a": {"command": "x", "enabled": false},
+			"b": {"command": "x", "disabled": true},
+			"c": {"command": "x", "disabled": false},
+			"d": {"command": "x", "enabled": false, "disabled": true},
+			"e": {"command": "x", "enabled": true, "disabled": false}}}`,
+			[]ServerConfig{
+				{Name: "a", Type: "stdio", Command: "x"},
+				{Name: "b", Type: "stdio", Command: "x"},
+				{Name: "c", Type: "stdio", Enabled: true, Command: "x"},
+				{Name: "d", Type: "stdio", Command: "x"},
+				{Name: "e", Type: "stdio", Enabled: true, Command: "x"},
+			}},
+		{"null is absent, empty is nil", `{"mcpServers": {"a": {"command": "x", "args": [], "env": {}, "headers": null, "includeTools": [], "enabled": null, "timeout": null}}}`,
+			[]ServerConfig{{Name: "a", Type: "stdio", Enabled: true, Command: "x"}}},
+		{"servers key", `{"servers": {"a": {"command": "x"}}, "mcpServers": {}}`,
+			[]ServerConfig{{Name: "a", Type: "stdio", Enabled: true, Command: "x"}}},
+		{"mcpServers with empty servers", `{"mcpServers": {"a": {"command": "x"}}, "servers": null}`,
+			[]ServerConfig{{Name: "a", Type: "stdio", Enabled: true, Command: "x"}}},
+		{"file order kept", `{"mcpServers": {"zeta": {"command": "z"}, "alpha": {"command": "a"}, "mid": {"command": "m"}, "beta": {"command": "b"}}}`,
+			[]ServerConfig{
+				{Name: "zeta", Type: "stdio", Enabled: true, Command: "z"},
+				{Name: "alpha", Type: "stdio", Enabled: true, Command: "a"},
+				{Name: "mid", Type: "stdio", Enabled: true, Command: "m"},
+				{Name: "beta", Type: "stdio", Enabled: true, Command: "b"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseConfig("", []byte(tt.json), nil)
+			if err != nil {
+				t.Fatalf("parseConfig: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got.Servers); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseConfigJSONC(t *testing.T) {
+	data := "\xef\xbb\xbf{\n" +
+		"  // a line comment with \"quotes\" and a trailing comma,\n" +
+		"  \"mcpServers\": { /* a block\n comment */\n" +
+		"    \"a\": {\"url\": \"https://x.example/mcp//path\", \"headers\": {\"X\": \"a\\\"// not a comment\",},},\n" +
+		"    \"b\": {\"command\": \"x\", \"args\": [\"/*\", \"*/\", \",]\",  ] },\n" +
+		"  },\n" +
+		"}\n"
+	got, err := ParseConfig([]byte(data))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	want := []ServerConfig{
+		{Name: "a", Type: "http", Enabled: true, URL: "https://x.example/mcp//path", Headers: map[string]string{"X": `a"// not a comment`}},
+		{Name: "b", Type: "stdio", Enabled: true, Command: "x", Args: []string{"/*", "*/", ",]"}},
+	}
+	if diff := cmp.Diff(want, got.Servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+
+	// Positions still point into the file as written.
+	_, err = ParseConfig([]byte("{ /* c */ \"mcpServers\": {\n  // c\n  \"a\": {\"command\": \"x\"} /* unterminated\n}}"))
+	want2 := []string{`config: line 3, column 25: invalid character '/' after object key:value pair`}
+	if diff := cmp.Diff(want2, cfgErrLines(err)); diff != "" {
+		t.Errorf("error lines (-want +got):\n%s", diff)
+	}
+
+	if _, err := ParseConfig([]byte(`{"mcpServers": {}} // no newline at the end`)); err != nil {
+		t.Errorf("a line comment at the end of the file: %v", err)
+	}
+}
+
+func TestParseConfigNamesTheFile(t *testing.T) {
+	_, err := parseConfig("mcp.json", []byte("null"), nil)
+	want := []string{`config: mcp.json: top level is null, want an object`}
+	if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
+		t.Errorf("error lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestExpandVars(t *testing.T) {
+	vars := map[string]string{"A": "1", "B": "two", "EMPTY": "", "URL": "https://x.example"}
+	tests := []struct {
+		in      string
+		want    string
+		unset   []string
+		wantErr string
+	}{
+		{in: "plain", want: "plain"},
+		{in: "", want: ""},
+		{in: "${A}", want: "1"},
+		{in: "${env:B}", want: "two"},
+		{in: "${MISSING}", want: "", unset: []string{"MISSING"}},
+		{in: "${MISSING:-def}", want: "def"},
+		{in: "${EMPTY:-def}", want: "def"},
+		{in: "${EMPTY}", want: ""},
+		{in: "${MISSING:-}", want: ""},
+		{in: "${A:-def}", want: "1"},
+		{in: "${env:MISSING:-def}", want: "def"},
+		{in: "pre-${A}-mid-${B}-post", want: "pre-1-mid-two-post"},
+		{in: "${URL}/mcp?k=${A}", want: "https://x.example/mcp?k=1"},
+		{in: "${A}${B}${A}", want: "1two1"},
+		{in: "${MISSING}-${ALSO}-${MISSING}", want: "--", unset: []string{"MISSING", "ALSO"}},
+		{in: "${MISSING:-a b:c}", want: "a b:c"},
+		{in: "${MISSING:-${A}}", want: "1"},
+		{in: "${MISSING:-x${B}y}", want: "xtwoy"},
+		{in: "${MISSING:-${ALSO}}", want: "", unset: []string{"ALSO"}},
+		{in: "${A:-${ALSO}}", want: "1"},
+		{in: "$$", want: "$$"},
+		{in: "$${A}", want: "$1"},
+		{in: "$A and $ and $5", want: "$A and $ and $5"},
+		{in: "trailing $", want: "trailing $"},
+		{in: "{A} and }", want: "{A} and }"},
+		{in: "${A", wantErr: `unterminated variable reference "${A"`},
+		{in: "${", wantErr: `unterminated variable reference "${"`},
+		{in: "x ${A:-default", wantErr: `unterminated variable reference "${A"`},
+		{in: "${A:-${B}", wantErr: `unterminated variable reference "${A"`},
+		{in: "${A:-${B", wantErr: `unterminated variable reference "${B"`},
+		{in: "${}", wantErr: `invalid variable reference "${}" (want ${NAME} or ${NAME:-default})`},
+		{in: "${1A}", wantErr: `invalid variable reference "${1A}" (want ${NAME} or ${NAME:-default})`},
+		{in: "${A-b}", wantErr: `invalid variable reference "${A-b}" (want ${NAME} or ${NAME:-default})`},
+		{in: "${A:=b}", wantErr: `invalid variable reference "${A:=b}" (want ${NAME} or ${NAME:-default})`},
+		{in: "${A.B", wantErr: `unterminated variable reference "${A"`},
+		{in: "${" + strings.Repeat("x", 30) + " " + strings.Repeat("y", 40) + "}", wantErr: `invalid variable reference "${` + strings.Repeat("x", 30) + " " + strings.Repeat("y", 28) + `..." (want ${NAME} or ${NAME:-default})`},
+		{in: "${input:key}", wantErr: `"${input:key}" is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, unset, err := expandVars(tt.in, cfgLookup(vars), "")
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("expandVars(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("expandVars(%q): %v", tt.in, err)
+			}
+			if got != tt.want {
+				t.Errorf("expandVars(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if diff := cmp.Diff(tt.unset, unset); diff != "" {
+				t.Errorf("expandVars(%q) unset (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestDurationUnmarshal(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Duration
+		wantErr string
+	}{
+		{in: `1500`, want: Duration(1500 * time.Millisecond)},
+		{in: `0`, want: 0},
+		{in: `2.5`, want: Duration(2500 * time.Microsecond)},
+		{in: `1e3`, want: Duration(time.Second)},
+		{in: `"30s"`, want: Duration(30 * time.Second)},
+		{in: `"1m30s"`, want: Duration(90 * time.Second)},
+		{in: `"250ms"`, want: Duration(250 * time.Millisecond)},
+		{in: `"0"`, want: 0},
+		{in: `null`, want: Duration(7)}, // unchanged
+		{in: `-1`, wantErr: `duration: must not be negative, got -1`},
+		{in: `"-1s"`, wantErr: `duration: must not be negative, got "-1s"`},
+		{in: `"30"`, wantErr: `duration: invalid duration "30" (want milliseconds as a number, or a string like "30s" or "1m30s")`},
+		{in: `"soon"`, wantErr: `duration: invalid duration "soon" (want milliseconds as a number, or a string like "30s" or "1m30s")`},
+		{in: `1e300`, wantErr: `duration: too large, got 1e300 milliseconds`},
+		{in: `true`, wantErr: `duration: want milliseconds (a number) or a duration string like "30s", got a boolean`},
+		{in: `{}`, wantErr: `duration: want milliseconds (a number) or a duration string like "30s", got an object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			d := Duration(7)
+			err := json.Unmarshal([]byte(tt.in), &d)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Unmarshal(%s) error = %v, want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Unmarshal(%s): %v", tt.in, err)
+			}
+			if d != tt.want {
+				t.Errorf("Unmarshal(%s) = %v, want %v", tt.in, d, tt.want)
+			}
+		})
+	}
+}
+
+func TestDurationMarshal(t *testing.T) {
+	tests := []struct {
+		in   Duration
+		want string
+	}{
+		{0, `"0s"`},
+		{Duration(30 * time.Second), `"30s"`},
+		{Duration(90 * time.Second), `"1m30s"`},
+		{Duration(1500 * time.Microsecond), `"1.5ms"`},
+		{Duration(2 * time.Hour), `"2h0m0s"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			got, err := json.Marshal(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("Marshal(%v) = %s, want %s", time.Duration(tt.in), got, tt.want)
+			}
+			var back Duration
+			if err := json.Unmarshal(got, &back); err != nil || back != tt.in {
+				t.Errorf("round trip of %s = %v, %v; want %v", got, back, err, tt.in)
+			}
+		})
+	}
+}
+
+func TestServerConfigJSONRoundTrip(t *testing.T) {
+	full := ServerConfig{
+		Name:           "notes",
+		Type:           "stdio",
+		Command:        "notes-mcp",
+		Args:           []string{"--db", "${NOTES_DB:-notes.db}"},
+		Env:            map[string]string{"B": "2", "A": "1"},
+		Cwd:            "/srv/notes",
+		Enabled:        false,
+		Description:    "Notes",
+		FriendlyName:   "My notes",
+		Timeout:        Duration(90 * time.Second),
+		StartupTimeout: Duration(1500 * time.Millisecond),
+		IncludeTools:   []string{"read"},
+		ExcludeTools:   []string{"write"},
+		MaxTools:       3,
+		MaxDescription: -1,
+		InheritEnv:     true,
+	}
+	got, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"type":"stdio","command":"notes-mcp","args":["--db","${NOTES_DB:-notes.db}"],"env":{"A":"1","B":"2"},` +
+		`"cwd":"/srv/notes","enabled":false,"description":"Notes","friendlyName":"My notes","timeout":"1m30s",` +
+		`"startupTimeout":"1.5s","includeTools":["read"],"excludeTools":["write"],"maxTools":3,"maxDescription":-1,"inheritEnv":true}`
+	if string(got) != wantJSON {
+		t.Errorf("Marshal =\n%s\nwant\n%s", got, wantJSON)
+	}
+
+	remote := ServerConfig{Name: "tickets", Type: "http", Enabled: true, URL: "https://x.example/mcp",
+		Headers: map[string]string{"Authorization": "Bearer ${T}"}, AllowPrivate: true}
+	inferred := ServerConfig{Name: "events", URL: "https://x.example/sse", Enabled: true}
+	cases := []ServerConfig{full, remote, inferred}
+	data, err := os.ReadFile("testdata/config/mcpvisor.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig("mcpvisor.json", data, cfgLookup(map[string]string{"TICKETS_TOKEN": "t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, cfg.Servers...)
+	for _, sc := range cases {
+		t.Run(sc.Name, func(t *testing.T) {
+			data, err := json.Marshal(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back := ServerConfig{Name: sc.Name}
+			if err := json.Unmarshal(data, &back); err != nil {
+				t.Fatalf("Unmarshal(%s): %v", data, err)
+			}
+			want := sc
+			if tr, ok := sc.transport(); ok {
+				want.Type = string(tr)
+			}
+			if diff := cmp.Diff(want, back); diff != "" {
+				t.Errorf("round trip through %s (-want +got):\n%s", data, diff)
+			}
+		})
+	}
+}
+
+func TestServerConfigUnmarshalJSON(t *testing.T) {
+	var sc ServerConfig
+	if err := json.Unmarshal([]byte(`{"command": "x", "unknown": 1}`), &sc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ServerConfig{Type: "stdio", Command: "x", Enabled: true}, sc); diff != "" {
+		t.Errorf("Unmarshal (-want +got):\n%s", diff)
+	}
+
+	err := json.Unmarshal([]byte(`{"args": [1], "enabled": "no"}`), &sc)
+	want := []string{
+		`config: field "args[0]": want a string, got a number`,
+		`config: field "enabled": want true or false, got a string`,
+	}
+	if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
+		t.Errorf("error lines (-want +got):\n%s", diff)
+	}
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		sc   ServerConfig
+		want []string
+	}{
+		{"minimal stdio", ServerConfig{Name: "a", Command: "x"}, nil},
+		{"inferred http", ServerConfig{Name: "a", URL: "https://x.example/mcp"}, nil},
+		{"type alias", ServerConfig{Name: "a", Type: "streamable-http", URL: "https://x.example/mcp"}, nil},
+		{"url from an unset variable", ServerConfig{Name: "a", Type: "http", URL: "${MCP_URL}"}, nil},
+		{"url host from an unset variable", ServerConfig{Name: "a", Type: "sse", URL: "https://${HOST}:${PORT}/sse"}, nil},
+		{"url checked with its default", ServerConfig{Name: "a", Type: "http", URL: "${MCP_URL:-localhost}"},
+			[]string{`config: server "a": field "url": want an absolute http or https url, like "https://host/mcp"`}},
+		{"no name", ServerConfig{Command: "x"}, []string{`config: invalid server name: empty`}},
+		{"negative durations", ServerConfig{Name: "a", Command: "x", Timeout: -1, StartupTimeout: Duration(-time.Second)},
+			[]string{
+				`config: server "a": field "timeout": must not be negative, got "-1ns"`,
+				`config: server "a": field "startupTimeout": must not be negative, got "-1s"`,
+			}},
+		{"every problem at once", ServerConfig{Name: "a b", Type: "http", Command: "x", URL: "https://x.example/mcp", MaxTools: -1,
+			Env: map[string]string{"": "v"}, IncludeTools: []string{"t"}, ExcludeTools: []string{"t"}},
+			[]string{
+				`config: server "a b": invalid server name: "a b" has ' ' (allowed: letters, digits, '_' and '-')`,
+				`config: server "a b": field "command": cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`,
+				`config: server "a b": field "env": invalid variable name ""`,
+				`config: server "a b": field "maxTools": must be 0 (no cap) or more, got -1`,
+				`config: server "a b": field "excludeTools": "t" is also in "includeTools"`,
+			}},
+		{"url with userinfo and no host", ServerConfig{Name: "a", URL: "https://user:${PASSWORD}@/mcp"},
+			[]string{`config: server "a": field "url": url has no host`}},
+		{"empty header name", ServerConfig{Name: "a", URL: "https://x.example/mcp", Headers: map[string]string{"": "x"}},
+			[]string{`config: server "a": field "headers": invalid header name ""`}},
+		{"nul in url", ServerConfig{Name: "a", URL: "https://x.example/\x00"},
+			[]string{`config: server "a": field "url": contains a NUL byte`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.sc.Validate()
+			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+			if err != nil && !errors.Is(err, ErrConfig) {
+				t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+			}
+		})
+	}
+	if err := (ServerConfig{Name: "a.b", Command: "x"}).Validate(); !errors.Is(err, actors.ErrInvalidServerName) {
+		t.Errorf("errors.Is(%v, actors.ErrInvalidServerName) = false", err)
+	}
+}
+
+func TestSpecStdio(t *testing.T) {
+	environ := []string{"PATH=/usr/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=secret", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp"}
+	vars := map[string]string{"PATH": "/usr/bin", "HOME": "/home/u", "NOTES_TOKEN": "tok", "EMPTY": ""}
+	sc := ServerConfig{
+		Name:    "notes",
+		Command: "${HOME}/bin/notes-mcp",
+		Args:    []string{"--token=${NOTES_TOKEN}", "${EMPTY:-fallback}", "$$ ${MISSING:-}"},
+		Env: map[string]string{
+			"PATH":        "/opt/notes/bin:${PATH}",
+			"NOTES_TOKEN": "${NOTES_TOKEN}",
+			"NOTES_MODE":  "${NOTES_MODE:-read-only}",
+		},
+		Cwd:            "${HOME}/notes",
+		Enabled:        true,
+		Description:    "Notes",
+		FriendlyName:   "My notes",
+		Timeout:        Duration(30 * time.Second),
+		StartupTimeout: Duration(5 * time.Second),
+		IncludeTools:   []string{"read", "search"},
+		ExcludeTools:   []string{"delete"},
+		MaxTools:       4,
+		MaxDescription: -1,
+	}
+	want := actors.ServerSpec{
+		Name:      "notes",
+		Transport: actors.TransportStdio,
+		Command:   "/home/u/bin/notes-mcp",
+		Args:      []string{"--token=tok", "fallback", "$$ "},
+		// Allow-listed parent variables, overridden in place, new keys added;
+		// AWS_SECRET_ACCESS_KEY and GITHUB_TOKEN stay behind.
+		Env:            []string{"HOME=/home/u", "LANG=C.UTF-8", "NOTES_MODE=read-only", "NOTES_TOKEN=tok", "PATH=/opt/notes/bin:/usr/bin"},
+		Dir:            "/home/u/notes",
+		Enabled:        true,
+		Description:    "Notes",
+		FriendlyName:   "My notes",
+		CallTimeout:    30 * time.Second,
+		StartupTimeout: 5 * time.Second,
+		IncludeTools:   []string{"read", "search"},
+		ExcludeTools:   []string{"delete"},
+		MaxTools:       4,
+		MaxDescription: -1,
+	}
+	got, err := sc.Spec(cfgLookup(vars), environ)
+	if err != nil {
+		t.Fatalf("Spec: %v", err)
+	}
+	slices.Sort(got.Env) // the order is supervision.MergeEnv's business
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Spec (-want +got):\n%s", diff)
+	}
+
+	got.Args[0], got.IncludeTools[0] = "changed", "changed"
+	if sc.Args[0] == "changed" || sc.IncludeTools[0] == "changed" {
+		t.Error("the spec shares slices with the config")
+	}
+
+	t.Run("inheritEnv", func(t *testing.T) {
+		sc := ServerConfig{Name: "a", Command: "x", InheritEnv: true, Env: map[string]string{"PATH": "/opt/bin", "EXTRA": "1"}}
+		got, err := sc.Spec(nil, environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got.Env)
+		want := []string{"AWS_SECRET_ACCESS_KEY=secret", "EXTRA=1", "GITHUB_TOKEN=ghp", "HOME=/home/u", "LANG=C.UTF-8", "PATH=/opt/bin"}
+		if diff := cmp.Diff(want, got.Env); diff != "" {
+			t.Errorf("Env (-want +got):\n%s", diff)
+		}
+		if environ[0] != "PATH=/usr/bin" {
+			t.Errorf("Spec modified environ: %q", environ)
+		}
+	})
+	t.Run("no overrides", func(t *testing.T) {
+		got, err := ServerConfig{Name: "a", Command: "x"}.Spec(nil, environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got.Env)
+		if diff := cmp.Diff([]string{"HOME=/home/u", "LANG=C.UTF-8", "PATH=/usr/bin"}, got.Env); diff != "" {
+			t.Errorf("Env (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSpecRemote(t *testing.T) {
+	sc := ServerConfig{
+		Name:         "tickets",
+		Type:         "streamable-http",
+		URL:          "${TICKETS_URL:-http://127.0.0.1:9100}/mcp",
+		Headers:      map[string]string{"Authorization": "Bearer ${TICKETS_TOKEN}", "X-Client": "mcpvisor"},
+		AllowPrivate: true,
+		Enabled:      true,
+	}
+	got, err := sc.Spec(cfgLookup(map[string]string{"TICKETS_TOKEN": "t0k"}), []string{"PATH=/usr/bin"})
+	if err != nil {
+		t.Fatalf("Spec: %v", err)
+	}
+	want := actors.ServerSpec{
+		Name:         "tickets",
+		Transport:    actors.TransportHTTP,
+		URL:          "http://127.0.0.1:9100/mcp",
+		Headers:      map[string]string{"Authorization": "Bearer t0k", "X-Client": "mcpvisor"},
+		AllowPrivate: true,
+		Enabled:      true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Spec (-want +got):\n%s", diff)
+	}
+
+	sse := ServerConfig{Name: "events", URL: "https://x.example/sse"}
+	if got, err := sse.Spec(nil, nil); err != nil || got.Transport != actors.TransportSSE {
+		t.Errorf("Spec(%+v) = %v, %v; want an sse spec", sse, got.Transport, err)
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		sc   ServerConfig
+		vars map[string]string
+		want []string
+	}{
+		{"unset variables", ServerConfig{Name: "a", Command: "${BIN}", Args: []string{"${A}-${A}-${B}"}, Env: map[string]string{"K": "${K}"}}, nil,
+			[]string{
+				`config: server "a": field "command": variable BIN is not set and has no default`,
+				`config: server "a": field "args[0]": variable A is not set and has no default`,
+				`config: server "a": field "args[0]": variable B is not set and has no default`,
+				`config: server "a": field "env.K": variable K is not set and has no default`,
+			}},
+		{"disabled servers too", ServerConfig{Name: "a", Command: "x", Cwd: "${DIR}"}, nil,
+			[]string{`config: server "a": field "cwd": variable DIR is not set and has no default`}},
+		{"unset header", ServerConfig{Name: "a", URL: "https://x.example/mcp", Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}}, nil,
+			[]string{`config: server "a": field "headers.Authorization": variable TOKEN is not set and has no default`}},
+		{"url from a variable", ServerConfig{Name: "a", Type: "http", URL: "${MCP_URL}"}, map[string]string{"MCP_URL": "ftp://x.example"},
+			[]string{`config: server "a": field "url": want an http or https url, got scheme "ftp"`}},
+		{"unset url", ServerConfig{Name: "a", Type: "http", URL: "${MCP_URL}"}, nil,
+			[]string{`config: server "a": field "url": variable MCP_URL is not set and has no default`}},
+		{"header injection through a variable", ServerConfig{Name: "a", URL: "https://x.example/mcp", Headers: map[string]string{"X-A": "${V}"}},
+			map[string]string{"V": "1\r\nX-Admin: yes"},
+			[]string{`config: server "a": field "headers.X-A": contains a line break after expansion`}},
+		{"NUL through a variable", ServerConfig{Name: "a", Command: "x", Args: []string{"${V}"}}, map[string]string{"V": "a\x00b"},
+			[]string{`config: server "a": field "args[0]": contains a NUL byte after expansion`}},
+		{"invalid config", ServerConfig{Name: "a", Type: "http"}, nil,
+			[]string{`config: server "a": field "url": required for an http server`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.sc.Spec(cfgLookup(tt.vars), nil)
+			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
+				t.Errorf("Spec error lines (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+			}
+		})
+	}
+}
+
+func TestSyntaxPosition(t *testing.T) {
+	data := []byte("ab\ncde\n\nf")
+	tests := []struct {
+		offset    int64
+		line, col int
+	}{
+		{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 1}, {6, 2, 3}, {8, 3, 1}, {9, 4, 1}, {10, 4, 2}, {0, 1, 1}, {99, 4, 2},
+	}
+	for _, tt := range tests {
+		if line, col := syntaxPosition(data, tt.offset); line != tt.line || col != tt.col {
+			t.Errorf("syntaxPosition(%d) = %d:%d, want %d:%d", tt.offset, line, col, tt.line, tt.col)
+		}
+	}
+}
+
+func ExampleParseConfig() {
+	cfg, err := ParseConfig([]byte(`{
+		"mcpServers": {
+			"notes": {"command": "notes-mcp", "args": ["--db", "${NOTES_DB:-notes.db}"], "timeout": "30s"},
+			"tickets": {"type": "http", "url": "http://127.0.0.1:9100/mcp", "allowPrivate": true, "trust": true},
+			"draft": {"disabled": true, "command": "draft-mcp"}
+		}
+	}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, sc := range cfg.Servers {
+		fmt.Println(sc.Name, sc.Type, sc.Enabled)
+	}
+	fmt.Println(cfg.Warnings)
+	// Output:
+	// notes stdio true
+	// tickets http true
+	// draft stdio false
+	// [server "tickets": field "trust" is not supported by mcpvisor, ignored]
+}
+
+// FuzzParseConfig checks that no input panics the parser, the comment
+// stripper or the expander, that every error is an ErrConfig, and that what
+// parses survives a JSON round trip.
+func FuzzParseConfig(f *testing.F) {
+	for _, name := range []string{"claude-code.mcp.json", "vscode-mcp.json", "gemini-settings.json", "cursor-mcp.json", "mcpvisor.json", "broken-entries.json"} {
+		data, err := os.ReadFile("testdata/config/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "${A:-${B:-x}}", "url": "${U}://${H}@/p"}}} // c`))
+	f.Add([]byte(`{"servers": {"a": {"command": "\u0000", "headers": {"A\u0000": "\r"}}}}`))
+	f.Add([]byte("{/* \"x\" */ \"servers\": {\"a\": {\"url\": \"http://h/sse\",},},}"))
+	lookup := cfgLookup(map[string]string{"A": "1", "EMPTY": ""})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := parseConfig("fuzz.json", data, lookup)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("error is not an ErrConfig: %v", err)
+			}
+			return
+		}
+		for _, sc := range cfg.Servers {
+			out, err := json.Marshal(sc)
+			if err != nil {
+				t.Fatalf("Marshal(%+v): %v", sc, err)
+			}
+			back := ServerConfig{Name: sc.Name}
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatalf("Unmarshal(%s): %v", out, err)
+			}
+			if diff := cmp.Diff(sc, back); diff != "" {
+				t.Fatalf("round trip through %s (-want +got):\n%s", out, diff)
+			}
+			if sc.Enabled {
+				if _, err := sc.Spec(lookup, nil); err != nil {
+					t.Fatalf("an enabled server that loads has no Spec: %v", err)
+				}
+			}
+		}
+	})
+}
