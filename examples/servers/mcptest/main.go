@@ -35,6 +35,7 @@ type config struct {
 	hangCalls            bool
 	hangInit             bool
 	stopReadingAfterInit bool
+	stopReadingAfterList bool
 	crashAfter           int
 	exitAtStart          int
 	crashAfterMS         int
@@ -61,6 +62,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.hangCalls, "hang-calls", false, "accept tools/call and never answer")
 	fs.BoolVar(&c.hangInit, "hang-init", false, "never answer initialize")
 	fs.BoolVar(&c.stopReadingAfterInit, "stop-reading-after-init", false, "stop reading stdin after notifications/initialized, but stay alive")
+	fs.BoolVar(&c.stopReadingAfterList, "stop-reading-after-list", false, "answer the first tools/list, then read nothing more (the client sees a ready server that stopped reading), but stay alive")
 	fs.IntVar(&c.crashAfter, "crash-after", 0, "exit(3) when the `N`th tools/call arrives")
 	fs.IntVar(&c.exitAtStart, "exit-at-start", -1, "exit immediately with `CODE`")
 	fs.IntVar(&c.crashAfterMS, "crash-after-ms", 0, "exit(3) `N` ms after answering initialize")
@@ -211,6 +213,12 @@ func (ts *testServer) initMiddleware(next mcpserve.Handler) mcpserve.Handler {
 						os.Exit(3)
 					})
 				})
+			}
+			return res, err
+		case "tools/list":
+			res, err := next(ctx, req)
+			if ts.cfg.stopReadingAfterList {
+				ts.srv.StopReading()
 			}
 			return res, err
 		case "notifications/initialized":

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Request is an incoming request or notification as middleware sees it.
@@ -113,7 +114,14 @@ type Server struct {
 	nextID      int64
 	logLevel    int // index into logLevels; messages below it are not sent
 	initialized bool
+
+	stopRequested atomic.Bool // StopReading was called
 }
+
+// StopReading makes Serve read no further input once the line being handled
+// now is done; the server stays alive until its context ends. Used to play a
+// server whose read loop died while the process lives on.
+func (s *Server) StopReading() { s.stopRequested.Store(true) }
 
 // New returns a server with no tools.
 func New(opts Options) *Server {
@@ -260,6 +268,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			return nil
 		case r.err != nil:
 			return fmt.Errorf("mcpserve: read: %w", r.err)
+		case s.stopRequested.Load():
+			s.log.Info("stopped reading input")
+			<-ctx.Done()
+			return nil
 		case s.handleLine(ctx, r.line, &handlers):
 			s.log.Info("stopped reading input")
 			<-ctx.Done()

@@ -1,0 +1,153 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// truncatedMark ends a description that was cut to fit MaxDescription.
+const truncatedMark = "… [truncated]"
+
+// catalog is one server's trimmed tool list, immutable once published.
+type catalog struct {
+	tools    []Tool
+	byName   map[string]int // server's tool name → index in tools
+	warnings []string
+}
+
+func (c *catalog) lookup(tool string) (*Tool, bool) {
+	if c == nil {
+		return nil, false
+	}
+	i, ok := c.byName[tool]
+	if !ok {
+		return nil, false
+	}
+	return &c.tools[i], true
+}
+
+// buildCatalog filters, trims and namespaces the tools a server listed.
+//
+// known holds the server's tool names selected last time, in order. When
+// MaxTools forces a cut, tools already known are kept before new ones, so a
+// server that grows a tool cannot push an established one out (seed 002,
+// smaller notes); among equals, the server's order decides.
+func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *catalog {
+	c := &catalog{byName: make(map[string]int, len(listed))}
+	include := toSet(spec.IncludeTools)
+	exclude := toSet(spec.ExcludeTools)
+
+	seen := make(map[string]bool, len(listed))
+	candidates := make([]*protocol.Tool, 0, len(listed))
+	for i := range listed {
+		t := &listed[i]
+		if t.Name == "" {
+			c.warnings = append(c.warnings, "a tool with no name was ignored")
+			continue
+		}
+		if seen[t.Name] {
+			c.warnings = append(c.warnings, fmt.Sprintf("tool %q listed twice: the first was kept", t.Name))
+			continue
+		}
+		seen[t.Name] = true
+		if len(include) > 0 && !include[t.Name] || exclude[t.Name] {
+			continue
+		}
+		candidates = append(candidates, t)
+	}
+
+	if spec.MaxTools > 0 && len(candidates) > spec.MaxTools {
+		rank := make(map[string]int, len(known))
+		for i, n := range known {
+			rank[n] = i
+		}
+		// Stable: known tools first (in their earlier order), then new ones
+		// in the server's order.
+		slices.SortStableFunc(candidates, func(a, b *protocol.Tool) int {
+			ra, aok := rank[a.Name]
+			rb, bok := rank[b.Name]
+			switch {
+			case aok && bok:
+				return ra - rb
+			case aok:
+				return -1
+			case bok:
+				return 1
+			}
+			return 0
+		})
+		dropped := len(candidates) - spec.MaxTools
+		candidates = candidates[:spec.MaxTools]
+		c.warnings = append(c.warnings, fmt.Sprintf("maxTools %d: %d tool(s) left out", spec.MaxTools, dropped))
+	}
+
+	c.tools = make([]Tool, 0, len(candidates))
+	for _, t := range candidates {
+		name := ToolName(spec.Name, t.Name)
+		if len(name) > MaxToolNameLen {
+			c.warnings = append(c.warnings, fmt.Sprintf("tool name %q is %d characters, over the %d many model APIs accept", name, len(name), MaxToolNameLen))
+		}
+		taskSupport := ""
+		if t.Execution != nil {
+			taskSupport = t.Execution.TaskSupport
+		}
+		c.byName[t.Name] = len(c.tools)
+		c.tools = append(c.tools, Tool{
+			Name:         name,
+			Server:       spec.Name,
+			Tool:         t.Name,
+			Title:        t.Title,
+			Description:  capDescription(t.Description, spec.MaxDescription),
+			InputSchema:  t.InputSchema,
+			OutputSchema: t.OutputSchema,
+			Annotations:  t.Annotations,
+			Destructive:  t.Destructive(),
+			TaskSupport:  taskSupport,
+			Icons:        t.Icons,
+			Meta:         t.Meta,
+		})
+	}
+	return c
+}
+
+// names returns the selected tools' server-side names, in catalog order.
+func (c *catalog) names() []string {
+	if c == nil {
+		return nil
+	}
+	out := make([]string, len(c.tools))
+	for i := range c.tools {
+		out[i] = c.tools[i].Tool
+	}
+	return out
+}
+
+// capDescription cuts s to at most max bytes, on a rune boundary, marking the
+// cut. max < 0 means no cap.
+func capDescription(s string, max int) string {
+	if max < 0 || len(s) <= max {
+		return s
+	}
+	keep := max - len(truncatedMark)
+	if keep < 0 {
+		keep = 0
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + truncatedMark
+}
+
+func toSet(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

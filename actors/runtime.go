@@ -1,0 +1,590 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcpvisor/mcpvisor/internal/serverlog"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Options configure a Runtime. The zero value works: no logs, no events.
+type Options struct {
+	// Logger receives the runtime's own logs and protoactor's. nil: discarded.
+	Logger *slog.Logger
+	// LogDir holds one log file per server. "": no per-server files.
+	LogDir string
+	// ClientInfo is sent in initialize. Zero: mcpvisor.
+	ClientInfo protocol.Implementation
+	// OnEvent receives server notifications and state changes, in order, on
+	// one goroutine the runtime owns. Slow handlers make events queue; past
+	// EventQueue they are dropped and counted (see DroppedEvents).
+	OnEvent    func(Event)
+	EventQueue int // 0: 4096
+}
+
+// Runtime is the actor system that supervises servers: a registry actor and
+// one actor per server. Its methods are safe for concurrent use.
+type Runtime struct {
+	logger     *slog.Logger
+	logDir     string
+	system     *actor.ActorSystem
+	registry   *actor.PID
+	snap       atomic.Pointer[snapshot]
+	initParams json.RawMessage
+
+	wg      sync.WaitGroup // goroutines started on behalf of actors
+	closed  atomic.Bool
+	closeMu sync.Mutex
+	done    chan struct{}
+
+	events      chan Event
+	eventsDone  chan struct{}
+	dropped     atomic.Uint64
+	onEvent     func(Event)
+	eventsClose sync.Once
+}
+
+// snapshot is the routing table: immutable, replaced on every registry
+// change, read without locks on the call path.
+type snapshot struct {
+	order  []*serverEntry
+	byName map[string]*serverEntry
+}
+
+// serverEntry is the shared face of one server actor: what readers need
+// without going through its mailbox.
+type serverEntry struct {
+	name    string
+	spec    ServerSpec
+	pid     *actor.PID
+	log     lineLog
+	status  atomic.Pointer[ServerStatus]
+	catalog atomic.Pointer[catalog]
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every status change
+
+	stopped  chan struct{} // closed once the server's process is gone for good
+	stopOnce sync.Once
+}
+
+func (e *serverEntry) setStatus(st *ServerStatus) {
+	e.status.Store(st)
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+}
+
+func (e *serverEntry) watch() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.changed
+}
+
+func (e *serverEntry) markStopped() { e.stopOnce.Do(func() { close(e.stopped) }) }
+
+// New starts a runtime with no servers.
+func New(opts Options) *Runtime {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	info := opts.ClientInfo
+	if info.Name == "" {
+		info = protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor", Version: Version}
+	}
+	params, err := json.Marshal(protocol.InitializeParams{
+		ProtocolVersion: protocol.ProtocolVersion,
+		ClientInfo:      info,
+	})
+	if err != nil {
+		panic(err) // static types: cannot fail
+	}
+	r := &Runtime{
+		logger:     logger,
+		logDir:     opts.LogDir,
+		initParams: params,
+		done:       make(chan struct{}),
+		onEvent:    opts.OnEvent,
+	}
+	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
+	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
+	r.snap.Store(&snapshot{byName: map[string]*serverEntry{}})
+	if r.onEvent != nil {
+		n := opts.EventQueue
+		if n <= 0 {
+			n = 4096
+		}
+		r.events = make(chan Event, n)
+		r.eventsDone = make(chan struct{})
+		go r.dispatchEvents()
+	}
+	r.registry = r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &registryActor{rt: r} }))
+	return r
+}
+
+// Version is the client version sent in initialize.
+var Version = "0.1.0"
+
+func (r *Runtime) send(pid *actor.PID, msg any) { r.system.Root.Send(pid, msg) }
+
+// goroutine runs fn on a goroutine that Close joins.
+func (r *Runtime) goroutine(fn func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		fn()
+	}()
+}
+
+// ask sends a registry message and waits for its reply or ctx.
+func ask[T any](ctx context.Context, r *Runtime, msg any, reply chan T) (T, error) {
+	var zero T
+	if r.closed.Load() {
+		return zero, ErrClosed
+	}
+	r.send(r.registry, msg)
+	select {
+	case v := <-reply:
+		return v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-r.done:
+		return zero, ErrClosed
+	}
+}
+
+// Register adds a server, or replaces the one of the same name when its
+// spec differs (the old process is stopped first). The server starts at
+// once; calls to it queue until it is ready. Register returns when the
+// server's actor exists, not when it is ready (see WaitReady).
+func (r *Runtime) Register(ctx context.Context, spec ServerSpec) error {
+	if err := ValidateServerName(spec.Name); err != nil {
+		return err
+	}
+	spec = spec.WithDefaults()
+	reply := make(chan regReply, 1)
+	rep, err := ask(ctx, r, &regMsg{spec: spec, reply: reply}, reply)
+	if err != nil {
+		return err
+	}
+	if rep.err != nil {
+		return rep.err
+	}
+	if rep.old != nil {
+		return waitStopped(ctx, rep.old)
+	}
+	return nil
+}
+
+// Unregister removes a server and stops its process; it returns once the
+// process is gone (or ctx ends). Calls in flight fail with ErrUnavailable.
+func (r *Runtime) Unregister(ctx context.Context, name string) error {
+	reply := make(chan *serverEntry, 1)
+	e, err := ask(ctx, r, &unregMsg{name: name, reply: reply}, reply)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	return waitStopped(ctx, e)
+}
+
+// SetEnabled turns a server on or off at once. Disabling returns once its
+// process is gone; enabling returns once it is starting.
+func (r *Runtime) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	done := make(chan struct{})
+	r.send(e.pid, &setEnabledMsg{enabled: enabled, done: done})
+	select {
+	case <-done:
+		return nil
+	case <-e.stopped:
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func waitStopped(ctx context.Context, e *serverEntry) error {
+	select {
+	case <-e.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server %q still stopping: %w", e.name, ctx.Err())
+	}
+}
+
+// Call runs tools/call for a namespaced tool and returns the raw result.
+// It blocks until the result, the server's call timeout, or ctx; an
+// abandoned call is cancelled at the server (notifications/cancelled).
+func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMessage) (json.RawMessage, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	server, tool, ok := SplitToolName(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a namespaced tool name (mcp__<server>__<tool>)", ErrUnknownTool, name)
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return nil, fmt.Errorf("%w: %q (tool %q)", ErrUnknownServer, server, name)
+	}
+	if cat := e.catalog.Load(); cat != nil {
+		if _, ok := cat.lookup(tool); !ok {
+			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
+		}
+	}
+	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
+	r.send(e.pid, m)
+	timer := time.NewTimer(e.spec.CallTimeout)
+	defer timer.Stop()
+	select {
+	case rep := <-m.reply:
+		return rep.result, rep.err
+	case <-ctx.Done():
+		r.send(e.pid, &cancelMsg{call: m, reason: "cancelled by the caller"})
+		return nil, fmt.Errorf("%s: %w: %w", name, ErrCancelled, ctx.Err())
+	case <-timer.C:
+		r.send(e.pid, &cancelMsg{call: m, reason: "timeout"})
+		return nil, fmt.Errorf("%s: %w after %s", name, ErrTimeout, e.spec.CallTimeout)
+	case <-e.stopped:
+		// The actor stopped before it could answer (unregistered, closed).
+		select {
+		case rep := <-m.reply:
+			return rep.result, rep.err
+		default:
+		}
+		return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, server)
+	}
+}
+
+// Tools lists the tools of every enabled server that has listed them (its
+// last known catalog while it restarts), in registration order.
+func (r *Runtime) Tools() []Tool {
+	var out []Tool
+	for _, e := range r.snap.Load().order {
+		st := e.status.Load()
+		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
+			continue
+		}
+		if cat := e.catalog.Load(); cat != nil {
+			out = append(out, cat.tools...)
+		}
+	}
+	return out
+}
+
+// Status returns every server's status, in registration order. It never
+// waits on a server.
+func (r *Runtime) Status() []ServerStatus {
+	snap := r.snap.Load()
+	out := make([]ServerStatus, 0, len(snap.order))
+	for _, e := range snap.order {
+		if st := e.status.Load(); st != nil {
+			out = append(out, *st)
+		}
+	}
+	return out
+}
+
+// WaitReady blocks until the named servers (all enabled ones if none are
+// named) are ready. It returns early with an error when one of them is
+// disabled, failed or stopped, and with the states of the rest when ctx ends.
+func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
+	snap := r.snap.Load()
+	var entries []*serverEntry
+	if len(names) == 0 {
+		for _, e := range snap.order {
+			if st := e.status.Load(); st != nil && st.Enabled {
+				entries = append(entries, e)
+			} else if st == nil && e.spec.Enabled {
+				entries = append(entries, e)
+			}
+		}
+	} else {
+		for _, n := range names {
+			e := snap.byName[n]
+			if e == nil {
+				return fmt.Errorf("%w: %q", ErrUnknownServer, n)
+			}
+			entries = append(entries, e)
+		}
+	}
+	for _, e := range entries {
+		for {
+			ch := e.watch()
+			if done, err := settled(e.status.Load()); done {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return r.notReady(entries, ctx.Err())
+			}
+		}
+	}
+	return nil
+}
+
+// settled reports whether a server waited for is ready (nil) or will not
+// become ready without an operator (an error).
+func settled(st *ServerStatus) (bool, error) {
+	if st == nil {
+		return false, nil
+	}
+	switch st.State {
+	case StateReady:
+		return true, nil
+	case StateFailed, StateDisabled, StateStopped:
+		return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
+	}
+	return false, nil
+}
+
+func (r *Runtime) notReady(entries []*serverEntry, cause error) error {
+	var parts []string
+	for _, e := range entries {
+		st := e.status.Load()
+		if st == nil {
+			parts = append(parts, fmt.Sprintf("%s: not started", e.name))
+			continue
+		}
+		if st.State == StateReady {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s", st.Name, st.State)
+		if st.LastError != "" {
+			s += " (" + st.LastError + ")"
+		}
+		parts = append(parts, s)
+	}
+	sort.Strings(parts)
+	return fmt.Errorf("%w: not ready: %s: %w", ErrUnavailable, strings.Join(parts, "; "), cause)
+}
+
+// DroppedEvents counts events dropped because OnEvent fell behind.
+func (r *Runtime) DroppedEvents() uint64 { return r.dropped.Load() }
+
+// Close stops every server (the stop ladder, in parallel) and the actor
+// system. It returns when every process started by the runtime is gone and
+// every goroutine it started has exited, or when ctx ends. Idempotent.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.closeMu.Lock()
+	defer r.closeMu.Unlock()
+	if r.closed.Load() {
+		return nil
+	}
+	reply := make(chan []*serverEntry, 1)
+	r.send(r.registry, &closeMsg{reply: reply})
+	entries := <-reply // the registry always answers: it never blocks
+	r.closed.Store(true)
+	var errs []error
+	for _, e := range entries {
+		if err := waitStopped(ctx, e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = r.system.Root.StopFuture(r.registry).Wait()
+	joined := make(chan struct{})
+	go func() { r.wg.Wait(); close(joined) }()
+	select {
+	case <-joined:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("waiting for server goroutines: %w", ctx.Err()))
+	}
+	close(r.done)
+	if r.events != nil {
+		close(r.events)
+		<-r.eventsDone
+	}
+	for _, e := range entries {
+		_ = e.log.Close()
+	}
+	r.system.Shutdown()
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) emit(ev Event) {
+	if r.events == nil {
+		return
+	}
+	select {
+	case r.events <- ev:
+	default:
+		r.dropped.Add(1)
+	}
+}
+
+func (r *Runtime) dispatchEvents() {
+	defer close(r.eventsDone)
+	for ev := range r.events {
+		r.onEvent(ev)
+	}
+}
+
+// Registry actor messages.
+type regMsg struct {
+	spec  ServerSpec
+	reply chan regReply
+}
+
+type regReply struct {
+	old *serverEntry // the server this one replaced, being stopped
+	err error
+}
+
+type unregMsg struct {
+	name  string
+	reply chan *serverEntry
+}
+
+type closeMsg struct{ reply chan []*serverEntry }
+
+// registryActor owns the set of servers: it spawns and stops server actors
+// and publishes the routing snapshot. It never waits for a server.
+type registryActor struct {
+	rt     *Runtime
+	closed bool
+}
+
+func (g *registryActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *regMsg:
+		m.reply <- g.register(ctx, m.spec)
+	case *unregMsg:
+		m.reply <- g.remove(m.name, fmt.Errorf("%w: server %q was unregistered", ErrUnavailable, m.name))
+	case *closeMsg:
+		g.closed = true
+		snap := g.rt.snap.Load()
+		for _, e := range snap.order {
+			g.rt.send(e.pid, &stopServerMsg{err: ErrClosed})
+		}
+		g.rt.snap.Store(&snapshot{byName: map[string]*serverEntry{}})
+		m.reply <- snap.order
+	}
+}
+
+func (g *registryActor) register(ctx actor.Context, spec ServerSpec) regReply {
+	if g.closed {
+		return regReply{err: ErrClosed}
+	}
+	old := g.rt.snap.Load().byName[spec.Name]
+	if old != nil && reflect.DeepEqual(old.spec, spec) {
+		return regReply{}
+	}
+	if old != nil {
+		g.remove(spec.Name, fmt.Errorf("%w: server %q was replaced", ErrUnavailable, spec.Name))
+	}
+	e := &serverEntry{
+		name:    spec.Name,
+		spec:    spec,
+		changed: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	e.log = discardLog{}
+	if g.rt.logDir != "" {
+		f, err := serverlog.Open(spec.Name, serverlog.Options{Dir: g.rt.logDir})
+		if err != nil {
+			g.rt.logger.Warn("per-server log unavailable", "server", spec.Name, "err", err)
+		} else {
+			e.log = f
+		}
+	}
+	e.pid = ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+		return newServerActor(g.rt, e, spec)
+	}), spec.Name+"-")
+	g.publish(func(s *snapshot) {
+		if i := indexOf(s.order, spec.Name); i >= 0 {
+			s.order[i] = e
+		} else {
+			s.order = append(s.order, e)
+		}
+		s.byName[spec.Name] = e
+	})
+	return regReply{old: old}
+}
+
+func (g *registryActor) remove(name string, why error) *serverEntry {
+	e := g.rt.snap.Load().byName[name]
+	if e == nil {
+		return nil
+	}
+	g.publish(func(s *snapshot) {
+		if i := indexOf(s.order, name); i >= 0 {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+		}
+		delete(s.byName, name)
+	})
+	g.rt.send(e.pid, &stopServerMsg{err: why})
+	return e
+}
+
+// publish copies the snapshot, applies change and stores it.
+func (g *registryActor) publish(change func(*snapshot)) {
+	old := g.rt.snap.Load()
+	s := &snapshot{
+		order:  append([]*serverEntry(nil), old.order...),
+		byName: make(map[string]*serverEntry, len(old.byName)+1),
+	}
+	for k, v := range old.byName {
+		s.byName[k] = v
+	}
+	change(s)
+	g.rt.snap.Store(s)
+}
+
+func indexOf(order []*serverEntry, name string) int {
+	for i, e := range order {
+		if e.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// demoteInfo passes protoactor's records through one level lower (info →
+// debug), so its start-up chatter stays out of an operator's info log.
+type demoteInfo struct{ slog.Handler }
+
+func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn {
+		l -= 4
+	}
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		r.Level -= 4
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoteInfo) WithAttrs(as []slog.Attr) slog.Handler {
+	return demoteInfo{h.Handler.WithAttrs(as)}
+}
+
+func (h demoteInfo) WithGroup(name string) slog.Handler {
+	return demoteInfo{h.Handler.WithGroup(name)}
+}

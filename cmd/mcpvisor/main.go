@@ -1,0 +1,397 @@
+// Command mcpvisor supervises MCP servers and calls their tools.
+//
+//	mcpvisor run    --config FILE            supervise in the foreground until interrupted
+//	mcpvisor tools  --config FILE [--json]   list every namespaced tool
+//	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
+//	mcpvisor status --config FILE [--json]
+//
+// It is a thin shell over the package mcpvisor API that Go platforms embed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/actors"
+)
+
+const usage = `usage: mcpvisor <command> [flags]
+
+commands:
+  run     --config FILE             start every server and supervise them until interrupted
+  tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
+  call    --config FILE TOOL [ARGS_JSON] [--json]
+                                    start the one server TOOL needs, call it, print the result
+  status  --config FILE [--json]    start the servers, wait for them, print their states
+
+flags (every command):
+  --config FILE      MCP servers, in the mcpServers JSON format (required)
+  --data DIR         data directory: per-server logs in DIR/logs (default ./.mcpvisor)
+  --log-level LEVEL  debug, info, warn or error (default warn)
+  --wait DURATION    how long tools/status wait for servers (default 30s)
+`
+
+// exitError carries a process exit code with its message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(os.Stderr, "mcpvisor: "+strings.TrimSpace(msg))
+	}
+	os.Exit(code)
+}
+
+type flags struct {
+	config   string
+	data     string
+	logLevel string
+	json     bool
+	wait     time.Duration
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return &exitError{code: 2}
+		}
+		return nil
+	}
+	cmd := args[0]
+	var f flags
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.config, "config", "", "")
+	fs.StringVar(&f.data, "data", mcpvisor.DefaultDataDir, "")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "")
+	fs.BoolVar(&f.json, "json", false, "")
+	fs.DurationVar(&f.wait, "wait", 30*time.Second, "")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v\n\n%s", cmd, err, usage)}
+	}
+	if f.config == "" {
+		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}
+	}
+	logger, err := newLogger(f.logLevel, stderr)
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	cfg, err := mcpvisor.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch cmd {
+	case "tools":
+		return cmdTools(ctx, f, cfg, logger, stdout, stderr)
+	case "call":
+		return cmdCall(ctx, f, cfg, logger, pos, stdout)
+	case "status":
+		return cmdStatus(ctx, f, cfg, logger, stdout)
+	case "run":
+		return cmdRun(ctx, f, cfg, logger, stdout)
+	}
+	return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
+}
+
+// parseInterspersed parses flags wherever they appear among the positional
+// arguments, as users type them (call TOOL ARGS --json).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {
+	return mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
+}
+
+// waitAll waits for every enabled server and reports the ones not ready.
+func waitAll(ctx context.Context, h *mcpvisor.Host, wait time.Duration) []mcpvisor.ServerStatus {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, st := range h.Status() {
+		if st.Enabled {
+			_ = h.WaitReady(ctx, st.Name) // each server on its own: one failure does not stop the wait for others
+		}
+	}
+	var bad []mcpvisor.ServerStatus
+	for _, st := range h.Status() {
+		if st.Enabled && st.State != mcpvisor.StateReady {
+			bad = append(bad, st)
+		}
+	}
+	return bad
+}
+
+func notReadyError(bad []mcpvisor.ServerStatus) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, st := range bad {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "server %q is %s", st.Name, st.State)
+		if st.LastError != "" {
+			fmt.Fprintf(&b, ": %s", st.LastError)
+		}
+	}
+	return &exitError{code: 1, msg: b.String()}
+}
+
+type toolJSON struct {
+	Name        string          `json:"name"`
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	Destructive bool            `json:"destructive"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout, stderr io.Writer) error {
+	h, err := open(ctx, f, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	bad := waitAll(ctx, h, f.wait)
+	tools := h.Tools()
+	if f.json {
+		out := make([]toolJSON, 0, len(tools))
+		for _, t := range tools {
+			out = append(out, toolJSON{Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title,
+				Description: t.Description, Destructive: t.Destructive, InputSchema: t.InputSchema})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, t := range tools {
+			mark := ""
+			if t.Destructive {
+				mark = " [destructive]"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\n", t.Name, firstLine(t.Description), mark)
+		}
+		tw.Flush()
+	}
+	return notReadyError(bad)
+}
+
+type resultJSON struct {
+	ResultType string                  `json:"result_type"`
+	IsError    bool                    `json:"is_error"`
+	Result     string                  `json:"result"`
+	Structured json.RawMessage         `json:"structured,omitempty"`
+	Content    []mcpvisor.ContentBlock `json:"content"`
+}
+
+func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
+	if len(pos) < 1 || len(pos) > 2 {
+		return &exitError{code: 2, msg: "call: want TOOL [ARGS_JSON]\n\n" + usage}
+	}
+	tool := pos[0]
+	var args json.RawMessage
+	if len(pos) == 2 {
+		args = json.RawMessage(pos[1])
+		if !json.Valid(args) {
+			return &exitError{code: 2, msg: fmt.Sprintf("call: ARGS_JSON is not valid JSON: %s", pos[1])}
+		}
+	}
+	server, _, ok := actors.SplitToolName(tool)
+	if !ok {
+		return &exitError{code: 2, msg: fmt.Sprintf("call: %q is not a namespaced tool name (mcp__<server>__<tool>)", tool)}
+	}
+	// Start only the server the tool needs.
+	only := &mcpvisor.Config{}
+	for _, sc := range cfg.Servers {
+		if sc.Name == server {
+			if !sc.Enabled {
+				return fmt.Errorf("call: server %q is disabled in %s", server, f.config)
+			}
+			only.Servers = append(only.Servers, sc)
+		}
+	}
+	if len(only.Servers) == 0 {
+		return fmt.Errorf("call: no server %q in %s", server, f.config)
+	}
+	h, err := open(ctx, f, only, logger)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	res, err := h.Call(ctx, tool, args)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(resultJSON{ResultType: string(res.Type), IsError: res.IsError, Result: res.Wire(),
+			Structured: res.JSON, Content: res.Content}); err != nil {
+			return err
+		}
+	} else if !res.IsError {
+		fmt.Fprintln(stdout, res.Wire())
+	}
+	if res.IsError {
+		return &exitError{code: 1, msg: fmt.Sprintf("%s returned an error: %s", tool, res.Wire())}
+	}
+	return nil
+}
+
+type statusJSON struct {
+	Name            string `json:"name"`
+	State           string `json:"state"`
+	Enabled         bool   `json:"enabled"`
+	Tools           int    `json:"tools"`
+	Restarts        int    `json:"restarts"`
+	PID             int    `json:"pid,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	LastError       string `json:"lastError,omitempty"`
+	Description     string `json:"description,omitempty"`
+}
+
+func cmdStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+	h, err := open(ctx, f, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	waitAll(ctx, h, f.wait)
+	printStatus(stdout, h.Status(), f.json)
+	return nil
+}
+
+func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
+	if asJSON {
+		out := make([]statusJSON, 0, len(sts))
+		for _, st := range sts {
+			out = append(out, statusJSON{Name: st.Name, State: string(st.State), Enabled: st.Enabled, Tools: st.Tools,
+				Restarts: st.Restarts, PID: st.PID, ProtocolVersion: st.ProtocolVersion, ServerName: st.ServerInfo.Name,
+				ServerVersion: st.ServerInfo.Version, LastError: st.LastError, Description: st.Description})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tRESTARTS\tPID\tLAST ERROR")
+	for _, st := range sts {
+		pid := "-"
+		if st.PID > 0 {
+			pid = fmt.Sprint(st.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", st.Name, st.State, st.Tools, st.Restarts, pid, st.LastError)
+	}
+	tw.Flush()
+}
+
+func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+	events := make(chan mcpvisor.Event, 256)
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger,
+		OnEvent: func(ev mcpvisor.Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	fmt.Fprintf(stdout, "mcpvisor: supervising %d server(s) from %s; logs in %s/logs; Ctrl-C to stop\n", len(cfg.Servers), f.config, f.data)
+	ready := make(chan struct{})
+	go func() {
+		defer close(ready)
+		waitAll(ctx, h, f.wait)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stdout, "mcpvisor: stopping every server")
+			return nil
+		case <-ready:
+			ready = nil
+			printStatus(stdout, h.Status(), false)
+			fmt.Fprintf(stdout, "%d tool(s):\n", len(h.Tools()))
+			for _, t := range h.Tools() {
+				fmt.Fprintf(stdout, "  %s\n", t.Name)
+			}
+		case ev := <-events:
+			switch ev.Kind {
+			case mcpvisor.EventState:
+				line := fmt.Sprintf("%s %s: %s", ev.Time.Format(time.TimeOnly), ev.Server, ev.State)
+				if ev.Err != "" {
+					line += " (" + ev.Err + ")"
+				}
+				fmt.Fprintln(stdout, line)
+			case mcpvisor.EventNotification:
+				fmt.Fprintf(stdout, "%s %s: notification %s %s\n", ev.Time.Format(time.TimeOnly), ev.Server, ev.Method, ev.Params)
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

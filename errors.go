@@ -1,0 +1,24 @@
+package mcpvisor
+
+import (
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Errors returned by Host methods, for errors.Is. They arrive wrapped with
+// the server, the tool and the reason.
+var (
+	ErrUnknownTool    = actors.ErrUnknownTool   // no such namespaced tool
+	ErrUnknownServer  = actors.ErrUnknownServer // no such server
+	ErrUnavailable    = actors.ErrUnavailable   // server not ready: restarting, disabled, failed, stopped
+	ErrTimeout        = actors.ErrTimeout       // the server's call timeout passed
+	ErrCancelled      = actors.ErrCancelled     // the caller's context ended
+	ErrFrameTooLarge  = protocol.ErrFrameTooLarge
+	ErrNotReading     = actors.ErrNotReading     // the server stopped reading its stdin
+	ErrConnectionLost = actors.ErrConnectionLost // the server died with the call in flight
+	ErrClosed         = actors.ErrClosed         // the host is closed
+)
+
+// UnavailableError details ErrUnavailable: the server's state, why, and for
+// a restarting server when to retry.
+type UnavailableError = actors.UnavailableError

@@ -1,0 +1,104 @@
+package mcpvisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// ResultType is how a result reaches a model: as a string or as JSON.
+type ResultType string
+
+const (
+	ResultString ResultType = "string"
+	ResultJSON   ResultType = "json"
+)
+
+// ContentBlock is one item of a tool result's content.
+type ContentBlock = protocol.ContentBlock
+
+// Result is a tool's answer, with its type kept end to end: JSON when the
+// server sent structuredContent (preferred, per the spec), text otherwise.
+type Result struct {
+	Type    ResultType
+	Text    string          // the text blocks, joined by newlines
+	JSON    json.RawMessage // structuredContent, when Type is ResultJSON
+	IsError bool            // the tool failed; Wire holds its message
+	Content []ContentBlock  // every block as sent
+	Raw     json.RawMessage // the whole CallToolResult as received
+}
+
+// decodeResult turns a raw CallToolResult into a Result, on the caller's
+// goroutine (never in a server's actor).
+func decodeResult(raw json.RawMessage) (*Result, error) {
+	var ctr protocol.CallToolResult
+	if err := json.Unmarshal(raw, &ctr); err != nil {
+		return nil, fmt.Errorf("malformed tools/call result: %w", err)
+	}
+	r := &Result{Type: ResultString, IsError: ctr.IsError, Content: ctr.Content, Raw: raw}
+	var texts []string
+	for _, b := range ctr.Content {
+		if b.Type == protocol.ContentText {
+			texts = append(texts, b.Text)
+		}
+	}
+	r.Text = strings.Join(texts, "\n")
+	if sc := bytes.TrimSpace(ctr.StructuredContent); len(sc) > 0 && !bytes.Equal(sc, []byte("null")) {
+		r.Type = ResultJSON
+		r.JSON = sc
+	}
+	return r, nil
+}
+
+// Wire is the string an agent hands to its model: compact JSON for a JSON
+// result, otherwise the text, with a line describing each non-text block.
+func (r *Result) Wire() string {
+	if r.Type == ResultJSON {
+		var b bytes.Buffer
+		if json.Compact(&b, r.JSON) == nil {
+			return b.String()
+		}
+		return string(r.JSON)
+	}
+	var parts []string
+	if r.Text != "" {
+		parts = append(parts, r.Text)
+	}
+	for _, b := range r.Content {
+		if d := describeBlock(b); d != "" {
+			parts = append(parts, d)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// describeBlock names a non-text block; its bytes never go to the model.
+func describeBlock(b ContentBlock) string {
+	switch b.Type {
+	case protocol.ContentImage, protocol.ContentAudio:
+		return fmt.Sprintf("[%s: %s, %d bytes base64]", b.Type, b.MimeType, len(b.Data))
+	case protocol.ContentResourceLink:
+		return fmt.Sprintf("[resource link: %s](%s)", firstNonEmpty(b.Title, b.Name, b.MimeType), b.URI)
+	case protocol.ContentResource:
+		if b.Resource == nil {
+			return ""
+		}
+		if b.Resource.Text != "" {
+			return b.Resource.Text
+		}
+		return fmt.Sprintf("[resource %s: %s]", b.Resource.URI, b.Resource.MimeType)
+	}
+	return ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
