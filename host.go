@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -82,6 +83,11 @@ type Options struct {
 type Host struct {
 	opts Options
 	rt   *actors.Runtime
+
+	mu sync.Mutex
+	// unresolved holds disabled servers whose variables could not be
+	// resolved when registered; enabling one resolves it again.
+	unresolved map[string]ServerConfig
 }
 
 // Open starts a host and every enabled server of opts.Config, concurrently.
@@ -105,7 +111,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	h := &Host{
-		opts: opts,
+		opts:       opts,
+		unresolved: map[string]ServerConfig{},
 		rt: actors.New(actors.Options{
 			Logger:  opts.Logger,
 			LogDir:  logDir,
@@ -145,9 +152,19 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 		return err
 	}
 	spec, err := sc.Spec(h.opts.LookupEnv, h.opts.Environ)
-	if err != nil {
+	if err != nil && sc.Enabled {
 		return err
 	}
+	h.mu.Lock()
+	delete(h.unresolved, sc.Name)
+	if err != nil {
+		// A disabled server may name variables this environment lacks: it
+		// is listed, and resolved again when enabled.
+		h.unresolved[sc.Name] = sc
+		spec = actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type),
+			Description: sc.Description, FriendlyName: sc.FriendlyName}
+	}
+	h.mu.Unlock()
 	spec.Restart = h.opts.Restart
 	spec.StopGrace, spec.TermGrace = h.opts.StopGrace, h.opts.TermGrace
 	if h.opts.MaxFrame > 0 {
@@ -159,6 +176,9 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 // Unregister removes a server and stops its process; it returns once the
 // process is gone. Irreversible: the server's configuration is dropped.
 func (h *Host) Unregister(ctx context.Context, name string) error {
+	h.mu.Lock()
+	delete(h.unresolved, name)
+	h.mu.Unlock()
 	return h.rt.Unregister(ctx, name)
 }
 
@@ -166,6 +186,13 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 // needed. Disabling returns once its process is gone; enabling a failed
 // server resets its restart history.
 func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	h.mu.Lock()
+	sc, unresolved := h.unresolved[name]
+	h.mu.Unlock()
+	if enabled && unresolved {
+		sc.Enabled = true
+		return h.Register(ctx, sc)
+	}
 	return h.rt.SetEnabled(ctx, name, enabled)
 }
 

@@ -823,3 +823,23 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A disabled server may reference variables this environment lacks: the
+// host opens, lists it, and resolves it when it is enabled.
+func TestDisabledServerWithUnsetVariable(t *testing.T) {
+	env := map[string]string{}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	later := mcpvisor.ServerConfig{Name: "later", Command: "${MCPTEST_BIN}", Args: []string{"-name", "later"}}
+	h := openHost(t, mcpvisor.Options{LookupEnv: lookup}, later)
+	if st := status(t, h, "later"); st.State != mcpvisor.StateDisabled {
+		t.Fatalf("state %s, want disabled", st.State)
+	}
+	if err := h.SetEnabled(context.Background(), "later", true); err == nil || !strings.Contains(err.Error(), "MCPTEST_BIN") {
+		t.Fatalf("enabling with the variable still unset = %v, want an error naming it", err)
+	}
+	env["MCPTEST_BIN"] = bin.mcptest
+	if err := h.SetEnabled(context.Background(), "later", true); err != nil {
+		t.Fatal(err)
+	}
+	call(t, h, "mcp__later__echo", `{}`)
+}

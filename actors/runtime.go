@@ -502,6 +502,12 @@ func (g *registryActor) register(ctx actor.Context, spec ServerSpec) regReply {
 		changed: make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	initial := StateStarting
+	if !spec.Enabled {
+		initial = StateDisabled
+	}
+	e.status.Store(&ServerStatus{Name: spec.Name, FriendlyName: spec.FriendlyName, Description: spec.Description,
+		Transport: spec.Transport, Enabled: spec.Enabled, State: initial, Since: time.Now()})
 	e.log = discardLog{}
 	if g.rt.logDir != "" {
 		f, err := serverlog.Open(spec.Name, serverlog.Options{Dir: g.rt.logDir})

@@ -1,0 +1,142 @@
+package mcpvisor_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"testing"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// The hot path's cost against its floor: a raw pipe round trip to the same
+// server binary (write one tools/call line, read one line back), with no
+// host in between. The bench/ harness compares against peer SDKs too.
+
+func BenchmarkRawPipe(b *testing.B) {
+	cmd := exec.Command(bin.mcptest)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	roundTrip := func(line string) {
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`, i+1))
+	}
+}
+
+func benchHost(b *testing.B) *mcpvisor.Host {
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+		Config:  &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{mcptest("b")}},
+		DataDir: b.TempDir(),
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	if err := h.WaitReady(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+func BenchmarkHostCall(b *testing.B) {
+	h := benchHost(b)
+	ctx := context.Background()
+	args := json.RawMessage(`{"n":1}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawPipeParallel is the floor for concurrent callers: one pipe,
+// requests pipelined by a writer, responses read by one reader.
+func BenchmarkRawPipeParallel(b *testing.B) {
+	cmd := exec.Command(bin.mcptest)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	w := bufio.NewWriter(stdin)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	w.Flush()
+	r.ReadSlice('\n')
+	var mu sync.Mutex
+	waiting := map[int64]chan struct{}{}
+	go func() {
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			var m struct{ ID int64 }
+			json.Unmarshal(line, &m)
+			mu.Lock()
+			ch := waiting[m.ID]
+			delete(waiting, m.ID)
+			mu.Unlock()
+			if ch != nil {
+				close(ch)
+			}
+		}
+	}()
+	var next int64
+	b.SetParallelism(32) // 64 callers on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			ch := make(chan struct{})
+			mu.Lock()
+			next++
+			id := next
+			waiting[id] = ch
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`+"\n", id)
+			w.Flush()
+			mu.Unlock()
+			<-ch
+		}
+	})
+}
+
+func BenchmarkHostCallParallel(b *testing.B) {
+	h := benchHost(b)
+	ctx := context.Background()
+	args := json.RawMessage(`{"n":1}`)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
