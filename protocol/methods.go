@@ -1,0 +1,85 @@
+package protocol
+
+// MCP method names.
+const (
+	MethodInitialize  = "initialize"
+	MethodInitialized = "notifications/initialized"
+	MethodPing        = "ping"
+
+	MethodToolsList        = "tools/list"
+	MethodToolsCall        = "tools/call"
+	MethodToolsListChanged = "notifications/tools/list_changed"
+
+	MethodResourcesList        = "resources/list"
+	MethodResourcesRead        = "resources/read"
+	MethodResourcesListChanged = "notifications/resources/list_changed"
+	MethodResourcesUpdated     = "notifications/resources/updated"
+
+	MethodPromptsList        = "prompts/list"
+	MethodPromptsGet         = "prompts/get"
+	MethodPromptsListChanged = "notifications/prompts/list_changed"
+
+	MethodCancelled       = "notifications/cancelled"
+	MethodProgress        = "notifications/progress"
+	MethodLoggingSetLevel = "logging/setLevel"
+	MethodLoggingMessage  = "notifications/message"
+
+	// Requests a server sends to the client.
+	MethodRootsList             = "roots/list"
+	MethodRootsListChanged      = "notifications/roots/list_changed"
+	MethodSamplingCreateMessage = "sampling/createMessage"
+	MethodElicitationCreate     = "elicitation/create"
+	MethodElicitationComplete   = "notifications/elicitation/complete"
+)
+
+// methodName decodes a quoted method name. Known names come back as the
+// package's constants, so classifying a frame allocates no string for them.
+func methodName(quoted []byte) string {
+	switch string(quoted[1 : len(quoted)-1]) {
+	case MethodInitialize:
+		return MethodInitialize
+	case MethodInitialized:
+		return MethodInitialized
+	case MethodPing:
+		return MethodPing
+	case MethodToolsList:
+		return MethodToolsList
+	case MethodToolsCall:
+		return MethodToolsCall
+	case MethodToolsListChanged:
+		return MethodToolsListChanged
+	case MethodResourcesList:
+		return MethodResourcesList
+	case MethodResourcesRead:
+		return MethodResourcesRead
+	case MethodResourcesListChanged:
+		return MethodResourcesListChanged
+	case MethodResourcesUpdated:
+		return MethodResourcesUpdated
+	case MethodPromptsList:
+		return MethodPromptsList
+	case MethodPromptsGet:
+		return MethodPromptsGet
+	case MethodPromptsListChanged:
+		return MethodPromptsListChanged
+	case MethodCancelled:
+		return MethodCancelled
+	case MethodProgress:
+		return MethodProgress
+	case MethodLoggingSetLevel:
+		return MethodLoggingSetLevel
+	case MethodLoggingMessage:
+		return MethodLoggingMessage
+	case MethodRootsList:
+		return MethodRootsList
+	case MethodRootsListChanged:
+		return MethodRootsListChanged
+	case MethodSamplingCreateMessage:
+		return MethodSamplingCreateMessage
+	case MethodElicitationCreate:
+		return MethodElicitationCreate
+	case MethodElicitationComplete:
+		return MethodElicitationComplete
+	}
+	return decodeString(quoted)
+}
