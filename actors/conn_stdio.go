@@ -100,7 +100,7 @@ func (c *stdioConn) readLoop(maxFrame int, deliver func(any)) {
 		if err != nil {
 			var tooLarge *protocol.FrameTooLargeError
 			if errors.As(err, &tooLarge) {
-				deliver(&oversizedFrame{gen: c.gen, id: protocol.SniffID(tooLarge.Prefix), size: tooLarge.Size, limit: tooLarge.Limit})
+				deliver(&oversizedFrame{gen: c.gen, id: tooLarge.ID(), size: tooLarge.Size, limit: tooLarge.Limit})
 				continue
 			}
 			deliver(&readerDone{gen: c.gen, err: err})
