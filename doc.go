@@ -1,0 +1,23 @@
+// Package mcpvisor is an MCP host runtime: it starts, supervises and talks
+// to many MCP servers, and routes namespaced tool calls to them.
+//
+// Every server is an actor that owns its process and its pending requests,
+// so a server that hangs, floods, stops reading or crashes affects only its
+// own calls; status and every other server stay fast. Crashed servers are
+// restarted with exponential backoff and jitter, up to a restart intensity
+// limit; stdio servers run in their own process group and are stopped with
+// the spec's ladder (close stdin, SIGTERM, SIGKILL, to the whole group), so
+// no process outlives [Host.Close].
+//
+// Tools are named mcp__<server>__<tool>. A [Result] keeps its type: JSON
+// when the server sent structuredContent, text otherwise.
+//
+//	cfg, err := mcpvisor.LoadConfig(".mcp.json")
+//	host, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg})
+//	defer host.Close()
+//	res, err := host.Call(ctx, "mcp__notes__add", json.RawMessage(`{"a":2,"b":40}`))
+//	fmt.Println(res.Wire()) // 42
+//
+// All Host methods are safe for concurrent use. Errors match the Err*
+// sentinels of this package with errors.Is.
+package mcpvisor
