@@ -84,6 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	cmd := args[0]
+	switch cmd {
+	case "run", "tools", "call", "status":
+	default:
+		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
+	}
 	var f flags
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -120,10 +125,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCall(ctx, f, cfg, logger, pos, stdout)
 	case "status":
 		return cmdStatus(ctx, f, cfg, logger, stdout)
-	case "run":
+	default: // "run"
 		return cmdRun(ctx, f, cfg, logger, stdout)
 	}
-	return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 }
 
 // parseInterspersed parses flags wherever they appear among the positional

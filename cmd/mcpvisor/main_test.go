@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var notesBin, mcptestBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpvisor-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	notesBin, mcptestBin = filepath.Join(dir, "notes"), filepath.Join(dir, "mcptest")
+	for out, pkg := range map[string]string{notesBin: "../../examples/servers/notes", mcptestBin: "../../examples/servers/mcptest"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	body = strings.ReplaceAll(body, "NOTES", notesBin)
+	body = strings.ReplaceAll(body, "MCPTEST", mcptestBin)
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	args = append(args, "--data", t.TempDir())
+	err := run(context.Background(), args, &out, &errb)
+	code = 0
+	if err != nil {
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errb.WriteString(err.Error())
+	}
+	return out.String(), errb.String(), code
+}
+
+const twoServers = `{"mcpServers": {
+  "notes": {"command": "NOTES", "description": "notes"},
+  "off": {"command": "NOTES", "disabled": true}
+}}`
+
+func TestToolsJSON(t *testing.T) {
+	cfg := writeConfig(t, twoServers)
+	out, errOut, code := runCLI(t, "tools", "--config", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tools []map[string]any
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatalf("not a JSON array: %v\n%s", err, out)
+	}
+	found := false
+	for _, tl := range tools {
+		for _, k := range []string{"name", "server", "tool", "description", "destructive"} {
+			if _, ok := tl[k]; !ok {
+				t.Errorf("tool %v lacks %q", tl["name"], k)
+			}
+		}
+		if tl["name"] == "mcp__notes__add" {
+			found = tl["server"] == "notes" && tl["tool"] == "add" && tl["destructive"] == false
+		}
+		if tl["server"] == "off" {
+			t.Errorf("disabled server's tool listed: %v", tl["name"])
+		}
+	}
+	if !found {
+		t.Errorf("mcp__notes__add missing or wrong in %s", out)
+	}
+}
+
+func TestCall(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {
+	  "notes": {"command": "NOTES"},
+	  "broken": {"command": "/nonexistent/server"}
+	}}`)
+	out, errOut, code := runCLI(t, "call", "--config", cfg, "mcp__notes__add", `{"a":2,"b":40}`)
+	if code != 0 || strings.TrimSpace(out) != "42" {
+		t.Fatalf("call add: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Flags after the positional arguments work too.
+	out, _, code = runCLI(t, "call", "--config", cfg, "mcp__notes__add", `{"a":1,"b":1}`, "--json")
+	var res map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res["result"] != "2" || res["result_type"] != "string" {
+		t.Fatalf("call --json: exit %d, %q", code, out)
+	}
+	// A tool error: reason on stderr, non-zero exit, nothing on stdout.
+	out, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__notes__divide", `{"a":1,"b":0}`)
+	if code == 0 || out != "" || !strings.Contains(errOut, "returned an error") {
+		t.Errorf("divide by zero: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"mcp__nope__x"}},
+		{[]string{"not-namespaced"}},
+		{[]string{"mcp__notes__add", "{bad json"}},
+	} {
+		_, errOut, code := runCLI(t, append([]string{"call", "--config", cfg}, tc.args...)...)
+		if code == 0 || errOut == "" {
+			t.Errorf("call %v: exit %d, stderr %q; want a failure with a reason", tc.args, code, errOut)
+		}
+	}
+	_, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__broken__x")
+	if code == 0 || !strings.Contains(errOut, "broken") {
+		t.Errorf("call to a server that cannot start: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {
+	  "notes": {"command": "NOTES"},
+	  "old": {"command": "MCPTEST", "args": ["-version", "1999-01-01"]},
+	  "off": {"command": "NOTES", "enabled": false}
+	}}`)
+	out, errOut, code := runCLI(t, "status", "--config", cfg, "--json", "--wait", "20s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var sts []map[string]any
+	if err := json.Unmarshal([]byte(out), &sts); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, st := range sts {
+		states[st["name"].(string)] = st["state"].(string)
+	}
+	want := map[string]string{"notes": "ready", "old": "failed", "off": "disabled"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("%s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	out, _, _ = runCLI(t, "status", "--config", cfg)
+	if !strings.Contains(out, "SERVER") || !strings.Contains(out, "unsupported protocol version") {
+		t.Errorf("status table:\n%s", out)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"bad json", `{"mcpServers": {"a": {"command": "x",}`, "config:"},
+		{"missing command", `{"mcpServers": {"a": {"args": []}}}`, `server "a": field "command"`},
+		{"disabled invalid", `{"mcpServers": {"a": {"command": "x", "url": "http://h/", "disabled": true}}}`, `server "a"`},
+		{"bad name", `{"mcpServers": {"a__b": {"command": "x"}}}`, `a__b`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeConfig(t, tt.body)
+			_, errOut, code := runCLI(t, "tools", "--config", cfg)
+			if code == 0 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want it to mention %q", code, errOut, tt.want)
+			}
+		})
+	}
+	_, errOut, code := runCLI(t, "tools", "--config", "/nonexistent/mcp.json")
+	if code == 0 || !strings.Contains(errOut, "/nonexistent/mcp.json") {
+		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
+	}
+	if _, _, code := runCLI(t, "tools"); code != 2 {
+		t.Errorf("no --config: exit %d, want 2", code)
+	}
+	if _, errOut, code := runCLI(t, "frobnicate", "--config", "x"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: exit %d, stderr %q", code, errOut)
+	}
+}
