@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 SERVERS := notes mcptest
 
-.PHONY: all build run test test-short lint fmt vet bench bench-quick clean
+.PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro clean
 
 all: build
 
@@ -32,8 +32,19 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
 
-# Go micro-benchmarks of the hot path (end-to-end harness: bench/).
+# The load-test harness (bench/, a module of its own): every scenario, with
+# the raw pipe and the peer SDK clients in the same run. Writes the dated
+# report, its chart and the JSON records to bench/results/. Takes minutes.
 bench:
+	cd bench && $(GO) build -o bin/ ./cmd/mcpbench ./cmd/echoserver && bin/mcpbench -server bin/echoserver -out results
+
+# The harness at a tenth of the size (under 2 minutes, for CI); its report
+# goes to bench/results/quick/, which git ignores.
+bench-quick:
+	cd bench && $(GO) run ./cmd/mcpbench -quick -out results/quick
+
+# Go micro-benchmarks of the hot path, next to the code.
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:

@@ -1,0 +1,235 @@
+// Command echoserver is the one MCP stdio server every contender of the
+// bench harness talks to. It answers initialize, ping, tools/list (one tool,
+// echo) and tools/call echo, whose result is one text block holding the
+// call's arguments as JSON. It is the floor of every measurement, so it does
+// as little as it can: one goroutine reads lines through a large buffer and
+// writes replies through a buffered writer, flushed only when no more input
+// is already buffered (a burst of pipelined requests costs one write).
+//
+// Flags make it misbehave for the isolation scenario:
+//
+//	-hang   answer the handshake and tools/list, never answer tools/call
+//	-crash  exit with status 3 at once (a crash loop under a supervisor)
+//	-deaf   stop reading stdin after the first tools/list answer, stay alive
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+func main() {
+	var m mode
+	flag.BoolVar(&m.hang, "hang", false, "answer the handshake and tools/list, never answer tools/call")
+	crash := flag.Bool("crash", false, "exit with status 3 at start")
+	flag.BoolVar(&m.deaf, "deaf", false, "stop reading stdin after the first tools/list answer, but stay alive")
+	flag.Parse()
+	if *crash {
+		fmt.Fprintln(os.Stderr, "echoserver: crashing on purpose (-crash)")
+		os.Exit(3)
+	}
+	err := serve(os.Stdin, os.Stdout, m)
+	if errors.Is(err, errDeaf) {
+		for { // alive, never reading again: the supervisor must stop us
+			time.Sleep(time.Hour)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "echoserver:", err)
+		os.Exit(1)
+	}
+}
+
+// mode is how the server misbehaves; the zero value behaves.
+type mode struct {
+	hang bool // never answer tools/call
+	deaf bool // stop reading after the first tools/list answer
+}
+
+// errDeaf is returned by serve when it stops reading on purpose (-deaf).
+var errDeaf = errors.New("stopped reading stdin (-deaf)")
+
+// serve answers newline-delimited JSON-RPC requests from r on w until r ends
+// (nil) or fails.
+func serve(r io.Reader, w io.Writer, m mode) error {
+	in := bufio.NewReaderSize(r, 1<<20)
+	out := bufio.NewWriterSize(w, 64<<10)
+	var s session
+	var long []byte // a line longer than the read buffer, assembled
+	for {
+		line, err := in.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = in.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			reply := s.handle(line, m)
+			if len(reply) > 0 {
+				if _, werr := out.Write(reply); werr != nil {
+					return werr
+				}
+			}
+		}
+		if m.deaf && s.listed {
+			return errors.Join(out.Flush(), errDeaf)
+		}
+		if in.Buffered() == 0 || err != nil {
+			if ferr := out.Flush(); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// session is the server's state: reused decoding space, the reply buffer,
+// and whether tools/list has been answered.
+type session struct {
+	req    request
+	reply  []byte
+	listed bool
+}
+
+// request holds the fields of every request the server understands.
+// Its RawMessage fields keep their capacity from one request to the next.
+type request struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name            string          `json:"name"`
+		Arguments       json.RawMessage `json:"arguments"`
+		ProtocolVersion string          `json:"protocolVersion"`
+	} `json:"params"`
+}
+
+// versions are the revisions the server accepts from a client, newest
+// first; it answers with the client's own when it knows it.
+var versions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const (
+	initResult = `{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"echoserver","version":"1.0.0"}}`
+	listResult = `{"tools":[{"name":"echo","description":"Returns its arguments as a text block.","inputSchema":{"type":"object"}}]}`
+)
+
+// handle returns the reply line (with its newline) for one request, or nil
+// for a notification or a call it must not answer. The slice is reused.
+func (s *session) handle(line []byte, m mode) []byte {
+	q := &s.req
+	q.ID, q.Method = q.ID[:0], ""
+	q.Params.Name, q.Params.Arguments, q.Params.ProtocolVersion = "", q.Params.Arguments[:0], ""
+	if err := json.Unmarshal(line, q); err != nil {
+		return s.errorReply(json.RawMessage("null"), -32700, "parse error")
+	}
+	if len(q.ID) == 0 {
+		return nil // a notification: initialized, cancelled
+	}
+	switch q.Method {
+	case "initialize":
+		v := versions[0]
+		for _, known := range versions {
+			if known == q.Params.ProtocolVersion {
+				v = known
+			}
+		}
+		return s.result(q.ID, fmt.Appendf(nil, initResult, v))
+	case "ping":
+		return s.result(q.ID, []byte("{}"))
+	case "tools/list":
+		s.listed = true
+		return s.result(q.ID, []byte(listResult))
+	case "tools/call":
+		if q.Params.Name != "echo" {
+			return s.errorReply(q.ID, -32602, "unknown tool: "+q.Params.Name)
+		}
+		if m.hang {
+			return nil
+		}
+		args := q.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
+		b = append(b, q.ID...)
+		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+		b = appendString(b, args)
+		b = append(b, "}]}}\n"...)
+		s.reply = b
+		return b
+	}
+	return s.errorReply(q.ID, -32601, "method not found: "+q.Method)
+}
+
+func (s *session) result(id json.RawMessage, result []byte) []byte {
+	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	b = append(b, "}\n"...)
+	s.reply = b
+	return b
+}
+
+func (s *session) errorReply(id json.RawMessage, code int, msg string) []byte {
+	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, []byte(msg))
+	b = append(b, "}}\n"...)
+	s.reply = b
+	return b
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func appendString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// reply is any answer of the server, decoded.
+type reply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// converse feeds lines to serve and returns the replies and serve's error.
+func converse(t *testing.T, m mode, lines ...string) ([]reply, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, m)
+	var rs []reply
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var r reply
+		if jerr := json.Unmarshal([]byte(line), &r); jerr != nil {
+			t.Fatalf("reply is not JSON: %v: %s", jerr, line)
+		}
+		rs = append(rs, r)
+	}
+	return rs, err
+}
+
+const (
+	initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	listTools   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+func call(id, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`
+}
+
+// callText decodes a tools/call result's one text block.
+func callText(t *testing.T, r reply) string {
+	t.Helper()
+	var res struct {
+		Content []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
+		t.Fatalf("not one text block: %s (%v)", r.Result, err)
+	}
+	return res.Content[0].Text
+}
+
+func TestHandshakeAndEcho(t *testing.T) {
+	args := `{"s":"quote \" backslash \\ tab \t nl \n ctl \u0001 é 日本","n":[1,2.5,null,true]}`
+	rs, err := converse(t, mode{}, initialize, initialized, listTools, call("3", args), call(`"str-id"`, `{}`),
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 6 {
+		t.Fatalf("got %d replies, want 6 (the notification is not answered): %+v", len(rs), rs)
+	}
+	var init struct {
+		ProtocolVersion string
+		Capabilities    struct{ Tools *struct{} }
+		ServerInfo      struct{ Name string }
+	}
+	if err := json.Unmarshal(rs[0].Result, &init); err != nil {
+		t.Fatal(err)
+	}
+	if init.ProtocolVersion != "2025-06-18" || init.Capabilities.Tools == nil || init.ServerInfo.Name != "echoserver" {
+		t.Errorf("initialize result: %s", rs[0].Result)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string
+			InputSchema map[string]any
+		}
+	}
+	if err := json.Unmarshal(rs[1].Result, &list); err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "echo" || list.Tools[0].InputSchema["type"] != "object" {
+		t.Errorf("tools/list result: %s (%v)", rs[1].Result, err)
+	}
+	if got := callText(t, rs[2]); got != args {
+		t.Errorf("echo text\n got %s\nwant %s", got, args)
+	}
+	if string(rs[2].ID) != "3" || string(rs[3].ID) != `"str-id"` {
+		t.Errorf("ids not echoed: %s, %s", rs[2].ID, rs[3].ID)
+	}
+	if got := callText(t, rs[4]); got != "{}" {
+		t.Errorf("call without arguments: text %q, want {}", got)
+	}
+	if string(rs[5].Result) != "{}" {
+		t.Errorf("ping: %s", rs[5].Result)
+	}
+}
+
+func TestVersionNegotiation(t *testing.T) {
+	for _, tc := range []struct{ offered, want string }{
+		{"2025-11-25", "2025-11-25"},
+		{"2024-11-05", "2024-11-05"},
+		{"2099-01-01", "2025-11-25"},
+	} {
+		rs, _ := converse(t, mode{}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.offered+`"}}`)
+		var res struct{ ProtocolVersion string }
+		if len(rs) != 1 || json.Unmarshal(rs[0].Result, &res) != nil || res.ProtocolVersion != tc.want {
+			t.Errorf("offered %s: got %+v, want %s", tc.offered, rs, tc.want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	rs, err := converse(t, mode{}, `not json`, `{"jsonrpc":"2.0","id":7,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nope"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id   string
+		code int
+	}{{"null", -32700}, {"7", -32601}, {"8", -32602}}
+	if len(rs) != len(want) {
+		t.Fatalf("got %d replies: %+v", len(rs), rs)
+	}
+	for i, w := range want {
+		if string(rs[i].ID) != w.id || rs[i].Error == nil || rs[i].Error.Code != w.code {
+			t.Errorf("reply %d: id %s error %+v, want id %s code %d", i, rs[i].ID, rs[i].Error, w.id, w.code)
+		}
+	}
+}
+
+func TestHang(t *testing.T) {
+	rs, err := converse(t, mode{hang: true}, initialize, listTools, call("3", `{}`), `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 || string(rs[2].ID) != "4" {
+		t.Fatalf("want initialize, tools/list and ping answered, the call not: %+v", rs)
+	}
+}
+
+func TestDeafStopsReadingAfterToolsList(t *testing.T) {
+	in := strings.NewReader(strings.Join([]string{initialize, listTools, call("3", `{}`)}, "\n") + "\n")
+	var out bytes.Buffer
+	err := serve(in, &out, mode{deaf: true})
+	if !errors.Is(err, errDeaf) {
+		t.Fatalf("serve returned %v, want errDeaf", err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 2 {
+		t.Errorf("%d replies, want 2 (initialize, tools/list): %s", n, out.String())
+	}
+}
+
+// A line longer than the read buffer is answered whole.
+func TestLongLine(t *testing.T) {
+	args := `{"pad":"` + strings.Repeat("x", 3<<20) + `"}`
+	rs, err := converse(t, mode{}, call("1", args), call("2", `{"after":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || callText(t, rs[0]) != args || callText(t, rs[1]) != `{"after":true}` {
+		t.Fatalf("long line not echoed whole, or the next line lost (%d replies)", len(rs))
+	}
+}
+
+// countingWriter counts the writes that reach the pipe.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// Requests that arrive together are answered with one write: the server
+// flushes only when no more input is buffered.
+func TestPipelinedRequestsShareOneWrite(t *testing.T) {
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, call(strings.Repeat("1", 1+i%5), `{"n":1}`))
+	}
+	var out countingWriter
+	if err := serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, mode{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 100 {
+		t.Fatalf("%d replies, want 100", n)
+	}
+	if out.writes != 1 {
+		t.Errorf("%d writes for 100 buffered requests, want 1", out.writes)
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", `"\`, "\x00\x1f\x7f", "é日本🙂", "\u2028\u2029", "a\nb\r\tc"} {
+		var got string
+		enc := appendString(nil, []byte(s))
+		if err := json.Unmarshal(enc, &got); err != nil || got != s {
+			t.Errorf("appendString(%q) = %s, decodes to %q (%v)", s, enc, got, err)
+		}
+	}
+	// Invalid UTF-8 becomes U+FFFD rather than an invalid JSON string.
+	var got string
+	if err := json.Unmarshal(appendString(nil, []byte{'a', 0xff, 'b'}), &got); err != nil || got != "a\uFFFDb" {
+		t.Errorf("invalid UTF-8: %q (%v)", got, err)
+	}
+}

@@ -1,0 +1,233 @@
+// Command mcpbench runs the mcpvisor load-test scenarios against a raw pipe,
+// the official Go SDK client and the mark3labs client, and writes the
+// results: results-<date>.json (one record per scenario and contender),
+// <date>.md (tables with ratios, the targets with PASS/MISS), <date>.png (the
+// chart the report embeds) and latest.md (a pointer to the newest report).
+//
+//	mcpbench [-quick] [-out DIR] [-scenarios latency,throughput,...] [-server BIN] [-cpuprofile FILE]
+//
+// See bench/README.md for what each scenario measures.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/bench/internal/harness"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "a short run: a tenth of the calls, smaller server counts (CI)")
+	out := flag.String("out", "", "where the results go (default: bench/results, or results when run inside bench/)")
+	list := flag.String("scenarios", "", "comma-separated scenarios to run (default: all): "+strings.Join(names(), ","))
+	server := flag.String("server", "", "the echo server binary (default: build bench/cmd/echoserver)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if err := run(*quick, *out, *list, *server, *cpuprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func names() []string {
+	var ns []string
+	for _, s := range harness.Scenarios {
+		ns = append(ns, s.Name)
+	}
+	return ns
+}
+
+func run(quick bool, out, list, server, cpuprofile string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	selected, err := selectScenarios(list)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = defaultOut()
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := raiseFileLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench: warning: could not raise the open-file limit:", err)
+	}
+	tmp, err := os.MkdirTemp("", "mcpbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if server == "" {
+		fmt.Fprintln(os.Stderr, "mcpbench: building the echo server")
+		if server, err = harness.BuildEchoServer(ctx, tmp); err != nil {
+			return err
+		}
+	}
+	if server, err = filepath.Abs(server); err != nil {
+		return err
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+
+	env := &harness.Env{Server: server, Sizes: harness.FullSizes(), Log: os.Stderr, TempDir: tmp}
+	if quick {
+		env.Sizes = harness.QuickSizes()
+	}
+	started := time.Now()
+	result := &harness.Run{Date: started.Format("2006-01-02"), Started: started, Quick: quick, Machine: machine(), Sizes: env.Sizes}
+	for _, sc := range selected {
+		recs, err := sc.Run(ctx, env)
+		result.Records = append(result.Records, recs...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: %w", sc.Name, ctx.Err())
+			}
+			fmt.Fprintf(os.Stderr, "mcpbench: %s: %v\n", sc.Name, err)
+			result.Failures = append(result.Failures, fmt.Sprintf("%s: %v", sc.Name, err))
+		}
+	}
+	result.Seconds = time.Since(started).Seconds()
+	if err := write(result, out); err != nil {
+		return err
+	}
+	if len(result.Failures) > 0 {
+		return fmt.Errorf("%d scenario(s) failed", len(result.Failures))
+	}
+	return nil
+}
+
+// selectScenarios returns the scenarios named in list, in run order.
+func selectScenarios(list string) ([]harness.Scenario, error) {
+	if list == "" {
+		return harness.Scenarios, nil
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		want[strings.TrimSpace(name)] = true
+	}
+	var sel []harness.Scenario
+	for _, s := range harness.Scenarios {
+		if want[s.Name] {
+			sel = append(sel, s)
+			delete(want, s.Name)
+		}
+	}
+	for name := range want {
+		return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names(), ", "))
+	}
+	return sel, nil
+}
+
+// write stores the run in out: the JSON records, the chart, the dated
+// report, and latest.md pointing at it. The report also goes to stdout.
+func write(r *harness.Run, out string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "results-"+r.Date+".json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	chart := r.Date + ".png"
+	if err := r.Chart(filepath.Join(out, chart)); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench: chart:", err)
+		chart = ""
+	}
+	md := r.Markdown(chart)
+	if err := os.WriteFile(filepath.Join(out, r.Date+".md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "latest.md"), []byte(latest(r)), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(md)
+	fmt.Fprintf(os.Stderr, "mcpbench: wrote %s\n", filepath.Join(out, r.Date+".md"))
+	return nil
+}
+
+func latest(r *harness.Run) string {
+	var b strings.Builder
+	kind := "full run"
+	if r.Quick {
+		kind = "quick run"
+	}
+	fmt.Fprintf(&b, "# Latest bench report\n\nThe newest report is [%s](%s.md), a %s of %s (raw JSON: [results-%s.json](results-%s.json)).\n\n",
+		r.Date, r.Date, kind, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Date, r.Date)
+	b.WriteString("| target | measured | result |\n|---|---|---|\n")
+	for _, t := range r.Targets() {
+		res := "MISS"
+		switch {
+		case t.Missing:
+			res = "not run"
+		case t.Pass:
+			res = "PASS"
+		}
+		fmt.Fprintf(&b, "| %s | %s | **%s** |\n", t.Name, t.Measured, res)
+	}
+	return b.String()
+}
+
+// defaultOut is bench/results from the repository root, results from inside
+// the bench module.
+func defaultOut() string {
+	if data, err := os.ReadFile("go.mod"); err == nil && strings.Contains(string(data), "module github.com/mcpvisor/mcpvisor/bench") {
+		return "results"
+	}
+	return filepath.Join("bench", "results")
+}
+
+// raiseFileLimit lifts the soft open-file limit to the hard one: every
+// supervised server costs the host about three descriptors, and the scale
+// scenario starts a thousand.
+func raiseFileLimit() error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	lim.Cur = lim.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}
+
+func machine() harness.Machine {
+	m := harness.Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), CPU: "unknown", Kernel: "unknown", Commit: "unknown"}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(data))
+	}
+	if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(rev))
+		// The bench module builds mcpvisor from the working tree: say when
+		// it differs from the commit.
+		if st, err := exec.Command("git", "status", "--porcelain", "--", ":/", ":(exclude,top)bench").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+			m.Commit += " with uncommitted changes"
+		}
+	}
+	return m
+}

@@ -1,0 +1,61 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Contender names, as they appear in records and reports.
+const (
+	Raw       = "raw"
+	Mcpvisor  = "mcpvisor"
+	GoSDK     = "go-sdk"
+	Mark3labs = "mark3labs"
+)
+
+// contenders is every contender, the floor first.
+var contenders = []contender{rawContender{}, hostContender{}, goSDKContender{}, mark3labsContender{}}
+
+// peers are the SDK clients mcpvisor is compared against.
+var peers = []string{GoSDK, Mark3labs}
+
+// echoArgs are the arguments of every call, sent as they are by each contender.
+var echoArgs = json.RawMessage(`{"n":1}`)
+
+// A contender is one way of calling the echo server's tool.
+type contender interface {
+	name() string
+	// connect starts n echo servers at once and returns a client to them
+	// when every one has answered initialize and tools/list. pipelined
+	// asks the raw client for its concurrent form; the others always are.
+	connect(ctx context.Context, env *Env, n int, pipelined bool) (client, error)
+}
+
+// A client calls the echo tool of one of its servers (0 ≤ server < n).
+// call is safe for concurrent use; close stops every server it started.
+type client interface {
+	call(ctx context.Context, server int) error
+	close() error
+}
+
+// startAll runs start(i) for i in [0, n) concurrently and returns the first
+// error, after every start has returned.
+func startAll(n int, start func(i int) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = start(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// closeAll runs close(i) concurrently for i in [0, n).
+func closeAll(n int, closeOne func(i int) error) error {
+	return startAll(n, closeOne)
+}
+
+func serverName(i int) string { return fmt.Sprintf("s%03d", i) }

@@ -1,0 +1,12 @@
+// Package harness runs the bench scenarios: the same echo server
+// (bench/cmd/echoserver) called through a raw pipe (the floor), an embedded
+// mcpvisor Host, the official Go SDK client and the mark3labs client, in one
+// run, interleaved, so that machine noise falls on every contender alike.
+//
+// Each scenario is a function from an Env (the echo server binary, the sizes)
+// to Records; Report turns the records of a run into a markdown report with
+// ratios and the targets, and Chart into a PNG.
+//
+//	env := harness.Env{Server: bin, Sizes: harness.QuickSizes(), Log: os.Stderr}
+//	recs, err := harness.Latency(ctx, &env)
+package harness

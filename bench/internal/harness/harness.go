@@ -1,0 +1,145 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Sizes are how much work each scenario does.
+type Sizes struct {
+	LatencyCalls      int // scenario 1: calls per contender, 1 caller
+	ThroughputCalls   int // scenario 2: calls per contender
+	Callers           int // scenarios 2 and 3: concurrent callers
+	FanoutServers     int // scenario 3
+	FanoutCalls       int // scenario 3: calls per contender
+	IsolationServers  int // scenario 4: healthy + 3 misbehaving
+	IsolationCalls    int // scenario 4: calls to the healthy servers, per phase
+	IsolationCallers  int // scenario 4: callers of the healthy servers
+	IsolationPhases   int // scenario 4: baseline/trouble pairs, alternated
+	StartupServers    int // scenario 5
+	StartupRuns       int // scenario 5: runs per contender (the median is kept)
+	ScaleServers      int // scenario 6
+	ScaleCalls        int // scenario 6: calls to random servers once ready
+	Rounds            int // interleaving: rounds per scenario, contenders rotate within each
+	WarmupCalls       int // per contender before measuring
+	BadCallersPerKind int // scenario 4: concurrent callers of each misbehaving server
+}
+
+// FullSizes are the issue's sizes (make bench).
+func FullSizes() Sizes {
+	return Sizes{
+		LatencyCalls: 20000, ThroughputCalls: 50000, Callers: 64,
+		FanoutServers: 100, FanoutCalls: 50000,
+		IsolationServers: 20, IsolationCalls: 20000, IsolationCallers: 16, IsolationPhases: 2,
+		StartupServers: 100, StartupRuns: 3,
+		ScaleServers: 1000, ScaleCalls: 2000,
+		Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
+	}
+}
+
+// QuickSizes are a tenth of the work (make bench-quick, CI).
+func QuickSizes() Sizes {
+	return Sizes{
+		LatencyCalls: 2000, ThroughputCalls: 5000, Callers: 64,
+		FanoutServers: 20, FanoutCalls: 5000,
+		IsolationServers: 20, IsolationCalls: 2000, IsolationCallers: 16, IsolationPhases: 1,
+		StartupServers: 20, StartupRuns: 1,
+		ScaleServers: 100, ScaleCalls: 200,
+		Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
+	}
+}
+
+// TinySizes prove that every scenario works; the harness's own tests use them.
+func TinySizes() Sizes {
+	return Sizes{
+		LatencyCalls: 50, ThroughputCalls: 50, Callers: 4,
+		FanoutServers: 2, FanoutCalls: 50,
+		IsolationServers: 5, IsolationCalls: 50, IsolationCallers: 2, IsolationPhases: 1,
+		StartupServers: 2, StartupRuns: 1,
+		ScaleServers: 3, ScaleCalls: 10,
+		Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
+	}
+}
+
+// Env is what every scenario needs.
+type Env struct {
+	Server string    // the echo server binary
+	Sizes  Sizes     // how much work
+	Log    io.Writer // progress lines; nil: none
+	// TempDir holds each host's data directory. "": os.TempDir().
+	TempDir string
+}
+
+func (e *Env) logf(format string, args ...any) {
+	if e.Log != nil {
+		fmt.Fprintf(e.Log, time.Now().Format("15:04:05 ")+format+"\n", args...)
+	}
+}
+
+func (e *Env) tempDir(prefix string) (string, func(), error) {
+	dir, err := os.MkdirTemp(e.TempDir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// Record is one contender's figures in one scenario: the JSON record of the
+// results file. Durations are in microseconds unless the name says otherwise.
+type Record struct {
+	Scenario    string             `json:"scenario"`
+	Contender   string             `json:"contender"`
+	Servers     int                `json:"servers"`
+	Callers     int                `json:"callers,omitempty"`
+	Calls       int                `json:"calls,omitempty"`
+	Errors      int                `json:"errors"`
+	P50us       float64            `json:"p50_us,omitempty"`
+	P99us       float64            `json:"p99_us,omitempty"`
+	MaxUs       float64            `json:"max_us,omitempty"`
+	CallsPerSec float64            `json:"calls_per_sec,omitempty"`
+	Metrics     map[string]float64 `json:"metrics,omitempty"`
+	Note        string             `json:"note,omitempty"`
+}
+
+// Scenario names, in the order they run.
+const (
+	ScenarioLatency    = "latency"
+	ScenarioThroughput = "throughput"
+	ScenarioFanout     = "fanout"
+	ScenarioIsolation  = "isolation"
+	ScenarioStartup    = "startup"
+	ScenarioScale      = "scale"
+)
+
+// Scenario is one named scenario of the harness.
+type Scenario struct {
+	Name string
+	Run  func(context.Context, *Env) ([]Record, error)
+}
+
+// Scenarios are every scenario, in run order.
+var Scenarios = []Scenario{
+	{ScenarioLatency, Latency},
+	{ScenarioThroughput, Throughput},
+	{ScenarioFanout, Fanout},
+	{ScenarioIsolation, Isolation},
+	{ScenarioStartup, Startup},
+	{ScenarioScale, Scale},
+}
+
+// BuildEchoServer compiles bench/cmd/echoserver into dir and returns the
+// binary's path. It runs the go command, so it works wherever the bench
+// module's source is (a test, go run, make).
+func BuildEchoServer(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "echoserver")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcpvisor/mcpvisor/bench/cmd/echoserver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the echo server: %w\n%s", err, out)
+	}
+	return bin, nil
+}

@@ -1,0 +1,80 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// hostContender is mcpvisor embedded: one Host supervising every server,
+// called with Host.Call.
+type hostContender struct{}
+
+func (hostContender) name() string { return Mcpvisor }
+
+func (hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	servers := make([]mcpvisor.ServerConfig, n)
+	for i := range servers {
+		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Enabled: true}
+	}
+	h, err := openHost(ctx, env, mcpvisor.Options{Config: &mcpvisor.Config{Servers: servers}})
+	if err != nil {
+		return nil, err
+	}
+	if err := h.WaitReady(ctx); err != nil {
+		h.close()
+		return nil, err
+	}
+	c := &hostClient{benchHost: h, tools: make([]string, n)}
+	for i := range c.tools {
+		c.tools[i] = "mcp__" + serverName(i) + "__echo"
+	}
+	return c, nil
+}
+
+// benchHost is a Host with its own data directory, removed by close.
+type benchHost struct {
+	*mcpvisor.Host
+	cleanup func()
+}
+
+// openHost opens a host whose logs go nowhere and whose data directory is
+// temporary. Open returns at once; servers start in the background.
+func openHost(ctx context.Context, env *Env, opts mcpvisor.Options) (*benchHost, error) {
+	dir, cleanup, err := env.tempDir("mcpbench-host-")
+	if err != nil {
+		return nil, err
+	}
+	opts.DataDir = dir
+	opts.Logger = slog.New(slog.DiscardHandler)
+	h, err := mcpvisor.Open(ctx, opts)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	return &benchHost{Host: h, cleanup: cleanup}, nil
+}
+
+func (h *benchHost) close() error {
+	err := h.Host.Close()
+	h.cleanup()
+	return err
+}
+
+type hostClient struct {
+	*benchHost
+	tools []string
+}
+
+func (c *hostClient) call(ctx context.Context, server int) error {
+	res, err := c.Call(ctx, c.tools[server], echoArgs)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("%s: tool error: %s", c.tools[server], res.Text)
+	}
+	return nil
+}

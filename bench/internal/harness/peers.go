@@ -1,0 +1,125 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+
+	m3client "github.com/mark3labs/mcp-go/client"
+	m3transport "github.com/mark3labs/mcp-go/client/transport"
+	m3 "github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// protocolVersion is the revision every contender speaks, so that the SDKs
+// take the initialize handshake the host uses (both default to the newer
+// stateless revision's server/discover probe first).
+const protocolVersion = "2025-11-25"
+
+// goSDKContender is the official Go SDK: one ClientSession per server over
+// mcp.CommandTransport, called with ClientSession.CallTool.
+type goSDKContender struct{}
+
+func (goSDKContender) name() string { return GoSDK }
+
+func (goSDKContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	sdk := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
+	c := &goSDKClient{sessions: make([]*mcp.ClientSession, n)}
+	err := startAll(n, func(i int) error {
+		cs, err := sdk.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(env.Server)},
+			&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		if err != nil {
+			return err
+		}
+		c.sessions[i] = cs
+		_, err = cs.ListTools(ctx, nil)
+		return err
+	})
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("go-sdk: %w", err)
+	}
+	return c, nil
+}
+
+type goSDKClient struct{ sessions []*mcp.ClientSession }
+
+func (c *goSDKClient) call(ctx context.Context, server int) error {
+	res, err := c.sessions[server].CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: echoArgs})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("go-sdk: tool error")
+	}
+	return nil
+}
+
+func (c *goSDKClient) close() error {
+	return closeAll(len(c.sessions), func(i int) error {
+		if c.sessions[i] == nil {
+			return nil
+		}
+		return c.sessions[i].Close()
+	})
+}
+
+// mark3labsContender is mark3labs/mcp-go: one stdio client per server,
+// called with Client.CallTool.
+type mark3labsContender struct{}
+
+func (mark3labsContender) name() string { return Mark3labs }
+
+func (mark3labsContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	c := &mark3labsClient{clients: make([]*m3client.Client, n)}
+	err := startAll(n, func(i int) error {
+		t := m3transport.NewStdioWithOptions(env.Server, nil, nil, m3transport.WithCommandLogger(quiet))
+		cl := m3client.NewClient(t, m3client.WithProtocolVersion(protocolVersion))
+		// The transport ties the process to Start's context: it must outlive ctx.
+		if err := cl.Start(context.Background()); err != nil {
+			return err
+		}
+		c.clients[i] = cl
+		req := m3.InitializeRequest{}
+		req.Params.ProtocolVersion = protocolVersion
+		req.Params.ClientInfo = m3.Implementation{Name: "mcpbench", Version: "1"}
+		if _, err := cl.Initialize(ctx, req); err != nil {
+			return err
+		}
+		_, err := cl.ListTools(ctx, m3.ListToolsRequest{})
+		return err
+	})
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("mark3labs: %w", err)
+	}
+	return c, nil
+}
+
+type mark3labsClient struct{ clients []*m3client.Client }
+
+func (c *mark3labsClient) call(ctx context.Context, server int) error {
+	req := m3.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = echoArgs
+	res, err := c.clients[server].CallTool(ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("mark3labs: tool error")
+	}
+	return nil
+}
+
+func (c *mark3labsClient) close() error {
+	return closeAll(len(c.clients), func(i int) error {
+		if c.clients[i] == nil {
+			return nil
+		}
+		return c.clients[i].Close()
+	})
+}

@@ -1,0 +1,234 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"sync"
+)
+
+// rawContender is the floor: no SDK, no host. The simple form writes one
+// line and reads one line under a lock; the pipelined form (for concurrent
+// callers) writes under one lock and lets one reader goroutine per pipe hand
+// each response to its caller by id.
+type rawContender struct{}
+
+func (rawContender) name() string { return Raw }
+
+func (rawContender) connect(ctx context.Context, env *Env, n int, pipelined bool) (client, error) {
+	c := &rawClient{conns: make([]*rawConn, n)}
+	err := startAll(n, func(i int) error {
+		conn, err := dialRaw(env.Server, pipelined)
+		c.conns[i] = conn
+		return err
+	})
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+type rawClient struct{ conns []*rawConn }
+
+func (c *rawClient) call(ctx context.Context, server int) error {
+	return c.conns[server].call(ctx)
+}
+
+func (c *rawClient) close() error {
+	return closeAll(len(c.conns), func(i int) error {
+		if c.conns[i] == nil {
+			return nil
+		}
+		return c.conns[i].close()
+	})
+}
+
+// rawConn is one echo server process on a pair of pipes.
+type rawConn struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+
+	wmu  sync.Mutex // the writer (and, in the simple form, the reader)
+	next int64
+	buf  []byte
+
+	pipelined bool
+	pmu       sync.Mutex
+	waiting   map[int64]chan error
+	readErr   error
+	readDone  chan struct{}
+}
+
+// dialRaw spawns the server and does the handshake: initialize, then
+// notifications/initialized and tools/list, as a host does before it calls.
+func dialRaw(bin string, pipelined bool) (*rawConn, error) {
+	cmd := exec.Command(bin)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &rawConn{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10), pipelined: pipelined}
+	if err := c.handshake(); err != nil {
+		c.close()
+		return nil, fmt.Errorf("raw handshake: %w", err)
+	}
+	if pipelined {
+		c.waiting = map[int64]chan error{}
+		c.readDone = make(chan struct{})
+		go c.readLoop()
+	}
+	return c, nil
+}
+
+func (c *rawConn) handshake() error {
+	const (
+		initialize = `{"jsonrpc":"2.0","id":-1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n"
+		listTools  = `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":-2,"method":"tools/list"}` + "\n"
+	)
+	for _, req := range []string{initialize, listTools} {
+		if _, err := io.WriteString(c.stdin, req); err != nil {
+			return err
+		}
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(line, []byte(`"result"`)) {
+			return fmt.Errorf("unexpected answer: %s", line)
+		}
+	}
+	return nil
+}
+
+// appendCall appends a tools/call line for echo with echoArgs.
+func appendCall(b []byte, id int64) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"tools/call","params":{"name":"echo","arguments":`...)
+	b = append(b, echoArgs...)
+	return append(b, "}}\n"...)
+}
+
+func (c *rawConn) call(ctx context.Context) error {
+	if !c.pipelined {
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		c.next++
+		c.buf = appendCall(c.buf[:0], c.next)
+		if _, err := c.stdin.Write(c.buf); err != nil {
+			return err
+		}
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		return checkLine(line)
+	}
+	done := make(chan error, 1)
+	c.wmu.Lock()
+	c.next++
+	id := c.next
+	c.pmu.Lock()
+	if c.readErr != nil {
+		c.pmu.Unlock()
+		c.wmu.Unlock()
+		return c.readErr
+	}
+	c.waiting[id] = done
+	c.pmu.Unlock()
+	c.buf = appendCall(c.buf[:0], id)
+	_, err := c.stdin.Write(c.buf)
+	c.wmu.Unlock()
+	if err != nil {
+		c.pmu.Lock()
+		delete(c.waiting, id)
+		c.pmu.Unlock()
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		c.pmu.Lock()
+		delete(c.waiting, id)
+		c.pmu.Unlock()
+		return ctx.Err()
+	}
+}
+
+func checkLine(line []byte) error {
+	if bytes.Contains(line, []byte(`"error":`)) {
+		return fmt.Errorf("error response: %s", bytes.TrimSpace(line))
+	}
+	return nil
+}
+
+// readLoop hands each response to the caller waiting for its id.
+func (c *rawConn) readLoop() {
+	defer close(c.readDone)
+	for {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("raw: server closed stdout")
+			}
+			c.pmu.Lock()
+			c.readErr = err
+			for id, ch := range c.waiting {
+				ch <- err
+				delete(c.waiting, id)
+			}
+			c.pmu.Unlock()
+			return
+		}
+		id, ok := lineID(line)
+		if !ok {
+			continue
+		}
+		c.pmu.Lock()
+		ch := c.waiting[id]
+		delete(c.waiting, id)
+		c.pmu.Unlock()
+		if ch != nil {
+			ch <- checkLine(line)
+		}
+	}
+}
+
+// lineID reads the integer id of a response; the echo server writes it
+// first, right after "jsonrpc".
+func lineID(line []byte) (int64, bool) {
+	i := bytes.Index(line, []byte(`"id":`))
+	if i < 0 {
+		return 0, false
+	}
+	rest := line[i+5:]
+	j := 0
+	for j < len(rest) && (rest[j] == '-' || rest[j] >= '0' && rest[j] <= '9') {
+		j++
+	}
+	id, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+	return id, err == nil
+}
+
+func (c *rawConn) close() error {
+	c.stdin.Close() // the server exits at EOF, which ends readLoop
+	if c.readDone != nil {
+		<-c.readDone
+	}
+	return c.cmd.Wait()
+}

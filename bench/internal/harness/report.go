@@ -1,0 +1,344 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run is one run of the harness: what ran where, and every record. It is the
+// JSON results file.
+type Run struct {
+	Date     string    `json:"date"` // YYYY-MM-DD, names the report
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Quick    bool      `json:"quick"`
+	Machine  Machine   `json:"machine"`
+	Sizes    Sizes     `json:"sizes"`
+	Records  []Record  `json:"records"`
+	Failures []string  `json:"failures,omitempty"` // scenarios that could not complete
+}
+
+// Machine describes where a run happened.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"go"`
+	Commit    string `json:"commit"` // of the mcpvisor tree measured
+}
+
+// Target is one of the issue's performance targets, evaluated on a run.
+type Target struct {
+	Name     string // the target as the issue states it
+	Measured string // what this run measured, with the figures it comes from
+	Pass     bool
+	Missing  bool // the run has no figure for it (scenario not run or failed)
+}
+
+// find returns the record of scenario and contender, or nil.
+func (r *Run) find(scenario, contender string) *Record {
+	for i := range r.Records {
+		if r.Records[i].Scenario == scenario && r.Records[i].Contender == contender {
+			return &r.Records[i]
+		}
+	}
+	return nil
+}
+
+// ran reports whether the record exists and measured something.
+func ran(rec *Record) bool { return rec != nil && (rec.Calls > 0 || len(rec.Metrics) > 0) }
+
+// bestPeer returns the peer record with the highest throughput.
+func (r *Run) bestPeer(scenario string) *Record {
+	var best *Record
+	for _, p := range peers {
+		if rec := r.find(scenario, p); ran(rec) && (best == nil || rec.CallsPerSec > best.CallsPerSec) {
+			best = rec
+		}
+	}
+	return best
+}
+
+// Targets evaluates the issue's targets on the run's figures. Sizes are the
+// run's own: a quick run checks the start-up and scale targets at its smaller
+// server counts, and says so.
+func (r *Run) Targets() []Target {
+	var ts []Target
+	add := func(name string, ok bool, pass bool, format string, args ...any) {
+		t := Target{Name: name, Missing: !ok}
+		if ok {
+			t.Pass, t.Measured = pass, fmt.Sprintf(format, args...)
+		} else {
+			t.Measured = "not measured"
+		}
+		ts = append(ts, t)
+	}
+
+	raw, host := r.find(ScenarioLatency, Raw), r.find(ScenarioLatency, Mcpvisor)
+	ok := ran(raw) && ran(host) && host.Errors == 0
+	ratio := safeDiv(field(host, p50), field(raw, p50))
+	add("Embedded, 1 caller: p50 ≤ 1.5× the raw pipe", ok, ratio <= 1.5,
+		"%.2f× (%.1f µs vs %.1f µs)", ratio, field(host, p50), field(raw, p50))
+
+	raw, host = r.find(ScenarioThroughput, Raw), r.find(ScenarioThroughput, Mcpvisor)
+	best := r.bestPeer(ScenarioThroughput)
+	ok = ran(raw) && ran(host) && host.Errors == 0
+	ratio = safeDiv(field(host, cps), field(raw, cps))
+	add(fmt.Sprintf("Embedded, %d callers: throughput ≥ 0.6× the raw pipe", r.Sizes.Callers), ok, ratio >= 0.6,
+		"%.2f× (%.0f vs %.0f calls/s)", ratio, field(host, cps), field(raw, cps))
+	ratio = safeDiv(field(host, cps), field(best, cps))
+	bestName := "no peer"
+	if best != nil {
+		bestName = best.Contender
+	}
+	add(fmt.Sprintf("Embedded, %d callers: throughput ≥ 3× the best peer SDK client", r.Sizes.Callers), ok && best != nil, ratio >= 3,
+		"%.2f× (%.0f vs %s %.0f calls/s)", ratio, field(host, cps), bestName, field(best, cps))
+
+	base, trouble := r.find(ScenarioIsolation, "mcpvisor-baseline"), r.find(ScenarioIsolation, "mcpvisor-trouble")
+	ok = ran(base) && ran(trouble) && trouble.Errors == 0
+	ratio = safeDiv(field(trouble, p99), field(base, p99))
+	add("Isolation: healthy-server p99 ≤ 1.2× the run without the bad servers", ok, ratio <= 1.2,
+		"%.2f× (%.1f µs vs %.1f µs)", ratio, field(trouble, p99), field(base, p99))
+	worst := math.Max(metric(base, "status_max_us"), metric(trouble, "status_max_us"))
+	add("Isolation: Host.Status answers in < 5 ms throughout", ok, worst < 5000,
+		"slowest of %.0f samples: %.2f ms (p99 %.3f ms with the bad servers)",
+		metric(base, "status_samples")+metric(trouble, "status_samples"), worst/1000, metric(trouble, "status_p99_us")/1000)
+
+	host = r.find(ScenarioStartup, Mcpvisor)
+	ok = ran(host) && ran(r.find(ScenarioStartup, Raw))
+	after := metric(host, "after_processes_ms")
+	add(fmt.Sprintf("Start-up: %d servers ready < 2 s after their processes are ready", r.Sizes.StartupServers), ok, after < 2000,
+		"%.0f ms after (%.0f ms from Open, processes alone %.0f ms)", after, metric(host, "ready_ms"), metric(host, "ready_ms")-after)
+
+	host = r.find(ScenarioScale, Mcpvisor)
+	ok = ran(host) && host.Errors == 0
+	add(fmt.Sprintf("Scale: %d servers ready < 30 s", r.Sizes.ScaleServers), ok, metric(host, "ready_ms") < 30000,
+		"%.2f s", metric(host, "ready_ms")/1000)
+	add(fmt.Sprintf("Scale: host RSS < 300 MB with %d servers (children excluded)", r.Sizes.ScaleServers), ok, metric(host, "rss_mb") < 300,
+		"%.1f MB (%.1f KiB per server)", metric(host, "rss_mb"), metric(host, "rss_per_server_kb"))
+	return ts
+}
+
+func p50(r *Record) float64 { return r.P50us }
+func p99(r *Record) float64 { return r.P99us }
+func cps(r *Record) float64 { return r.CallsPerSec }
+
+func field(r *Record, f func(*Record) float64) float64 {
+	if r == nil {
+		return 0
+	}
+	return f(r)
+}
+
+func metric(r *Record, name string) float64 {
+	if r == nil {
+		return 0
+	}
+	return r.Metrics[name]
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// Markdown renders the run as the dated report; chart is the PNG's file name
+// beside it ("" for none).
+func (r *Run) Markdown(chart string) string {
+	var b strings.Builder
+	kind := "full run (`make bench`)"
+	if r.Quick {
+		kind = "quick run (`make bench-quick`): a tenth of the calls, smaller server counts"
+	}
+	fmt.Fprintf(&b, "# mcpvisor bench report, %s\n\n", r.Date)
+	fmt.Fprintf(&b, "A %s of `bench/cmd/mcpbench`, %s, %.0f s. Machine: %s, %d cores, Linux %s, %s. mcpvisor at %s.\n\n",
+		kind, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Seconds, r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.GoVersion, r.Machine.Commit)
+	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better.\n\n")
+	if len(r.Failures) > 0 {
+		b.WriteString("**Scenarios that failed:**\n\n")
+		for _, f := range r.Failures {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Targets\n\n| target | measured | result |\n|---|---|---|\n")
+	for _, t := range r.Targets() {
+		res := "MISS"
+		switch {
+		case t.Missing:
+			res = "not run"
+		case t.Pass:
+			res = "PASS"
+		}
+		fmt.Fprintf(&b, "| %s | %s | **%s** |\n", t.Name, t.Measured, res)
+	}
+	b.WriteString("\n")
+	if chart != "" {
+		fmt.Fprintf(&b, "![p50 latency with one caller, and calls/s with %d callers, per contender](%s)\n\n", r.Sizes.Callers, chart)
+	}
+
+	if rec := r.find(ScenarioLatency, Raw); rec != nil {
+		fmt.Fprintf(&b, "## 1. Latency: 1 caller, 1 server, %d calls per contender\n\n", r.Sizes.LatencyCalls)
+		r.loadTable(&b, ScenarioLatency, true)
+	}
+	if rec := r.find(ScenarioThroughput, Raw); rec != nil {
+		fmt.Fprintf(&b, "## 2. Throughput: %d concurrent callers, 1 server, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.ThroughputCalls)
+		b.WriteString("The raw pipe is pipelined here: one writer lock, one reader goroutine handing responses to callers by id.\n\n")
+		r.loadTable(&b, ScenarioThroughput, false)
+	}
+	if rec := r.find(ScenarioFanout, Raw); rec != nil {
+		fmt.Fprintf(&b, "## 3. Fan-out: %d concurrent callers over %d servers, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.FanoutServers, r.Sizes.FanoutCalls)
+		b.WriteString("mcpvisor: one Host supervising every server. go-sdk and mark3labs: one client session per server. raw: one pipelined pipe per server. Call k goes to server k mod N.\n\n")
+		r.loadTable(&b, ScenarioFanout, false)
+	}
+	r.isolationSection(&b)
+	r.startupSection(&b)
+	r.scaleSection(&b)
+	b.WriteString("## Reproduce\n\n```sh\nmake bench         # this report: bench/results/<date>.md, .png, results-<date>.json\nmake bench-quick   # the short version (CI), into bench/results/quick/\n```\n")
+	return b.String()
+}
+
+// loadTable writes the table of a latency, throughput or fan-out scenario.
+func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) {
+	raw := r.find(scenario, Raw)
+	best := r.bestPeer(scenario)
+	var bestLat *Record
+	for _, p := range peers {
+		if rec := r.find(scenario, p); ran(rec) && (bestLat == nil || rec.P50us < bestLat.P50us) {
+			bestLat = rec
+		}
+	}
+	if latencyFirst {
+		b.WriteString("| contender | p50 µs | p99 µs | max µs | calls/s | p50 × raw | p50 × best peer | p99 × raw | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		b.WriteString("| contender | calls/s | p50 µs | p99 µs | max µs | calls/s × raw | calls/s × best peer | p99 × raw | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
+	var notes []string
+	for _, c := range contenders {
+		rec := r.find(scenario, c.name())
+		if rec == nil {
+			continue
+		}
+		if rec.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", rec.Contender, rec.Note))
+		}
+		if !ran(rec) {
+			fmt.Fprintf(b, "| %s | — | — | — | — | — | — | — | failed |\n", rec.Contender)
+			continue
+		}
+		if latencyFirst {
+			fmt.Fprintf(b, "| %s | %.1f | %.1f | %.0f | %.0f | %s | %s | %s | %d |\n", rec.Contender, rec.P50us, rec.P99us, rec.MaxUs, rec.CallsPerSec,
+				ratioCell(rec.P50us, field(raw, p50)), ratioCell(rec.P50us, field(bestLat, p50)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors)
+		} else {
+			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.0f | %s | %s | %s | %d |\n", rec.Contender, rec.CallsPerSec, rec.P50us, rec.P99us, rec.MaxUs,
+				ratioCell(rec.CallsPerSec, field(raw, cps)), ratioCell(rec.CallsPerSec, field(best, cps)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors)
+		}
+	}
+	b.WriteString("\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+func ratioCell(a, b float64) string {
+	if b == 0 || math.IsNaN(a/b) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func (r *Run) isolationSection(b *strings.Builder) {
+	base, trouble := r.find(ScenarioIsolation, "mcpvisor-baseline"), r.find(ScenarioIsolation, "mcpvisor-trouble")
+	if base == nil && trouble == nil {
+		return
+	}
+	healthy := r.Sizes.IsolationServers - 3
+	fmt.Fprintf(b, "## 4. Isolation: %d healthy servers, with and without 3 misbehaving ones (mcpvisor)\n\n", healthy)
+	fmt.Fprintf(b, "%d callers make %d calls to the healthy servers in each phase; the phases alternate (%d pair(s)), each on a fresh Host. "+
+		"In the trouble phase three more servers run: `hang` (answers the handshake, never a call), `crash` (exits at start; restarted every %s, a far harsher policy than the default), "+
+		"and `deaf` (stops reading stdin after listing its tools; its calls carry 16 KiB so the pipe fills). %d callers per bad server call it all along, at most once per %s each, "+
+		"with a %s call timeout on the bad servers. Host.Status and Host.Tools are timed every %s in both phases.\n\n",
+		r.Sizes.IsolationCallers, r.Sizes.IsolationCalls, r.Sizes.IsolationPhases, crashBackoff, r.Sizes.BadCallersPerKind, badPace, badTimeout, statusEvery)
+	b.WriteString("| phase | servers | healthy calls | p50 µs | p99 µs | max µs | p99 × baseline | Status p99 / max µs | Tools p99 / max µs | Host.Close ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rec := range []*Record{base, trouble} {
+		if !ran(rec) {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %.1f | %.1f | %.0f | %s | %.1f / %.0f | %.1f / %.0f | %.0f | %d |\n",
+			strings.TrimPrefix(rec.Contender, "mcpvisor-"), rec.Servers, rec.Calls, rec.P50us, rec.P99us, rec.MaxUs, ratioCell(rec.P99us, field(base, p99)),
+			metric(rec, "status_p99_us"), metric(rec, "status_max_us"), metric(rec, "tools_p99_us"), metric(rec, "tools_max_us"), metric(rec, "close_ms"), rec.Errors)
+	}
+	b.WriteString("\n")
+	if ran(trouble) {
+		var kinds []string
+		for k, v := range trouble.Metrics {
+			if name, ok := strings.CutPrefix(k, "bad_"); ok && name != "calls" {
+				kinds = append(kinds, fmt.Sprintf("%s %.0f", name, v))
+			}
+		}
+		slices.Sort(kinds)
+		fmt.Fprintf(b, "Calls to the bad servers during the trouble phase: %.0f (%s). The crash-looping server was restarted %.0f times.\n\n",
+			metric(trouble, "bad_calls"), strings.Join(kinds, ", "), metric(trouble, "crash_restarts"))
+	}
+	for _, rec := range []*Record{base, trouble} {
+		if rec != nil && rec.Note != "" {
+			fmt.Fprintf(b, "- %s: %s\n\n", rec.Contender, rec.Note)
+		}
+	}
+}
+
+func (r *Run) startupSection(b *strings.Builder) {
+	if r.find(ScenarioStartup, Raw) == nil {
+		return
+	}
+	fmt.Fprintf(b, "## 5. Start-up: %d servers started at once (median of %d run(s))\n\n", r.Sizes.StartupServers, r.Sizes.StartupRuns)
+	b.WriteString("Ready means every server has answered initialize and tools/list; for mcpvisor, from Open until WaitReady returns. `raw` spawns and handshakes the same servers concurrently with no host: the time the processes themselves need. " +
+		"RSS is this process's VmRSS after a GC (children excluded), after minus before, per server.\n\n")
+	b.WriteString("| contender | ready ms | after the processes, ms | worst run ms | host RSS per server KiB | close ms |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range contenders {
+		rec := r.find(ScenarioStartup, c.name())
+		if rec == nil {
+			continue
+		}
+		if !ran(rec) {
+			fmt.Fprintf(b, "| %s | failed: %s | | | | |\n", rec.Contender, rec.Note)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %.1f | %+.1f | %.1f | %.1f | %.1f |\n", rec.Contender, metric(rec, "ready_ms"), metric(rec, "after_processes_ms"),
+			metric(rec, "ready_ms_worst_run"), metric(rec, "rss_per_server_kb"), metric(rec, "close_ms"))
+	}
+	b.WriteString("\n")
+}
+
+func (r *Run) scaleSection(b *strings.Builder) {
+	host := r.find(ScenarioScale, Mcpvisor)
+	if host == nil {
+		return
+	}
+	raw := r.find(ScenarioScale, Raw)
+	fmt.Fprintf(b, "## 6. Scale: %d stdio servers supervised at once (mcpvisor)\n\n", r.Sizes.ScaleServers)
+	b.WriteString("`raw` spawns and handshakes as many servers with no host, for the floor. Host RSS is this whole process's VmRSS after a GC, harness included, children excluded. Calls go to a random server each, one at a time.\n\n")
+	b.WriteString("| contender | ready s | host RSS MB | RSS per server KiB | first call µs | call p50 / p99 / max µs | close ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	if ran(raw) {
+		fmt.Fprintf(b, "| raw | %.2f | %.1f | %.1f | | | %.0f |\n", metric(raw, "ready_ms")/1000, metric(raw, "rss_mb"), metric(raw, "rss_per_server_kb"), metric(raw, "close_ms"))
+	}
+	if ran(host) {
+		fmt.Fprintf(b, "| mcpvisor | %.2f | %.1f | %.1f | %.0f | %.1f / %.1f / %.0f | %.0f |\n", metric(host, "ready_ms")/1000, metric(host, "rss_mb"),
+			metric(host, "rss_per_server_kb"), metric(host, "first_call_us"), host.P50us, host.P99us, host.MaxUs, metric(host, "close_ms"))
+	}
+	b.WriteString("\n")
+	for _, rec := range []*Record{raw, host} {
+		if rec != nil && rec.Note != "" {
+			fmt.Fprintf(b, "- %s: %s\n\n", rec.Contender, rec.Note)
+		}
+	}
+}

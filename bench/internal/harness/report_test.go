@@ -1,0 +1,78 @@
+package harness
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeRun is a run whose figures meet some targets and miss others.
+func fakeRun() *Run {
+	r := &Run{Date: "2026-01-02", Sizes: FullSizes()}
+	load := func(sc string, p50 map[string]float64, cps map[string]float64) {
+		for _, c := range []string{Raw, Mcpvisor, GoSDK, Mark3labs} {
+			r.Records = append(r.Records, Record{Scenario: sc, Contender: c, Calls: 100, P50us: p50[c], P99us: 2 * p50[c], CallsPerSec: cps[c]})
+		}
+	}
+	load(ScenarioLatency, map[string]float64{Raw: 10, Mcpvisor: 14, GoSDK: 50, Mark3labs: 40}, map[string]float64{Raw: 1, Mcpvisor: 1, GoSDK: 1, Mark3labs: 1})
+	load(ScenarioThroughput, map[string]float64{Raw: 1, Mcpvisor: 1, GoSDK: 1, Mark3labs: 1}, map[string]float64{Raw: 100, Mcpvisor: 50, GoSDK: 10, Mark3labs: 20})
+	r.Records = append(r.Records,
+		Record{Scenario: ScenarioIsolation, Contender: "mcpvisor-baseline", Calls: 10, P99us: 100, Metrics: map[string]float64{"status_max_us": 100}},
+		Record{Scenario: ScenarioIsolation, Contender: "mcpvisor-trouble", Calls: 10, P99us: 110, Metrics: map[string]float64{"status_max_us": 6000}},
+		Record{Scenario: ScenarioStartup, Contender: Raw, Metrics: map[string]float64{"ready_ms": 100}},
+		Record{Scenario: ScenarioStartup, Contender: Mcpvisor, Metrics: map[string]float64{"ready_ms": 300, "after_processes_ms": 200}},
+	)
+	return r
+}
+
+func TestTargets(t *testing.T) {
+	want := []struct{ name, result string }{
+		{"Embedded, 1 caller: p50", "PASS"},                             // 1.4×
+		{"Embedded, 64 callers: throughput ≥ 0.6× the raw", "MISS"},     // 0.5×
+		{"Embedded, 64 callers: throughput ≥ 3× the best peer", "MISS"}, // 2.5× mark3labs
+		{"Isolation: healthy-server p99", "PASS"},                       // 1.1×
+		{"Isolation: Host.Status", "MISS"},                              // 6 ms
+		{"Start-up: 100 servers", "PASS"},                               // 200 ms
+		{"Scale: 1000 servers", "not run"},
+		{"Scale: host RSS", "not run"},
+	}
+	got := fakeRun().Targets()
+	if len(got) != len(want) {
+		t.Fatalf("%d targets, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		res := "MISS"
+		switch {
+		case got[i].Missing:
+			res = "not run"
+		case got[i].Pass:
+			res = "PASS"
+		}
+		if !strings.HasPrefix(got[i].Name, w.name) || res != w.result {
+			t.Errorf("target %d: %q %s (%s), want %q %s", i, got[i].Name, res, got[i].Measured, w.name, w.result)
+		}
+	}
+	if !strings.Contains(got[2].Measured, "mark3labs") {
+		t.Errorf("best peer not named: %s", got[2].Measured)
+	}
+}
+
+func TestMarkdownAndChart(t *testing.T) {
+	r := fakeRun()
+	dir := t.TempDir()
+	if err := r.Chart(filepath.Join(dir, "c.png")); err != nil {
+		t.Fatal(err)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "c.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("chart is not a PNG (%v)", err)
+	}
+	md := r.Markdown("c.png")
+	for _, want := range []string{"![", "(c.png)", "| raw | 10.0 |", "1.40×", "**MISS**", "**PASS**", "## 2. Throughput", "## 5. Start-up"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
