@@ -692,13 +692,17 @@ func (a *serverActor) unavailable() error {
 
 // setState records a state change and publishes the status.
 func (a *serverActor) setState(s State, lastErr string) {
-	if s != a.state {
+	changed := s != a.state
+	if changed {
 		a.since = time.Now()
-		a.rt.emit(Event{Time: a.since, Server: a.spec.Name, Kind: EventState, State: s, Err: lastErr})
 	}
 	a.state = s
 	a.lastErr = lastErr
+	// Publish before emitting: whoever reacts to the event sees the status.
 	a.publish()
+	if changed {
+		a.rt.emit(Event{Time: a.since, Server: a.spec.Name, Kind: EventState, State: s, Err: lastErr})
+	}
 }
 
 func (a *serverActor) publish() {
