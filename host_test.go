@@ -45,6 +45,13 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	// Every test closes its hosts: nothing they started may be left.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left after the tests:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -418,9 +418,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		close(r.events)
 		<-r.eventsDone
 	}
-	for _, e := range entries {
-		_ = e.log.Close()
-	}
 	r.system.Shutdown()
 	return errors.Join(errs...)
 }
@@ -471,7 +468,7 @@ type registryActor struct {
 func (g *registryActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *regMsg:
-		m.reply <- g.register(ctx, m.spec)
+		m.reply <- g.register(m.spec)
 	case *unregMsg:
 		m.reply <- g.remove(m.name, fmt.Errorf("%w: server %q was unregistered", ErrUnavailable, m.name))
 	case *closeMsg:
@@ -485,7 +482,7 @@ func (g *registryActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (g *registryActor) register(ctx actor.Context, spec ServerSpec) regReply {
+func (g *registryActor) register(spec ServerSpec) regReply {
 	if g.closed {
 		return regReply{err: ErrClosed}
 	}
@@ -517,7 +514,10 @@ func (g *registryActor) register(ctx actor.Context, spec ServerSpec) regReply {
 			e.log = f
 		}
 	}
-	e.pid = ctx.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+	// Spawned from the root, not as the registry's child: a server actor
+	// stops itself once its process is gone, and a parent stopping later
+	// would signal an actor that no longer exists (a dead letter).
+	e.pid = g.rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 		return newServerActor(g.rt, e, spec)
 	}), spec.Name+"-")
 	g.publish(func(s *snapshot) {

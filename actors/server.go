@@ -627,6 +627,9 @@ func (a *serverActor) settle() {
 	}
 	if a.stopErr != nil && a.stopSelf {
 		a.stopSelf = false
+		// No process is left to write to the log: close it here, since a
+		// server may be unregistered or replaced long before the host closes.
+		_ = a.log.Close()
 		a.entry.markStopped()
 		a.rt.system.Root.Stop(a.self)
 	}
