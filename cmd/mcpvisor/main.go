@@ -384,7 +384,7 @@ func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Log
 			switch ev.Kind {
 			case mcpvisor.EventState:
 				line := fmt.Sprintf("%s %s: %s", ev.Time.Format(time.TimeOnly), ev.Server, ev.State)
-				if ev.Err != "" {
+				if ev.Err != "" && (ev.State == mcpvisor.StateBackoff || ev.State == mcpvisor.StateFailed) {
 					line += " (" + ev.Err + ")"
 				}
 				fmt.Fprintln(stdout, line)
