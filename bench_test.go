@@ -18,29 +18,36 @@ import (
 // server binary (write one tools/call line, read one line back), with no
 // host in between. The bench/ harness compares against peer SDKs too.
 
-func BenchmarkRawPipe(b *testing.B) {
+const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}` + "\n"
+
+// rawPipe starts the server binary with plain pipes and completes the
+// handshake by hand: the floor every host is compared with.
+func rawPipe(b *testing.B) (io.Writer, *bufio.Reader) {
 	cmd := exec.Command(bin.mcptest)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { stdin.Close(); cmd.Wait() }()
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
 	r := bufio.NewReaderSize(stdout, 64<<10)
-	roundTrip := func(line string) {
-		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.ReadSlice('\n'); err != nil {
-			b.Fatal(err)
-		}
+	io.WriteString(stdin, initializeLine)
+	if _, err := r.ReadSlice('\n'); err != nil {
+		b.Fatal(err)
 	}
-	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return stdin, r
+}
+
+func BenchmarkRawPipe(b *testing.B) {
+	stdin, r := rawPipe(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`, i+1))
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`+"\n", i+1)
+		if _, err := r.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -76,18 +83,8 @@ func BenchmarkHostCall(b *testing.B) {
 // BenchmarkRawPipeParallel is the floor for concurrent callers: one pipe,
 // requests pipelined by a writer, responses read by one reader.
 func BenchmarkRawPipeParallel(b *testing.B) {
-	cmd := exec.Command(bin.mcptest)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	r := bufio.NewReaderSize(stdout, 64<<10)
+	stdin, r := rawPipe(b)
 	w := bufio.NewWriter(stdin)
-	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	w.Flush()
-	r.ReadSlice('\n')
 	var mu sync.Mutex
 	waiting := map[int64]chan struct{}{}
 	go func() {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/testbin"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -28,31 +28,10 @@ import (
 var bin struct{ mcptest, notes string }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpvisor-test-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin.mcptest = filepath.Join(dir, "mcptest")
-	bin.notes = filepath.Join(dir, "notes")
-	for out, pkg := range map[string]string{bin.mcptest: "./examples/servers/mcptest", bin.notes: "./examples/servers/notes"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	// Every test closes its hosts: nothing they started may be left.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutines left after the tests:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{
+		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &bin.mcptest,
+		"github.com/mcpvisor/mcpvisor/examples/servers/notes":   &bin.notes,
+	})
 }
 
 // fastRestart keeps restart tests short; the shapes (growth, reset,

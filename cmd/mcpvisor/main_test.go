@@ -5,33 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
 var notesBin, mcptestBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpvisor-cli-test-")
-	if err != nil {
-		panic(err)
-	}
-	notesBin, mcptestBin = filepath.Join(dir, "notes"), filepath.Join(dir, "mcptest")
-	for out, pkg := range map[string]string{notesBin: "../../examples/servers/notes", mcptestBin: "../../examples/servers/mcptest"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{
+		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &mcptestBin,
+		"github.com/mcpvisor/mcpvisor/examples/servers/notes":   &notesBin,
+	})
 }
 
 func writeConfig(t *testing.T, body string) string {
