@@ -17,6 +17,24 @@ import (
 // before new calls fail at once with ErrNotReading instead of queueing behind it.
 const stallThreshold = time.Second
 
+// conn is one incarnation of a server connection, whatever the transport.
+// Its goroutines report to the owning actor with messages tagged with its
+// generation: inboundMsg, badFrame, oversizedFrame, readerDone, writeFailed,
+// processExited.
+type conn interface {
+	// send queues one frame for the server; it never blocks.
+	send(frame []byte) error
+	// release returns the flow-control credit of a handled inbound frame.
+	release(n int)
+	// close ends the connection and joins its goroutines; it blocks and is
+	// idempotent.
+	close(ctx context.Context)
+	generation() uint64
+	pid() int // the process id, 0 when there is no process
+}
+
+var _ conn = (*stdioConn)(nil)
+
 // stdioConn is one incarnation of a stdio server: the process, a reader
 // goroutine that turns stdout into messages for the actor, and a writer
 // goroutine that drains a bounded queue into stdin. The actor owns it; the
@@ -66,7 +84,9 @@ func startStdio(gen uint64, spec *ServerSpec, deliver func(any), stderr func([]b
 	return c, nil
 }
 
-func (c *stdioConn) pid() int { return c.proc.Pid() }
+func (c *stdioConn) pid() int           { return c.proc.Pid() }
+func (c *stdioConn) generation() uint64 { return c.gen }
+func (c *stdioConn) release(n int)      { c.flow.release(n) }
 
 // send queues one frame (without its newline) for the writer. It never
 // blocks: a full queue, or a write stalled for longer than stallThreshold,

@@ -35,7 +35,7 @@ type cancelMsg struct {
 // connStarted reports the outcome of spawning a connection.
 type connStarted struct {
 	gen  uint64
-	conn *stdioConn
+	conn conn
 	err  error
 }
 

@@ -54,9 +54,9 @@ type serverActor struct {
 	lastErr string
 
 	gen       uint64
-	conn      *stdioConn // nil when no process
-	exited    bool       // the current conn's process has been reaped
-	connDying bool       // stdout or stdin failed; waiting for the exit status
+	conn      conn // nil when not connected
+	exited    bool // the current conn's process has been reaped
+	connDying bool // stdout or stdin failed; waiting for the exit status
 	graceTmr  *time.Timer
 
 	nextID  int64
@@ -104,7 +104,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onCall(m)
 	case *inboundMsg:
 		if m.gen == a.gen && a.conn != nil {
-			a.conn.flow.release(m.size)
+			a.conn.release(m.size)
 			a.onInbound(&m.msg)
 		}
 	case *cancelMsg:
@@ -120,7 +120,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onConnStarted(m)
 	case *badFrame:
 		if m.gen == a.gen && a.conn != nil {
-			a.conn.flow.release(len(m.line))
+			a.conn.release(len(m.line))
 			a.onBadFrame(m)
 		}
 	case *oversizedFrame:
@@ -187,8 +187,14 @@ func (a *serverActor) start() {
 	self := a.self
 	a.busy++
 	a.rt.goroutine(func() {
-		conn, err := startStdio(gen, &spec, func(m any) { a.rt.send(self, m) }, a.stderrLine)
-		a.rt.send(self, &connStarted{gen: gen, conn: conn, err: err})
+		msg := &connStarted{gen: gen}
+		c, err := startStdio(gen, &spec, func(m any) { a.rt.send(self, m) }, a.stderrLine)
+		if err != nil {
+			msg.err = err
+		} else {
+			msg.conn = c // never a typed nil in the interface
+		}
+		a.rt.send(self, msg)
 	})
 }
 
@@ -604,13 +610,13 @@ func (a *serverActor) dropConn(err error) {
 }
 
 // closeConn runs the stop ladder on a goroutine and reports connClosed.
-func (a *serverActor) closeConn(c *stdioConn) {
+func (a *serverActor) closeConn(c conn) {
 	self := a.self
 	a.rt.goroutine(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), a.spec.StopGrace+a.spec.TermGrace+5*time.Second)
 		defer cancel()
 		c.close(ctx)
-		a.rt.send(self, &connClosed{gen: c.gen})
+		a.rt.send(self, &connClosed{gen: c.generation()})
 	})
 	a.busy++
 }
