@@ -107,6 +107,7 @@ func run(quick bool, out, list, server, cpuprofile string) error {
 		}
 	}
 	result.Seconds = time.Since(started).Seconds()
+	result.Machine.LoadAfter = loadavg()
 	if err := write(result, out); err != nil {
 		return err
 	}
@@ -218,6 +219,7 @@ func machine() harness.Machine {
 			}
 		}
 	}
+	m.LoadBefore = loadavg()
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(data))
 	}
@@ -230,4 +232,17 @@ func machine() harness.Machine {
 		}
 	}
 	return m
+}
+
+// loadavg is the 1, 5 and 15 minute load averages, "" where unknown.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], ", ")
 }

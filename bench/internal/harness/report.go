@@ -28,6 +28,10 @@ type Machine struct {
 	Kernel    string `json:"kernel"`
 	GoVersion string `json:"go"`
 	Commit    string `json:"commit"` // of the mcpvisor tree measured
+	// LoadBefore and LoadAfter are /proc/loadavg when the run started and
+	// ended: a busy machine (other builds, tests) makes every figure noisier.
+	LoadBefore string `json:"load_before,omitempty"`
+	LoadAfter  string `json:"load_after,omitempty"`
 }
 
 // Target is one of the issue's performance targets, evaluated on a run.
@@ -151,13 +155,16 @@ func safeDiv(a, b float64) float64 {
 // beside it ("" for none).
 func (r *Run) Markdown(chart string) string {
 	var b strings.Builder
-	kind := "full run (`make bench`)"
+	size := "full size (`make bench`)"
 	if r.Quick {
-		kind = "quick run (`make bench-quick`): a tenth of the calls, smaller server counts"
+		size = "quick size (`make bench-quick`: a tenth of the calls, fewer servers)"
 	}
 	fmt.Fprintf(&b, "# mcpvisor bench report, %s\n\n", r.Date)
-	fmt.Fprintf(&b, "A %s of `bench/cmd/mcpbench`, %s, %.0f s. Machine: %s, %d cores, Linux %s, %s. mcpvisor at %s.\n\n",
-		kind, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Seconds, r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.GoVersion, r.Machine.Commit)
+	fmt.Fprintf(&b, "`bench/cmd/mcpbench` at %s, started %s, took %.0f s. Machine: %s, %d cores, Linux %s, %s. mcpvisor at %s.\n\n",
+		size, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Seconds, r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.GoVersion, r.Machine.Commit)
+	if r.Machine.LoadBefore != "" {
+		fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n", r.Machine.LoadBefore, r.Machine.LoadAfter)
+	}
 	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better.\n\n")
 	if len(r.Failures) > 0 {
 		b.WriteString("**Scenarios that failed:**\n\n")
