@@ -25,6 +25,14 @@ test-short:
 vet:
 	$(GO) vet ./...
 
+# The official MCP conformance suite (client mode) against the host's HTTP
+# transport: installs the runner and Node.js 22 from npm into
+# .cache/conformance once, then runs every 2025-11-25 client scenario with
+# conformance/expected-failures.yml. See conformance/README.md.
+.PHONY: conformance
+conformance:
+	bash conformance/run.sh
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 

@@ -1,0 +1,286 @@
+// Command conformance is the MCP client that the official conformance runner
+// (@modelcontextprotocol/conformance, client mode) launches against its test
+// servers. It drives an embedded mcpvisor Host, so what the runner checks is
+// the host's own Streamable HTTP transport, handshake and tool calls.
+//
+// The runner starts one test server per scenario and runs
+//
+//	<command> [flags] <server-url>
+//
+// with the scenario's name in MCP_CONFORMANCE_SCENARIO (and, for some auth
+// scenarios, JSON data in MCP_CONFORMANCE_CONTEXT). This program registers
+// that URL as one http server, waits for it to be ready (initialize,
+// notifications/initialized, tools/list), does what the scenario expects of
+// a client, closes the host and exits 0; on any failure it prints the error
+// (and the server's log) on stderr and exits 1. See conformance/README.md
+// for how `make conformance` runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// serverName is the one server's name: its tools are mcp__conformance__<tool>.
+const serverName = "conformance"
+
+// expectedCall is a tool call a scenario's server expects, and a piece of
+// the text its result must contain ("" checks nothing).
+type expectedCall struct {
+	tool string
+	args string
+	want string
+}
+
+// scenarioCalls are the calls of the scenarios whose servers check specific
+// arguments (read from the runner's scenario sources, version 0.1.16).
+// Every other scenario gets the generic behaviour: call each listed tool.
+var scenarioCalls = map[string][]expectedCall{
+	// The server offers add_numbers(a, b) and records a success check when
+	// it is called; the check fails if the tool was never called.
+	"tools_call": {{tool: "add_numbers", args: `{"a": 2, "b": 3}`, want: "The sum of 2 and 3 is 5"}},
+	// The server opens an SSE stream for the call, sends a priming event
+	// (id, retry: 500) and closes the stream after 50 ms without the
+	// response; the host must reconnect with GET and Last-Event-ID after
+	// waiting 500 ms, and gets the response on that GET stream.
+	"sse-retry": {{tool: "test_reconnection", args: `{}`, want: "Reconnection test completed successfully"}},
+	// The server answers initialize and tools/list (no tools); connecting
+	// and listing is the whole scenario.
+	"initialize": {},
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	timeout := flag.Duration("timeout", 25*time.Second, "bound on the whole run (the runner kills the client at 30 s by default)")
+	ready := flag.Duration("ready", 10*time.Second, "bound on the handshake and tool listing")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: MCP_CONFORMANCE_SCENARIO=<scenario> %s [flags] <server-url>\n", filepath.Base(os.Args[0]))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() < 1 {
+		flag.Usage()
+		return 2
+	}
+	url := flag.Arg(flag.NArg() - 1) // the runner appends the URL last
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger.Info("conformance client", "scenario", scenario, "url", url)
+
+	dataDir, err := os.MkdirTemp("", "mcpvisor-conformance-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	defer os.RemoveAll(dataDir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+
+	err = drive(ctx, logger, dataDir, url, scenario, *ready)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "conformance: scenario %q: %v\n", scenario, err)
+		dumpServerLog(dataDir)
+		return 1
+	}
+	fmt.Printf("scenario %q: ok\n", scenario)
+	return 0
+}
+
+// drive opens a host on the one server, runs the scenario and closes the
+// host (which ends the session: DELETE, then the connections).
+func drive(ctx context.Context, logger *slog.Logger, dataDir, url, scenario string, ready time.Duration) (err error) {
+	cfg := &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{
+		Name:           serverName,
+		Type:           "http",
+		URL:            url,
+		AllowPrivate:   true, // the runner's servers listen on localhost
+		Enabled:        true,
+		StartupTimeout: mcpvisor.Duration(ready),
+	}}}
+	host, err := mcpvisor.Open(ctx, mcpvisor.Options{
+		Config:  cfg,
+		DataDir: dataDir,
+		Logger:  logger,
+		// One restart at most: a second initialize would blur what the
+		// scenario's server records, and a broken transport should fail
+		// fast with its own error rather than after the whole budget.
+		Restart: mcpvisor.RestartPolicy{MaxRestarts: 1, InitialInterval: 200 * time.Millisecond},
+		OnEvent: func(ev mcpvisor.Event) {
+			logger.Debug("event", "server", ev.Server, "kind", ev.Kind, "state", ev.State, "method", ev.Method, "err", ev.Err)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("open host: %w", err)
+	}
+	defer func() {
+		if cerr := host.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close host: %w", cerr)
+		}
+	}()
+
+	readyCtx, cancelReady := context.WithTimeout(ctx, ready)
+	werr := host.WaitReady(readyCtx, serverName)
+	cancelReady()
+	if werr != nil {
+		return fmt.Errorf("server not ready: %w", werr)
+	}
+	tools := host.Tools()
+	fmt.Printf("connected: %d tool(s)%s\n", len(tools), statusLine(host))
+	for _, t := range tools {
+		fmt.Printf("  %s: %s\n", t.Name, t.InputSchema)
+	}
+
+	calls, known := scenarioCalls[scenario]
+	if !known {
+		calls = genericCalls(tools)
+	}
+	for _, c := range calls {
+		if err := call(ctx, host, tools, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call makes one tool call and checks its result.
+func call(ctx context.Context, host *mcpvisor.Host, tools []mcpvisor.Tool, c expectedCall) error {
+	name := "mcp__" + serverName + "__" + c.tool
+	if !hasTool(tools, name) {
+		return fmt.Errorf("tool %s not listed by the server", c.tool)
+	}
+	start := time.Now()
+	res, err := host.Call(ctx, name, json.RawMessage(c.args))
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("call %s %s (after %v): %w%s", c.tool, c.args, elapsed, err, statusLine(host))
+	}
+	fmt.Printf("call %s %s -> %q (isError=%v, %v)\n", c.tool, c.args, res.Wire(), res.IsError, elapsed)
+	if res.IsError {
+		return fmt.Errorf("call %s: the tool reported an error: %s", c.tool, res.Wire())
+	}
+	if c.want != "" && !strings.Contains(res.Wire(), c.want) {
+		return fmt.Errorf("call %s: result %q does not contain %q", c.tool, res.Wire(), c.want)
+	}
+	return nil
+}
+
+// genericCalls is what an unknown scenario gets: each listed tool, called
+// once with arguments made up from its input schema. The runner's own
+// reference client does the same for the auth scenarios (connect, list,
+// call the server's tool), whose servers check the transport, not the
+// arguments.
+func genericCalls(tools []mcpvisor.Tool) []expectedCall {
+	var calls []expectedCall
+	for _, t := range tools {
+		calls = append(calls, expectedCall{tool: t.Tool, args: sampleArgs(t.InputSchema)})
+	}
+	return calls
+}
+
+// sampleArgs builds an arguments object holding every required property of
+// an input schema: its default, else its first enum value, else a value of
+// its type.
+func sampleArgs(schema []byte) string {
+	var s struct {
+		Properties map[string]struct {
+			Type    any               `json:"type"`
+			Default json.RawMessage   `json:"default"`
+			Enum    []json.RawMessage `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return "{}"
+	}
+	args := map[string]json.RawMessage{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		switch {
+		case len(p.Default) > 0:
+			args[name] = p.Default
+		case len(p.Enum) > 0:
+			args[name] = p.Enum[0]
+		default:
+			typ, _ := p.Type.(string)
+			if list, ok := p.Type.([]any); ok && len(list) > 0 {
+				typ, _ = list[0].(string)
+			}
+			args[name] = json.RawMessage(sampleOf(typ))
+		}
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return "{}"
+	}
+	return string(out)
+}
+
+func sampleOf(typ string) string {
+	switch typ {
+	case "number", "integer":
+		return "1"
+	case "boolean":
+		return "true"
+	case "array":
+		return "[]"
+	case "object":
+		return "{}"
+	case "null":
+		return "null"
+	default:
+		return `"test"`
+	}
+}
+
+func hasTool(tools []mcpvisor.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// statusLine describes the server's state for an error message, e.g.
+// " (server state failed: http: transport not yet available)".
+func statusLine(host *mcpvisor.Host) string {
+	for _, st := range host.Status() {
+		if st.Name != serverName {
+			continue
+		}
+		s := fmt.Sprintf(" (server state %v, protocol %q", st.State, st.ProtocolVersion)
+		if st.LastError != "" {
+			s += ": " + st.LastError
+		}
+		return s + ")"
+	}
+	return ""
+}
+
+// dumpServerLog copies the server's log file (lifecycle, log messages) to
+// stderr, which the runner shows when the client fails.
+func dumpServerLog(dataDir string) {
+	data, err := os.ReadFile(filepath.Join(dataDir, "logs", serverName+".log"))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "conformance: server log:", err)
+		}
+		return
+	}
+	fmt.Fprintf(os.Stderr, "--- %s.log ---\n%s--- end of log ---\n", serverName, data)
+}
