@@ -223,10 +223,10 @@ func machine() harness.Machine {
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(data))
 	}
-	if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+	// The measured code is mcpvisor outside bench/: name its last commit,
+	// and say when the working tree (which the replace builds) differs.
+	if rev, err := exec.Command("git", "log", "-1", "--format=%h", "--", ":/", ":(exclude,top)bench").Output(); err == nil && len(rev) > 0 {
 		m.Commit = strings.TrimSpace(string(rev))
-		// The bench module builds mcpvisor from the working tree: say when
-		// it differs from the commit.
 		if st, err := exec.Command("git", "status", "--porcelain", "--", ":/", ":(exclude,top)bench").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
 			m.Commit += " with uncommitted changes"
 		}
