@@ -63,6 +63,9 @@ type ServerConfig struct {
 	// http, sse
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// APIKey is sent as "Authorization: Bearer <key>" unless headers set
+	// Authorization themselves. Also read as "api_key".
+	APIKey string `json:"apiKey,omitempty"`
 
 	// Enabled is resolved from "enabled" (default true) and "disabled".
 	// A disabled server is validated like any other; it is only not run.
@@ -211,6 +214,16 @@ func (c ServerConfig) Spec(lookup func(string) (string, bool), environ []string)
 				}
 				spec.Headers[k] = v
 			}
+		}
+		if c.APIKey != "" && !hasHeader(c.Headers, "Authorization") {
+			key := expand("apiKey", c.APIKey)
+			if strings.ContainsAny(key, "\r\n") {
+				errs = append(errs, c.errorf("apiKey", "contains a line break after expansion"))
+			}
+			if spec.Headers == nil {
+				spec.Headers = map[string]string{}
+			}
+			spec.Headers["Authorization"] = "Bearer " + key
 		}
 	}
 	if len(errs) > 0 {
@@ -439,6 +452,8 @@ func decodeServer(name string, raw json.RawMessage) (ServerConfig, []string, []*
 			err = decodeStringField(&sc, m, &httpURL)
 		case "headers":
 			sc.Headers, err = decodeMapField(&sc, m)
+		case "apiKey", "api_key":
+			err = decodeStringField(&sc, m, &sc.APIKey)
 		case "enabled":
 			enabled = new(bool)
 			err = decodeBoolField(&sc, m, enabled)
@@ -658,7 +673,17 @@ func (c ServerConfig) expandable() []fieldValue {
 	for _, k := range sortedMapKeys(c.Headers) {
 		fs = append(fs, fieldValue{"headers." + k, c.Headers[k]})
 	}
-	return fs
+	return append(fs, fieldValue{"apiKey", c.APIKey})
+}
+
+// hasHeader reports whether h names header key, in any letter case.
+func hasHeader(h map[string]string, key string) bool {
+	for k := range h {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 type unsetVariable struct{ field, name string }
@@ -723,6 +748,9 @@ func (c ServerConfig) unusedFieldWarnings() []string {
 	if t == actors.TransportStdio {
 		if len(c.Headers) > 0 {
 			unused = append(unused, "headers")
+		}
+		if c.APIKey != "" {
+			unused = append(unused, "apiKey")
 		}
 		if c.AllowPrivate {
 			unused = append(unused, "allowPrivate")

@@ -34,8 +34,8 @@ type Result struct {
 // decodeResult turns a raw CallToolResult into a Result, on the caller's
 // goroutine (never in a server's actor).
 func decodeResult(raw json.RawMessage) (*Result, error) {
-	var ctr protocol.CallToolResult
-	if err := json.Unmarshal(raw, &ctr); err != nil {
+	ctr, err := protocol.DecodeCallToolResult(raw)
+	if err != nil {
 		return nil, fmt.Errorf("malformed tools/call result: %w", err)
 	}
 	r := &Result{Type: ResultString, IsError: ctr.IsError, Content: ctr.Content, Raw: raw}

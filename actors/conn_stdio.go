@@ -1,31 +1,39 @@
 package actors
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
-// stallThreshold is how long a write to a child's stdin may stay blocked
-// before new calls fail at once with ErrNotReading instead of queueing behind it.
+// stallThreshold is how long a child's stdin may stay full before new calls
+// fail at once with ErrNotReading instead of queueing behind it.
 const stallThreshold = time.Second
 
 // conn is one incarnation of a server connection, whatever the transport.
-// Its goroutines report to the owning actor with messages tagged with its
-// generation: inboundMsg, badFrame, oversizedFrame, readerDone, writeFailed,
-// processExited.
+// Its goroutines answer callers through the pendingTable and report
+// everything else to the owning actor with messages tagged with its
+// generation: inboundMsg, responseMsg, badFrame, oversizedFrame,
+// readerDone, writeFailed, processExited, connFailed.
 type conn interface {
-	// send queues one frame for the server; it never blocks.
+	// send writes or queues one frame (without its newline); it never blocks.
 	send(frame []byte) error
+	// pending is the table of requests in flight on this connection.
+	pending() *pendingTable
 	// release returns the flow-control credit of a handled inbound frame.
 	release(n int)
+	// abandon tells the transport that the caller of request id gave up.
+	abandon(id int64)
+	// ready tells the transport the handshake is complete.
+	ready()
 	// close ends the connection and joins its goroutines; it blocks and is
 	// idempotent.
 	close(ctx context.Context)
@@ -36,18 +44,28 @@ type conn interface {
 var _ conn = (*stdioConn)(nil)
 
 // stdioConn is one incarnation of a stdio server: the process, a reader
-// goroutine that turns stdout into messages for the actor, and a writer
-// goroutine that drains a bounded queue into stdin. The actor owns it; the
-// goroutines are joined by close.
+// goroutine that routes stdout frames, and a write path that writes to stdin
+// directly when the pipe has room and otherwise queues for a writer
+// goroutine. The actor owns it; close joins the goroutines.
 type stdioConn struct {
 	gen     uint64
 	proc    *supervision.Process
-	out     chan []byte
+	stdin   syscall.RawConn
+	router  router
 	stop    chan struct{}
-	flow    *flow
-	blocked atomic.Int64 // unix nanos when the current write began; 0 when idle
-	wg      sync.WaitGroup
 	closing sync.Once
+	wg      sync.WaitGroup
+
+	// The write path. Frames go out in the order send accepted them: once
+	// anything is queued, later frames queue behind it.
+	wmu          sync.Mutex
+	backlog      [][]byte // frames with their newline, waiting for the writer
+	backlogBytes int
+	writing      bool         // the writer goroutine holds frames it is writing
+	blocked      atomic.Int64 // unix nanos when the writer began a blocked write; 0 when idle
+	broken       error
+	maxBacklog   int
+	kick         chan struct{}
 }
 
 // startStdio spawns the process and its goroutines. deliver sends a message
@@ -65,16 +83,29 @@ func startStdio(gen uint64, spec *ServerSpec, deliver func(any), stderr func([]b
 	if err != nil {
 		return nil, err
 	}
+	raw, err := proc.Stdin().SyscallConn()
+	if err != nil {
+		proc.Stop(context.Background())
+		return nil, err
+	}
 	c := &stdioConn{
-		gen:  gen,
-		proc: proc,
-		out:  make(chan []byte, spec.WriteQueue),
-		stop: make(chan struct{}),
-		// At most about two maximum frames read ahead of the actor.
-		flow: newFlow(int64(2 * spec.MaxFrame)),
+		gen:   gen,
+		proc:  proc,
+		stdin: raw,
+		router: router{
+			gen:     gen,
+			server:  spec.Name,
+			pending: newPendingTable(),
+			// At most about two maximum frames read ahead of the actor.
+			flow:    newFlow(int64(2 * spec.MaxFrame)),
+			deliver: deliver,
+		},
+		stop:       make(chan struct{}),
+		kick:       make(chan struct{}, 1),
+		maxBacklog: max(spec.WriteQueue*4096, 4*spec.MaxFrame),
 	}
 	c.wg.Add(3)
-	go c.readLoop(spec.MaxFrame, deliver)
+	go c.readLoop(spec.MaxFrame)
 	go c.writeLoop(deliver)
 	go func() {
 		defer c.wg.Done()
@@ -84,26 +115,88 @@ func startStdio(gen uint64, spec *ServerSpec, deliver func(any), stderr func([]b
 	return c, nil
 }
 
-func (c *stdioConn) pid() int           { return c.proc.Pid() }
-func (c *stdioConn) generation() uint64 { return c.gen }
-func (c *stdioConn) release(n int)      { c.flow.release(n) }
+func (c *stdioConn) pid() int               { return c.proc.Pid() }
+func (c *stdioConn) generation() uint64     { return c.gen }
+func (c *stdioConn) pending() *pendingTable { return c.router.pending }
+func (c *stdioConn) release(n int)          { c.router.flow.release(n) }
+func (c *stdioConn) abandon(int64)          {}
+func (c *stdioConn) ready()                 {}
 
-// send queues one frame (without its newline) for the writer. It never
-// blocks: a full queue, or a write stalled for longer than stallThreshold,
-// means the server is not reading its input.
+// send writes frame and its newline to stdin without blocking: directly
+// when nothing is queued and the pipe has room, otherwise (the rest of it)
+// through the writer goroutine. A server that has not drained its stdin for
+// stallThreshold, or a backlog past its bound, means the server is not
+// reading: the frame is refused with ErrNotReading.
 func (c *stdioConn) send(frame []byte) error {
-	if since := c.blocked.Load(); since != 0 && time.Since(time.Unix(0, since)) > stallThreshold {
-		return fmt.Errorf("%w: a write to its stdin has been blocked for %s", ErrNotReading, time.Since(time.Unix(0, since)).Round(time.Millisecond))
-	}
-	select {
-	case c.out <- frame:
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.broken != nil {
+		// The connection is dying: the frame is dropped, and the request
+		// it carried fails with the rest, with the exit status as reason.
 		return nil
-	default:
-		return fmt.Errorf("%w: %d frames queued for its stdin", ErrNotReading, cap(c.out))
 	}
+	idle := len(c.backlog) == 0 && !c.writing
+	if !idle {
+		if since := c.blocked.Load(); since != 0 && time.Since(time.Unix(0, since)) > stallThreshold {
+			return fmt.Errorf("%w: its stdin has been full for %s", ErrNotReading, time.Since(time.Unix(0, since)).Round(time.Millisecond))
+		}
+		if c.backlogBytes+len(frame) > c.maxBacklog {
+			return fmt.Errorf("%w: %d bytes queued for its stdin", ErrNotReading, c.backlogBytes)
+		}
+	}
+	buf := append(frame, '\n')
+	if idle {
+		n, err := c.tryWrite(buf)
+		if err != nil {
+			c.broken = err
+			c.router.deliver(&writeFailed{gen: c.gen, err: err})
+			return nil
+		}
+		if n == len(buf) {
+			return nil
+		}
+		buf = buf[n:] // the rest must follow before anything else
+	}
+	c.backlog = append(c.backlog, buf)
+	c.backlogBytes += len(buf)
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
-// stalled reports how long the current write has been blocked, 0 if none.
+// tryWrite writes what the pipe takes now, without waiting.
+func (c *stdioConn) tryWrite(buf []byte) (int, error) {
+	var n int
+	var werr error
+	err := c.stdin.Write(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, err := syscall.Write(int(fd), buf[n:])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err == syscall.EAGAIN {
+				break
+			}
+			if err != nil {
+				werr = err
+				break
+			}
+			n += m
+		}
+		return true // never wait: the writer goroutine does the waiting
+	})
+	if werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return n, werr
+	}
+	return n, nil
+}
+
+// stalled reports how long the writer has been blocked on a full pipe.
 func (c *stdioConn) stalled() time.Duration {
 	since := c.blocked.Load()
 	if since == 0 {
@@ -112,7 +205,7 @@ func (c *stdioConn) stalled() time.Duration {
 	return time.Since(time.Unix(0, since))
 }
 
-func (c *stdioConn) readLoop(maxFrame int, deliver func(any)) {
+func (c *stdioConn) readLoop(maxFrame int) {
 	defer c.wg.Done()
 	fr := protocol.NewFrameReader(c.proc.Stdout(), maxFrame)
 	for {
@@ -120,10 +213,10 @@ func (c *stdioConn) readLoop(maxFrame int, deliver func(any)) {
 		if err != nil {
 			var tooLarge *protocol.FrameTooLargeError
 			if errors.As(err, &tooLarge) {
-				deliver(&oversizedFrame{gen: c.gen, id: tooLarge.ID(), size: tooLarge.Size, limit: tooLarge.Limit})
+				c.router.oversized(tooLarge.ID(), tooLarge.Size, tooLarge.Limit)
 				continue
 			}
-			deliver(&readerDone{gen: c.gen, err: err})
+			c.router.deliver(&readerDone{gen: c.gen, err: err})
 			return
 		}
 		msg, err := protocol.Classify(frame)
@@ -131,51 +224,62 @@ func (c *stdioConn) readLoop(maxFrame int, deliver func(any)) {
 			if len(frame) > 200 {
 				frame = frame[:200]
 			}
-			if !c.flow.acquire(len(frame), c.stop) {
+			if !c.router.flow.acquire(len(frame), c.stop) {
 				return
 			}
-			deliver(&badFrame{gen: c.gen, line: frame, err: err})
+			c.router.deliver(&badFrame{gen: c.gen, line: frame, err: err})
 			continue
 		}
-		if !c.flow.acquire(len(frame), c.stop) {
+		if !c.router.route(msg, len(frame), c.stop) {
 			return
 		}
-		deliver(&inboundMsg{gen: c.gen, msg: msg, size: len(frame)})
 	}
 }
 
+// writeLoop writes the backlog, blocking on a full pipe as long as it must.
 func (c *stdioConn) writeLoop(deliver func(any)) {
 	defer c.wg.Done()
-	w := bufio.NewWriterSize(c.proc.Stdin(), 64<<10)
+	out := c.proc.Stdin()
 	for {
-		var frame []byte
 		select {
-		case frame = <-c.out:
+		case <-c.kick:
 		case <-c.stop:
 			return
 		}
-		c.blocked.Store(time.Now().UnixNano())
-		err := writeFrame(w, frame)
-		// Frames queued meanwhile go out in the same flush.
-		for err == nil && len(c.out) > 0 {
-			err = writeFrame(w, <-c.out)
-		}
-		if err == nil {
-			err = w.Flush()
-		}
-		c.blocked.Store(0)
-		if err != nil {
-			deliver(&writeFailed{gen: c.gen, err: err})
-			return
+		for {
+			c.wmu.Lock()
+			frames := c.backlog
+			c.backlog, c.backlogBytes = nil, 0
+			c.writing = len(frames) > 0
+			c.wmu.Unlock()
+			if len(frames) == 0 {
+				break
+			}
+			c.blocked.Store(time.Now().UnixNano())
+			err := writeAll(out, frames)
+			c.blocked.Store(0)
+			if err != nil {
+				c.wmu.Lock()
+				first := c.broken == nil
+				c.broken = err
+				c.writing = false
+				c.wmu.Unlock()
+				if first {
+					deliver(&writeFailed{gen: c.gen, err: err})
+				}
+				return
+			}
 		}
 	}
 }
 
-func writeFrame(w *bufio.Writer, frame []byte) error {
-	if _, err := w.Write(frame); err != nil {
-		return err
+func writeAll(f *os.File, frames [][]byte) error {
+	for _, b := range frames {
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
 	}
-	return w.WriteByte('\n')
+	return nil
 }
 
 // close stops the process (the stop ladder) and joins the goroutines. It

@@ -15,5 +15,4 @@ var (
 	ErrConnectionLost    = errors.New("connection lost")
 	ErrClosed            = errors.New("host closed")
 	ErrDuplicateServer   = errors.New("server already exists")
-	ErrTransport         = errors.New("transport not yet available")
 )

@@ -11,8 +11,9 @@ import (
 // goroutines carries the generation of the connection that sent it, so that
 // news from a previous incarnation is recognised and ignored.
 
-// callMsg asks the server to run one tools/call. reply is buffered (1): the
-// actor never blocks on it. id is owned by the actor once the message is sent.
+// callMsg asks the server to run one tools/call. reply is buffered (1) and
+// receives exactly one answer: nobody ever blocks on it. id is set when the
+// call is added to a connection's pendingTable.
 type callMsg struct {
 	tool  string
 	args  json.RawMessage
@@ -54,9 +55,12 @@ type badFrame struct {
 }
 
 // oversizedFrame reports a frame rejected for its size while it was read.
+// A call it answered has been failed already; req is set when it answered
+// one of the actor's own requests.
 type oversizedFrame struct {
 	gen   uint64
-	id    json.RawMessage // sniffed from the frame's start, may be nil
+	req   *pendingReq
+	err   error
 	size  int64
 	limit int
 }

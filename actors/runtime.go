@@ -72,6 +72,7 @@ type serverEntry struct {
 	log     lineLog
 	status  atomic.Pointer[ServerStatus]
 	catalog atomic.Pointer[catalog]
+	fast    atomic.Pointer[fastPath] // set while ready
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every status change
@@ -253,7 +254,17 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 		}
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
-	r.send(e.pid, m)
+	if f := e.fast.Load(); f != nil {
+		// Ready: send it from this goroutine; the reader answers it here.
+		if _, ok := f.cat.lookup(tool); !ok {
+			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
+		}
+		if err := startCall(f.conn, m); err != nil {
+			return nil, fmt.Errorf("server %q: %w", server, err)
+		}
+	} else {
+		r.send(e.pid, m) // starting (the actor queues it) or unavailable
+	}
 	timer := time.NewTimer(e.spec.CallTimeout)
 	defer timer.Stop()
 	select {

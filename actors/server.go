@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,20 +23,6 @@ const maxToolPages = 50
 // connGracePeriod is how long the actor waits for an exit status after
 // stdout closed, so a crash is reported with its exit code or signal.
 const connGracePeriod = 500 * time.Millisecond
-
-type reqKind uint8
-
-const (
-	reqCall reqKind = iota
-	reqInitialize
-	reqToolsList
-)
-
-// pendingReq is one request sent to the server and not yet answered.
-type pendingReq struct {
-	kind reqKind
-	call *callMsg // reqCall
-}
 
 // serverActor owns one MCP server: its connection, its pending requests, its
 // restart policy and its tool catalog. Everything it does is a reaction to a
@@ -59,9 +46,7 @@ type serverActor struct {
 	connDying bool // stdout or stdin failed; waiting for the exit status
 	graceTmr  *time.Timer
 
-	nextID  int64
-	pending map[int64]*pendingReq
-	queued  []*callMsg // calls waiting for the server to become ready
+	queued []*callMsg // calls waiting for the server to become ready
 
 	restarter  *supervision.Restarter
 	startTmr   *time.Timer
@@ -92,7 +77,6 @@ func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverAct
 		spec:      spec,
 		log:       entry.log,
 		slog:      rt.logger.With("server", spec.Name),
-		pending:   make(map[int64]*pendingReq),
 		restarter: supervision.NewRestarter(spec.Restart),
 	}
 }
@@ -109,6 +93,10 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *cancelMsg:
 		a.onCancel(m)
+	case *responseMsg:
+		if m.gen == a.gen && a.conn != nil {
+			a.onResponse(m)
+		}
 	case *actor.Started:
 		a.self = ctx.Self()
 		if a.spec.Enabled {
@@ -139,6 +127,11 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		if m.gen == a.gen {
 			a.exited = true
 			a.onDeath(m.exit.String())
+		}
+	case *connFailed:
+		if m.gen == a.gen && a.conn != nil {
+			a.logLifecycle("connection lost: %v", m.err)
+			a.fail(m.err.Error(), m.permanent)
 		}
 	case *connGrace:
 		if m.gen == a.gen && a.connDying {
@@ -179,23 +172,31 @@ func (a *serverActor) start() {
 	a.exited, a.connDying = false, false
 	a.startedAt = time.Now()
 	a.setState(StateStarting, a.lastErr)
-	if a.spec.Transport != TransportStdio {
-		a.fail(fmt.Sprintf("%s: %v", a.spec.Transport, ErrTransport), true)
+	spec := a.spec // the connection's own copy
+	if spec.Transport == TransportHTTP || spec.Transport == TransportSSE {
+		// No process: the connection is made by the first POST.
+		a.busy++
+		a.onConnStarted(&connStarted{gen: gen, conn: startHTTP(gen, &spec, a.deliverer())})
 		return
 	}
-	spec := a.spec
-	self := a.self
+	deliver := a.deliverer()
 	a.busy++
 	a.rt.goroutine(func() {
 		msg := &connStarted{gen: gen}
-		c, err := startStdio(gen, &spec, func(m any) { a.rt.send(self, m) }, a.stderrLine)
+		c, err := startStdio(gen, &spec, deliver, a.stderrLine)
 		if err != nil {
 			msg.err = err
 		} else {
 			msg.conn = c // never a typed nil in the interface
 		}
-		a.rt.send(self, msg)
+		deliver(msg)
 	})
+}
+
+// deliverer sends messages from a connection's goroutines to this actor.
+func (a *serverActor) deliverer() func(any) {
+	self := a.self
+	return func(m any) { a.rt.send(self, m) }
 }
 
 func (a *serverActor) onConnStarted(m *connStarted) {
@@ -214,20 +215,23 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 		return
 	}
 	a.conn = m.conn
-	a.logLifecycle("spawned pid %d: %s", m.conn.pid(), commandLine(a.spec.Command, a.spec.Args))
+	if pid := m.conn.pid(); pid != 0 {
+		a.logLifecycle("spawned pid %d: %s", pid, commandLine(a.spec.Command, a.spec.Args))
+	} else {
+		a.logLifecycle("connecting to %s (%s)", redactURL(a.spec.URL), a.spec.Transport)
+	}
 	a.setState(StateInitializing, a.lastErr)
 	a.startTmr = a.after(a.spec.StartupTimeout, &startupTimeout{gen: a.gen})
-	a.request(reqInitialize, nil, protocol.MethodInitialize, a.rt.initParams)
+	a.request(reqInitialize, protocol.MethodInitialize, a.rt.initParams)
 }
 
 // request sends one host-initiated request (initialize, tools/list).
-func (a *serverActor) request(kind reqKind, call *callMsg, method string, params json.RawMessage) {
-	a.nextID++
-	id := a.nextID
-	frame := protocol.AppendRequest(nil, id, method, params)
-	a.pending[id] = &pendingReq{kind: kind, call: call}
-	if err := a.conn.send(frame); err != nil {
-		delete(a.pending, id)
+func (a *serverActor) request(kind reqKind, method string, params json.RawMessage) {
+	id, err := a.conn.pending().add(&pendingReq{kind: kind})
+	if err == nil {
+		err = a.conn.send(protocol.AppendRequest(nil, id, method, params))
+	}
+	if err != nil {
 		a.fail(fmt.Sprintf("%s: %v", method, err), false)
 	}
 }
@@ -248,47 +252,35 @@ func (a *serverActor) sendCall(m *callMsg) {
 		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
 		return
 	}
-	a.nextID++
-	m.id = a.nextID
-	frame := protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)), m.id, m.tool, m.args, m.meta)
-	if err := a.conn.send(frame); err != nil {
-		m.id = 0
+	if err := startCall(a.conn, m); err != nil {
 		m.reply <- callReply{err: fmt.Errorf("server %q: %w", a.spec.Name, err)}
-		return
 	}
-	a.pending[m.id] = &pendingReq{kind: reqCall, call: m}
 }
 
 func (a *serverActor) onCancel(m *cancelMsg) {
-	if m.call.id == 0 {
-		// Not sent yet: drop it from the queue.
-		for i, q := range a.queued {
-			if q == m.call {
-				a.queued = append(a.queued[:i], a.queued[i+1:]...)
-				break
-			}
+	for i, q := range a.queued {
+		if q == m.call { // not sent yet
+			a.queued = append(a.queued[:i], a.queued[i+1:]...)
+			return
 		}
-		return
 	}
-	p, ok := a.pending[m.call.id]
-	if !ok || p.call != m.call {
-		return // answered or failed meanwhile
+	if a.conn == nil || !a.conn.pending().takeCall(m.call) {
+		return // answered, failed, or sent on a connection since replaced
 	}
-	delete(a.pending, m.call.id)
 	// A late response to this id is now unknown and dropped.
 	params, _ := json.Marshal(protocol.CancelledParams{
 		RequestID: json.RawMessage(strconv.FormatInt(m.call.id, 10)),
 		Reason:    m.reason,
 	})
-	if a.conn != nil {
-		_ = a.conn.send(protocol.AppendNotification(nil, protocol.MethodCancelled, params))
-	}
+	_ = a.conn.send(protocol.AppendNotification(nil, protocol.MethodCancelled, params))
+	a.conn.abandon(m.call.id)
 }
 
 func (a *serverActor) onInbound(msg *protocol.Message) {
 	switch msg.Kind {
 	case protocol.KindResponse:
-		a.onResponse(msg)
+		// Its id matched nothing in flight: late (after a cancel) or bogus.
+		a.slog.Debug("response with unknown id dropped", "id", string(msg.ID))
 	case protocol.KindRequest:
 		a.onServerRequest(msg)
 	case protocol.KindNotification:
@@ -296,28 +288,12 @@ func (a *serverActor) onInbound(msg *protocol.Message) {
 	}
 }
 
-func (a *serverActor) onResponse(msg *protocol.Message) {
-	id, ok := msg.IntID()
-	var p *pendingReq
-	if ok {
-		p = a.pending[id]
-	}
-	if p == nil {
-		a.slog.Debug("response with unknown id dropped", "id", string(msg.ID))
-		return
-	}
-	delete(a.pending, id)
-	switch p.kind {
-	case reqCall:
-		if msg.Error != nil {
-			p.call.reply <- callReply{err: fmt.Errorf("server %q: tools/call %q: %w", a.spec.Name, p.call.tool, msg.Error)}
-			return
-		}
-		p.call.reply <- callReply{result: msg.Result}
+func (a *serverActor) onResponse(m *responseMsg) {
+	switch m.req.kind {
 	case reqInitialize:
-		a.onInitialized(msg)
+		a.onInitialized(&m.msg)
 	case reqToolsList:
-		a.onToolsPage(msg)
+		a.onToolsPage(&m.msg)
 	}
 }
 
@@ -355,7 +331,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 func (a *serverActor) listTools() {
 	a.listing, a.relist = true, false
 	a.pages, a.lastCur, a.listed = 0, "", nil
-	a.request(reqToolsList, nil, protocol.MethodToolsList, nil)
+	a.request(reqToolsList, protocol.MethodToolsList, nil)
 }
 
 func (a *serverActor) onToolsPage(msg *protocol.Message) {
@@ -393,7 +369,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	default:
 		a.lastCur = page.NextCursor
 		params, _ := json.Marshal(protocol.ListToolsParams{Cursor: page.NextCursor})
-		a.request(reqToolsList, nil, protocol.MethodToolsList, params)
+		a.request(reqToolsList, protocol.MethodToolsList, params)
 		return
 	}
 	if warn != "" {
@@ -426,6 +402,9 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	a.known = cat.names()
 	a.warnings = cat.warnings
 	a.entry.catalog.Store(cat)
+	if a.state == StateReady {
+		a.entry.fast.Store(&fastPath{conn: a.conn, cat: cat})
+	}
 	a.publish()
 	a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})
 }
@@ -441,6 +420,8 @@ func (a *serverActor) becomeReady(cat *catalog) {
 		time.Since(a.startedAt).Round(time.Millisecond), a.init.ServerInfo.Name, a.init.ServerInfo.Version,
 		a.init.ProtocolVersion, len(a.cat.tools))
 	a.setState(StateReady, "")
+	a.conn.ready()
+	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat})
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
@@ -508,26 +489,11 @@ func (a *serverActor) onBadFrame(m *badFrame) {
 }
 
 func (a *serverActor) onOversized(m *oversizedFrame) {
-	err := fmt.Errorf("server %q: %w: %d bytes or more, limit %d", a.spec.Name, protocol.ErrFrameTooLarge, m.size, m.limit)
 	a.slog.Warn("oversized frame rejected", "size", m.size, "limit", m.limit)
 	a.logLifecycle("warning: frame of %d bytes or more rejected (limit %d)", m.size, m.limit)
-	if m.id == nil {
-		return
+	if m.req != nil {
+		a.fail(m.err.Error(), false) // the handshake cannot go on without it
 	}
-	id, perr := strconv.ParseInt(string(m.id), 10, 64)
-	if perr != nil {
-		return
-	}
-	p := a.pending[id]
-	if p == nil {
-		return
-	}
-	delete(a.pending, id)
-	if p.kind == reqCall {
-		p.call.reply <- callReply{err: err}
-		return
-	}
-	a.fail(err.Error(), false)
 }
 
 // onConnBroken handles stdout EOF or a failed write: the process is almost
@@ -590,15 +556,15 @@ func (a *serverActor) fail(reason string, permanent bool) {
 func (a *serverActor) dropConn(err error) {
 	stopTimer(&a.startTmr)
 	stopTimer(&a.graceTmr)
+	a.entry.fast.Store(nil)
 	if a.conn != nil {
+		for _, p := range a.conn.pending().close(err) {
+			if p.kind == reqCall {
+				p.call.reply <- callReply{err: err}
+			}
+		}
 		a.closeConn(a.conn)
 		a.conn = nil
-	}
-	for id, p := range a.pending {
-		delete(a.pending, id)
-		if p.kind == reqCall {
-			p.call.reply <- callReply{err: err}
-		}
 	}
 	a.listing, a.relist, a.listed = false, false, nil
 	queued := a.queued
@@ -705,6 +671,9 @@ func (a *serverActor) setState(s State, lastErr string) {
 	if changed {
 		a.since = time.Now()
 	}
+	if s != StateReady {
+		a.entry.fast.Store(nil)
+	}
 	a.state = s
 	a.lastErr = lastErr
 	// Publish before emitting: whoever reacts to the event sees the status.
@@ -772,6 +741,16 @@ func eofText(err error) string {
 		return "EOF"
 	}
 	return err.Error()
+}
+
+// redactURL names an endpoint without userinfo or query, which may hold
+// credentials.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 func commandLine(cmd string, args []string) string {

@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// pendingTable holds the requests in flight on one connection. It is the
+// one piece of a server's state shared beyond its actor, for speed: callers
+// add their tools/call directly when the server is ready, and the reader
+// goroutine hands a response straight to the caller waiting for it. Two
+// goroutine hand-offs per call are saved that way (caller → actor and
+// reader → actor), which is most of a call's cost over a raw pipe.
+//
+// Everything else stays with the actor: the handshake's own requests are
+// answered to it, and a connection's death closes the table and fails
+// every request in it at once.
+type pendingTable struct {
+	mu     sync.Mutex
+	next   int64
+	m      map[int64]*pendingReq
+	closed error // set once the connection is gone
+}
+
+type reqKind uint8
+
+const (
+	reqCall reqKind = iota
+	reqInitialize
+	reqToolsList
+)
+
+// pendingReq is one request sent to the server and not yet answered.
+type pendingReq struct {
+	kind reqKind
+	call *callMsg // reqCall
+	id   int64
+}
+
+func newPendingTable() *pendingTable {
+	return &pendingTable{m: make(map[int64]*pendingReq)}
+}
+
+// add assigns the next id to p and records it, unless the table is closed.
+func (t *pendingTable) add(p *pendingReq) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed != nil {
+		return 0, t.closed
+	}
+	t.next++
+	p.id = t.next
+	if p.call != nil {
+		p.call.id = p.id
+	}
+	t.m[p.id] = p
+	return p.id, nil
+}
+
+// take removes and returns the request with id, or nil.
+func (t *pendingTable) take(id int64) *pendingReq {
+	t.mu.Lock()
+	p := t.m[id]
+	delete(t.m, id)
+	t.mu.Unlock()
+	return p
+}
+
+// takeCall removes call's entry if it is still pending.
+func (t *pendingTable) takeCall(call *callMsg) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.m[call.id]
+	if p == nil || p.call != call {
+		return false
+	}
+	delete(t.m, call.id)
+	return true
+}
+
+// close refuses new requests with err and returns the ones in flight.
+func (t *pendingTable) close(err error) []*pendingReq {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed == nil {
+		t.closed = err
+	}
+	out := make([]*pendingReq, 0, len(t.m))
+	for id, p := range t.m {
+		out = append(out, p)
+		delete(t.m, id)
+	}
+	return out
+}
+
+// answer delivers a response to the caller that waits for it.
+func (p *pendingReq) answer(server string, msg *protocol.Message) {
+	if msg.Error != nil {
+		p.call.reply <- callReply{err: fmt.Errorf("server %q: tools/call %q: %w", server, p.call.tool, msg.Error)}
+		return
+	}
+	p.call.reply <- callReply{result: msg.Result}
+}
+
+// startCall sends m as a tools/call on c. It runs on the caller's
+// goroutine when the server is ready (the fast path), or in the actor for
+// calls queued during start-up.
+func startCall(c conn, m *callMsg) error {
+	p := &pendingReq{kind: reqCall, call: m}
+	id, err := c.pending().add(p)
+	if err != nil {
+		return err
+	}
+	frame := protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta)
+	if err := c.send(frame); err != nil {
+		c.pending().takeCall(m)
+		return err
+	}
+	return nil
+}
+
+// fastPath is what a caller needs to send a call without the actor: the
+// ready connection and its catalog. The actor publishes it on becoming
+// ready and withdraws it on leaving ready.
+type fastPath struct {
+	conn conn
+	cat  *catalog
+}
+
+// responseMsg carries the answer to one of the actor's own requests
+// (initialize, tools/list).
+type responseMsg struct {
+	gen uint64
+	req *pendingReq
+	msg protocol.Message
+}
+
+// router sends what a connection reads to whoever waits for it: responses
+// to calls straight to their callers, everything else to the actor. Shared
+// by every transport.
+type router struct {
+	gen     uint64
+	server  string
+	pending *pendingTable
+	flow    *flow
+	deliver func(any)
+}
+
+// route hands over one classified inbound message. It returns false if the
+// connection is stopping (stop closed while waiting for flow credit).
+func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) bool {
+	if msg.Kind == protocol.KindResponse {
+		if id, ok := msg.IntID(); ok {
+			if p := r.pending.take(id); p != nil {
+				if p.kind == reqCall {
+					p.answer(r.server, &msg)
+				} else {
+					r.deliver(&responseMsg{gen: r.gen, req: p, msg: msg})
+				}
+				return true
+			}
+		}
+	}
+	if !r.flow.acquire(size, stop) {
+		return false
+	}
+	r.deliver(&inboundMsg{gen: r.gen, msg: msg, size: size})
+	return true
+}
+
+// oversized fails the request a rejected frame answered, if its id is known.
+func (r *router) oversized(id []byte, size int64, limit int) {
+	err := fmt.Errorf("server %q: %w: %d bytes or more, limit %d", r.server, protocol.ErrFrameTooLarge, size, limit)
+	var p *pendingReq
+	if n, ok := parseID(id); ok {
+		p = r.pending.take(n)
+	}
+	if p != nil && p.kind == reqCall {
+		p.call.reply <- callReply{err: err}
+		p = nil
+	}
+	r.deliver(&oversizedFrame{gen: r.gen, req: p, err: err, size: size, limit: limit})
+}
+
+func parseID(id []byte) (int64, bool) {
+	if len(id) == 0 {
+		return 0, false
+	}
+	m := protocol.Message{Kind: protocol.KindResponse, ID: id}
+	return m.IntID()
+}
