@@ -360,14 +360,20 @@ func (c *httpConn) consume(body io.Reader, id int64) (done bool, lastID string, 
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			if errors.Is(err, protocol.ErrFrameTooLarge) {
-				var tl *sse.TooLargeError
-				size, limit := int64(c.spec.MaxFrame)+1, c.spec.MaxFrame
-				if errors.As(err, &tl) {
-					size, limit = tl.Size, tl.Limit
+			var tl *sse.TooLargeError
+			if errors.As(err, &tl) {
+				if tl.HasEventID {
+					lastID = tl.EventID
 				}
-				c.router.oversized([]byte(fmt.Sprint(id)), size, limit)
-				return true, lastID, retry
+				// Only the event that answers this request ends the wait; an
+				// oversized notification before it is dropped and logged.
+				evID := tl.ID()
+				if id >= 0 && (len(evID) == 0 || string(evID) == fmt.Sprint(id)) {
+					c.router.oversized([]byte(fmt.Sprint(id)), tl.Size, tl.Limit)
+					return true, lastID, retry
+				}
+				c.router.oversized(evID, tl.Size, tl.Limit)
+				continue
 			}
 			return false, lastID, retry
 		}
@@ -607,6 +613,10 @@ const codeTransport = -32000
 func (c *httpConn) requestError(ctx context.Context, msg protocol.Message, err error) {
 	if ctx.Err() != nil {
 		return // abandoned or closing
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err // its URL may be a redirect target with credentials in the query
 	}
 	text := c.redact(err.Error())
 	if errors.Is(err, outbound.ErrPrivateAddress) || errors.Is(err, outbound.ErrRedirectRefused) {
