@@ -47,6 +47,7 @@ type mcpHTTP struct {
 	pending     map[string][]byte
 	legacyOut   chan []byte
 	answered    chan struct{}
+	cancelled   chan string // requestIds of notifications/cancelled
 }
 
 // newMCPHTTP starts m; it is closed after any host the test opens later
@@ -56,6 +57,7 @@ func newMCPHTTP(t *testing.T, m *mcpHTTP) *httptest.Server {
 	m.pending = map[string][]byte{}
 	m.legacyOut = make(chan []byte, 16)
 	m.answered = make(chan struct{}, 16)
+	m.cancelled = make(chan string, 64)
 	if m.getStatus == 0 {
 		m.getStatus = http.StatusMethodNotAllowed
 	}
@@ -102,6 +104,11 @@ func (m *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Method == "" || len(msg.ID) == 0 { // a notification or a response to us
+		if msg.Method == "notifications/cancelled" {
+			var p struct{ RequestID json.RawMessage }
+			json.Unmarshal(msg.Params, &p)
+			m.cancelled <- string(p.RequestID)
+		}
 		if msg.Method == "" {
 			m.mu.Lock()
 			m.answers = append(m.answers, string(body))
@@ -517,7 +524,8 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 // One HTTP server that accepts and never answers does not slow the others.
 func TestHTTPHungServerIsIsolated(t *testing.T) {
-	hung := newMCPHTTP(t, &mcpHTTP{hang: true})
+	hungSrv := &mcpHTTP{hang: true}
+	hung := newMCPHTTP(t, hungSrv)
 	ok := newMCPHTTP(t, &mcpHTTP{sse: true})
 	sc := httpServer("hung", hung.URL)
 	sc.Timeout = mcpvisor.Duration(time.Hour)
@@ -542,6 +550,16 @@ func TestHTTPHungServerIsIsolated(t *testing.T) {
 	for range 8 {
 		if err := <-done; !errors.Is(err, mcpvisor.ErrCancelled) {
 			t.Errorf("hung call = %v", err)
+		}
+	}
+	// Each abandoned call is cancelled at the server, as over stdio.
+	ids := map[string]bool{}
+	for len(ids) < 8 {
+		select {
+		case id := <-hungSrv.cancelled:
+			ids[id] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("notifications/cancelled received for %d of 8 calls", len(ids))
 		}
 	}
 }

@@ -103,10 +103,8 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any)) *httpConn {
 	for _, v := range spec.Headers {
 		c.secrets = append(c.secrets, v)
 	}
-	c.wg.Add(httpWorkers)
-	for range httpWorkers {
-		go c.worker()
-	}
+	c.wg.Add(1)
+	go c.dispatch()
 	return c
 }
 
@@ -160,15 +158,30 @@ func (c *httpConn) close(ctx context.Context) {
 	})
 }
 
-func (c *httpConn) worker() {
+// dispatch starts a goroutine per queued message, at most httpWorkers at
+// once. An idle server costs this one goroutine, not a pool: a host may
+// hold thousands of remote servers.
+func (c *httpConn) dispatch() {
 	defer c.wg.Done()
+	sem := make(chan struct{}, httpWorkers)
 	for {
+		var frame []byte
 		select {
-		case frame := <-c.out:
-			c.post(frame)
+		case frame = <-c.out:
 		case <-c.ctx.Done():
 			return
 		}
+		select {
+		case sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer func() { <-sem }()
+			c.post(frame)
+		}()
 	}
 }
 
