@@ -2,6 +2,7 @@ package mcpvisor
 
 import (
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -17,6 +18,12 @@ var (
 	ErrNotReading     = actors.ErrNotReading     // the server stopped reading its stdin
 	ErrConnectionLost = actors.ErrConnectionLost // the server died with the call in flight
 	ErrClosed         = actors.ErrClosed         // the host is closed
+
+	// Why a server's connection failed, reachable from a call's error.
+	ErrSessionExpired     = actors.ErrSessionExpired       // an HTTP server forgot the session (404)
+	ErrPrivateAddress     = outbound.ErrPrivateAddress     // a non-public address without allowPrivate
+	ErrRedirectRefused    = outbound.ErrRedirectRefused    // a redirect the policy forbids
+	ErrUnsupportedVersion = protocol.ErrUnsupportedVersion // the server negotiated a revision we cannot speak
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

@@ -377,7 +377,7 @@ func TestHTTPSessionExpiredReinitializes(t *testing.T) {
 	waitReadyEvents(t, events, "web")
 	call(t, h, "mcp__web__echo", `{}`) // the server forgets the session after answering
 	_, err := h.Call(context.Background(), "mcp__web__echo", json.RawMessage(`{}`))
-	if err == nil || !strings.Contains(err.Error(), "session expired") {
+	if !errors.Is(err, mcpvisor.ErrSessionExpired) || !errors.Is(err, mcpvisor.ErrConnectionLost) {
 		t.Fatalf("call on a lost session = %v, want a session-expired error", err)
 	}
 	waitReadyEvents(t, events, "web")
@@ -452,10 +452,14 @@ func TestHTTPPrivateAddressRefused(t *testing.T) {
 	sc := httpServer("local", url)
 	sc.AllowPrivate = false
 	onEvent, events := eventSink()
-	openHost(t, mcpvisor.Options{OnEvent: onEvent}, sc)
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, sc)
 	ev := waitState(t, events, "local", mcpvisor.StateFailed)
 	if !strings.Contains(ev.Err, "non-public address") {
 		t.Errorf("error %q does not say the address is not public", ev.Err)
+	}
+	_, err := h.Call(context.Background(), "mcp__local__echo", nil)
+	if !errors.Is(err, mcpvisor.ErrUnavailable) || !errors.Is(err, mcpvisor.ErrPrivateAddress) {
+		t.Errorf("call to the refused server = %v, want ErrUnavailable caused by ErrPrivateAddress", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

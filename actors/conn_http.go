@@ -266,7 +266,7 @@ func (c *httpConn) post(frame []byte) {
 		c.fallBackToLegacy(frame)
 		return
 	case resp.StatusCode == http.StatusNotFound && c.sessionID() != "":
-		c.fail(fmt.Errorf("%w: the server answered 404 to session %s", errSessionExpired, "[redacted]"), false)
+		c.fail(fmt.Errorf("%w: the server answered 404 to our session id", ErrSessionExpired), false)
 		return
 	case resp.StatusCode == http.StatusAccepted:
 		if isRequest {
@@ -632,9 +632,11 @@ func (c *httpConn) requestError(ctx context.Context, msg protocol.Message, err e
 		err = uerr.Err // its URL may be a redirect target with credentials in the query
 	}
 	text := c.redact(err.Error())
-	if errors.Is(err, outbound.ErrPrivateAddress) || errors.Is(err, outbound.ErrRedirectRefused) {
-		c.fail(errors.New(text), true)
-		return
+	for _, kind := range []error{outbound.ErrPrivateAddress, outbound.ErrRedirectRefused} {
+		if errors.Is(err, kind) {
+			c.fail(&redactedError{msg: text, kind: kind}, true)
+			return
+		}
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" || msg.Method == protocol.MethodInitialize {
@@ -686,4 +688,12 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-var errSessionExpired = errors.New("session expired")
+// redactedError carries a redacted message and only the sentinel behind
+// it, so unwrapping cannot reach text that held a secret.
+type redactedError struct {
+	msg  string
+	kind error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.kind }

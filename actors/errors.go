@@ -15,4 +15,5 @@ var (
 	ErrConnectionLost    = errors.New("connection lost")
 	ErrClosed            = errors.New("host closed")
 	ErrDuplicateServer   = errors.New("server already exists")
+	ErrSessionExpired    = errors.New("session expired")
 )

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -36,9 +37,10 @@ type serverActor struct {
 	slog  *slog.Logger
 	self  *actor.PID
 
-	state   State
-	since   time.Time
-	lastErr string
+	state     State
+	since     time.Time
+	lastErr   string
+	lastCause error // what lastErr says, for errors.Is through UnavailableError
 
 	gen       uint64
 	conn      conn // nil when not connected
@@ -131,7 +133,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *connFailed:
 		if m.gen == a.gen && a.conn != nil {
 			a.logLifecycle("connection lost: %v", m.err)
-			a.fail(m.err.Error(), m.permanent)
+			a.fail(m.err, m.permanent)
 		}
 	case *connGrace:
 		if m.gen == a.gen && a.connDying {
@@ -140,7 +142,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *startupTimeout:
 		if m.gen == a.gen && (a.state == StateStarting || a.state == StateInitializing) {
 			a.logLifecycle("startup timeout after %s", a.spec.StartupTimeout)
-			a.fail(fmt.Sprintf("startup timeout: no complete handshake within %s", a.spec.StartupTimeout), false)
+			a.fail(fmt.Errorf("startup timeout: no complete handshake within %s", a.spec.StartupTimeout), false)
 		}
 	case *retryTick:
 		if m.gen == a.gen && a.state == StateBackoff {
@@ -211,7 +213,7 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 	}
 	if m.err != nil {
 		a.logLifecycle("failed to start: %v", m.err)
-		a.fail(fmt.Sprintf("failed to start: %v", m.err), false)
+		a.fail(fmt.Errorf("failed to start: %w", m.err), false)
 		return
 	}
 	a.conn = m.conn
@@ -232,7 +234,7 @@ func (a *serverActor) request(kind reqKind, method string, params json.RawMessag
 		err = a.conn.send(protocol.AppendRequest(nil, id, method, params))
 	}
 	if err != nil {
-		a.fail(fmt.Sprintf("%s: %v", method, err), false)
+		a.fail(fmt.Errorf("%s: %w", method, err), false)
 	}
 }
 
@@ -300,19 +302,19 @@ func (a *serverActor) onResponse(m *responseMsg) {
 func (a *serverActor) onInitialized(msg *protocol.Message) {
 	if msg.Error != nil {
 		a.logLifecycle("initialize failed: %v", msg.Error)
-		a.fail(fmt.Sprintf("initialize: %v", msg.Error), false)
+		a.fail(fmt.Errorf("initialize: %w", msg.Error), false)
 		return
 	}
 	var res protocol.InitializeResult
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		a.fail(fmt.Sprintf("initialize: malformed result: %v", err), false)
+		a.fail(fmt.Errorf("initialize: malformed result: %w", err), false)
 		return
 	}
 	older, err := protocol.CheckVersion(res.ProtocolVersion)
 	if err != nil {
 		// A version we cannot speak will not change by restarting.
 		a.logLifecycle("initialize refused: %v", err)
-		a.fail(fmt.Sprintf("initialize: %v", err), true)
+		a.fail(fmt.Errorf("initialize: %w", err), true)
 		return
 	}
 	if older {
@@ -321,7 +323,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 	}
 	a.init = res
 	if err := a.conn.send(protocol.AppendNotification(nil, protocol.MethodInitialized, nil)); err != nil {
-		a.fail(fmt.Sprintf("notifications/initialized: %v", err), false)
+		a.fail(fmt.Errorf("notifications/initialized: %w", err), false)
 		return
 	}
 	a.listTools()
@@ -343,7 +345,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 				a.becomeReady(nil)
 				return
 			}
-			a.fail(fmt.Sprintf("tools/list: %v", msg.Error), false)
+			a.fail(fmt.Errorf("tools/list: %w", msg.Error), false)
 			return
 		}
 		a.slog.Warn("tools/list failed; keeping the previous catalog", "err", msg.Error)
@@ -353,7 +355,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if err := json.Unmarshal(msg.Result, &page); err != nil {
 		a.listing = false
 		if a.state == StateInitializing {
-			a.fail(fmt.Sprintf("tools/list: malformed result: %v", err), false)
+			a.fail(fmt.Errorf("tools/list: malformed result: %w", err), false)
 		}
 		return
 	}
@@ -492,7 +494,7 @@ func (a *serverActor) onOversized(m *oversizedFrame) {
 	a.slog.Warn("oversized frame rejected", "size", m.size, "limit", m.limit)
 	a.logLifecycle("warning: frame of %d bytes or more rejected (limit %d)", m.size, m.limit)
 	if m.req != nil {
-		a.fail(m.err.Error(), false) // the handshake cannot go on without it
+		a.fail(m.err, false) // the handshake cannot go on without it
 	}
 }
 
@@ -522,14 +524,15 @@ func (a *serverActor) onDeath(reason string) {
 	} else {
 		a.logLifecycle("failed to start: %s", reason)
 	}
-	a.fail(reason, false)
+	a.fail(errors.New(reason), false)
 }
 
 // fail ends the current connection, fails every request in flight and
 // schedules a restart by policy (or gives up: permanent, or intensity).
-func (a *serverActor) fail(reason string, permanent bool) {
-	a.lastErr = reason
-	a.dropConn(fmt.Errorf("%w: server %q: %s", ErrConnectionLost, a.spec.Name, reason))
+func (a *serverActor) fail(cause error, permanent bool) {
+	reason := cause.Error()
+	a.lastErr, a.lastCause = reason, cause
+	a.dropConn(fmt.Errorf("%w: server %q: %w", ErrConnectionLost, a.spec.Name, cause))
 	if a.stopErr != nil {
 		return
 	}
@@ -658,7 +661,7 @@ func (a *serverActor) onStop(err error, stopSelf bool) {
 
 // unavailable explains why a call cannot be sent now.
 func (a *serverActor) unavailable() error {
-	e := &UnavailableError{Server: a.spec.Name, State: a.state, Reason: a.lastErr}
+	e := &UnavailableError{Server: a.spec.Name, State: a.state, Reason: a.lastErr, Cause: a.lastCause}
 	if a.state == StateBackoff {
 		e.RetryAfter = time.Until(a.nextRetry)
 	}
@@ -788,6 +791,7 @@ type UnavailableError struct {
 	Server     string
 	State      State
 	Reason     string
+	Cause      error // the failure behind Reason, when known
 	RetryAfter time.Duration
 }
 
@@ -805,3 +809,6 @@ func (e *UnavailableError) Error() string {
 
 // Is makes errors.Is(err, ErrUnavailable) true.
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap exposes the failure behind it (e.g. ErrPrivateAddress).
+func (e *UnavailableError) Unwrap() error { return e.Cause }
