@@ -18,251 +18,16 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 )
-
-// mcpHTTP is a Streamable HTTP MCP server for the tests, written from the
-// spec, with switches for the behaviours the client must handle.
-type mcpHTTP struct {
-	sse        bool          // reply to requests with an SSE stream
-	askFirst   bool          // stream a ping request before the response and wait for its answer
-	wrongID    bool          // answer tools/call with another id
-	closeEarly time.Duration // close the stream after the priming event (retry: this); serve the response on GET
-	getStatus  int           // answer to a GET without a resumable stream (default 405)
-	legacy     bool          // speak only the 2024-11-05 HTTP+SSE transport
-	oversize   int           // pad tools/call results to this many bytes
-	hang       bool          // never answer tools/call
-	expire     bool          // forget every session after the first tools/call
-
-	mu          sync.Mutex
-	sessions    map[string]bool
-	nextSession int
-	inits       int
-	gets        int
-	deletes     int
-	lastEventID string
-	resumeAt    time.Time
-	closedAt    time.Time
-	headers     []http.Header // of every POST, in order
-	answers     []string      // responses the client posted to our requests
-	pending     map[string][]byte
-	legacyOut   chan []byte
-	answered    chan struct{}
-	cancelled   chan string // requestIds of notifications/cancelled
-}
-
-// newMCPHTTP starts m; it is closed after any host the test opens later
-// (cleanups run last-in first-out).
-func newMCPHTTP(t *testing.T, m *mcpHTTP) *httptest.Server {
-	m.sessions = map[string]bool{}
-	m.pending = map[string][]byte{}
-	m.legacyOut = make(chan []byte, 16)
-	m.answered = make(chan struct{}, 16)
-	m.cancelled = make(chan string, 64)
-	if m.getStatus == 0 {
-		m.getStatus = http.StatusMethodNotAllowed
-	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-type rpc struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  json.RawMessage `json:"error,omitempty"`
-}
-
-func (m *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if m.legacy {
-		m.serveLegacy(w, r)
-		return
-	}
-	switch r.Method {
-	case http.MethodDelete:
-		m.mu.Lock()
-		m.deletes++
-		m.mu.Unlock()
-		return
-	case http.MethodGet:
-		m.serveGet(w, r)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var msg rpc
-	if json.Unmarshal(body, &msg) != nil {
-		http.Error(w, "bad json", http.StatusBadRequest)
-		return
-	}
-	m.mu.Lock()
-	m.headers = append(m.headers, r.Header.Clone())
-	known := m.sessions[r.Header.Get("Mcp-Session-Id")]
-	m.mu.Unlock()
-	if msg.Method != "initialize" && !known {
-		http.Error(w, "unknown session", http.StatusNotFound)
-		return
-	}
-	if msg.Method == "" || len(msg.ID) == 0 { // a notification or a response to us
-		if msg.Method == "notifications/cancelled" {
-			var p struct{ RequestID json.RawMessage }
-			json.Unmarshal(msg.Params, &p)
-			m.cancelled <- string(p.RequestID)
-		}
-		if msg.Method == "" {
-			m.mu.Lock()
-			m.answers = append(m.answers, string(body))
-			m.mu.Unlock()
-			m.answered <- struct{}{}
-		}
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	result, id := m.handle(&msg, w)
-	if result == nil {
-		return
-	}
-	if m.hang && msg.Method == "tools/call" {
-		<-r.Context().Done()
-		return
-	}
-	resp := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result))
-	if !m.sse || msg.Method != "tools/call" {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(resp)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	retry := ""
-	if m.closeEarly > 0 {
-		retry = fmt.Sprintf("retry: %d\n", m.closeEarly.Milliseconds())
-	}
-	fmt.Fprintf(w, "id: ev-1\n%sdata:\n\n", retry) // the priming event
-	fl.Flush()
-	if m.askFirst {
-		fmt.Fprintf(w, "id: ev-2\ndata: %s\n\n", `{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`)
-		fl.Flush()
-		select {
-		case <-m.answered:
-		case <-time.After(10 * time.Second):
-			return
-		}
-	}
-	if m.closeEarly > 0 {
-		m.mu.Lock()
-		m.pending["ev-1"] = resp
-		m.closedAt = time.Now()
-		m.mu.Unlock()
-		return // the stream closes before the response
-	}
-	fmt.Fprintf(w, "id: ev-3\ndata: %s\n\n", resp)
-	fl.Flush()
-}
-
-// handle answers a request; it returns the result and the id to answer with.
-func (m *mcpHTTP) handle(msg *rpc, w http.ResponseWriter) (json.RawMessage, string) {
-	id := string(msg.ID)
-	switch msg.Method {
-	case "initialize":
-		m.mu.Lock()
-		m.inits++
-		m.nextSession++
-		sid := fmt.Sprintf("session-%d", m.nextSession)
-		m.sessions[sid] = true
-		m.mu.Unlock()
-		w.Header().Set("Mcp-Session-Id", sid)
-		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"http-test","version":"1"}}`), id
-	case "tools/list":
-		return json.RawMessage(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`), id
-	case "tools/call":
-		var p struct{ Arguments json.RawMessage }
-		json.Unmarshal(msg.Params, &p)
-		text := string(p.Arguments)
-		if m.oversize > 0 {
-			text += strings.Repeat("x", m.oversize)
-		}
-		res, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
-		m.mu.Lock()
-		if m.expire {
-			m.sessions = map[string]bool{}
-		}
-		m.mu.Unlock()
-		if m.wrongID {
-			id = "999999"
-		}
-		return res, id
-	}
-	http.Error(w, "no such method", http.StatusBadRequest)
-	return nil, ""
-}
-
-func (m *mcpHTTP) serveGet(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	m.gets++
-	last := r.Header.Get("Last-Event-ID")
-	resp, ok := m.pending[last]
-	if ok {
-		delete(m.pending, last)
-		m.lastEventID = last
-		m.resumeAt = time.Now()
-	}
-	m.mu.Unlock()
-	if !ok {
-		w.WriteHeader(m.getStatus)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprintf(w, "id: ev-4\ndata: %s\n\n", resp)
-}
-
-// serveLegacy speaks the 2024-11-05 transport: POST /mcp is refused, GET
-// opens the stream whose first event names the endpoint for POSTs.
-func (m *mcpHTTP) serveLegacy(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.Method == http.MethodGet:
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "event: endpoint\ndata: /messages?sid=7\n\n")
-		w.(http.Flusher).Flush()
-		for {
-			select {
-			case frame := <-m.legacyOut:
-				fmt.Fprintf(w, "event: message\ndata: %s\n\n", frame)
-				w.(http.Flusher).Flush()
-			case <-r.Context().Done():
-				return
-			}
-		}
-	case r.Method == http.MethodPost && r.URL.Path == "/messages":
-		body, _ := io.ReadAll(r.Body)
-		var msg rpc
-		json.Unmarshal(body, &msg)
-		w.WriteHeader(http.StatusAccepted)
-		if msg.Method == "" || len(msg.ID) == 0 {
-			return
-		}
-		if msg.Method == "initialize" {
-			m.mu.Lock()
-			m.inits++
-			m.mu.Unlock()
-			m.legacyOut <- []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}}`, msg.ID))
-			return
-		}
-		rec := httptest.NewRecorder()
-		result, id := m.handle(&msg, rec)
-		m.legacyOut <- []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result))
-	default:
-		w.WriteHeader(http.StatusMethodNotAllowed)
-	}
-}
 
 func httpServer(name, url string) mcpvisor.ServerConfig {
 	return mcpvisor.ServerConfig{Name: name, Type: "http", URL: url, AllowPrivate: true, Enabled: true}
 }
 
 func TestHTTPJSONReplies(t *testing.T) {
-	m := &mcpHTTP{}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	res := call(t, h, "mcp__web__echo", `{"x":1}`)
@@ -273,9 +38,7 @@ func TestHTTPJSONReplies(t *testing.T) {
 	if st.ProtocolVersion != "2025-11-25" || st.ServerInfo.Name != "http-test" || st.PID != 0 {
 		t.Errorf("status = %+v", st)
 	}
-	m.mu.Lock()
-	headers := m.headers
-	m.mu.Unlock()
+	headers := m.Stats().Headers
 	for i, hd := range headers {
 		accept := hd.Get("Accept")
 		if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
@@ -294,34 +57,31 @@ func TestHTTPJSONReplies(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.deletes != 1 {
-		t.Errorf("DELETEs on close = %d, want 1", m.deletes)
+	if d := m.Stats().Deletes; d != 1 {
+		t.Errorf("DELETEs on close = %d, want 1", d)
 	}
 }
 
 // A server request streamed before the response is answered by POST, and
 // never taken for the response (seed 002, finding 3).
 func TestHTTPSSERequestBeforeResponse(t *testing.T) {
-	m := &mcpHTTP{sse: true, askFirst: true}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{SSE: true, AskFirst: true}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	res := call(t, h, "mcp__web__echo", `{"y":2}`)
 	if res.Wire() != `{"y":2}` {
 		t.Errorf("echo = %q", res.Wire())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.answers) != 1 || !strings.Contains(m.answers[0], `"id":"srv-1"`) || !strings.Contains(m.answers[0], `"result":{}`) {
-		t.Errorf("answers to the server's ping: %q", m.answers)
+	answers := m.Stats().Answers
+	if len(answers) != 1 || !strings.Contains(answers[0], `"id":"srv-1"`) || !strings.Contains(answers[0], `"result":{}`) {
+		t.Errorf("answers to the server's ping: %q", answers)
 	}
 }
 
 func TestHTTPMismatchedResponseID(t *testing.T) {
-	m := &mcpHTTP{wrongID: true}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{WrongID: true}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	_, err := h.Call(context.Background(), "mcp__web__echo", json.RawMessage(`{}`))
@@ -334,45 +94,42 @@ func TestHTTPMismatchedResponseID(t *testing.T) {
 // server's retry, then resumes with GET and Last-Event-ID.
 func TestHTTPResumeAfterRetry(t *testing.T) {
 	const retry = 300 * time.Millisecond
-	m := &mcpHTTP{sse: true, closeEarly: retry}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{SSE: true, CloseEarly: retry}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	res := call(t, h, "mcp__web__echo", `{"z":3}`)
 	if res.Wire() != `{"z":3}` {
 		t.Errorf("echo = %q", res.Wire())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.lastEventID != "ev-1" {
-		t.Errorf("Last-Event-ID = %q, want ev-1", m.lastEventID)
+	st := m.Stats()
+	if st.LastEventID != "ev-1" {
+		t.Errorf("Last-Event-ID = %q, want ev-1", st.LastEventID)
 	}
-	if waited := m.resumeAt.Sub(m.closedAt); waited < retry {
+	if waited := st.ResumeGap; waited < retry {
 		t.Errorf("resumed after %v, before the server's retry of %v", waited, retry)
 	}
 }
 
 // GET answered 405 means there is no standalone stream: the client asks once.
 func TestHTTPGet405AskedOnce(t *testing.T) {
-	m := &mcpHTTP{}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	for range 5 {
 		call(t, h, "mcp__web__echo", `{}`)
 	}
 	h.Close()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.gets != 1 {
-		t.Errorf("GETs = %d, want 1 (405 means stop asking)", m.gets)
+	if g := m.Stats().Gets; g != 1 {
+		t.Errorf("GETs = %d, want 1 (405 means stop asking)", g)
 	}
 }
 
 func TestHTTPSessionExpiredReinitializes(t *testing.T) {
 	onEvent, events := eventSink()
-	m := &mcpHTTP{expire: true}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{Expire: true}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, httpServer("web", srv.URL))
 	waitReadyEvents(t, events, "web")
 	call(t, h, "mcp__web__echo", `{}`) // the server forgets the session after answering
@@ -381,9 +138,7 @@ func TestHTTPSessionExpiredReinitializes(t *testing.T) {
 		t.Fatalf("call on a lost session = %v, want a session-expired error", err)
 	}
 	waitReadyEvents(t, events, "web")
-	m.mu.Lock()
-	inits := m.inits
-	m.mu.Unlock()
+	inits := m.Stats().Inits
 	if inits != 2 {
 		t.Errorf("initialize sent %d times, want 2 (re-initialized without the old session)", inits)
 	}
@@ -392,8 +147,8 @@ func TestHTTPSessionExpiredReinitializes(t *testing.T) {
 func TestHTTPLegacyFallback(t *testing.T) {
 	for _, typ := range []string{"http", "sse"} {
 		t.Run(typ, func(t *testing.T) {
-			m := &mcpHTTP{legacy: true}
-			srv := newMCPHTTP(t, m)
+			m := &mcphttptest.Server{Legacy: true}
+			srv := mcphttptest.Start(t, m)
 			sc := httpServer("old", srv.URL)
 			sc.Type = typ
 			h := openHost(t, mcpvisor.Options{}, sc)
@@ -409,8 +164,8 @@ func TestHTTPLegacyFallback(t *testing.T) {
 }
 
 func TestHTTPOversizedEvent(t *testing.T) {
-	m := &mcpHTTP{sse: true, oversize: 2 << 20}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{SSE: true, Oversize: 2 << 20}
+	srv := mcphttptest.Start(t, m)
 	h := openHost(t, mcpvisor.Options{MaxFrame: 1 << 20}, httpServer("web", srv.URL))
 	waitReady(t, h)
 	if _, err := h.Call(context.Background(), "mcp__web__echo", json.RawMessage(`{}`)); !errors.Is(err, mcpvisor.ErrFrameTooLarge) {
@@ -446,8 +201,8 @@ func TestHTTPRedirectRefused(t *testing.T) {
 
 // Without allowPrivate, a host name that resolves to loopback is refused.
 func TestHTTPPrivateAddressRefused(t *testing.T) {
-	m := &mcpHTTP{}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{}
+	srv := mcphttptest.Start(t, m)
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	sc := httpServer("local", url)
 	sc.AllowPrivate = false
@@ -461,17 +216,15 @@ func TestHTTPPrivateAddressRefused(t *testing.T) {
 	if !errors.Is(err, mcpvisor.ErrUnavailable) || !errors.Is(err, mcpvisor.ErrPrivateAddress) {
 		t.Errorf("call to the refused server = %v, want ErrUnavailable caused by ErrPrivateAddress", err)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.inits != 0 {
-		t.Errorf("the server was reached %d times", m.inits)
+	if n := m.Stats().Inits; n != 0 {
+		t.Errorf("the server was reached %d times", n)
 	}
 }
 
 func TestHTTPBearerSentNeverLogged(t *testing.T) {
 	const secret = "sekrit-token-4242"
-	m := &mcpHTTP{getStatus: http.StatusInternalServerError}
-	srv := newMCPHTTP(t, m)
+	m := &mcphttptest.Server{GetStatus: http.StatusInternalServerError}
+	srv := mcphttptest.Start(t, m)
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	dataDir := t.TempDir()
@@ -490,9 +243,7 @@ func TestHTTPBearerSentNeverLogged(t *testing.T) {
 	}, sc)
 	waitReady(t, h)
 	call(t, h, "mcp__auth__echo", `{}`)
-	m.mu.Lock()
-	got := m.headers[0].Get("Authorization")
-	m.mu.Unlock()
+	got := m.Stats().Headers[0].Get("Authorization")
 	if got != "Bearer "+secret {
 		t.Errorf("Authorization = %q", got)
 	}
@@ -528,9 +279,9 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 // One HTTP server that accepts and never answers does not slow the others.
 func TestHTTPHungServerIsIsolated(t *testing.T) {
-	hungSrv := &mcpHTTP{hang: true}
-	hung := newMCPHTTP(t, hungSrv)
-	ok := newMCPHTTP(t, &mcpHTTP{sse: true})
+	hungSrv := &mcphttptest.Server{Hang: true}
+	hung := mcphttptest.Start(t, hungSrv)
+	ok := mcphttptest.Start(t, &mcphttptest.Server{SSE: true})
 	sc := httpServer("hung", hung.URL)
 	sc.Timeout = mcpvisor.Duration(time.Hour)
 	h := openHost(t, mcpvisor.Options{}, sc, httpServer("ok", ok.URL), mcptest("stdio"))
@@ -560,7 +311,7 @@ func TestHTTPHungServerIsIsolated(t *testing.T) {
 	ids := map[string]bool{}
 	for len(ids) < 8 {
 		select {
-		case id := <-hungSrv.cancelled:
+		case id := <-hungSrv.Cancelled:
 			ids[id] = true
 		case <-time.After(10 * time.Second):
 			t.Fatalf("notifications/cancelled received for %d of 8 calls", len(ids))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
@@ -177,5 +178,25 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "frobnicate", "--config", "x"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A remote server works through the CLI exactly as a stdio one.
+func TestHTTPServer(t *testing.T) {
+	srv := mcphttptest.Start(t, &mcphttptest.Server{SSE: true})
+	cfg := writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+srv.URL+`", "allowPrivate": true}}}`)
+	out, errOut, code := runCLI(t, "tools", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "mcp__web__echo") {
+		t.Fatalf("tools: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{"via":"http"}`)
+	if code != 0 || strings.TrimSpace(out) != `{"via":"http"}` {
+		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Without allowPrivate the loopback server is refused, with a reason.
+	cfg = writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+srv.URL+`"}}}`)
+	_, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{}`)
+	if code == 0 || !strings.Contains(errOut, "non-public address") {
+		t.Errorf("call without allowPrivate: exit %d, stderr %q", code, errOut)
 	}
 }
