@@ -82,13 +82,7 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any)) *httpConn {
 		gen:      gen,
 		spec:     spec,
 		endpoint: spec.URL,
-		router: router{
-			gen:     gen,
-			server:  spec.Name,
-			pending: newPendingTable(),
-			flow:    newFlow(int64(2 * spec.MaxFrame)),
-			deliver: deliver,
-		},
+		router:   newRouter(gen, spec, deliver),
 		out:      make(chan []byte, spec.WriteQueue),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -337,14 +331,7 @@ func (c *httpConn) readStream(ctx context.Context, body io.ReadCloser, reqID jso
 			c.deliverError(reqID, fmt.Sprintf("the server closed the stream before the response (%d reconnection(s))", attempt))
 			return
 		}
-		// "C MUST respect retry": wait exactly that long, else back off.
-		wait := retry
-		if wait <= 0 {
-			wait = min(defaultResumeDelay<<attempt, maxResumeDelay)
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+		if !waitRetry(ctx, retry, attempt) {
 			return
 		}
 		resp, err := c.get(ctx, lastID)
@@ -465,18 +452,27 @@ func (c *httpConn) standalone(gate chan struct{}) {
 				retry = r
 			}
 		}
-		if attempt >= maxResumes {
+		if attempt >= maxResumes || !waitRetry(c.ctx, retry, attempt) {
 			return
 		}
-		wait := retry
-		if wait <= 0 {
-			wait = min(defaultResumeDelay<<attempt, maxResumeDelay)
-		}
-		select {
-		case <-time.After(wait):
-		case <-c.ctx.Done():
-			return
-		}
+	}
+}
+
+// waitRetry waits before reconnecting a stream: exactly the server's retry
+// when it gave one ("C MUST respect retry"), else a capped backoff. It
+// reports false if ctx ended first.
+func waitRetry(ctx context.Context, retry time.Duration, attempt int) bool {
+	wait := retry
+	if wait <= 0 {
+		wait = min(defaultResumeDelay<<attempt, maxResumeDelay)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

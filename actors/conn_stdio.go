@@ -89,17 +89,10 @@ func startStdio(gen uint64, spec *ServerSpec, deliver func(any), stderr func([]b
 		return nil, err
 	}
 	c := &stdioConn{
-		gen:   gen,
-		proc:  proc,
-		stdin: raw,
-		router: router{
-			gen:     gen,
-			server:  spec.Name,
-			pending: newPendingTable(),
-			// At most about two maximum frames read ahead of the actor.
-			flow:    newFlow(int64(2 * spec.MaxFrame)),
-			deliver: deliver,
-		},
+		gen:        gen,
+		proc:       proc,
+		stdin:      raw,
+		router:     newRouter(gen, spec, deliver),
 		stop:       make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		maxBacklog: max(spec.WriteQueue*4096, 4*spec.MaxFrame),

@@ -148,6 +148,17 @@ type router struct {
 	deliver func(any)
 }
 
+func newRouter(gen uint64, spec *ServerSpec, deliver func(any)) router {
+	return router{
+		gen:     gen,
+		server:  spec.Name,
+		pending: newPendingTable(),
+		// At most about two maximum frames read ahead of the actor.
+		flow:    newFlow(int64(2 * spec.MaxFrame)),
+		deliver: deliver,
+	}
+}
+
 // route hands over one classified inbound message. It returns false if the
 // connection is stopping (stop closed while waiting for flow credit).
 func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) bool {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,35 +17,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpvisor/mcpvisor/examples/servers/internal/stdiotest"
+	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
 // serverBin is the mcptest binary, built once for the whole package.
 var serverBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcptest-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "mcptest")
-	if err := stdiotest.Build(".", serverBin); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &serverBin})
 }
 
 func testContext(t *testing.T) context.Context {

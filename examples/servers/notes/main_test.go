@@ -13,34 +13,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpvisor/mcpvisor/examples/servers/internal/stdiotest"
+	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
 var serverBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "notes-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "notes")
-	if err := stdiotest.Build(".", serverBin); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{"github.com/mcpvisor/mcpvisor/examples/servers/notes": &serverBin})
 }
 
 func testContext(t *testing.T) context.Context {

@@ -31,20 +31,6 @@ var (
 	ErrEOF = errors.New("stdiotest: server stdout closed")
 )
 
-// Build compiles the main package in pkgDir to the file out.
-func Build(pkgDir, out string) error {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return fmt.Errorf("stdiotest: build %s: %w", pkgDir, err)
-	}
-	cmd := exec.Command(goBin, "build", "-o", out, ".")
-	cmd.Dir = pkgDir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("stdiotest: go build %s: %w\n%s", pkgDir, err, b)
-	}
-	return nil
-}
-
 // Error is a JSON-RPC error object.
 type Error struct {
 	Code    int             `json:"code"`
