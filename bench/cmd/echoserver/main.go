@@ -11,6 +11,11 @@
 //	-hang   answer the handshake and tools/list, never answer tools/call
 //	-crash  exit with status 3 at once (a crash loop under a supervisor)
 //	-deaf   stop reading stdin after the first tools/list answer, stay alive
+//
+// With -http ADDR (e.g. 127.0.0.1:0) it is the same server over Streamable
+// HTTP instead of stdio: it listens on ADDR, prints its endpoint's URL
+// (http://HOST:PORT/mcp) as the first line of stdout, and serves until
+// SIGTERM or SIGINT. See http.go.
 package main
 
 import (
@@ -32,7 +37,15 @@ func main() {
 	flag.BoolVar(&m.hang, "hang", false, "answer the handshake and tools/list, never answer tools/call")
 	crash := flag.Bool("crash", false, "exit with status 3 at start")
 	flag.BoolVar(&m.deaf, "deaf", false, "stop reading stdin after the first tools/list answer, but stay alive")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio; prints the URL")
 	flag.Parse()
+	if *httpAddr != "" {
+		if err := serveHTTPMain(*httpAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "echoserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *crash {
 		fmt.Fprintln(os.Stderr, "echoserver: crashing on purpose (-crash)")
 		os.Exit(3)
@@ -103,9 +116,10 @@ func serve(r io.Reader, w io.Writer, m mode) error {
 // session is the server's state: reused decoding space, the reply buffer,
 // and whether tools/list has been answered.
 type session struct {
-	req    request
-	reply  []byte
-	listed bool
+	req        request
+	reply      []byte
+	listed     bool
+	parseError bool // the last message was not JSON
 }
 
 // request holds the fields of every request the server understands.
@@ -135,11 +149,13 @@ func (s *session) handle(line []byte, m mode) []byte {
 	q := &s.req
 	q.ID, q.Method = q.ID[:0], ""
 	q.Params.Name, q.Params.Arguments, q.Params.ProtocolVersion = "", q.Params.Arguments[:0], ""
+	s.parseError = false
 	if err := json.Unmarshal(line, q); err != nil {
+		s.parseError = true
 		return s.errorReply(json.RawMessage("null"), -32700, "parse error")
 	}
-	if len(q.ID) == 0 {
-		return nil // a notification: initialized, cancelled
+	if len(q.ID) == 0 || q.Method == "" {
+		return nil // a notification (initialized, cancelled), or a response
 	}
 	switch q.Method {
 	case "initialize":

@@ -1,10 +1,12 @@
 // Command mcpbench runs the mcpvisor load-test scenarios against a raw pipe,
-// the official Go SDK client and the mark3labs client, and writes the
+// the official Go SDK client and the mark3labs client, over stdio and over
+// Streamable HTTP (the echo server run with -http), and writes the
 // results: results-<date>.json (one record per scenario and contender),
 // <date>.md (tables with ratios, the targets with PASS/MISS), <date>.png (the
 // chart the report embeds) and latest.md (a pointer to the newest report).
 //
-//	mcpbench [-quick] [-out DIR] [-scenarios latency,throughput,...] [-server BIN] [-cpuprofile FILE]
+//	mcpbench [-quick] [-out DIR] [-scenarios latency,throughput,...] [-server BIN]
+//	         [-cpuprofile FILE] [-memprofile FILE] [-http-servers N]
 //
 // See bench/README.md for what each scenario measures.
 package main
@@ -20,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,8 +36,10 @@ func main() {
 	list := flag.String("scenarios", "", "comma-separated scenarios to run (default: all): "+strings.Join(names(), ","))
 	server := flag.String("server", "", "the echo server binary (default: build bench/cmd/echoserver)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memprofile := flag.String("memprofile", "", "write a heap profile to this file once every server of the scale-http scenario is ready")
+	httpServers := flag.Int("http-servers", 0, "servers in the scale-http scenario (default: 10000, quick: 1000)")
 	flag.Parse()
-	if err := run(*quick, *out, *list, *server, *cpuprofile); err != nil {
+	if err := run(*quick, *out, *list, *server, *cpuprofile, *memprofile, *httpServers); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench:", err)
 		os.Exit(1)
 	}
@@ -48,7 +53,7 @@ func names() []string {
 	return ns
 }
 
-func run(quick bool, out, list, server, cpuprofile string) error {
+func run(quick bool, out, list, server, cpuprofile, memprofile string, httpServers int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	selected, err := selectScenarios(list)
@@ -61,7 +66,8 @@ func run(quick bool, out, list, server, cpuprofile string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if err := raiseFileLimit(); err != nil {
+	fileLimit, err := raiseFileLimit()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench: warning: could not raise the open-file limit:", err)
 	}
 	tmp, err := os.MkdirTemp("", "mcpbench-")
@@ -89,12 +95,16 @@ func run(quick bool, out, list, server, cpuprofile string) error {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 
-	env := &harness.Env{Server: server, Sizes: harness.FullSizes(), Log: os.Stderr, TempDir: tmp}
+	env := &harness.Env{Server: server, Sizes: harness.FullSizes(), Log: os.Stderr, TempDir: tmp, HeapProfile: memprofile}
 	if quick {
 		env.Sizes = harness.QuickSizes()
 	}
+	if httpServers > 0 {
+		env.Sizes.ScaleHTTPServers = httpServers
+	}
 	started := time.Now()
 	result := &harness.Run{Date: started.Format("2006-01-02"), Started: started, Quick: quick, Machine: machine(), Sizes: env.Sizes}
+	result.Machine.FileLimit = fileLimit
 	for _, sc := range selected {
 		recs, err := sc.Run(ctx, env)
 		result.Records = append(result.Records, recs...)
@@ -197,16 +207,30 @@ func defaultOut() string {
 	return filepath.Join("bench", "results")
 }
 
-// raiseFileLimit lifts the soft open-file limit to the hard one: every
-// supervised server costs the host about three descriptors, and the scale
-// scenario starts a thousand.
-func raiseFileLimit() error {
+// raiseFileLimit lifts the open-file limit as far as the process may: the
+// hard limit to /proc/sys/fs/nr_open when it is allowed to (root), else the
+// soft limit to the hard one. Every supervised stdio server costs the host
+// about three descriptors, every HTTP server at least one connection, and
+// the echo server child (which inherits the limit) one per connection; the
+// HTTP scale scenario starts ten thousand. It returns the limit in force.
+func raiseFileLimit() (uint64, error) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return err
+		return 0, err
+	}
+	if data, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+		if max, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && max > lim.Max {
+			want := syscall.Rlimit{Cur: max, Max: max}
+			if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want) == nil {
+				return max, nil
+			}
+		}
 	}
 	lim.Cur = lim.Max
-	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	return lim.Cur, nil
 }
 
 func machine() harness.Machine {

@@ -16,8 +16,13 @@ const (
 	Mark3labs = "mark3labs"
 )
 
-// contenders is every contender, the floor first.
+// contenders is every contender over stdio, the floor first.
 var contenders = []contender{rawContender{}, hostContender{}, goSDKContender{}, mark3labsContender{}}
+
+// httpContenders are the same contenders over Streamable HTTP, the floor
+// (net/http POSTs) first. Their names are the same; the scenario tells them
+// apart.
+var httpContenders = []contender{rawHTTPContender{}, hostContender{http: true}, goSDKContender{http: true}, mark3labsContender{http: true}}
 
 // peers are the SDK clients mcpvisor is compared against.
 var peers = []string{GoSDK, Mark3labs}

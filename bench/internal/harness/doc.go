@@ -1,7 +1,10 @@
 // Package harness runs the bench scenarios: the same echo server
 // (bench/cmd/echoserver) called through a raw pipe (the floor), an embedded
 // mcpvisor Host, the official Go SDK client and the mark3labs client, in one
-// run, interleaved, so that machine noise falls on every contender alike.
+// run, interleaved, so that machine noise falls on every contender alike;
+// and the same again over Streamable HTTP (echoserver -http as a child
+// process, net/http POSTs for the floor), with a scale scenario of
+// thousands of HTTP servers in one Host.
 //
 // Each scenario is a function from an Env (the echo server binary, the sizes)
 // to Records; Report turns the records of a run into a markdown report with

@@ -12,22 +12,25 @@ import (
 
 // Sizes are how much work each scenario does.
 type Sizes struct {
-	LatencyCalls      int // scenario 1: calls per contender, 1 caller
-	ThroughputCalls   int // scenario 2: calls per contender
-	Callers           int // scenarios 2 and 3: concurrent callers
-	FanoutServers     int // scenario 3
-	FanoutCalls       int // scenario 3: calls per contender
-	IsolationServers  int // scenario 4: healthy + 3 misbehaving
-	IsolationCalls    int // scenario 4: calls to the healthy servers, per phase
-	IsolationCallers  int // scenario 4: callers of the healthy servers
-	IsolationPhases   int // scenario 4: baseline/trouble pairs, alternated
-	StartupServers    int // scenario 5
-	StartupRuns       int // scenario 5: runs per contender (the median is kept)
-	ScaleServers      int // scenario 6
-	ScaleCalls        int // scenario 6: calls to random servers once ready
-	Rounds            int // interleaving: rounds per scenario, contenders rotate within each
-	WarmupCalls       int // per contender before measuring
-	BadCallersPerKind int // scenario 4: concurrent callers of each misbehaving server
+	LatencyCalls      int           // scenario 1: calls per contender, 1 caller
+	ThroughputCalls   int           // scenario 2: calls per contender
+	Callers           int           // scenarios 2 and 3: concurrent callers
+	FanoutServers     int           // scenario 3
+	FanoutCalls       int           // scenario 3: calls per contender
+	IsolationServers  int           // scenario 4: healthy + 3 misbehaving
+	IsolationCalls    int           // scenario 4: calls to the healthy servers, per phase
+	IsolationCallers  int           // scenario 4: callers of the healthy servers
+	IsolationPhases   int           // scenario 4: baseline/trouble pairs, alternated
+	StartupServers    int           // scenario 5
+	StartupRuns       int           // scenario 5: runs per contender (the median is kept)
+	ScaleServers      int           // scenario 6
+	ScaleCalls        int           // scenario 6: calls to random servers once ready
+	ScaleHTTPServers  int           // scenario 9: HTTP servers in one Host, all on one echo server
+	ScaleHTTPCalls    int           // scenario 9: calls to random servers once ready
+	ScaleHTTPWait     time.Duration // scenario 9: longest wait for every server to be ready
+	Rounds            int           // interleaving: rounds per scenario, contenders rotate within each
+	WarmupCalls       int           // per contender before measuring
+	BadCallersPerKind int           // scenario 4: concurrent callers of each misbehaving server
 }
 
 // FullSizes are the sizes (make bench).
@@ -38,6 +41,7 @@ func FullSizes() Sizes {
 		IsolationServers: 20, IsolationCalls: 20000, IsolationCallers: 16, IsolationPhases: 2,
 		StartupServers: 100, StartupRuns: 3,
 		ScaleServers: 1000, ScaleCalls: 2000,
+		ScaleHTTPServers: 10000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 180 * time.Second,
 		Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
 	}
 }
@@ -50,6 +54,7 @@ func QuickSizes() Sizes {
 		IsolationServers: 20, IsolationCalls: 2000, IsolationCallers: 16, IsolationPhases: 1,
 		StartupServers: 20, StartupRuns: 1,
 		ScaleServers: 100, ScaleCalls: 200,
+		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
 		Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
 	}
 }
@@ -62,6 +67,7 @@ func TinySizes() Sizes {
 		IsolationServers: 5, IsolationCalls: 50, IsolationCallers: 2, IsolationPhases: 1,
 		StartupServers: 2, StartupRuns: 1,
 		ScaleServers: 3, ScaleCalls: 10,
+		ScaleHTTPServers: 3, ScaleHTTPCalls: 10, ScaleHTTPWait: 30 * time.Second,
 		Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
 	}
 }
@@ -73,6 +79,14 @@ type Env struct {
 	Log    io.Writer // progress lines; nil: none
 	// TempDir holds each host's data directory. "": os.TempDir().
 	TempDir string
+
+	// HeapProfile, when set, is where the HTTP scale scenario writes a heap
+	// profile of this process once every server is ready.
+	HeapProfile string
+
+	// httpURL is the Streamable HTTP echo server's endpoint, set by the
+	// HTTP scenarios for their contenders.
+	httpURL string
 }
 
 func (e *Env) logf(format string, args ...any) {
@@ -114,6 +128,11 @@ const (
 	ScenarioIsolation  = "isolation"
 	ScenarioStartup    = "startup"
 	ScenarioScale      = "scale"
+
+	// Over Streamable HTTP, against one echo server process (echoserver -http).
+	ScenarioLatencyHTTP    = "latency-http"
+	ScenarioThroughputHTTP = "throughput-http"
+	ScenarioScaleHTTP      = "scale-http"
 )
 
 // Scenario is one named scenario of the harness.
@@ -130,6 +149,9 @@ var Scenarios = []Scenario{
 	{ScenarioIsolation, Isolation},
 	{ScenarioStartup, Startup},
 	{ScenarioScale, Scale},
+	{ScenarioLatencyHTTP, LatencyHTTP},
+	{ScenarioThroughputHTTP, ThroughputHTTP},
+	{ScenarioScaleHTTP, ScaleHTTP},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

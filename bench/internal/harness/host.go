@@ -9,15 +9,19 @@ import (
 )
 
 // hostContender is mcpvisor embedded: one Host supervising every server,
-// called with Host.Call.
-type hostContender struct{}
+// called with Host.Call. Over HTTP, every server is an "http" server with
+// the same URL (the one echo server) and allowPrivate, for loopback.
+type hostContender struct{ http bool }
 
 func (hostContender) name() string { return Mcpvisor }
 
-func (hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
 	servers := make([]mcpvisor.ServerConfig, n)
 	for i := range servers {
 		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Enabled: true}
+		if ct.http {
+			servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Type: "http", URL: env.httpURL, AllowPrivate: true, Enabled: true}
+		}
 	}
 	h, err := openHost(ctx, env, mcpvisor.Options{Config: &mcpvisor.Config{Servers: servers}})
 	if err != nil {

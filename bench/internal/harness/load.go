@@ -11,34 +11,69 @@ import (
 // Latency is scenario 1: one caller, one server, calls one after another.
 // The raw pipe is its simple form: write a line, read a line.
 func Latency(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioLatency, 1, 1, env.Sizes.LatencyCalls, false)
+	return compare(ctx, env, ScenarioLatency, contenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
 }
 
 // Throughput is scenario 2: many concurrent callers on one server.
 func Throughput(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioThroughput, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true)
+	return compare(ctx, env, ScenarioThroughput, contenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
 }
 
 // Fanout is scenario 3: many concurrent callers spreading their calls over
 // many servers: one host with every server for mcpvisor, one session (or
 // pipe) per server for the others.
 func Fanout(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioFanout, env.Sizes.FanoutServers, env.Sizes.Callers, env.Sizes.FanoutCalls, true)
+	return compare(ctx, env, ScenarioFanout, contenders, env.Sizes.FanoutServers, env.Sizes.Callers, env.Sizes.FanoutCalls, true, nil)
+}
+
+// LatencyHTTP is scenario 7: scenario 1 over Streamable HTTP, every
+// contender on the one echo server process (echoserver -http).
+func LatencyHTTP(ctx context.Context, env *Env) ([]Record, error) {
+	return compareHTTP(ctx, env, ScenarioLatencyHTTP, 1, env.Sizes.LatencyCalls)
+}
+
+// ThroughputHTTP is scenario 8: scenario 2 over Streamable HTTP.
+func ThroughputHTTP(ctx context.Context, env *Env) ([]Record, error) {
+	return compareHTTP(ctx, env, ScenarioThroughputHTTP, env.Sizes.Callers, env.Sizes.ThroughputCalls)
+}
+
+func compareHTTP(ctx context.Context, env *Env, scenario string, callers, calls int) ([]Record, error) {
+	srv, err := startEchoHTTP(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.close()
+	e := *env
+	e.httpURL = srv.url
+	return compare(ctx, &e, scenario, httpContenders, 1, callers, calls, callers > 1, srv)
 }
 
 // compare runs one load on every contender in the same run, interleaved:
 // the calls are split into Rounds rounds, and in each round every contender
 // runs its share in turn, starting from a different contender each round, so
-// that a slow moment of the machine falls on all of them alike.
-func compare(ctx context.Context, env *Env, scenario string, servers, callers, calls int, pipelined bool) ([]Record, error) {
+// that a slow moment of the machine falls on all of them alike. With srv
+// (the HTTP echo server), it also counts the connections the server accepted
+// and the POSTs it answered during each contender's measured calls.
+func compare(ctx context.Context, env *Env, scenario string, contenders []contender, servers, callers, calls int, pipelined bool, srv *echoHTTP) ([]Record, error) {
 	env.logf("%s: %d server(s), %d caller(s), %d calls per contender", scenario, servers, callers, calls)
 	type run struct {
-		c        client
-		lat      samples
-		elapsed  time.Duration
-		errs     int
-		firstErr error
-		note     string
+		c            client
+		lat          samples
+		elapsed      time.Duration
+		errs         int
+		firstErr     error
+		note         string
+		conns, posts int64
+	}
+	counters := func() serverStats {
+		if srv == nil {
+			return serverStats{}
+		}
+		st, err := srv.counters()
+		if err != nil {
+			env.logf("  reading the echo server's counters: %v", err)
+		}
+		return st
 	}
 	runs := make([]*run, len(contenders))
 	for i, ct := range contenders {
@@ -66,7 +101,11 @@ func compare(ctx context.Context, env *Env, scenario string, servers, callers, c
 			if r.c == nil {
 				continue
 			}
+			before := counters()
 			d, errs, first := drive(ctx, r.c, callers, hi-lo, servers, r.lat[lo:hi])
+			after := counters()
+			r.conns += after.Conns - before.Conns
+			r.posts += after.Posts - before.Posts
 			r.elapsed += d
 			r.errs += errs
 			if r.firstErr == nil {
@@ -88,7 +127,10 @@ func compare(ctx context.Context, env *Env, scenario string, servers, callers, c
 			if r.firstErr != nil {
 				rec.Note = fmt.Sprintf("%d call(s) failed, first: %v", r.errs, r.firstErr)
 			}
-			env.logf("  %-10s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors)
+			if srv != nil {
+				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
+			}
+			env.logf("  %-10s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
 		} else {
 			env.logf("  %-10s %s", rec.Contender, rec.Note)
 		}
@@ -127,4 +169,12 @@ func drive(ctx context.Context, c client, callers, calls, servers int, lat []int
 	}
 	wg.Wait()
 	return time.Since(start), int(failed.Load()), first
+}
+
+// connNote is the HTTP counters of a record, for the log.
+func connNote(rec Record) string {
+	if rec.Metrics == nil {
+		return ""
+	}
+	return fmt.Sprintf(" conns opened %.0f, POSTs/call %.2f", rec.Metrics["conns_opened"], rec.Metrics["posts_per_call"])
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os/exec"
 
 	m3client "github.com/mark3labs/mcp-go/client"
@@ -19,17 +20,22 @@ import (
 const protocolVersion = "2025-11-25"
 
 // goSDKContender is the official Go SDK: one ClientSession per server over
-// mcp.CommandTransport, called with ClientSession.CallTool.
-type goSDKContender struct{}
+// mcp.CommandTransport (or, over HTTP, mcp.StreamableClientTransport with its
+// defaults and the harness's connection pool), called with
+// ClientSession.CallTool.
+type goSDKContender struct{ http bool }
 
 func (goSDKContender) name() string { return GoSDK }
 
-func (goSDKContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+func (ct goSDKContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
 	sdk := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
 	c := &goSDKClient{sessions: make([]*mcp.ClientSession, n)}
 	err := startAll(n, func(i int) error {
-		cs, err := sdk.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(env.Server)},
-			&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		var t mcp.Transport = &mcp.CommandTransport{Command: exec.Command(env.Server)}
+		if ct.http {
+			t = &mcp.StreamableClientTransport{Endpoint: env.httpURL, HTTPClient: &http.Client{Transport: poolTransport()}}
+		}
+		cs, err := sdk.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 		if err != nil {
 			return err
 		}
@@ -66,17 +72,28 @@ func (c *goSDKClient) close() error {
 	})
 }
 
-// mark3labsContender is mark3labs/mcp-go: one stdio client per server,
-// called with Client.CallTool.
-type mark3labsContender struct{}
+// mark3labsContender is mark3labs/mcp-go: one stdio client per server (or,
+// over HTTP, one streamable HTTP client per server with its defaults and the
+// harness's connection pool), called with Client.CallTool.
+type mark3labsContender struct{ http bool }
 
 func (mark3labsContender) name() string { return Mark3labs }
 
-func (mark3labsContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+func (ct mark3labsContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c := &mark3labsClient{clients: make([]*m3client.Client, n)}
 	err := startAll(n, func(i int) error {
-		t := m3transport.NewStdioWithOptions(env.Server, nil, nil, m3transport.WithCommandLogger(quiet))
+		var t m3transport.Interface
+		if ct.http {
+			ht, err := m3transport.NewStreamableHTTP(env.httpURL,
+				m3transport.WithHTTPBasicClient(&http.Client{Transport: poolTransport()}), m3transport.WithHTTPLogger(quiet))
+			if err != nil {
+				return err
+			}
+			t = ht
+		} else {
+			t = m3transport.NewStdioWithOptions(env.Server, nil, nil, m3transport.WithCommandLogger(quiet))
+		}
 		cl := m3client.NewClient(t, m3client.WithProtocolVersion(protocolVersion))
 		// The transport ties the process to Start's context: it must outlive ctx.
 		if err := cl.Start(context.Background()); err != nil {

@@ -32,6 +32,9 @@ type Machine struct {
 	// ended: a busy machine (other builds, tests) makes every figure noisier.
 	LoadBefore string `json:"load_before,omitempty"`
 	LoadAfter  string `json:"load_after,omitempty"`
+	// FileLimit is the open-file limit (RLIMIT_NOFILE) the run had, which
+	// the echo server child inherits.
+	FileLimit uint64 `json:"file_limit,omitempty"`
 }
 
 // Target is one of the issue's performance targets, evaluated on a run.
@@ -123,6 +126,26 @@ func (r *Run) Targets() []Target {
 		"%.2f s", metric(host, "ready_ms")/1000)
 	add(fmt.Sprintf("Scale: host RSS < 300 MB with %d servers (children excluded)", r.Sizes.ScaleServers), ok, metric(host, "rss_mb") < 300,
 		"%.1f MB (%.1f KiB per server)", metric(host, "rss_mb"), metric(host, "rss_per_server_kb"))
+
+	// Issue 4 sets no figure, only the scenario: so many HTTP server actors
+	// in one Host, ready, answering a call to a random one. It passes when
+	// every server became ready without failing once and every call was
+	// answered.
+	host = r.find(ScenarioScaleHTTP, Mcpvisor)
+	ok = host != nil && host.Metrics != nil
+	switch {
+	case !ok:
+		add(fmt.Sprintf("Scale over HTTP (issue 4): %d HTTP servers in one Host, all ready, a random one answers", r.Sizes.ScaleHTTPServers), false, false, "")
+	case metric(host, "ready_ms") > 0:
+		add(fmt.Sprintf("Scale over HTTP (issue 4): %d HTTP servers in one Host, all ready without a failure, random calls answered", r.Sizes.ScaleHTTPServers),
+			true, clean(host), "all ready in %.1f s, %.0f restart(s) of %.0f server(s) on the way; %d of %d calls failed; host RSS %.0f MB, peak %.0f of %.0f descriptors",
+			metric(host, "ready_ms")/1000, metric(host, "restarts"), metric(host, "servers_that_failed"), host.Errors, host.Calls, metric(host, "rss_mb"),
+			metric(host, "peak_fds"), metric(host, "fd_limit"))
+	default:
+		add(fmt.Sprintf("Scale over HTTP (issue 4): %d HTTP servers in one Host, all ready without a failure, random calls answered", r.Sizes.ScaleHTTPServers),
+			true, false, "%.0f of %d ready after %.0f s, %.0f restart(s); peak %.0f of %.0f descriptors",
+			metric(host, "ready_servers"), host.Servers, metric(host, "waited_ms")/1000, metric(host, "restarts"), metric(host, "peak_fds"), metric(host, "fd_limit"))
+	}
 	return ts
 }
 
@@ -165,7 +188,7 @@ func (r *Run) Markdown(chart string) string {
 	if r.Machine.LoadBefore != "" {
 		fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n", r.Machine.LoadBefore, r.Machine.LoadAfter)
 	}
-	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better.\n\n")
+	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. The scenarios \"over Streamable HTTP\" (7 to 9) run the same server as `echoserver -http`, one child process serving every contender on loopback (net/http, one JSON body per request); their `raw` floor is net/http POSTs with no SDK. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better.\n\n")
 	if len(r.Failures) > 0 {
 		b.WriteString("**Scenarios that failed:**\n\n")
 		for _, f := range r.Failures {
@@ -207,6 +230,17 @@ func (r *Run) Markdown(chart string) string {
 	r.isolationSection(&b)
 	r.startupSection(&b)
 	r.scaleSection(&b)
+	if rec := r.find(ScenarioLatencyHTTP, Raw); rec != nil {
+		fmt.Fprintf(&b, "## 7. Latency over Streamable HTTP: 1 caller, 1 server, %d calls per contender\n\n", r.Sizes.LatencyCalls)
+		b.WriteString(httpLoadIntro)
+		r.loadTable(&b, ScenarioLatencyHTTP, true)
+	}
+	if rec := r.find(ScenarioThroughputHTTP, Raw); rec != nil {
+		fmt.Fprintf(&b, "## 8. Throughput over Streamable HTTP: %d concurrent callers, 1 server, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.ThroughputCalls)
+		b.WriteString(httpLoadIntro)
+		r.loadTable(&b, ScenarioThroughputHTTP, false)
+	}
+	r.scaleHTTPSection(&b)
 	b.WriteString("## Reproduce\n\n```sh\nmake bench         # this report: bench/results/<date>.md, .png, results-<date>.json\nmake bench-quick   # the short version (CI), into bench/results/quick/\n```\n")
 	return b.String()
 }
@@ -221,10 +255,17 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 			bestLat = rec
 		}
 	}
+	// Over HTTP: the connections the echo server accepted and the POSTs it
+	// answered during the measured calls.
+	conns := raw != nil && raw.Metrics["posts_per_call"] > 0
+	extraHead, extraRule := "", ""
+	if conns {
+		extraHead, extraRule = " new connections | POSTs per call |", "---:|---:|"
+	}
 	if latencyFirst {
-		b.WriteString("| contender | p50 µs | p99 µs | max µs | calls/s | p50 × raw | p50 × best peer | p99 × raw | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| contender | p50 µs | p99 µs | max µs | calls/s | p50 × raw | p50 × best peer | p99 × raw | errors |" + extraHead + "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|" + extraRule + "\n")
 	} else {
-		b.WriteString("| contender | calls/s | p50 µs | p99 µs | max µs | calls/s × raw | calls/s × best peer | p99 × raw | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| contender | calls/s | p50 µs | p99 µs | max µs | calls/s × raw | calls/s × best peer | p99 × raw | errors |" + extraHead + "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|" + extraRule + "\n")
 	}
 	var notes []string
 	for _, c := range contenders {
@@ -235,16 +276,23 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 		if rec.Note != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", rec.Contender, rec.Note))
 		}
+		extra := ""
+		if conns {
+			extra = " — | — |"
+			if rec.Metrics != nil {
+				extra = fmt.Sprintf(" %.0f | %.2f |", rec.Metrics["conns_opened"], rec.Metrics["posts_per_call"])
+			}
+		}
 		if !ran(rec) {
-			fmt.Fprintf(b, "| %s | — | — | — | — | — | — | — | failed |\n", rec.Contender)
+			fmt.Fprintf(b, "| %s | — | — | — | — | — | — | — | failed |%s\n", rec.Contender, extra)
 			continue
 		}
 		if latencyFirst {
-			fmt.Fprintf(b, "| %s | %.1f | %.1f | %.0f | %.0f | %s | %s | %s | %d |\n", rec.Contender, rec.P50us, rec.P99us, rec.MaxUs, rec.CallsPerSec,
-				ratioCell(rec.P50us, field(raw, p50)), ratioCell(rec.P50us, field(bestLat, p50)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors)
+			fmt.Fprintf(b, "| %s | %.1f | %.1f | %.0f | %.0f | %s | %s | %s | %d |%s\n", rec.Contender, rec.P50us, rec.P99us, rec.MaxUs, rec.CallsPerSec,
+				ratioCell(rec.P50us, field(raw, p50)), ratioCell(rec.P50us, field(bestLat, p50)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors, extra)
 		} else {
-			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.0f | %s | %s | %s | %d |\n", rec.Contender, rec.CallsPerSec, rec.P50us, rec.P99us, rec.MaxUs,
-				ratioCell(rec.CallsPerSec, field(raw, cps)), ratioCell(rec.CallsPerSec, field(best, cps)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors)
+			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.0f | %s | %s | %s | %d |%s\n", rec.Contender, rec.CallsPerSec, rec.P50us, rec.P99us, rec.MaxUs,
+				ratioCell(rec.CallsPerSec, field(raw, cps)), ratioCell(rec.CallsPerSec, field(best, cps)), ratioCell(rec.P99us, field(raw, p99)), rec.Errors, extra)
 		}
 	}
 	b.WriteString("\n")
@@ -348,4 +396,86 @@ func (r *Run) scaleSection(b *strings.Builder) {
 			fmt.Fprintf(b, "- %s: %s\n\n", rec.Contender, rec.Note)
 		}
 	}
+}
+
+// httpLoadIntro explains the HTTP latency and throughput tables.
+const httpLoadIntro = "One `echoserver -http` child process serves every contender, one at a time (interleaved as above). " +
+	"`raw`: net/http POSTs of the JSON-RPC frame with the session's headers, the JSON body read whole, no SDK. " +
+	"`mcpvisor`: an `http` server (allowPrivate, for loopback) in an embedded Host. `go-sdk`: `mcp.StreamableClientTransport`. `mark3labs`: its streamable HTTP client. " +
+	"Every contender but mcpvisor gets the same fresh `http.Transport`, keeping up to 64 idle connections (net/http's default keeps 2, which would make 64 callers redial for most calls); " +
+	"mcpvisor uses its own per-server client (up to 16 idle connections, 32 POSTs in flight), which the bench cannot configure. " +
+	"New connections and POSTs per call are counted by the echo server during the measured calls.\n\n"
+
+// scaleHTTPSection writes scenario 9.
+func (r *Run) scaleHTTPSection(b *strings.Builder) {
+	var recs []*Record
+	for _, name := range []string{Raw, MscaleSmall, Mcpvisor, MscaleFit} {
+		for i := range r.Records {
+			if rec := &r.Records[i]; rec.Scenario == ScenarioScaleHTTP && rec.Contender == name {
+				recs = append(recs, rec)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	host := r.find(ScenarioScaleHTTP, Mcpvisor)
+	fmt.Fprintf(b, "## 9. Scale over Streamable HTTP: %d HTTP servers in one Host, all on one echo server\n\n", r.Sizes.ScaleHTTPServers)
+	b.WriteString("Every server has its own name and the same URL: one `echoserver -http` child process (its CPU, memory and descriptors are not the host's). " +
+		"`raw` opens as many sessions at once with no host (one net/http client each: initialize, initialized, tools/list), for the floor. " +
+		"Ready is from `Open` until `WaitReady` returns; half and 90% are when that many servers had become ready (state events); restarts are the servers' restarts on the way. " +
+		"RSS is this process's VmRSS after a GC, harness included, after minus before, per server; descriptors are this process's (`/proc/self/fd`), the peak sampled every 100 ms while starting; " +
+		"connections are those the echo server holds open once all are ready. Calls go to a random server each, one at a time. " +
+		fmt.Sprintf("`mcpvisor-small` is the same at %d servers; `mcpvisor-fit`, run only when the full size does not start cleanly, is the largest size the open-file limit fits at `mcpvisor-small`'s descriptors per server, checked (abandoned at its first failing server, then 5%% smaller).\n\n", scaleHTTPSmall))
+	b.WriteString("| run | servers | ready s | half / 90% ready s | Open s | restarts | host RSS MB | RSS per server KiB | descriptors (peak) | per server (peak) | goroutines per server | echo-server connections per server |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rec := range recs {
+		m := rec.Metrics
+		switch {
+		case m == nil:
+			fmt.Fprintf(b, "| %s | %d | failed | | | | | | | | | |\n", rec.Contender, rec.Servers)
+		case rec.Contender == Raw:
+			fmt.Fprintf(b, "| raw | %d | %.2f | | | | | | | %.2f | | %.2f |\n", rec.Servers, m["ready_ms"]/1000, m["fds_per_server"], m["server_conns_per_server"])
+		case m["ready_ms"] == 0:
+			fmt.Fprintf(b, "| %s | %d | not all: %.0f ready after %.0f s | | %.1f | %.0f | %.0f | | (%.0f) | | | |\n", rec.Contender, rec.Servers,
+				m["ready_servers"], m["waited_ms"]/1000, m["open_ms"]/1000, m["restarts"], m["rss_mb"], m["peak_fds"])
+		default:
+			fmt.Fprintf(b, "| %s | %d | %.2f | %.2f / %.2f | %.2f | %.0f | %.0f | %.1f | %.0f (%.0f) | %.2f (%.2f) | %.2f | %.2f |\n", rec.Contender, rec.Servers,
+				m["ready_ms"]/1000, m["ready_half_ms"]/1000, m["ready_90pct_ms"]/1000, m["open_ms"]/1000, m["restarts"], m["rss_mb"], m["rss_per_server_kb"],
+				m["fds"], m["peak_fds"], m["fds_per_server"], m["peak_fds_per_server"], m["goroutines_per_server"], m["server_conns_per_server"])
+		}
+	}
+	b.WriteString("\n| run | servers | random calls | first call µs | call p50 / p99 / max µs | errors | new connections during the calls | Host.Close ms | DELETEs | descriptors after Close | goroutines left after Close | echo server RSS MB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, rec := range recs {
+		if m := rec.Metrics; rec.Contender != Raw && m != nil && m["ready_ms"] > 0 {
+			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %.1f / %.1f / %.0f | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f |\n", rec.Contender, rec.Servers, rec.Calls,
+				m["first_call_us"], rec.P50us, rec.P99us, rec.MaxUs, rec.Errors, m["server_conns_during_calls"], m["close_ms"], m["server_deletes"],
+				m["fds_after_close"], m["goroutines_after_close"], m["server_rss_mb"])
+		}
+	}
+	b.WriteString("\n")
+	if host != nil && !clean(host) && host.Metrics != nil {
+		small := r.find(ScenarioScaleHTTP, MscaleSmall)
+		fmt.Fprintf(b, "The open-file limit (RLIMIT_NOFILE) was %.0f for the harness and, inherited, for the echo server.", metric(host, "fd_limit"))
+		if small != nil && small.Metrics != nil {
+			per := metric(small, "peak_fds_per_server")
+			fmt.Fprintf(b, " At %d servers the host held %.2f descriptors per server at the peak, and the echo server %.2f connections per server: %d servers need about %.0f descriptors in the host and %.0f in the echo server.",
+				small.Servers, per, metric(small, "server_conns_per_server"), host.Servers, per*float64(host.Servers), metric(small, "server_conns_per_server")*float64(host.Servers))
+		}
+		var fit *Record
+		for i := range r.Records {
+			if rec := &r.Records[i]; rec.Scenario == ScenarioScaleHTTP && rec.Contender == MscaleFit && clean(rec) && (fit == nil || rec.Servers > fit.Servers) {
+				fit = rec
+			}
+		}
+		if fit != nil {
+			fmt.Fprintf(b, " The largest size checked to start cleanly under that limit: **%d servers**.", fit.Servers)
+		}
+		b.WriteString("\n\n")
+	}
+	for _, rec := range recs {
+		if rec.Note != "" {
+			fmt.Fprintf(b, "- %s (%d): %s\n", rec.Contender, rec.Servers, rec.Note)
+		}
+	}
+	b.WriteString("\n")
 }

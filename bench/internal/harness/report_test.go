@@ -37,6 +37,7 @@ func TestTargets(t *testing.T) {
 		{"Start-up: 100 servers", "PASS"},                               // 200 ms
 		{"Scale: 1000 servers", "not run"},
 		{"Scale: host RSS", "not run"},
+		{"Scale over HTTP", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {
@@ -74,5 +75,53 @@ func TestMarkdownAndChart(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// httpRun is fakeRun with the HTTP scenarios: the scale run at the issue's
+// size restarted servers on the way, the run that fits did not.
+func httpRun() *Run {
+	r := fakeRun()
+	for _, sc := range []string{ScenarioLatencyHTTP, ScenarioThroughputHTTP} {
+		for i, c := range []string{Raw, Mcpvisor, GoSDK, Mark3labs} {
+			r.Records = append(r.Records, Record{Scenario: sc, Contender: c, Calls: 100, P50us: float64(100 + i), P99us: 300, CallsPerSec: float64(1000 - i),
+				Metrics: map[string]float64{"conns_opened": float64(7 * i), "posts_per_call": 1}})
+		}
+	}
+	scale := func(name string, n int, m map[string]float64) Record {
+		return Record{Scenario: ScenarioScaleHTTP, Contender: name, Servers: n, Calls: 10, P50us: 200, Metrics: m}
+	}
+	r.Records = append(r.Records,
+		Record{Scenario: ScenarioScaleHTTP, Contender: Raw, Servers: 10000, Metrics: map[string]float64{"ready_ms": 2000, "fds_per_server": 1, "server_conns_per_server": 1}},
+		scale(MscaleSmall, 1000, map[string]float64{"ready_ms": 900, "peak_fds_per_server": 3.1, "server_conns_per_server": 2.1, "fd_limit": 20000}),
+		scale(Mcpvisor, 10000, map[string]float64{"ready_ms": 150000, "restarts": 26000, "servers_that_failed": 3400, "fd_limit": 20000, "peak_fds": 19990}),
+		scale(MscaleFit, 6400, map[string]float64{"ready_ms": 9000, "fd_limit": 20000}),
+	)
+	r.Records[len(r.Records)-2].Note = `3400 server(s) failed while starting: 3400× "socket: too many open files"`
+	return r
+}
+
+func TestHTTPReport(t *testing.T) {
+	r := httpRun()
+	ts := r.Targets()
+	last := ts[len(ts)-1]
+	if !strings.HasPrefix(last.Name, "Scale over HTTP (issue 4): 10000") || last.Pass || last.Missing || !strings.Contains(last.Measured, "26000 restart") {
+		t.Errorf("scale-http target with restarts: %+v, want MISS", last)
+	}
+	md := r.Markdown("")
+	for _, want := range []string{"## 7. Latency over Streamable HTTP", "## 8. Throughput over Streamable HTTP", "## 9. Scale over Streamable HTTP",
+		"| new connections | POSTs per call |", "| 7 | 1.00 |", "| mcpvisor-fit | 6400 |", "**6400 servers**", "too many open files", "31000 descriptors in the host"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The stdio tables keep their columns.
+	if strings.Contains(md[:strings.Index(md, "## 7.")], "POSTs per call") {
+		t.Error("a stdio table has the HTTP columns")
+	}
+
+	r.Records[len(r.Records)-2].Metrics["restarts"] = 0 // the full size started cleanly
+	if last := r.Targets()[len(ts)-1]; !last.Pass {
+		t.Errorf("clean scale-http run: %+v, want PASS", last)
 	}
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// post sends one message to the echo server and returns the response and
+// its body.
+func post(t *testing.T, url, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func TestHTTPSession(t *testing.T) {
+	h := &httpEcho{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = h.connState
+	srv.Start()
+	defer srv.Close()
+	url := srv.URL + mcpPath
+
+	resp, body := post(t, url, "", initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %d, session %q, %s: %s", resp.StatusCode, sid, resp.Header.Get("Content-Type"), body)
+	}
+	if resp, body := post(t, url, sid, initialized); resp.StatusCode != http.StatusAccepted || body != "" {
+		t.Errorf("notification: %d %q, want 202 and no body", resp.StatusCode, body)
+	}
+	if resp, body := post(t, url, sid, `{"jsonrpc":"2.0","id":9,"result":{}}`); resp.StatusCode != http.StatusAccepted || body != "" {
+		t.Errorf("a response from the client: %d %q, want 202 and no body", resp.StatusCode, body)
+	}
+	if resp, body := post(t, url, sid, listTools); resp.StatusCode != 200 || !strings.Contains(body, `"name":"echo"`) {
+		t.Errorf("tools/list: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, url, sid, call("3", `{"n":1}`))
+	var r reply
+	if err := json.Unmarshal([]byte(body), &r); err != nil || resp.StatusCode != 200 || string(r.ID) != "3" {
+		t.Fatalf("tools/call: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	if got := callText(t, r); got != `{"n":1}` {
+		t.Errorf("echo text %s", got)
+	}
+	if resp.ContentLength != int64(len(body)) {
+		t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
+	}
+
+	for _, s := range []string{"", "e99", "x1"} {
+		if resp, _ := post(t, url, s, listTools); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("session %q: %d, want 404", s, resp.StatusCode)
+		}
+	}
+	if resp, body := post(t, url, sid, "not json"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "-32700") {
+		t.Errorf("not JSON: %d %s, want 400 with a parse error", resp.StatusCode, body)
+	}
+
+	for method, want := range map[string]int{http.MethodGet: 405, http.MethodDelete: 200, http.MethodPut: 405} {
+		req, _ := http.NewRequest(method, url, nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", method, resp.StatusCode, want)
+		}
+	}
+
+	resp, err := http.Get(srv.URL + statsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st stats
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || st.Sessions != 1 || st.Posts != 9 || st.Gets != 1 || st.Deletes != 1 || st.Conns < 1 || st.Open < 1 {
+		t.Errorf("stats %+v (%v)", st, err)
+	}
+}
