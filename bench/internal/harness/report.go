@@ -436,8 +436,12 @@ func (r *Run) scaleHTTPSection(b *strings.Builder) {
 		case rec.Contender == Raw:
 			fmt.Fprintf(b, "| raw | %d | %.2f | | | | | | | %.2f | | %.2f |\n", rec.Servers, m["ready_ms"]/1000, m["fds_per_server"], m["server_conns_per_server"])
 		case m["ready_ms"] == 0:
-			fmt.Fprintf(b, "| %s | %d | not all: %.0f ready after %.0f s | | %.1f | %.0f | %.0f | | (%.0f) | | | |\n", rec.Contender, rec.Servers,
-				m["ready_servers"], m["waited_ms"]/1000, m["open_ms"]/1000, m["restarts"], m["rss_mb"], m["peak_fds"])
+			rss := "—" // unreadable with every descriptor in use
+			if v, ok := m["rss_mb"]; ok {
+				rss = fmt.Sprintf("%.0f", v)
+			}
+			fmt.Fprintf(b, "| %s | %d | not all: %.0f ready after %.1f s | | %.2f | %.0f | %s | | (%.0f) | | | |\n", rec.Contender, rec.Servers,
+				m["ready_servers"], m["waited_ms"]/1000, m["open_ms"]/1000, m["restarts"], rss, m["peak_fds"])
 		default:
 			fmt.Fprintf(b, "| %s | %d | %.2f | %.2f / %.2f | %.2f | %.0f | %.0f | %.1f | %.0f (%.0f) | %.2f (%.2f) | %.2f | %.2f |\n", rec.Contender, rec.Servers,
 				m["ready_ms"]/1000, m["ready_half_ms"]/1000, m["ready_90pct_ms"]/1000, m["open_ms"]/1000, m["restarts"], m["rss_mb"], m["rss_per_server_kb"],
@@ -455,7 +459,8 @@ func (r *Run) scaleHTTPSection(b *strings.Builder) {
 	b.WriteString("\n")
 	if host != nil && !clean(host) && host.Metrics != nil {
 		small := r.find(ScenarioScaleHTTP, MscaleSmall)
-		fmt.Fprintf(b, "The open-file limit (RLIMIT_NOFILE) was %.0f for the harness and, inherited, for the echo server.", metric(host, "fd_limit"))
+		fmt.Fprintf(b, "The open-file limit (RLIMIT_NOFILE) was %.0f for the harness and, inherited, for the echo server. With %d servers the host peaked at %.0f descriptors and the echo server at %.0f connections.",
+			metric(host, "fd_limit"), host.Servers, metric(host, "peak_fds"), metric(host, "server_peak_open_conns"))
 		if small != nil && small.Metrics != nil {
 			per := metric(small, "peak_fds_per_server")
 			fmt.Fprintf(b, " At %d servers the host held %.2f descriptors per server at the peak, and the echo server %.2f connections per server: %d servers need about %.0f descriptors in the host and %.0f in the echo server.",

@@ -144,7 +144,6 @@ func scaleHTTPHost(ctx context.Context, env *Env, srv *echoHTTP, name string, n 
 	time.Sleep(200 * time.Millisecond)
 	rss0, fds0, gor0 := rssKB(), fdCount(), runtime.NumGoroutine()
 	st0, _ := srv.counters()
-	srvRSS0 := srv.rssKB()
 
 	// State events count the servers as they become ready (for the time
 	// until half and nine in ten are) and collect the errors of the others.
@@ -237,8 +236,14 @@ func scaleHTTPHost(ctx context.Context, env *Env, srv *echoHTTP, name string, n 
 		rec.Errors = n - readyNow
 		rec.Metrics = map[string]float64{"open_ms": openMs, "waited_ms": millis(ready), "ready_servers": float64(readyNow),
 			"restarts": float64(restarts), "peak_fds": float64(peakFds), "fd_limit": float64(fdLimit()),
-			"server_peak_open_conns": float64(peakSrvOpen), "servers_that_failed": float64(reasons.servers()),
-			"rss_mb": rssKB() / 1024, "server_rss_mb": srv.rssKB() / 1024}
+			"server_peak_open_conns": float64(peakSrvOpen), "servers_that_failed": float64(reasons.servers())}
+		// With every descriptor in use, /proc cannot be read: no figure.
+		if kb := rssKB(); kb > 0 {
+			rec.Metrics["rss_mb"] = kb / 1024
+		}
+		if kb := srv.rssKB(); kb > 0 {
+			rec.Metrics["server_rss_mb"] = kb / 1024
+		}
 		why := fmt.Sprintf("not all ready after %.1f s", ready.Seconds())
 		if abortCtx.Err() != nil && ctx.Err() == nil {
 			why = fmt.Sprintf("abandoned %.1f s in, at the first server that failed", ready.Seconds())
@@ -319,7 +324,6 @@ func scaleHTTPHost(ctx context.Context, env *Env, srv *echoHTTP, name string, n 
 		"server_deletes":            float64(st3.Deletes - st2.Deletes),
 		"server_open_after_close":   float64(st3.Open),
 		"server_rss_mb":             srvRSS1 / 1024,
-		"server_rss_per_session_kb": per(srvRSS1 - srvRSS0),
 		"restarts":                  float64(restarts),
 		"peak_fds":                  float64(peakFds),
 		"peak_fds_per_server":       per(float64(peakFds - fds0)),
