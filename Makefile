@@ -42,7 +42,7 @@ lint: vet
 
 # The load-test harness (bench/, a module of its own): every scenario, with
 # the raw pipe and the peer SDK clients in the same run. Writes the dated
-# report, its chart and the JSON records to bench/results/ (about a minute).
+# report, its chart and the JSON records to bench/results/ (about four minutes, most of it the 10,000-server HTTP attempt).
 bench:
 	cd bench && $(GO) build -o bin/ ./cmd/mcpbench ./cmd/echoserver && bin/mcpbench -server bin/echoserver -out results
 

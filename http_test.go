@@ -57,8 +57,15 @@ func TestHTTPJSONReplies(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if d := m.Stats().Deletes; d != 1 {
-		t.Errorf("DELETEs on close = %d, want 1", d)
+	seen := m.Stats()
+	if seen.Deletes != 1 {
+		t.Errorf("DELETEs on close = %d, want 1", seen.Deletes)
+	}
+	// Sequential traffic reuses one connection: the handshake's messages
+	// go out one after the other, and each reply is released before the
+	// next message is sent.
+	if seen.Conns != 1 {
+		t.Errorf("the client opened %d connections for sequential traffic, want 1", seen.Conns)
 	}
 }
 

@@ -165,6 +165,13 @@ func (c *httpConn) dispatch() {
 		case <-c.ctx.Done():
 			return
 		}
+		if isInitialized(frame) {
+			// Posted before anything that follows it, so the server sees
+			// the handshake end before the next request (and the next
+			// request reuses this connection instead of dialling another).
+			c.post(frame)
+			continue
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-c.ctx.Done():
@@ -177,6 +184,14 @@ func (c *httpConn) dispatch() {
 			c.post(frame)
 		}()
 	}
+}
+
+func isInitialized(frame []byte) bool {
+	if !bytes.Contains(frame, []byte(protocol.MethodInitialized)) {
+		return false
+	}
+	msg, err := protocol.Classify(frame)
+	return err == nil && msg.Kind == protocol.KindNotification && msg.Method == protocol.MethodInitialized
 }
 
 // post sends one message and handles whatever comes back.
@@ -281,14 +296,18 @@ func (c *httpConn) post(frame []byte) {
 	case strings.HasPrefix(ct, "text/event-stream"):
 		c.readStream(ctx, resp.Body, msg.ID, id)
 	default:
-		c.readJSON(resp.Body, msg.ID)
+		c.readJSON(resp, msg.ID)
 	}
 }
 
 // readJSON reads one bounded JSON-RPC message from a reply body.
-func (c *httpConn) readJSON(body io.Reader, reqID json.RawMessage) {
+func (c *httpConn) readJSON(resp *http.Response, reqID json.RawMessage) {
 	limit := c.spec.MaxFrame
-	b, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	// Return the connection to the pool before the answer goes out: the
+	// next request (the actor sends it on the answer) can then reuse it
+	// instead of dialling a second one.
+	drain(resp)
 	if err != nil {
 		c.deliverError(reqID, "reading the reply: "+err.Error())
 		return
@@ -679,6 +698,8 @@ func isJSONRPCError(resp *http.Response) bool {
 	return strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && resp.StatusCode == http.StatusBadRequest
 }
 
+// drain reads a little of what is left of a body and closes it, so the
+// connection can be reused. Safe to call twice.
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,6 +33,7 @@ type Server struct {
 	sessions    map[string]bool
 	nextSession int
 	inits       int
+	conns       int
 	gets        int
 	deletes     int
 	lastEventID string
@@ -56,7 +58,15 @@ func Start(t testing.TB, m *Server) *httptest.Server {
 	if m.GetStatus == 0 {
 		m.GetStatus = http.StatusMethodNotAllowed
 	}
-	srv := httptest.NewServer(m)
+	srv := httptest.NewUnstartedServer(m)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			m.mu.Lock()
+			m.conns++
+			m.mu.Unlock()
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -254,6 +264,7 @@ func (m *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 // Stats is what a Server saw.
 type Stats struct {
 	Inits, Gets, Deletes int
+	Conns                int           // connections the client opened
 	LastEventID          string        // of the GET that resumed a stream
 	ResumeGap            time.Duration // from the early close to that GET
 	Headers              []http.Header // of every POST, in order
@@ -265,7 +276,7 @@ func (m *Server) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Stats{
-		Inits: m.inits, Gets: m.gets, Deletes: m.deletes,
+		Inits: m.inits, Gets: m.gets, Deletes: m.deletes, Conns: m.conns,
 		LastEventID: m.lastEventID, ResumeGap: m.resumeAt.Sub(m.closedAt),
 		Headers: append([]http.Header(nil), m.headers...), Answers: append([]string(nil), m.answers...),
 	}
