@@ -120,11 +120,18 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		}),
 	}
 	if opts.Config != nil {
+		specs := make([]actors.ServerSpec, 0, len(opts.Config.Servers))
 		for _, sc := range opts.Config.Servers {
-			if err := h.Register(ctx, sc); err != nil {
+			spec, err := h.resolve(sc)
+			if err != nil {
 				_ = h.Close()
 				return nil, err
 			}
+			specs = append(specs, spec)
+		}
+		if err := h.rt.Register(ctx, specs...); err != nil {
+			_ = h.Close()
+			return nil, err
 		}
 	}
 	return h, nil
@@ -148,12 +155,22 @@ func (h *Host) Close() error {
 // validated as a config file entry is. A disabled server is registered but
 // not started.
 func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
-	if err := sc.Validate(); err != nil {
+	spec, err := h.resolve(sc)
+	if err != nil {
 		return err
+	}
+	return h.rt.Register(ctx, spec)
+}
+
+// resolve validates sc and turns it into the runtime's spec, with the
+// host's options applied.
+func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
+	if err := sc.Validate(); err != nil {
+		return actors.ServerSpec{}, err
 	}
 	spec, err := sc.Spec(h.opts.LookupEnv, h.opts.Environ)
 	if err != nil && sc.Enabled {
-		return err
+		return actors.ServerSpec{}, err
 	}
 	h.mu.Lock()
 	delete(h.unresolved, sc.Name)
@@ -170,7 +187,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	if h.opts.MaxFrame > 0 {
 		spec.MaxFrame = h.opts.MaxFrame
 	}
-	return h.rt.Register(ctx, spec)
+	return spec, nil
 }
 
 // Unregister removes a server and stops its process; it returns once the

@@ -168,25 +168,36 @@ func ask[T any](ctx context.Context, r *Runtime, msg any, reply chan T) (T, erro
 	}
 }
 
-// Register adds a server, or replaces the one of the same name when its
-// spec differs (the old process is stopped first). The server starts at
+// Register adds servers, or replaces the ones of the same name whose spec
+// differs (the old processes are stopped first). The server starts at
 // once; calls to it queue until it is ready. Register returns when the
 // server's actor exists, not when it is ready (see WaitReady).
-func (r *Runtime) Register(ctx context.Context, spec ServerSpec) error {
-	if err := ValidateServerName(spec.Name); err != nil {
-		return err
+func (r *Runtime) Register(ctx context.Context, specs ...ServerSpec) error {
+	seen := make(map[string]bool, len(specs))
+	for i := range specs {
+		if err := ValidateServerName(specs[i].Name); err != nil {
+			return err
+		}
+		if seen[specs[i].Name] {
+			return fmt.Errorf("%w: %q given twice", ErrDuplicateServer, specs[i].Name)
+		}
+		seen[specs[i].Name] = true
+		specs[i] = specs[i].WithDefaults()
 	}
-	spec = spec.WithDefaults()
+	// One message and one snapshot for the lot: registering n servers one
+	// by one would copy the routing table n times.
 	reply := make(chan regReply, 1)
-	rep, err := ask(ctx, r, &regMsg{spec: spec, reply: reply}, reply)
+	rep, err := ask(ctx, r, &regMsg{specs: specs, reply: reply}, reply)
 	if err != nil {
 		return err
 	}
 	if rep.err != nil {
 		return rep.err
 	}
-	if rep.old != nil {
-		return waitStopped(ctx, rep.old)
+	for _, old := range rep.old {
+		if err := waitStopped(ctx, old); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -453,12 +464,12 @@ func (r *Runtime) dispatchEvents() {
 
 // Registry actor messages.
 type regMsg struct {
-	spec  ServerSpec
+	specs []ServerSpec
 	reply chan regReply
 }
 
 type regReply struct {
-	old *serverEntry // the server this one replaced, being stopped
+	old []*serverEntry // the servers these replaced, being stopped
 	err error
 }
 
@@ -479,7 +490,7 @@ type registryActor struct {
 func (g *registryActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *regMsg:
-		m.reply <- g.register(m.spec)
+		m.reply <- g.register(m.specs)
 	case *unregMsg:
 		m.reply <- g.remove(m.name, fmt.Errorf("%w: server %q was unregistered", ErrUnavailable, m.name))
 	case *closeMsg:
@@ -493,17 +504,41 @@ func (g *registryActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (g *registryActor) register(spec ServerSpec) regReply {
+func (g *registryActor) register(specs []ServerSpec) regReply {
 	if g.closed {
 		return regReply{err: ErrClosed}
 	}
-	old := g.rt.snap.Load().byName[spec.Name]
-	if old != nil && reflect.DeepEqual(old.spec, spec) {
-		return regReply{}
+	var rep regReply
+	var added []*serverEntry
+	for _, spec := range specs {
+		old := g.rt.snap.Load().byName[spec.Name]
+		if old != nil && reflect.DeepEqual(old.spec, spec) {
+			continue
+		}
+		if old != nil {
+			// Replaced in place: it keeps its position in the order.
+			g.rt.send(old.pid, &stopServerMsg{err: fmt.Errorf("%w: server %q was replaced", ErrUnavailable, spec.Name)})
+			rep.old = append(rep.old, old)
+		}
+		added = append(added, g.spawn(spec))
 	}
-	if old != nil {
-		g.remove(spec.Name, fmt.Errorf("%w: server %q was replaced", ErrUnavailable, spec.Name))
+	if len(added) > 0 {
+		g.publish(func(s *snapshot) {
+			for _, e := range added {
+				if old := s.byName[e.name]; old != nil {
+					s.order[indexOf(s.order, e.name)] = e
+				} else {
+					s.order = append(s.order, e)
+				}
+				s.byName[e.name] = e
+			}
+		})
 	}
+	return rep
+}
+
+// spawn creates a server's entry and actor.
+func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	e := &serverEntry{
 		name:    spec.Name,
 		spec:    spec,
@@ -531,15 +566,7 @@ func (g *registryActor) register(spec ServerSpec) regReply {
 	e.pid = g.rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
 		return newServerActor(g.rt, e, spec)
 	}), spec.Name+"-")
-	g.publish(func(s *snapshot) {
-		if i := indexOf(s.order, spec.Name); i >= 0 {
-			s.order[i] = e
-		} else {
-			s.order = append(s.order, e)
-		}
-		s.byName[spec.Name] = e
-	})
-	return regReply{old: old}
+	return e
 }
 
 func (g *registryActor) remove(name string, why error) *serverEntry {
