@@ -736,14 +736,6 @@ func waitToolsEvent(t *testing.T, events <-chan mcpvisor.Event, server string) {
 	}
 }
 
-func toolNames(h *mcpvisor.Host) []string {
-	var out []string
-	for _, t := range h.Tools() {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
 func toolsOf(h *mcpvisor.Host, server string) []string {
 	var out []string
 	for _, t := range h.Tools() {

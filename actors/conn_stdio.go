@@ -189,15 +189,6 @@ func (c *stdioConn) tryWrite(buf []byte) (int, error) {
 	return n, nil
 }
 
-// stalled reports how long the writer has been blocked on a full pipe.
-func (c *stdioConn) stalled() time.Duration {
-	since := c.blocked.Load()
-	if since == 0 {
-		return 0
-	}
-	return time.Since(time.Unix(0, since))
-}
-
 func (c *stdioConn) readLoop(maxFrame int) {
 	defer c.wg.Done()
 	fr := protocol.NewFrameReader(c.proc.Stdout(), maxFrame)

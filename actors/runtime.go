@@ -49,11 +49,10 @@ type Runtime struct {
 	closeMu sync.Mutex
 	done    chan struct{}
 
-	events      chan Event
-	eventsDone  chan struct{}
-	dropped     atomic.Uint64
-	onEvent     func(Event)
-	eventsClose sync.Once
+	events     chan Event
+	eventsDone chan struct{}
+	dropped    atomic.Uint64
+	onEvent    func(Event)
 }
 
 // snapshot is the routing table: immutable, replaced on every registry
