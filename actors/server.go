@@ -679,6 +679,9 @@ func (a *serverActor) setState(s State, lastErr string) {
 	}
 	a.state = s
 	a.lastErr = lastErr
+	if lastErr == "" {
+		a.lastCause = nil
+	}
 	// Publish before emitting: whoever reacts to the event sees the status.
 	a.publish()
 	if changed {
