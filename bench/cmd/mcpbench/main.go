@@ -184,17 +184,7 @@ func latest(r *harness.Run) string {
 	}
 	fmt.Fprintf(&b, "# Latest bench report\n\nThe newest report is [%s](%s.md), a %s of %s (raw JSON: [results-%s.json](results-%s.json)).\n\n",
 		r.Date, r.Date, kind, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Date, r.Date)
-	b.WriteString("| target | measured | result |\n|---|---|---|\n")
-	for _, t := range r.Targets() {
-		res := "MISS"
-		switch {
-		case t.Missing:
-			res = "not run"
-		case t.Pass:
-			res = "PASS"
-		}
-		fmt.Fprintf(&b, "| %s | %s | **%s** |\n", t.Name, t.Measured, res)
-	}
+	r.TargetsTable(&b)
 	return b.String()
 }
 

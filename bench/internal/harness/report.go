@@ -174,6 +174,21 @@ func safeDiv(a, b float64) float64 {
 	return a / b
 }
 
+// TargetsTable writes the targets as a markdown table, PASS or MISS each.
+func (r *Run) TargetsTable(b *strings.Builder) {
+	b.WriteString("| target | measured | result |\n|---|---|---|\n")
+	for _, t := range r.Targets() {
+		res := "MISS"
+		switch {
+		case t.Missing:
+			res = "not run"
+		case t.Pass:
+			res = "PASS"
+		}
+		fmt.Fprintf(b, "| %s | %s | **%s** |\n", t.Name, t.Measured, res)
+	}
+}
+
 // Markdown renders the run as the dated report; chart is the PNG's file name
 // beside it ("" for none).
 func (r *Run) Markdown(chart string) string {
@@ -197,17 +212,8 @@ func (r *Run) Markdown(chart string) string {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("## Targets\n\n| target | measured | result |\n|---|---|---|\n")
-	for _, t := range r.Targets() {
-		res := "MISS"
-		switch {
-		case t.Missing:
-			res = "not run"
-		case t.Pass:
-			res = "PASS"
-		}
-		fmt.Fprintf(&b, "| %s | %s | **%s** |\n", t.Name, t.Measured, res)
-	}
+	b.WriteString("## Targets\n\n")
+	r.TargetsTable(&b)
 	b.WriteString("\n")
 	if chart != "" {
 		fmt.Fprintf(&b, "![p50 latency with one caller, and calls/s with %d callers, per contender](%s)\n\n", r.Sizes.Callers, chart)

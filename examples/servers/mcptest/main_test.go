@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -29,12 +28,6 @@ func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &serverBin})
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func start(t *testing.T, args ...string) *stdiotest.Client {
 	t.Helper()
 	return stdiotest.Start(t, serverBin, stdiotest.Options{Args: args})
@@ -55,7 +48,7 @@ type initResult struct {
 
 func initialize(t *testing.T, c *stdiotest.Client, version string) initResult {
 	t.Helper()
-	m, err := c.Initialize(testContext(t), version)
+	m, err := c.Initialize(stdiotest.Context(t), version)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -88,7 +81,7 @@ func callParams(name string, args any) map[string]any {
 // callTool calls a tool and fails the test on any error.
 func callTool(t *testing.T, c *stdiotest.Client, name string, args any) toolResult {
 	t.Helper()
-	res, err := c.CallTool(testContext(t), name, args)
+	res, err := c.CallTool(stdiotest.Context(t), name, args)
 	if err != nil {
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
@@ -114,7 +107,7 @@ func listPageAt(t *testing.T, c *stdiotest.Client, cursor *string) listPage {
 	if cursor != nil {
 		params = map[string]any{"cursor": *cursor}
 	}
-	m, err := c.Call(testContext(t), "tools/list", params)
+	m, err := c.Call(stdiotest.Context(t), "tools/list", params)
 	if err != nil || m.Error != nil {
 		t.Fatalf("tools/list: %v %v", err, m.Error)
 	}
@@ -157,7 +150,7 @@ var builtinTools = []string{"echo", "slow", "crash", "pid", "spawn_grandchild", 
 
 func exitCode(t *testing.T, c *stdiotest.Client) int {
 	t.Helper()
-	state, err := c.Wait(testContext(t))
+	state, err := c.Wait(stdiotest.Context(t))
 	if err != nil {
 		t.Fatalf("server did not exit: %v", err)
 	}
@@ -167,7 +160,7 @@ func exitCode(t *testing.T, c *stdiotest.Client) int {
 // nextStderrContaining skips stderr lines until one contains all of subs.
 func nextStderrContaining(t *testing.T, c *stdiotest.Client, subs ...string) string {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	for {
 		line, err := c.NextStderr(ctx)
 		if err != nil {
@@ -260,7 +253,7 @@ func TestHandshakeToolsAndCalls(t *testing.T) {
 		t.Errorf("image is not a 1x1 PNG: %+v %v", cfg, err)
 	}
 
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	for _, tc := range []struct {
 		method string
 		params any
@@ -400,7 +393,7 @@ func TestBanner(t *testing.T) {
 	t.Parallel()
 	c := start(t, "-banner", "3")
 	initialize(t, c, "2025-11-25")
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	for i := range 3 {
 		line, err := c.NextBadLine(ctx)
 		if err != nil || !strings.HasPrefix(string(line), "Starting server v1.0...") {
@@ -428,7 +421,7 @@ func TestAskThenAnswer(t *testing.T) {
 	if string(res.StructuredContent) != want || res.text(t) != want {
 		t.Errorf("ask_then_answer = %s / %s, want %s", res.StructuredContent, res.text(t), want)
 	}
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	ids := map[string]string{}
 	for range 2 {
 		m, err := c.NextInbound(ctx)
@@ -451,7 +444,7 @@ func TestNotify(t *testing.T) {
 	c := start(t)
 	initialize(t, c, "2025-11-25")
 	callTool(t, c, "notify", nil)
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	got := map[string]string{}
 	for range 2 {
 		m, err := c.NextInbound(ctx)
@@ -487,7 +480,7 @@ func TestListChanged(t *testing.T) {
 		t.Fatal("extra listed before list_changed")
 	}
 	callTool(t, c, "list_changed", nil)
-	m, err := c.NextInbound(testContext(t))
+	m, err := c.NextInbound(stdiotest.Context(t))
 	if err != nil || m.Method != "notifications/tools/list_changed" {
 		t.Fatalf("got %v %v, want notifications/tools/list_changed", m, err)
 	}
@@ -502,7 +495,7 @@ func TestListChanged(t *testing.T) {
 func TestStderr(t *testing.T) {
 	t.Parallel()
 	c := start(t, "-stderr-chatter", "4")
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	for i := range 4 {
 		line, err := c.NextStderr(ctx)
 		if want := fmt.Sprintf("mcptest: startup chatter %d/4", i+1); err != nil || line != want {
@@ -531,7 +524,7 @@ func TestCancelSlowCall(t *testing.T) {
 	}
 	nextStderrContaining(t, c, `msg="request cancelled"`, "id="+string(id), "reason=test")
 	nextStderrContaining(t, c, `msg="dropped response to cancelled request"`, "id="+string(id))
-	if m, err := c.Call(testContext(t), "ping", nil); err != nil || m.Error != nil {
+	if m, err := c.Call(stdiotest.Context(t), "ping", nil); err != nil || m.Error != nil {
 		t.Fatalf("ping after cancel: %v %v", err, m)
 	}
 	select {
@@ -552,7 +545,7 @@ func TestHangCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := c.Call(testContext(t), "ping", nil); err != nil || m.Error != nil {
+	if m, err := c.Call(stdiotest.Context(t), "ping", nil); err != nil || m.Error != nil {
 		t.Fatalf("ping while a call hangs: %v %v", err, m)
 	}
 	assertNoReply(t, reply, "hung tools/call")
@@ -569,7 +562,7 @@ func TestHangInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := c.Call(testContext(t), "ping", nil); err != nil || m.Error != nil {
+	if m, err := c.Call(stdiotest.Context(t), "ping", nil); err != nil || m.Error != nil {
 		t.Fatalf("ping during hung initialize: %v %v", err, m)
 	}
 	assertNoReply(t, reply, "initialize")
@@ -614,7 +607,7 @@ func TestCrashTool(t *testing.T) {
 			t.Parallel()
 			c := start(t)
 			initialize(t, c, "2025-11-25")
-			_, err := c.Call(testContext(t), "tools/call", callParams("crash", tc.args))
+			_, err := c.Call(stdiotest.Context(t), "tools/call", callParams("crash", tc.args))
 			if !errors.Is(err, stdiotest.ErrEOF) {
 				t.Errorf("crash call: err = %v, want EOF without an answer", err)
 			}
@@ -630,7 +623,7 @@ func TestCrashAfter(t *testing.T) {
 	c := start(t, "-crash-after", "2")
 	initialize(t, c, "2025-11-25")
 	callTool(t, c, "echo", nil)
-	if _, err := c.Call(testContext(t), "tools/call", callParams("echo", nil)); !errors.Is(err, stdiotest.ErrEOF) {
+	if _, err := c.Call(stdiotest.Context(t), "tools/call", callParams("echo", nil)); !errors.Is(err, stdiotest.ErrEOF) {
 		t.Errorf("second call: err = %v, want EOF", err)
 	}
 	if code := exitCode(t, c); code != 3 {
@@ -644,7 +637,7 @@ func TestExitAtStart(t *testing.T) {
 	if code := exitCode(t, c); code != 7 {
 		t.Errorf("exit code = %d, want 7", code)
 	}
-	if line, err := c.NextBadLine(testContext(t)); err == nil {
+	if line, err := c.NextBadLine(stdiotest.Context(t)); err == nil {
 		t.Errorf("stdout had %q", line)
 	}
 }
@@ -667,7 +660,7 @@ func TestFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := c.NextBadLine(testContext(t))
+	line, err := c.NextBadLine(stdiotest.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +679,7 @@ func TestOversizeResponse(t *testing.T) {
 	const n = 200000
 	c := start(t, "-oversize-response", strconv.Itoa(n))
 	initialize(t, c, "2025-11-25")
-	m, err := c.Call(testContext(t), "tools/call", callParams("echo", map[string]any{"k": "v"}))
+	m, err := c.Call(stdiotest.Context(t), "tools/call", callParams("echo", map[string]any{"k": "v"}))
 	if err != nil || m.Error != nil {
 		t.Fatalf("echo: %v %v", err, m)
 	}
@@ -776,7 +769,7 @@ func TestIgnoreSIGTERM(t *testing.T) {
 	if err := c.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := c.Call(testContext(t), "ping", nil); err != nil || m.Error != nil {
+	if m, err := c.Call(stdiotest.Context(t), "ping", nil); err != nil || m.Error != nil {
 		t.Fatalf("ping after SIGTERM: %v %v", err, m)
 	}
 	c.CloseStdin()
@@ -788,7 +781,7 @@ func TestIgnoreSIGTERM(t *testing.T) {
 	if err := c.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	state, err := c.Wait(testContext(t))
+	state, err := c.Wait(stdiotest.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}

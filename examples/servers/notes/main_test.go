@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,17 +22,11 @@ func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{"github.com/mcpvisor/mcpvisor/examples/servers/notes": &serverBin})
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // startNotes starts the server with env and completes the handshake.
 func startNotes(t *testing.T, env ...string) *stdiotest.Client {
 	t.Helper()
 	c := stdiotest.Start(t, serverBin, stdiotest.Options{Env: env})
-	if _, err := c.Initialize(testContext(t), "2025-11-25"); err != nil {
+	if _, err := c.Initialize(stdiotest.Context(t), "2025-11-25"); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 	return c
@@ -43,7 +35,7 @@ func startNotes(t *testing.T, env ...string) *stdiotest.Client {
 // call runs a tool and returns its single text block and isError.
 func call(t *testing.T, c *stdiotest.Client, name string, args any) (string, bool) {
 	t.Helper()
-	res, err := c.CallTool(testContext(t), name, args)
+	res, err := c.CallTool(stdiotest.Context(t), name, args)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -71,11 +63,11 @@ type listedTool struct {
 func TestToolList(t *testing.T) {
 	t.Parallel()
 	c := stdiotest.Start(t, serverBin, stdiotest.Options{})
-	line, err := c.NextStderr(testContext(t))
+	line, err := c.NextStderr(stdiotest.Context(t))
 	if err != nil || !strings.Contains(line, "MCP stdio server ready") {
 		t.Errorf("startup stderr = %q, %v", line, err)
 	}
-	m, err := c.Initialize(testContext(t), "2025-06-18")
+	m, err := c.Initialize(stdiotest.Context(t), "2025-06-18")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +79,7 @@ func TestToolList(t *testing.T) {
 		t.Errorf("initialize = %s (%v); want the supported 2025-06-18 echoed, server notes", m.Result, err)
 	}
 
-	lm, err := c.Call(testContext(t), "tools/list", nil)
+	lm, err := c.Call(stdiotest.Context(t), "tools/list", nil)
 	if err != nil || lm.Error != nil {
 		t.Fatalf("tools/list: %v %v", err, lm)
 	}
@@ -163,7 +155,7 @@ func TestArithmetic(t *testing.T) {
 			t.Errorf("%s %v = %q (isError %v), want %q (isError %v)", tc.tool, tc.args, got, isError, tc.want, tc.isError)
 		}
 	}
-	if _, err := c.CallTool(testContext(t), "nope", nil); err == nil {
+	if _, err := c.CallTool(stdiotest.Context(t), "nope", nil); err == nil {
 		t.Error("unknown tool: no JSON-RPC error")
 	}
 }
@@ -183,7 +175,7 @@ func TestNotes(t *testing.T) {
 		t.Error("note_put without text succeeded")
 	}
 
-	res, err := c.CallTool(testContext(t), "note_list", nil)
+	res, err := c.CallTool(stdiotest.Context(t), "note_list", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +199,7 @@ func TestNotesFile(t *testing.T) {
 	c := startNotes(t, "NOTES_FILE="+path)
 	call(t, c, "note_put", map[string]any{"key": "kept", "text": "across restarts"})
 	c.CloseStdin()
-	if state, err := c.Wait(testContext(t)); err != nil || state.ExitCode() != 0 {
+	if state, err := c.Wait(stdiotest.Context(t)); err != nil || state.ExitCode() != 0 {
 		t.Fatalf("exit: %v %v", state, err)
 	}
 
@@ -238,7 +230,7 @@ func TestSleepCancellation(t *testing.T) {
 	if err := c.Notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "user gave up"}); err != nil {
 		t.Fatal(err)
 	}
-	ctx := testContext(t)
+	ctx := stdiotest.Context(t)
 	for {
 		line, err := c.NextStderr(ctx)
 		if err != nil {
@@ -278,14 +270,14 @@ func TestShutdown(t *testing.T) {
 			if err := tc.stop(c); err != nil {
 				t.Fatal(err)
 			}
-			state, err := c.Wait(testContext(t))
+			state, err := c.Wait(stdiotest.Context(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if state.ExitCode() != 0 {
 				t.Errorf("exit: %v, want code 0", state)
 			}
-			if _, err := c.Call(testContext(t), "ping", nil); !errors.Is(err, stdiotest.ErrEOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE) {
+			if _, err := c.Call(stdiotest.Context(t), "ping", nil); !errors.Is(err, stdiotest.ErrEOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE) {
 				t.Errorf("ping after exit: %v", err)
 			}
 		})

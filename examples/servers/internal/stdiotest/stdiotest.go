@@ -31,6 +31,14 @@ var (
 	ErrEOF = errors.New("stdiotest: server stdout closed")
 )
 
+// Context is a test's context for talking to a server: it ends after 20 s
+// (a hung server fails the test rather than hanging it) or with the test.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // Error is a JSON-RPC error object.
 type Error struct {
 	Code    int             `json:"code"`
