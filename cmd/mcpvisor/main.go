@@ -364,13 +364,15 @@ func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Log
 	defer h.Close()
 	fmt.Fprintf(stdout, "mcpvisor: supervising %d server(s) from %s; logs in %s/logs; Ctrl-C to stop\n", len(cfg.Servers), f.config, f.data)
 	ready := make(chan struct{})
+	waited := ready // joined before returning: the wait ends with ctx
 	go func() {
-		defer close(ready)
+		defer close(waited)
 		waitAll(ctx, h, f.wait)
 	}()
 	for {
 		select {
 		case <-ctx.Done():
+			<-waited
 			fmt.Fprintln(stdout, "mcpvisor: stopping every server")
 			return nil
 		case <-ready:
