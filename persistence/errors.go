@@ -1,0 +1,14 @@
+package persistence
+
+import "errors"
+
+// Sentinel errors, wrapped with the directory, key or id they concern.
+var (
+	ErrLocked        = errors.New("journal is in use by another process")
+	ErrClosed        = errors.New("journal closed")
+	ErrCorrupt       = errors.New("journal record is corrupt")
+	ErrSchemaVersion = errors.New("journal record has a newer schema version")
+	ErrUnknownEvent  = errors.New("unknown event")
+	ErrInvalidRecord = errors.New("journal record is invalid")
+	ErrInvalidFilter = errors.New("journal filter is invalid")
+)

@@ -1,0 +1,387 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// Defaults applied to a zero Options field.
+const (
+	DefaultEventRetention      = 7 * 24 * time.Hour
+	DefaultHistoryRetention    = 30 * 24 * time.Hour
+	DefaultMaintenanceInterval = 10 * time.Minute
+)
+
+// Options configures a Store. The zero value is ready to use; Open copies it.
+type Options struct {
+	// Logger receives the store's and Badger's messages (Badger's Info and
+	// Debug at slog Debug). Nil discards them.
+	Logger *slog.Logger
+
+	// EventRetention: Prune deletes processed events whose ProcessedAt is
+	// older than this. 0 means DefaultEventRetention; negative keeps them
+	// forever. Pending events are never pruned.
+	EventRetention time.Duration
+
+	// HistoryRetention: Prune deletes history records whose Time is older
+	// than this. 0 means DefaultHistoryRetention; negative keeps them.
+	HistoryRetention time.Duration
+
+	// MaintenanceInterval: a goroutine owned by the Store runs Prune and
+	// then RunValueLogGC this often. 0 means DefaultMaintenanceInterval;
+	// negative never.
+	MaintenanceInterval time.Duration
+
+	// Now is the clock for ProcessedAt, default times and retention. Nil
+	// means time.Now.
+	Now func() time.Time
+
+	// maintained, when set (by tests), is called after each maintenance run.
+	maintained func(PruneResult, error)
+}
+
+// Store is a journal directory opened for writing. Reads are safe
+// concurrently with each other and with Apply; Apply and Prune serialise
+// on one writer lock.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	db   *badger.DB
+
+	// closeMu is held shared by every operation and exclusively by Close,
+	// so Close waits for operations in flight and later ones see closed.
+	closeMu sync.RWMutex
+	closed  bool
+
+	stop      chan struct{} // closed when Close begins
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup // the maintenance goroutine
+
+	writeMu sync.Mutex // one Apply or Prune at a time
+	gcMu    sync.Mutex // badger rejects concurrent value-log GCs
+
+	// Reserved seqs, guarded by writeMu: the highest seq handed out.
+	reservedEvent, reservedHistory uint64
+	// The pending mark: every event below it is processed. Guarded by
+	// writeMu; pendingFromPub is its committed value for readers.
+	pendingFrom    uint64
+	pendingFromPub atomic.Uint64
+
+	// Committed high-water marks and the pending-event count, readable
+	// without locks.
+	lastEvent, lastHistory atomic.Uint64
+	pending                atomic.Int64
+
+	pruneChunk int          // records per Prune read transaction; tests lower it
+	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
+}
+
+// lockedError reports a journal directory another process (or another
+// Store in this one) holds.
+type lockedError struct {
+	dir   string
+	cause error
+}
+
+func (e *lockedError) Error() string {
+	return "journal " + e.dir + " is in use by another process"
+}
+
+func (e *lockedError) Unwrap() []error { return []error{ErrLocked, e.cause} }
+
+// Open opens the journal in dir, creating the directory (mode 0700) if
+// needed. It fails with an error wrapping ErrLocked when another process or
+// another Store holds dir. New seqs continue above every seq ever
+// committed in dir, even if retention has since deleted the records.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.EventRetention == 0 {
+		opts.EventRetention = DefaultEventRetention
+	}
+	if opts.HistoryRetention == 0 {
+		opts.HistoryRetention = DefaultHistoryRetention
+	}
+	if opts.MaintenanceInterval == 0 {
+		opts.MaintenanceInterval = DefaultMaintenanceInterval
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("journal", dir)
+
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	}
+	db, err := badger.Open(badgerOptions(dir, logger))
+	if err != nil {
+		if isLockFailure(err) {
+			return nil, &lockedError{dir: dir, cause: err}
+		}
+		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
+	}
+	s := &Store{dir: dir, opts: opts, log: logger, db: db, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
+	if err := s.load(); err != nil {
+		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
+	}
+	if opts.MaintenanceInterval > 0 {
+		s.wg.Add(1)
+		go s.maintain(opts.MaintenanceInterval)
+	}
+	return s, nil
+}
+
+// badgerOptions keeps memory bounded under a flood of small events: a few
+// small memtables, small caches, two compactors, and a single writer so no
+// conflict detection. See doc.go for the reasoning behind each figure.
+func badgerOptions(dir string, logger *slog.Logger) badger.Options {
+	opts := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{logger}).
+		WithSyncWrites(true).
+		WithDetectConflicts(false).
+		WithNumVersionsToKeep(1).
+		WithCompactL0OnClose(true).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(3).
+		WithNumLevelZeroTables(10).
+		WithNumLevelZeroTablesStall(20).
+		WithNumCompactors(2).
+		WithValueThreshold(4 << 10).
+		WithValueLogFileSize(64 << 20).
+		WithCompression(options.Snappy).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithMetricsEnabled(false)
+	opts.TableSizeMultiplier = 1 // no option method; deeper levels' bigger tables meant bigger compaction buffers
+	return opts
+}
+
+// isLockFailure tells badger's directory-lock failure from other errors.
+// Badger formats the flock errno into its message instead of wrapping it
+// (unless built in its debug mode), so the message is the fallback.
+func isLockFailure(err error) bool {
+	return errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) ||
+		strings.Contains(err.Error(), "Cannot acquire directory lock")
+}
+
+// load reads the seq high-water marks and the pending mark, and counts the
+// pending events from the mark on.
+func (s *Store) load() error {
+	return s.db.View(func(txn *badger.Txn) error {
+		ev, err := highWater(txn, keyEventMark, prefixEvent)
+		if err != nil {
+			return err
+		}
+		hi, err := highWater(txn, keyHistoryMark, prefixHistory)
+		if err != nil {
+			return err
+		}
+		s.reservedEvent, s.reservedHistory = ev, hi
+		s.lastEvent.Store(ev)
+		s.lastHistory.Store(hi)
+
+		from, err := readMark(txn, keyPendingFrom)
+		if err != nil {
+			return err
+		}
+		s.pendingFrom = from
+		s.pendingFromPub.Store(from)
+		var n int64
+		err = scan(txn, iteration{prefix: []byte(prefixEvent), start: seqKey(prefixEvent, max(from, 1))},
+			func(_ []byte, e EventRecord) (bool, error) {
+				if e.Status == EventPending {
+					n++
+				}
+				return true, nil
+			})
+		s.pending.Store(n)
+		return err
+	})
+}
+
+// highWater is the larger of the stored mark and the last record's seq; the
+// mark alone would do, the record is a second witness.
+func highWater(txn *badger.Txn, markKey, prefix string) (uint64, error) {
+	mark, err := readMark(txn, markKey)
+	if err != nil {
+		return 0, err
+	}
+	err = iterate(txn, iteration{prefix: []byte(prefix), reverse: true}, func(item *badger.Item) (bool, error) {
+		seq, err := keySeq(item.Key())
+		mark = max(mark, seq)
+		return false, err
+	})
+	return mark, err
+}
+
+// readMark reads a uint64 mark; a missing one is 0.
+func readMark(txn *badger.Txn, key string) (uint64, error) {
+	item, err := txn.Get([]byte(key))
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	var mark uint64
+	err = item.Value(func(v []byte) error {
+		mark, err = decodeMark(key, v)
+		return err
+	})
+	return mark, err
+}
+
+// pendingMark is the committed pending mark, at least 1.
+func (s *Store) pendingMark() uint64 { return max(s.pendingFromPub.Load(), 1) }
+
+// Close stops the maintenance goroutine, waits for operations in flight and
+// closes the database. It may be called more than once and concurrently;
+// every call returns the first one's result. Afterwards every method
+// returns ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		s.closeMu.Lock()
+		defer s.closeMu.Unlock()
+		s.closed = true
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("journal %s: close: %w", s.dir, err)
+		}
+	})
+	return s.closeErr
+}
+
+// acquire takes the shared side of closeMu; release with s.closeMu.RUnlock.
+func (s *Store) acquire() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Dir returns the directory passed to Open.
+func (s *Store) Dir() string { return s.dir }
+
+// LastEventSeq returns the event high-water mark: no committed event has a
+// higher seq and the next one appended will be higher. It does not block.
+func (s *Store) LastEventSeq() uint64 { return s.lastEvent.Load() }
+
+// LastHistorySeq is LastEventSeq for history records.
+func (s *Store) LastHistorySeq() uint64 { return s.lastHistory.Load() }
+
+// Stats describes the store's size.
+type Stats struct {
+	LSMBytes, VLogBytes          int64 // sizes of the table and value-log files, as badger counts them (the open value-log file is preallocated)
+	LastEventSeq, LastHistorySeq uint64
+	PendingEvents                int64
+}
+
+// Stats reports sizes and counters. It does not block on Apply. After
+// Close the byte counts are zero.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		LastEventSeq:   s.lastEvent.Load(),
+		LastHistorySeq: s.lastHistory.Load(),
+		PendingEvents:  s.pending.Load(),
+	}
+	if s.acquire() != nil {
+		return st
+	}
+	defer s.closeMu.RUnlock()
+	st.LSMBytes, st.VLogBytes = dirSizes(s.dir)
+	return st
+}
+
+// dirSizes sums the sizes of badger's table and value-log files. Badger's
+// own Size is refreshed only once a minute and needs its global metrics.
+func dirSizes(dir string) (lsm, vlog int64) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil { // deleted by a compaction since ReadDir
+			continue
+		}
+		switch {
+		case strings.HasSuffix(e.Name(), ".sst"):
+			lsm += info.Size()
+		case strings.HasSuffix(e.Name(), ".vlog"):
+			vlog += info.Size()
+		}
+	}
+	return lsm, vlog
+}
+
+// maintain runs Prune and value-log GC every interval until Close.
+func (s *Store) maintain(interval time.Duration) {
+	defer s.wg.Done()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ticker.C:
+		}
+		res, err := s.Prune()
+		if err == nil {
+			err = s.RunValueLogGC()
+		}
+		switch {
+		case errors.Is(err, ErrClosed):
+		case err != nil:
+			s.log.Warn("journal maintenance failed", "err", err)
+		case res.Events > 0 || res.History > 0:
+			s.log.Info("journal pruned", "events", res.Events, "history", res.History)
+		}
+		if s.opts.maintained != nil {
+			s.opts.maintained(res, err)
+		}
+	}
+}
+
+// stopping reports whether Close has begun, so long loops can give up.
+func (s *Store) stopping() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// badgerLogger routes Badger's logging to slog; Badger is chatty at Info.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.log(slog.LevelError, f, a) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.log(slog.LevelWarn, f, a) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.log(slog.LevelDebug, f, a) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.log(slog.LevelDebug, f, a) }
+
+func (b badgerLogger) log(level slog.Level, format string, args []any) {
+	ctx := context.Background()
+	if !b.l.Enabled(ctx, level) {
+		return
+	}
+	b.l.Log(ctx, level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+}
