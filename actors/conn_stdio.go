@@ -287,10 +287,17 @@ type flow struct {
 
 func newFlow(limit int64) *flow { return &flow{limit: limit} }
 
+// flowMessageCost is what a message costs on top of its frame's bytes: its
+// classified form, the actor message and the mailbox slot. Without it a
+// flood of tiny notifications held several times the limit in memory
+// (measured: 32 MiB of 60-byte frames held ~160 MB).
+const flowMessageCost = 512
+
 // acquire takes n bytes, waiting while the limit is exceeded. It returns
 // false if stop closed first. A single frame larger than the limit passes
 // once nothing else is in flight.
 func (f *flow) acquire(n int, stop <-chan struct{}) bool {
+	n += flowMessageCost
 	for {
 		f.mu.Lock()
 		if f.used == 0 || f.used+int64(n) <= f.limit {
@@ -313,6 +320,7 @@ func (f *flow) acquire(n int, stop <-chan struct{}) bool {
 
 // release returns n bytes.
 func (f *flow) release(n int) {
+	n += flowMessageCost
 	f.mu.Lock()
 	f.used -= int64(n)
 	if f.wake != nil && f.used < f.limit {

@@ -32,6 +32,10 @@ type Options struct {
 	// EventQueue they are dropped and counted (see DroppedEvents).
 	OnEvent    func(Event)
 	EventQueue int // 0: 4096
+	// Journal, when set, receives every server's events (notifications
+	// that are not protocol plumbing), lifecycle transitions and catalogs.
+	// The runtime writes to it and never closes it.
+	Journal *Journal
 }
 
 // Runtime is the actor system that supervises servers: a registry actor and
@@ -53,6 +57,7 @@ type Runtime struct {
 	eventsDone chan struct{}
 	dropped    atomic.Uint64
 	onEvent    func(Event)
+	journal    *Journal
 }
 
 // snapshot is the routing table: immutable, replaced on every registry
@@ -78,6 +83,8 @@ type serverEntry struct {
 
 	stopped  chan struct{} // closed once the server's process is gone for good
 	stopOnce sync.Once
+
+	stderr stderrTail // the last lines of stderr, for the exit record
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {
@@ -119,6 +126,7 @@ func New(opts Options) *Runtime {
 		initParams: params,
 		done:       make(chan struct{}),
 		onEvent:    opts.OnEvent,
+		journal:    opts.Journal,
 	}
 	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
@@ -306,8 +314,55 @@ func (r *Runtime) Tools() []Tool {
 		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
 			continue
 		}
+		out = appendTools(out, e, st)
+	}
+	return out
+}
+
+// ToolsOf lists the tools of the named servers among the enabled ones, in
+// registration order: the view of a session holding those groups. It costs
+// the servers in the snapshot plus the tools returned.
+func (r *Runtime) ToolsOf(servers func(name string) bool) []Tool {
+	type pick struct {
+		e  *serverEntry
+		st *ServerStatus
+	}
+	var picked []pick
+	n := 0
+	for _, e := range r.snap.Load().order {
+		if !servers(e.name) {
+			continue
+		}
+		st := e.status.Load()
+		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
+			continue
+		}
 		if cat := e.catalog.Load(); cat != nil {
-			out = append(out, cat.tools...)
+			n += len(cat.tools)
+		}
+		picked = append(picked, pick{e, st})
+	}
+	// One allocation of the final size: the tools are copied once.
+	out := make([]Tool, 0, n)
+	for _, p := range picked {
+		out = appendTools(out, p.e, p.st)
+	}
+	return out
+}
+
+// appendTools appends e's catalog, each tool marked available when the
+// server is ready (a restored or last known catalog is listed, not callable
+// yet).
+func appendTools(out []Tool, e *serverEntry, st *ServerStatus) []Tool {
+	cat := e.catalog.Load()
+	if cat == nil {
+		return out
+	}
+	n := len(out)
+	out = append(out, cat.tools...)
+	if st.State == StateReady {
+		for i := n; i < len(out); i++ {
+			out[i].Available = true
 		}
 	}
 	return out
@@ -511,7 +566,7 @@ func (g *registryActor) register(specs []ServerSpec) regReply {
 	var added []*serverEntry
 	for _, spec := range specs {
 		old := g.rt.snap.Load().byName[spec.Name]
-		if old != nil && reflect.DeepEqual(old.spec, spec) {
+		if old != nil && sameSpec(old.spec, spec) {
 			continue
 		}
 		if old != nil {
@@ -550,6 +605,11 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	}
 	e.status.Store(&ServerStatus{Name: spec.Name, FriendlyName: spec.FriendlyName, Description: spec.Description,
 		Transport: spec.Transport, Enabled: spec.Enabled, State: initial, Since: time.Now()})
+	if len(spec.LastCatalog) > 0 {
+		// The last known catalog answers Tools at once, marked unavailable
+		// until the server has listed its tools again.
+		e.catalog.Store(restoredCatalog(spec.LastCatalog))
+	}
 	e.log = discardLog{}
 	if g.rt.logDir != "" {
 		f, err := serverlog.Open(spec.Name, serverlog.Options{Dir: g.rt.logDir})
@@ -595,6 +655,13 @@ func (g *registryActor) publish(change func(*snapshot)) {
 	}
 	change(s)
 	g.rt.snap.Store(s)
+}
+
+// sameSpec reports whether registering b over a changes nothing: the last
+// known catalog is a hint, not part of what the server is.
+func sameSpec(a, b ServerSpec) bool {
+	a.LastCatalog, b.LastCatalog = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 func indexOf(order []*serverEntry, name string) int {

@@ -80,6 +80,7 @@ func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverAct
 		log:       entry.log,
 		slog:      rt.logger.With("server", spec.Name),
 		restarter: supervision.NewRestarter(spec.Restart),
+		known:     restoredCatalog(spec.LastCatalog).names(),
 	}
 }
 
@@ -219,8 +220,10 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 	a.conn = m.conn
 	if pid := m.conn.pid(); pid != 0 {
 		a.logLifecycle("spawned pid %d: %s", pid, commandLine(a.spec.Command, a.spec.Args))
+		a.recordLifecycle("spawned", a.spec.Command, pid, nil)
 	} else {
 		a.logLifecycle("connecting to %s (%s)", redactURL(a.spec.URL), a.spec.Transport)
+		a.recordLifecycle("connecting", redactURL(a.spec.URL), 0, nil)
 	}
 	a.setState(StateInitializing, a.lastErr)
 	a.startTmr = a.after(a.spec.StartupTimeout, &startupTimeout{gen: a.gen})
@@ -404,6 +407,7 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	a.known = cat.names()
 	a.warnings = cat.warnings
 	a.entry.catalog.Store(cat)
+	a.recordCatalog(cat)
 	if a.state == StateReady {
 		a.entry.fast.Store(&fastPath{conn: a.conn, cat: cat})
 	}
@@ -421,6 +425,8 @@ func (a *serverActor) becomeReady(cat *catalog) {
 	a.logLifecycle("ready in %s: %s %s, protocol %s, %d tool(s)",
 		time.Since(a.startedAt).Round(time.Millisecond), a.init.ServerInfo.Name, a.init.ServerInfo.Version,
 		a.init.ProtocolVersion, len(a.cat.tools))
+	a.recordLifecycle("ready", fmt.Sprintf("%s %s, protocol %s, %d tool(s)", a.init.ServerInfo.Name,
+		a.init.ServerInfo.Version, a.init.ProtocolVersion, len(a.cat.tools)), a.conn.pid(), nil)
 	a.setState(StateReady, "")
 	a.conn.ready()
 	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat})
@@ -470,8 +476,10 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		// Nothing of ours is cancellable by the server yet; progress is
 		// not requested.
 	default:
+		now := time.Now()
+		a.recordEvent(msg, now)
 		a.rt.emit(Event{
-			Time:   time.Now(),
+			Time:   now,
 			Server: a.spec.Name,
 			Kind:   EventNotification,
 			Method: msg.Method,
@@ -524,6 +532,7 @@ func (a *serverActor) onDeath(reason string) {
 	} else {
 		a.logLifecycle("failed to start: %s", reason)
 	}
+	a.recordLifecycle("exited", reason, a.conn.pid(), a.entry.stderr.take())
 	a.fail(errors.New(reason), false)
 }
 
@@ -538,6 +547,7 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	}
 	if permanent {
 		a.logLifecycle("failed: %s", reason)
+		a.recordLifecycle("failed", reason, 0, nil)
 		a.setState(StateFailed, reason)
 		return
 	}
@@ -545,11 +555,14 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	if giveUp {
 		p := a.spec.Restart
 		a.logLifecycle("failed: more than %d restarts within %s; re-enable to try again", p.MaxRestarts, p.Window)
-		a.setState(StateFailed, fmt.Sprintf("%s (gave up: more than %d restarts within %s)", reason, p.MaxRestarts, p.Window))
+		why := fmt.Sprintf("%s (gave up: more than %d restarts within %s)", reason, p.MaxRestarts, p.Window)
+		a.recordLifecycle("failed", why, 0, nil)
+		a.setState(StateFailed, why)
 		return
 	}
 	a.nextRetry = time.Now().Add(delay)
 	a.logLifecycle("backoff %s before restart", delay.Round(time.Millisecond))
+	a.recordLifecycle("backoff", fmt.Sprintf("%s before restart: %s", delay.Round(time.Millisecond), reason), 0, nil)
 	a.setState(StateBackoff, reason)
 	a.retryTmr = a.after(delay, &retryTick{gen: a.gen})
 }
@@ -656,6 +669,7 @@ func (a *serverActor) onStop(err error, stopSelf bool) {
 	a.dropConn(err)
 	a.setState(StateStopped, a.lastErr)
 	a.logLifecycle("stopped")
+	a.recordLifecycle("stopped", err.Error(), 0, nil)
 	a.settle()
 }
 
@@ -732,6 +746,7 @@ func (a *serverActor) logLifecycle(format string, args ...any) {
 // stderrLine is called on the process's stderr pump goroutine.
 func (a *serverActor) stderrLine(line []byte) {
 	a.log.Write("stderr", string(line))
+	a.entry.stderr.add(string(line))
 	a.slog.Debug("stderr", "line", string(line))
 }
 

@@ -62,6 +62,11 @@ type ServerSpec struct {
 	Restart   supervision.RestartPolicy
 	StopGrace time.Duration
 	TermGrace time.Duration
+
+	// LastCatalog is the catalog the server listed last time (from the
+	// journal): Tools answers with it until the server lists again, and a
+	// MaxTools cut keeps its tools first.
+	LastCatalog []Tool
 }
 
 // WithDefaults returns a copy with every zero optional field set.

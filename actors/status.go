@@ -55,4 +55,8 @@ type Tool struct {
 	TaskSupport  string
 	Icons        []protocol.Icon
 	Meta         []byte
+	// Available: the server is ready, so a call is sent at once. A tool of
+	// a server still starting comes from its last known catalog (restored
+	// from the journal after a restart); a call to it waits for the server.
+	Available bool
 }

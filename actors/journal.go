@@ -1,0 +1,356 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// DefaultJournalQueue bounds the records ingested from servers (events,
+// lifecycle and call history) that wait for the journal's next commit.
+const DefaultJournalQueue = 1 << 16
+
+// JournalOptions configure a Journal. The zero value works.
+type JournalOptions struct {
+	// Logger receives write failures and overflow reports. nil: discarded.
+	Logger *slog.Logger
+	// Queue bounds ingested records waiting to be committed. Past it they
+	// are dropped, counted per server, and the count is itself journaled
+	// as a persistence.MethodEventsDropped event. 0: DefaultJournalQueue.
+	Queue int
+}
+
+// JournalStats are the journal writer's counters since it started.
+type JournalStats struct {
+	Commits       uint64 // store transactions groups committed (one sync each)
+	Records       uint64 // ops committed
+	Events        uint64 // events committed
+	Dropped       uint64 // ingested records dropped because the queue was full or a write failed
+	Queued        int64  // ingested records waiting now
+	WriteFailures uint64
+}
+
+// Journal is the single writer to a persistence.Store: an actor that
+// batches every write that arrives while the previous commit is under way
+// into one commit (group commit), so a burst of events costs one sync.
+//
+// Durable writes (Write) return once their ops are committed. Ingestion from
+// server actors (Ingest) never blocks: it is bounded, and what overflows is
+// counted and journaled rather than held in memory.
+type Journal struct {
+	store  *persistence.Store
+	logger *slog.Logger
+	system *actor.ActorSystem
+	pid    *actor.PID
+	limit  int64
+
+	queued atomic.Int64
+	stats  struct {
+		commits, records, events, dropped, failures atomic.Uint64
+	}
+
+	dropMu  sync.Mutex
+	dropped map[string]uint64 // per server, not yet journaled
+
+	notifyMu sync.Mutex
+	notify   chan struct{} // closed after a commit that appended events
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+	done      chan struct{}
+}
+
+// NewJournal starts the writer for store. The caller keeps owning store and
+// closes it after Journal.Close.
+func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	limit := int64(opts.Queue)
+	if limit <= 0 {
+		limit = DefaultJournalQueue
+	}
+	j := &Journal{
+		store:   store,
+		logger:  logger,
+		limit:   limit,
+		dropped: map[string]uint64{},
+		notify:  make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
+	j.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
+	j.pid = j.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &journalActor{j: j} }))
+	return j
+}
+
+// Store is the store this journal writes to, for reads.
+func (j *Journal) Store() *persistence.Store { return j.store }
+
+// Write commits ops and returns once they are durable, or ctx ends (the ops
+// may still be committed then). Safe for concurrent use; concurrent writers
+// share commits.
+func (j *Journal) Write(ctx context.Context, ops ...persistence.Op) error {
+	done := make(chan error, 1)
+	j.WriteAsync(ops, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WriteAsync queues ops and calls done once they are committed (nil) or
+// failed. done runs on the journal's goroutine, in commit order, and must
+// not block. Writes from one goroutine are committed in the order given.
+func (j *Journal) WriteAsync(ops []persistence.Op, done func(error)) {
+	if j.closed.Load() {
+		if done != nil {
+			done(ErrClosed)
+		}
+		return
+	}
+	j.system.Root.Send(j.pid, &journalWrite{ops: ops, done: done})
+}
+
+// Ingest queues one record from a server without blocking. It reports false
+// when the queue is full: the record is dropped and counted against server,
+// and the count is journaled with the next commit.
+func (j *Journal) Ingest(server string, op persistence.Op) bool {
+	if j.closed.Load() {
+		j.drop(server, 1)
+		return false
+	}
+	if j.queued.Add(1) > j.limit {
+		j.queued.Add(-1)
+		j.drop(server, 1)
+		return false
+	}
+	j.system.Root.Send(j.pid, &journalWrite{ops: []persistence.Op{op}, ingested: 1, server: server})
+	return true
+}
+
+func (j *Journal) drop(server string, n uint64) {
+	j.stats.dropped.Add(n)
+	j.dropMu.Lock()
+	j.dropped[server] += n
+	j.dropMu.Unlock()
+}
+
+// takeDrops turns the drop counts into events for the next commit.
+func (j *Journal) takeDrops(now time.Time) []persistence.Op {
+	j.dropMu.Lock()
+	defer j.dropMu.Unlock()
+	if len(j.dropped) == 0 {
+		return nil
+	}
+	servers := make([]string, 0, len(j.dropped))
+	for s := range j.dropped {
+		servers = append(servers, s)
+	}
+	sort.Strings(servers)
+	ops := make([]persistence.Op, 0, len(servers))
+	for _, s := range servers {
+		n := j.dropped[s]
+		params, _ := json.Marshal(map[string]uint64{"dropped": n})
+		ops = append(ops, persistence.AppendEvent(persistence.EventRecord{
+			Server: s, Method: persistence.MethodEventsDropped, Params: params, Received: now}))
+		j.logger.Warn("journal: records dropped", "server", s, "count", n)
+	}
+	clear(j.dropped)
+	return ops
+}
+
+// Changed returns a channel closed at the next commit that appends events.
+// Subscribers wait on it, then read the store after their last seq.
+func (j *Journal) Changed() <-chan struct{} {
+	j.notifyMu.Lock()
+	defer j.notifyMu.Unlock()
+	return j.notify
+}
+
+func (j *Journal) wake() {
+	j.notifyMu.Lock()
+	close(j.notify)
+	j.notify = make(chan struct{})
+	j.notifyMu.Unlock()
+}
+
+// Done is closed when the journal has closed.
+func (j *Journal) Done() <-chan struct{} { return j.done }
+
+// Stats returns the writer's counters.
+func (j *Journal) Stats() JournalStats {
+	return JournalStats{
+		Commits:       j.stats.commits.Load(),
+		Records:       j.stats.records.Load(),
+		Events:        j.stats.events.Load(),
+		Dropped:       j.stats.dropped.Load(),
+		Queued:        j.queued.Load(),
+		WriteFailures: j.stats.failures.Load(),
+	}
+}
+
+// Close commits everything queued, then stops the writer. Writes after
+// Close fail with ErrClosed and ingested records are counted as dropped.
+// Idempotent; it does not close the store.
+func (j *Journal) Close(ctx context.Context) error {
+	var err error
+	j.closeOnce.Do(func() {
+		flushed := make(chan struct{})
+		j.system.Root.Send(j.pid, &journalClose{done: flushed})
+		select {
+		case <-flushed:
+		case <-ctx.Done():
+			err = fmt.Errorf("journal: flushing on close: %w", ctx.Err())
+		}
+		j.closed.Store(true)
+		_ = j.system.Root.StopFuture(j.pid).Wait()
+		j.system.Shutdown()
+		close(j.done)
+		j.wake()
+	})
+	return err
+}
+
+// journalWrite is one writer's ops; ingested counts the ops that hold a
+// place in the bounded queue.
+type journalWrite struct {
+	ops      []persistence.Op
+	ingested int
+	server   string
+	done     func(error)
+}
+
+type journalCommitted struct {
+	writes  []*journalWrite
+	applied persistence.Applied
+	err     error
+}
+
+type journalClose struct{ done chan struct{} }
+
+// journalActor holds the writes that arrive while a commit is under way
+// and commits them together when it ends. The commit itself runs on a
+// goroutine, so Receive never waits on the disk.
+type journalActor struct {
+	j          *Journal
+	pending    []*journalWrite
+	committing bool
+	closing    []chan struct{}
+	commitDone sync.WaitGroup
+}
+
+func (a *journalActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *journalWrite:
+		a.pending = append(a.pending, m)
+		if !a.committing {
+			a.commit(ctx)
+		}
+	case *journalCommitted:
+		a.committing = false
+		a.finish(m)
+		if len(a.pending) > 0 || a.hasDrops() {
+			a.commit(ctx)
+		} else {
+			a.settleClose()
+		}
+	case *journalClose:
+		a.closing = append(a.closing, m.done)
+		switch {
+		case a.committing: // settles when the commit ends
+		case len(a.pending) > 0 || a.hasDrops():
+			a.commit(ctx)
+		default:
+			a.settleClose()
+		}
+	case *actor.Stopping:
+		a.commitDone.Wait() // nothing is committing once close settled
+	}
+}
+
+func (a *journalActor) hasDrops() bool {
+	a.j.dropMu.Lock()
+	defer a.j.dropMu.Unlock()
+	return len(a.j.dropped) > 0
+}
+
+func (a *journalActor) settleClose() {
+	for _, c := range a.closing {
+		close(c)
+	}
+	a.closing = nil
+}
+
+func (a *journalActor) commit(ctx actor.Context) {
+	writes := a.pending
+	a.pending = nil
+	n := 0
+	for _, w := range writes {
+		n += len(w.ops)
+	}
+	drops := a.j.takeDrops(time.Now())
+	ops := make([]persistence.Op, 0, n+len(drops))
+	for _, w := range writes {
+		ops = append(ops, w.ops...)
+	}
+	ops = append(ops, drops...)
+	a.committing = true
+	self := ctx.Self()
+	root := a.j.system.Root
+	store := a.j.store
+	a.commitDone.Add(1)
+	go func() {
+		defer a.commitDone.Done()
+		applied, err := store.Apply(ops)
+		root.Send(self, &journalCommitted{writes: writes, applied: applied, err: err})
+	}()
+}
+
+func (a *journalActor) finish(m *journalCommitted) {
+	j := a.j
+	ingested := int64(0)
+	for _, w := range m.writes {
+		ingested += int64(w.ingested)
+	}
+	j.queued.Add(-ingested)
+	if m.err != nil {
+		j.stats.failures.Add(1)
+		j.logger.Error("journal: commit failed", "err", m.err)
+		// Ingested records are lost: count them, so the loss itself is
+		// journaled once the store accepts writes again.
+		for _, w := range m.writes {
+			if w.ingested > 0 {
+				j.drop(w.server, uint64(w.ingested))
+			}
+		}
+	} else {
+		j.stats.commits.Add(1)
+		n := 0
+		for _, w := range m.writes {
+			n += len(w.ops)
+		}
+		j.stats.records.Add(uint64(n))
+		j.stats.events.Add(uint64(len(m.applied.Events)))
+	}
+	for _, w := range m.writes {
+		if w.done != nil {
+			w.done(m.err)
+		}
+	}
+	if len(m.applied.Events) > 0 {
+		j.wake()
+	}
+}

@@ -1,0 +1,282 @@
+package actors
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// crashChildEnv makes the test binary a journal writer that runs until it
+// is killed (see TestJournalSurvivesSIGKILL).
+const crashChildEnv = "MCPVISOR_JOURNAL_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		crashChild(dir, os.Getenv(crashChildEnv+"_FIRST"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild writes events {"k": first, first+1, ...} through the journal
+// from four goroutines at full speed and prints "k" once each is
+// committed, until it is killed.
+func crashChild(dir, firstArg string) {
+	first, _ := strconv.ParseUint(firstArg, 10, 64)
+	store, err := persistence.Open(dir, persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	j := NewJournal(store, JournalOptions{})
+	acks := make(chan uint64, 1<<16)
+	go func() {
+		w := bufio.NewWriter(os.Stdout)
+		for k := range acks {
+			fmt.Fprintln(w, k)
+			if len(acks) == 0 {
+				_ = w.Flush() // what reached the parent was acknowledged
+			}
+		}
+	}()
+	var next sync.Mutex
+	k := first
+	inflight := make(chan struct{}, 8192) // bounds the child's own memory
+	for range 4 {
+		go func() {
+			for {
+				next.Lock()
+				id := k
+				k++
+				next.Unlock()
+				inflight <- struct{}{}
+				params := []byte(`{"k":` + strconv.FormatUint(id, 10) + `}`)
+				j.WriteAsync([]persistence.Op{persistence.AppendEvent(persistence.EventRecord{
+					Server: "crash", Method: "event/crash", Params: params, Received: time.Now()})},
+					func(err error) {
+						<-inflight
+						if err == nil {
+							acks <- id
+						}
+					})
+			}
+		}()
+	}
+	select {} // until SIGKILL
+}
+
+// A writer killed with SIGKILL at a random moment loses no acknowledged
+// event, duplicates none, and the next writer's seqs continue above the
+// old ones. Five kills, on the same journal.
+func TestJournalSurvivesSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]uint64{} // k → seq
+	var maxSeq uint64
+	for round := range 5 {
+		first := uint64(round+1) * 100_000_000
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashChildEnv+"_FIRST="+strconv.FormatUint(first, 10))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		acked := map[uint64]bool{}
+		read := make(chan struct{})
+		writing := make(chan struct{})
+		go func() {
+			defer close(read)
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				k, err := strconv.ParseUint(sc.Text(), 10, 64)
+				if err == nil {
+					if len(acked) == 0 {
+						close(writing)
+					}
+					acked[k] = true
+				}
+			}
+		}()
+		// Once the child is committing, a random moment of the crash: this
+		// sleep is the test's subject, not a synchronisation.
+		select {
+		case <-writing:
+		case <-read:
+			t.Fatalf("round %d: the child exited before committing anything", round)
+		}
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-read
+		_ = cmd.Wait()
+
+		store, err := persistence.Open(dir, persistence.Options{MaintenanceInterval: -1})
+		if err != nil {
+			t.Fatalf("round %d: reopen: %v", round, err)
+		}
+		evs, err := store.Events(persistence.EventFilter{After: maxSeq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundMax := maxSeq
+		for _, ev := range evs {
+			var p struct{ K uint64 }
+			if err := json.Unmarshal(ev.Params, &p); err != nil {
+				t.Fatalf("round %d: event %d params %q: %v", round, ev.Seq, ev.Params, err)
+			}
+			if ev.Seq <= roundMax {
+				t.Fatalf("round %d: seq %d not above %d", round, ev.Seq, roundMax)
+			}
+			roundMax = ev.Seq
+			if old, dup := seen[p.K]; dup {
+				t.Fatalf("round %d: event k=%d journaled twice (seqs %d and %d)", round, p.K, old, ev.Seq)
+			}
+			seen[p.K] = ev.Seq
+		}
+		lost := 0
+		for k := range acked {
+			if _, ok := seen[k]; !ok {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Errorf("round %d: %d of %d acknowledged events missing after SIGKILL", round, lost, len(acked))
+		}
+		t.Logf("round %d: %d acknowledged, %d journaled this round", round, len(acked), len(evs))
+		maxSeq = roundMax
+		// The next writer must continue above every seq so far.
+		if store.LastEventSeq() < maxSeq {
+			t.Errorf("round %d: LastEventSeq %d below the highest seq %d", round, store.LastEventSeq(), maxSeq)
+		}
+		if err := store.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Writes that arrive while a commit is under way share the next commit.
+func TestJournalGroupsCommits(t *testing.T) {
+	store, err := persistence.Open(t.TempDir(), persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	j := NewJournal(store, JournalOptions{})
+	const n = 5000
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		j.WriteAsync([]persistence.Op{persistence.AppendEvent(persistence.EventRecord{
+			Server: "s", Method: "event/x", Params: []byte(strconv.Itoa(i))})}, func(err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	st := j.Stats()
+	if st.Events != n {
+		t.Errorf("%d events committed, want %d", st.Events, n)
+	}
+	if st.Commits >= n/10 {
+		t.Errorf("%d commits for %d writes sent at once: not grouped", st.Commits, n)
+	}
+	if err := j.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Write(context.Background(), persistence.AckEvents(1)); err != ErrClosed {
+		t.Errorf("Write after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Past its bound, ingestion drops, counts per server, and journals the
+// count as an event of its own.
+func TestJournalIngestOverflowIsJournaled(t *testing.T) {
+	store, err := persistence.Open(t.TempDir(), persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	j := NewJournal(store, JournalOptions{Queue: 10})
+	sent := 0
+	for i := range 10_000 {
+		if j.Ingest("noisy", persistence.AppendEvent(persistence.EventRecord{Server: "noisy", Method: "event/x",
+			Params: []byte(strconv.Itoa(i))})) {
+			sent++
+		}
+	}
+	if err := j.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := store.Events(persistence.EventFilter{Server: "noisy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept, dropped int
+	for _, ev := range evs {
+		if ev.Method == persistence.MethodEventsDropped {
+			var p struct{ Dropped int }
+			_ = json.Unmarshal(ev.Params, &p)
+			dropped += p.Dropped
+		} else {
+			kept++
+		}
+	}
+	if kept != sent || kept+dropped != 10_000 || dropped == 0 {
+		t.Errorf("10,000 ingested with a bound of 10: %d accepted, %d journaled, %d counted dropped", sent, kept, dropped)
+	}
+	if st := j.Stats(); st.Dropped != uint64(dropped) || st.Queued != 0 {
+		t.Errorf("stats %+v, want %d dropped and none queued", st, dropped)
+	}
+}
+
+// BenchmarkJournalIngest measures durable events/s through the journal
+// writer: events ingested as fast as the bound lets them, each committed
+// (synced) before it counts.
+func BenchmarkJournalIngest(b *testing.B) {
+	store, err := persistence.Open(b.TempDir(), persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	j := NewJournal(store, JournalOptions{})
+	params := []byte(`{"subject":"hello","from":"someone@example.com"}`)
+	var wg sync.WaitGroup
+	inflight := make(chan struct{}, DefaultJournalQueue)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		inflight <- struct{}{}
+		wg.Add(1)
+		j.WriteAsync([]persistence.Op{persistence.AppendEvent(persistence.EventRecord{
+			Server: "bench", Method: "event/new_email", Params: params, Received: start})}, func(error) {
+			<-inflight
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	st := j.Stats()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+	b.ReportMetric(float64(b.N)/float64(st.Commits), "events/commit")
+	_ = j.Close(context.Background())
+}
