@@ -137,3 +137,48 @@ func BenchmarkHostCallParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSessionTools is a model round's tool listing on a host of 100
+// servers × 50 tools, for a session granted 3 of them (the lazy-loading
+// case) and for one granted all 100.
+func BenchmarkSessionTools(b *testing.B) {
+	const servers, tools = 100, 50
+	var cfg mcpvisor.Config
+	var all []string
+	for i := range servers {
+		name := fmt.Sprintf("s%03d", i)
+		all = append(all, name)
+		// mcptest has a dozen tools of its own; -tools adds the rest.
+		cfg.Servers = append(cfg.Servers, mcptest(name, "-tools", "38"))
+	}
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{Config: &cfg, DataDir: b.TempDir(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	if err := h.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if n := len(h.Tools()); n < servers*tools {
+		b.Fatalf("%d tools, want at least %d", n, servers*tools)
+	}
+	for _, tc := range []struct {
+		name   string
+		groups []string
+	}{{"granted-3", all[:3]}, {"granted-100", all}} {
+		s := h.Session("bench-"+tc.name, "")
+		if err := s.Activate(ctx, tc.groups...); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(s.Tools()) == 0 {
+					b.Fatal("no tools")
+				}
+			}
+		})
+	}
+}

@@ -577,6 +577,9 @@ func (c ServerConfig) validate(lookup func(string) (string, bool)) []*configErro
 	if err := actors.ValidateServerName(c.Name); err != nil {
 		errs = append(errs, &configError{server: c.Name, msg: err.Error(), cause: err})
 	}
+	if c.Name == ConfigGroup {
+		add("", "the name %q is reserved for the host's own tool group", ConfigGroup)
+	}
 
 	transport, known := c.transport()
 	hasCommand := strings.TrimSpace(c.Command) != ""

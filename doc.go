@@ -18,6 +18,13 @@
 //	res, err := host.Call(ctx, "mcp__notes__add", json.RawMessage(`{"a":2,"b":40}`))
 //	fmt.Println(res.Wire()) // 42
 //
+// The host remembers, in a Badger journal in its data directory: the
+// server registry (the config file's servers and those added with
+// [Host.Register]), each server's last tool catalog, the events servers
+// push, the tool groups granted to sessions ([Session]) and the history of
+// transitions and calls. A change is durable when the method that made it
+// returns. See [Journal].
+//
 // All Host methods are safe for concurrent use. Errors match the Err*
 // sentinels of this package with errors.Is.
 package mcpvisor

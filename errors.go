@@ -1,8 +1,11 @@
 package mcpvisor
 
 import (
+	"errors"
+
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -24,6 +27,13 @@ var (
 	ErrPrivateAddress     = outbound.ErrPrivateAddress     // a non-public address without allowPrivate
 	ErrRedirectRefused    = outbound.ErrRedirectRefused    // a redirect the policy forbids
 	ErrUnsupportedVersion = protocol.ErrUnsupportedVersion // the server negotiated a revision we cannot speak
+
+	// The journal and the grants.
+	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
+	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
+	ErrUnknownGroup  = errors.New("unknown tool group")
+	ErrNotGranted    = errors.New("tool not granted to this session")
+	ErrInvalidScope  = errors.New("invalid session or stack id")
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

@@ -3,6 +3,7 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
@@ -76,13 +78,26 @@ type Options struct {
 	// environments. nil: the process's own (os.LookupEnv, os.Environ).
 	LookupEnv func(string) (string, bool)
 	Environ   []string
+
+	// Journal configures the journal in DataDir/journal: retention, the
+	// ingestion bound, call history.
+	Journal JournalOptions
+	// AlwaysOn lists tool groups (server names) every session sees and may
+	// call without activating them.
+	AlwaysOn []string
+	// Only, when not nil, starts only the named servers of the registry; the
+	// others keep their rows and are not started (the CLI's call uses it).
+	Only []string
 }
 
 // Host supervises MCP servers and routes namespaced tool calls to them. All
 // methods are safe for concurrent use.
 type Host struct {
-	opts Options
-	rt   *actors.Runtime
+	opts     Options
+	rt       *actors.Runtime
+	journal  *Journal
+	grants   grantTable
+	alwaysOn map[string]bool
 
 	mu sync.Mutex
 	// unresolved holds disabled servers whose variables could not be
@@ -110,29 +125,36 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	journal, err := OpenJournal(opts.DataDir, opts.Journal, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
 	h := &Host{
 		opts:       opts,
+		journal:    journal,
 		unresolved: map[string]ServerConfig{},
+		alwaysOn:   map[string]bool{},
 		rt: actors.New(actors.Options{
 			Logger:  opts.Logger,
 			LogDir:  logDir,
 			OnEvent: opts.OnEvent,
+			Journal: journal.writer,
 		}),
 	}
-	if opts.Config != nil {
-		specs := make([]actors.ServerSpec, 0, len(opts.Config.Servers))
-		for _, sc := range opts.Config.Servers {
-			spec, err := h.resolve(sc)
-			if err != nil {
-				_ = h.Close()
-				return nil, err
-			}
-			specs = append(specs, spec)
+	for _, g := range opts.AlwaysOn {
+		h.alwaysOn[g] = true
+	}
+	specs, err := h.loadRegistry(ctx)
+	if err == nil {
+		var grants []persistence.GrantRecord
+		if grants, err = journal.store.Grants(); err == nil {
+			h.grants.load(grants)
+			err = h.rt.Register(ctx, specs...)
 		}
-		if err := h.rt.Register(ctx, specs...); err != nil {
-			_ = h.Close()
-			return nil, err
-		}
+	}
+	if err != nil {
+		_ = h.Close()
+		return nil, err
 	}
 	return h, nil
 }
@@ -147,16 +169,29 @@ func (h *Host) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound+10*time.Second)
 	defer cancel()
-	return h.rt.Close(ctx)
+	// Servers first: their last transitions reach the journal, which then
+	// commits what is queued and closes.
+	return errors.Join(h.rt.Close(ctx), h.journal.Close())
 }
+
+// Journal is the host's journal: events, history, the registry.
+func (h *Host) Journal() *Journal { return h.journal }
 
 // Register adds a server or replaces the one of the same name (upsert), and
 // starts it at once; calls to it wait until it is ready. The config is
 // validated as a config file entry is. A disabled server is registered but
 // not started.
+//
+// The server is written to the registry (origin api) before it starts, and
+// Register returns once that is durable: it is started again after a host
+// restart. A server the config file also names is overwritten by the
+// file's entry at the next start.
 func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	spec, err := h.resolve(sc)
 	if err != nil {
+		return err
+	}
+	if err := h.putServer(ctx, sc, persistence.OriginAPI); err != nil {
 		return err
 	}
 	return h.rt.Register(ctx, spec)
@@ -192,7 +227,16 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 
 // Unregister removes a server and stops its process; it returns once the
 // process is gone. Irreversible: the server's configuration is dropped.
+//
+// The registry row and the last known catalog are deleted first, durably.
 func (h *Host) Unregister(ctx context.Context, name string) error {
+	if !h.registered(name) {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	if err := h.journal.writer.Write(ctx, persistence.DeleteServer(name),
+		lifecycleOp(name, "unregistered", "")); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
@@ -202,7 +246,14 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 // SetEnabled turns a server on or off at once, no restart of the host
 // needed. Disabling returns once its process is gone; enabling a failed
 // server resets its restart history.
+//
+// The change is written to the registry first, durably, and survives a
+// restart, even for a server from the config file (until its entry there
+// changes).
 func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	if err := h.persistEnabled(ctx, name, enabled); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	sc, unresolved := h.unresolved[name]
 	h.mu.Unlock()
@@ -236,17 +287,44 @@ func (h *Host) WaitReady(ctx context.Context, names ...string) error {
 // ErrUnknownTool, ErrUnknownServer, ErrUnavailable, ErrTimeout, ErrCancelled,
 // ErrFrameTooLarge, ErrNotReading, ErrConnectionLost or a JSON-RPC error from
 // the server (*protocol.Error), each wrapped with its context.
+//
+// Call ignores grants: it is the embedder's own call. Session.Call is a
+// model's, limited to the groups granted to its scope.
 func (h *Host) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	return h.call(ctx, Scope{}, tool, args)
+}
+
+func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.RawMessage) (*Result, error) {
 	if len(args) > 0 && !json.Valid(args) {
 		return nil, fmt.Errorf("%s: arguments are not valid JSON", tool)
 	}
+	start := time.Now()
 	raw, err := h.rt.Call(ctx, tool, args, nil)
-	if err != nil {
-		return nil, err
+	var res *Result
+	if err == nil {
+		if res, err = decodeResult(raw); err != nil {
+			err = fmt.Errorf("%s: %w", tool, err)
+		}
 	}
-	res, err := decodeResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
+	if !h.opts.Journal.NoCallHistory {
+		h.recordCall(scope, tool, args, raw, start, res, err)
 	}
-	return res, nil
+	return res, err
+}
+
+// recordCall journals one call. It never blocks: the record joins the
+// journal's bounded queue.
+func (h *Host) recordCall(scope Scope, tool string, args, raw json.RawMessage, start time.Time, res *Result, err error) {
+	server, _, _ := actors.SplitToolName(tool)
+	rec := persistence.HistoryRecord{
+		Time: start, Kind: persistence.HistoryCall, Server: server, Scope: scope, Tool: tool,
+		Duration: time.Since(start), Outcome: callOutcome(res, err), ResultSize: len(raw),
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if h.opts.Journal.KeepCallPayloads {
+		rec.Arguments, rec.Result = args, raw
+	}
+	h.journal.writer.Ingest(server, persistence.AppendHistory(rec))
 }

@@ -1,0 +1,305 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// ConfigGroup is the reserved tool group of the host's own management tools
+// (registering and toggling servers), for platforms that let a model manage
+// its servers. No server may be named so.
+const ConfigGroup = "config"
+
+// Scope is who holds grants: a session (a root agent, Stack "") or one stack
+// frame within a session (a sub-agent).
+type Scope = persistence.Scope
+
+// Session is the view of the host one agent has: the tool groups granted to
+// its scope decide which tools it sees and may call. It is a small value,
+// cheap to make for every request; its methods are safe for concurrent use.
+//
+// A root agent's grants (Stack "") last for the session, across host
+// restarts, until End. A sub-agent's frame starts with no grants, whatever
+// its session holds; its grants survive restarts and are deleted when the
+// frame ends.
+type Session struct {
+	h     *Host
+	scope Scope
+}
+
+// Session returns the view of session's root agent (stack "") or of one of
+// its stack frames.
+func (h *Host) Session(session, stack string) Session {
+	return Session{h: h, scope: Scope{Session: session, Stack: stack}}
+}
+
+// Scope is the session and stack frame this view belongs to.
+func (s Session) Scope() Scope { return s.scope }
+
+func (s Session) check() error {
+	if s.scope.Session == "" {
+		return fmt.Errorf("%w: the session id is empty", ErrInvalidScope)
+	}
+	if strings.ContainsRune(s.scope.Session, 0) || strings.ContainsRune(s.scope.Stack, 0) {
+		return fmt.Errorf("%w: a session or stack id holds a NUL byte", ErrInvalidScope)
+	}
+	return nil
+}
+
+// Activate grants tool groups (server names, or ConfigGroup) to this scope:
+// their tools appear in Tools from the next call on. It returns once the
+// grants are durable. Groups already granted are left as they are; an
+// unknown group fails the whole call with ErrUnknownGroup.
+func (s Session) Activate(ctx context.Context, groups ...string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	known := s.h.groupNames()
+	var unknown []string
+	now := time.Now()
+	ops := make([]persistence.Op, 0, len(groups))
+	seen := map[string]bool{}
+	for _, g := range groups {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if !slices.Contains(known, g) {
+			unknown = append(unknown, g)
+			continue
+		}
+		ops = append(ops, persistence.PutGrant(persistence.GrantRecord{Scope: s.scope, Group: g, Granted: now}))
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: %s (known: %s)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
+	}
+	granted := slices.Collect(maps.Keys(seen))
+	return s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, granted, now) })
+}
+
+// End ends the scope: a stack frame's grants are deleted; ending a session
+// (Stack "") deletes its grants and those of every frame in it. It returns
+// once that is durable. Ending a scope with no grants is not an error.
+func (s Session) End(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.h.writeGrants(ctx, []persistence.Op{persistence.DeleteGrants(s.scope)},
+		func() { s.h.grants.end(s.scope) })
+}
+
+// Groups lists the groups granted to this scope, sorted; the host's
+// always-on groups are not included.
+func (s Session) Groups() []string {
+	set := s.h.grants.get(s.scope)
+	out := make([]string, 0, len(set))
+	for g := range set {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Tools lists the tools this scope may call: those of the groups granted to
+// it and of the host's always-on groups, in registration order. It reads
+// published snapshots and never waits on a server.
+func (s Session) Tools() []Tool {
+	set := s.h.grants.get(s.scope)
+	return s.h.rt.ToolsOf(func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
+}
+
+// Call calls a namespaced tool on behalf of this scope, as Host.Call does.
+// A tool whose group is not granted (nor always on) fails with
+// ErrNotGranted, which says which group to activate.
+func (s Session) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if server, _, ok := actors.SplitToolName(tool); ok && !s.h.alwaysOn[server] && !s.h.grants.get(s.scope).has(server) {
+		return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, tool, server)
+	}
+	return s.h.call(ctx, s.scope, tool, args)
+}
+
+// Catalog renders the "MCP servers" block for this scope's system prompt:
+// the enabled servers it may activate, with their descriptions, and the
+// ones active (granted or always on), whose tools it can call.
+func (s Session) Catalog() string {
+	set := s.h.grants.get(s.scope)
+	var b strings.Builder
+	var active []string
+	b.WriteString("## MCP servers\n")
+	b.WriteString("**Available** — call `activate_tools([\"name\"])` to load tools:\n")
+	b.WriteString("| Server | Description |\n|---|---|\n")
+	available := 0
+	for _, st := range s.h.rt.Status() {
+		if !st.Enabled {
+			continue
+		}
+		if set.has(st.Name) || s.h.alwaysOn[st.Name] {
+			active = append(active, st.Name)
+			continue
+		}
+		desc := st.Description
+		if desc == "" {
+			desc = st.FriendlyName
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", st.Name, tableCell(desc))
+		available++
+	}
+	if available == 0 {
+		b.WriteString("| (none) | |\n")
+	}
+	b.WriteString("**Active** — tools callable as `mcp__<name>__<tool>`:\n")
+	if len(active) == 0 {
+		b.WriteString("- (none)\n")
+	}
+	for _, name := range active {
+		fmt.Fprintf(&b, "- `%s`\n", name)
+	}
+	return b.String()
+}
+
+func tableCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// groupNames lists the groups a scope may be granted: every registered
+// server, and ConfigGroup.
+func (h *Host) groupNames() []string {
+	sts := h.rt.Status()
+	out := make([]string, 0, len(sts)+1)
+	for _, st := range sts {
+		out = append(out, st.Name)
+	}
+	return append(out, ConfigGroup)
+}
+
+// writeGrants commits grant ops and, once they are durable, applies them
+// to the in-memory table. The journal runs apply in commit order, so the
+// table and the store see concurrent grants and ends in the same order.
+func (h *Host) writeGrants(ctx context.Context, ops []persistence.Op, apply func()) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	h.journal.writer.WriteAsync(ops, func(err error) {
+		if err == nil {
+			apply()
+		}
+		done <- err
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("grants: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// groupSet is one scope's granted groups; immutable once published.
+type groupSet map[string]time.Time
+
+func (g groupSet) has(group string) bool {
+	_, ok := g[group]
+	return ok
+}
+
+// grantTable holds every scope's grants for the call path: reads load one
+// pointer; writes (applied by the journal, one at a time) replace it.
+type grantTable struct {
+	mu     sync.Mutex // writers
+	scopes sync.Map   // Scope → *atomic.Pointer[groupSet]
+}
+
+func (t *grantTable) get(s Scope) groupSet {
+	if p, ok := t.scopes.Load(s); ok {
+		return *p.(*atomic.Pointer[groupSet]).Load()
+	}
+	return nil
+}
+
+func (t *grantTable) add(s Scope, groups []string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.get(s)
+	next := make(groupSet, len(old)+len(groups))
+	for g, when := range old {
+		next[g] = when
+	}
+	for _, g := range groups {
+		if _, ok := next[g]; !ok {
+			next[g] = at
+		}
+	}
+	p, _ := t.scopes.LoadOrStore(s, new(atomic.Pointer[groupSet]))
+	p.(*atomic.Pointer[groupSet]).Store(&next)
+}
+
+func (t *grantTable) end(s Scope) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.Stack != "" {
+		t.scopes.Delete(s)
+		return
+	}
+	t.scopes.Range(func(k, _ any) bool {
+		if k.(Scope).Session == s.Session {
+			t.scopes.Delete(k)
+		}
+		return true
+	})
+}
+
+// load fills the table from the journal's grants at start.
+func (t *grantTable) load(recs []persistence.GrantRecord) {
+	by := map[Scope][]persistence.GrantRecord{}
+	for _, r := range recs {
+		by[r.Scope] = append(by[r.Scope], r)
+	}
+	for s, rs := range by {
+		for _, r := range rs {
+			t.add(s, []string{r.Group}, r.Granted)
+		}
+	}
+}
+
+// callOutcome classifies a call for the history.
+func callOutcome(res *Result, err error) string {
+	switch {
+	case err == nil && res.IsError:
+		return "tool_error"
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrCancelled):
+		return "cancelled"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "error"
+}
