@@ -4,6 +4,9 @@
 //	mcpvisor tools  --config FILE [--json]   list every namespaced tool
 //	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
 //	mcpvisor status --config FILE [--json]
+//	mcpvisor events [--pending] [--server S] [--follow] [--json]
+//	mcpvisor events ack ID...
+//	mcpvisor history [--server S] [--calls] [--json]
 //
 // It is a thin shell over the package mcpvisor API that Go platforms embed.
 package main
@@ -35,10 +38,15 @@ commands:
   call    --config FILE TOOL [ARGS_JSON] [--json]
                                     start the one server TOOL needs, call it, print the result
   status  --config FILE [--json]    start the servers, wait for them, print their states
+  events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--follow] [--json]
+                                    list the events servers pushed (oldest first); --follow waits for more
+  events ack ID...                  mark events processed
+  history [--server S] [--calls] [--limit N] [--json]
+                                    server transitions, or tool calls with --calls (newest N, default 50)
 
 flags (every command):
-  --config FILE      MCP servers, in the mcpServers JSON format (required)
-  --data DIR         data directory: per-server logs in DIR/logs (default ./.mcpvisor)
+  --config FILE      MCP servers, in the mcpServers JSON format (required by run, tools, call, status)
+  --data DIR         data directory: the journal in DIR/journal, logs in DIR/logs (default ./.mcpvisor)
   --log-level LEVEL  debug, info, warn or error (default warn)
   --wait DURATION    how long tools/status wait for servers (default 30s)
 `
@@ -73,6 +81,12 @@ type flags struct {
 	logLevel string
 	json     bool
 	wait     time.Duration
+
+	// events, history
+	pending, follow, calls bool
+	server, method         string
+	after                  uint64
+	limit                  int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -85,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd := args[0]
 	switch cmd {
-	case "run", "tools", "call", "status":
+	case "run", "tools", "call", "status", "events", "history":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -97,16 +111,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.logLevel, "log-level", "warn", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.DurationVar(&f.wait, "wait", 30*time.Second, "")
+	fs.BoolVar(&f.pending, "pending", false, "")
+	fs.BoolVar(&f.follow, "follow", false, "")
+	fs.BoolVar(&f.calls, "calls", false, "")
+	fs.StringVar(&f.server, "server", "", "")
+	fs.StringVar(&f.method, "method", "", "")
+	fs.Uint64Var(&f.after, "after", 0, "")
+	fs.IntVar(&f.limit, "limit", 0, "")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v\n\n%s", cmd, err, usage)}
 	}
-	if f.config == "" {
-		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}
-	}
 	logger, err := newLogger(f.logLevel, stderr)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
+	}
+	switch cmd {
+	case "events":
+		return cmdEvents(ctx, f, logger, pos, stdout)
+	case "history":
+		return cmdHistory(f, logger, stdout)
+	}
+	if f.config == "" {
+		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}
 	}
 	cfg, err := mcpvisor.LoadConfig(f.config)
 	if err != nil {
@@ -115,7 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(ctx)
 	defer stop()
 
 	switch cmd {
@@ -128,6 +155,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default: // "run"
 		return cmdRun(ctx, f, cfg, logger, stdout)
 	}
+}
+
+// signalContext ends with Ctrl-C or SIGTERM.
+func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 
 // parseInterspersed parses flags wherever they appear among the positional
@@ -156,7 +188,16 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 }
 
 func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {
-	return mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
+	return h, lockHint(err)
+}
+
+// lockHint adds what to do about a journal another process holds.
+func lockHint(err error) error {
+	if errors.Is(err, mcpvisor.ErrJournalLocked) {
+		return fmt.Errorf("%w (another mcpvisor is running on this data directory; stop it or pass a different --data)", err)
+	}
+	return err
 }
 
 // waitAll waits for every enabled server and reports the ones not ready.
@@ -261,24 +302,20 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 	if !ok {
 		return &exitError{code: 2, msg: fmt.Sprintf("call: %q is not a namespaced tool name (mcp__<server>__<tool>)", tool)}
 	}
-	// Start only the server the tool needs.
-	only := &mcpvisor.Config{}
-	for _, sc := range cfg.Servers {
-		if sc.Name == server {
-			if !sc.Enabled {
-				return fmt.Errorf("call: server %q is disabled in %s", server, f.config)
-			}
-			only.Servers = append(only.Servers, sc)
-		}
-	}
-	if len(only.Servers) == 0 {
-		return fmt.Errorf("call: no server %q in %s", server, f.config)
-	}
-	h, err := open(ctx, f, only, logger)
+	// Start only the server the tool needs; the registry (the config file's
+	// servers and those registered through the API) says whether it exists.
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{server}})
 	if err != nil {
-		return err
+		return lockHint(err)
 	}
 	defer h.Close()
+	sts := h.Status()
+	if len(sts) == 0 {
+		return fmt.Errorf("call: no server %q in %s or the registry in %s", server, f.config, f.data)
+	}
+	if !sts[0].Enabled {
+		return fmt.Errorf("call: server %q is disabled", server)
+	}
 	res, err := h.Call(ctx, tool, args)
 	if err != nil {
 		return err
@@ -359,7 +396,7 @@ func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Log
 			}
 		}})
 	if err != nil {
-		return err
+		return lockHint(err)
 	}
 	defer h.Close()
 	fmt.Fprintf(stdout, "mcpvisor: supervising %d server(s) from %s; logs in %s/logs; Ctrl-C to stop\n", len(cfg.Servers), f.config, f.data)

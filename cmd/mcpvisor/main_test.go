@@ -7,9 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
@@ -36,8 +38,14 @@ func writeConfig(t *testing.T, body string) string {
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCLIData(t, t.TempDir(), args...)
+}
+
+// runCLIData runs the CLI on the data directory dir.
+func runCLIData(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	args = append(args, "--data", t.TempDir())
+	args = append(args, "--data", dir)
 	err := run(context.Background(), args, &out, &errb)
 	code = 0
 	if err != nil {
@@ -198,5 +206,76 @@ func TestHTTPServer(t *testing.T) {
 	_, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{}`)
 	if code == 0 || !strings.Contains(errOut, "non-public address") {
 		t.Errorf("call without allowPrivate: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestEventsAckAndHistory(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"m": {"command": "MCPTEST"}}}`)
+	dir := t.TempDir()
+	if _, errOut, code := runCLIData(t, dir, "call", "--config", cfg, "mcp__m__notify"); code != 0 {
+		t.Fatalf("call: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCLIData(t, dir, "events", "--pending", "--json")
+	if code != 0 {
+		t.Fatalf("events: exit %d: %s", code, errOut)
+	}
+	var ev struct {
+		ID     uint64          `json:"id"`
+		Server string          `json:"server"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Status string          `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &ev); err != nil || ev.Server != "m" || ev.Method != "event/test" ||
+		string(ev.Params) != `{"n":1}` || ev.Status != "pending" || ev.ID == 0 {
+		t.Fatalf("events --pending --json = %q (%v)", out, err)
+	}
+	if _, errOut, code := runCLIData(t, dir, "events", "ack", strconv.FormatUint(ev.ID, 10)); code != 0 {
+		t.Fatalf("events ack: exit %d: %s", code, errOut)
+	}
+	if out, _, _ := runCLIData(t, dir, "events", "--pending"); strings.TrimSpace(out) != "" {
+		t.Errorf("pending after ack: %q", out)
+	}
+	if out, _, _ := runCLIData(t, dir, "events"); !strings.Contains(out, "event/test") || !strings.Contains(out, "processed") {
+		t.Errorf("events after ack: %q", out)
+	}
+	if _, errOut, code := runCLIData(t, dir, "events", "ack", "424242"); code == 0 || !strings.Contains(errOut, "424242") {
+		t.Errorf("ack of an unknown id: exit %d, %q", code, errOut)
+	}
+	out, _, code = runCLIData(t, dir, "history")
+	for _, want := range []string{"spawned", "ready", "stopped"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("history lacks %q (exit %d):\n%s", want, code, out)
+		}
+	}
+	out, _, _ = runCLIData(t, dir, "history", "--calls")
+	if !strings.Contains(out, "mcp__m__notify") || !strings.Contains(out, "ok") {
+		t.Errorf("history --calls:\n%s", out)
+	}
+}
+
+// A server registered through the API is in the registry: call finds it
+// without the config file naming it.
+func TestCallFindsRegistryOnlyServerAndLockedJournal(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: dir, Config: &mcpvisor.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Register(context.Background(), mcpvisor.ServerConfig{Name: "later", Command: notesBin, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	// While that host runs, the journal is locked: the CLI says so.
+	_, errOut, code := runCLIData(t, dir, "events")
+	if code == 0 || !strings.Contains(errOut, filepath.Join(dir, "journal")) || !strings.Contains(errOut, "another mcpvisor") {
+		t.Errorf("events on a held journal: exit %d, %q", code, errOut)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLIData(t, dir, "call", "--config", cfg, "mcp__later__add", `{"a":2,"b":3}`)
+	if code != 0 || strings.TrimSpace(out) != "5" {
+		t.Errorf("call of a registry-only server: exit %d, %q, %q", code, out, errOut)
 	}
 }

@@ -1,5 +1,6 @@
 // Command embed shows mcpvisor embedded in a Go program: open a host on a
-// config, wait for a server, list its tools and call one.
+// config, wait for a server, list its tools and call one, then do the same
+// as a model's session would: activate the server's tool group first.
 //
 //	go build -o bin/notes ./examples/servers/notes && go run ./examples/embed
 package main
@@ -46,4 +47,20 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Println("2 + 40 =", res.Wire())
+
+	// A model's session sees only the groups it activated (lazy loading);
+	// the grant is durable, and survives a restart of the host.
+	chat := host.Session("chat-1", "")
+	fmt.Print(chat.Catalog()) // the "MCP servers" block for its system prompt
+	if err := chat.Activate(ctx, "notes"); err != nil {
+		log.Fatal(err)
+	}
+	res, err = chat.Call(ctx, "mcp__notes__add", json.RawMessage(`{"a": 1, "b": 1}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("session sees %d tool(s); 1 + 1 = %s\n", len(chat.Tools()), res.Wire())
+	if err := chat.End(ctx); err != nil { // the session is over: its grants go
+		log.Fatal(err)
+	}
 }

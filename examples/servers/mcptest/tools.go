@@ -77,6 +77,11 @@ func (ts *testServer) addTools() {
 			Handler:     notify,
 		},
 		{
+			Name: "flood", Title: "Flood", Description: `Send n "event/flood" {"i":k} notifications (k = 1..n) as fast as the pipe takes them, then answer "flooded n".`,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"],"additionalProperties":false}`),
+			Handler:     flood,
+		},
+		{
 			Name: "stderr", Title: "Write stderr", Description: "Write lines lines to stderr, then answer.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"lines":{"type":"integer","minimum":0}},"required":["lines"],"additionalProperties":false}`),
 			Handler:     writeStderr,
@@ -217,6 +222,30 @@ func notify(_ context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResul
 		return nil, err
 	}
 	return mcpserve.TextResult("notified"), nil
+}
+
+func flood(_ context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
+	var args struct {
+		N int `json:"n"`
+	}
+	if err := call.Bind(&args); err != nil {
+		return nil, err
+	}
+	// Lines go out in chunks: the flood measures the host, not this
+	// server's system calls.
+	var buf []byte
+	for i := 1; i <= args.N; i++ {
+		buf = append(buf, `{"jsonrpc":"2.0","method":"event/flood","params":{"i":`...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, "}}\n"...)
+		if len(buf) >= 64<<10 || i == args.N {
+			if err := call.Server.WriteRaw(buf); err != nil {
+				return nil, err
+			}
+			buf = buf[:0]
+		}
+	}
+	return mcpserve.TextResult(fmt.Sprintf("flooded %d", args.N)), nil
 }
 
 func writeStderr(_ context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {

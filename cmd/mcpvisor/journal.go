@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// The journal commands read the data directory's journal without starting
+// any server.
+
+func openJournal(f flags, logger *slog.Logger) (*mcpvisor.Journal, error) {
+	j, err := mcpvisor.OpenJournal(f.data, mcpvisor.JournalOptions{}, logger)
+	return j, lockHint(err)
+}
+
+type eventJSON struct {
+	ID          uint64          `json:"id"`
+	Server      string          `json:"server"`
+	Method      string          `json:"method"`
+	Params      json.RawMessage `json:"params,omitempty"`
+	Received    time.Time       `json:"received"`
+	Status      string          `json:"status"`
+	ProcessedAt *time.Time      `json:"processed_at,omitempty"`
+}
+
+func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
+	if len(pos) > 0 && pos[0] == "ack" {
+		return cmdAck(ctx, f, logger, pos[1:], stdout)
+	}
+	if len(pos) > 0 {
+		return &exitError{code: 2, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", pos[0])}
+	}
+	j, err := openJournal(f, logger)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	filter := mcpvisor.EventFilter{Server: f.server, Method: f.method, After: f.after, Limit: f.limit}
+	if f.pending {
+		filter.Status = mcpvisor.EventPending
+	}
+	evs, err := j.Events(filter)
+	if err != nil {
+		return err
+	}
+	p := newEventPrinter(stdout, f.json)
+	for _, ev := range evs {
+		p.print(ev)
+		filter.After = ev.Seq
+	}
+	p.flush()
+	if !f.follow {
+		return nil
+	}
+	ctx, stop := signalContext(ctx)
+	defer stop()
+	for ev := range j.Subscribe(ctx, filter) {
+		p.print(ev)
+		p.flush()
+	}
+	return nil
+}
+
+type eventPrinter struct {
+	json bool
+	enc  *json.Encoder
+	tw   *tabwriter.Writer
+}
+
+func newEventPrinter(w io.Writer, asJSON bool) *eventPrinter {
+	return &eventPrinter{json: asJSON, enc: json.NewEncoder(w), tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+}
+
+// print writes one event: a JSON object per line with --json, else a row.
+func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
+	if p.json {
+		out := eventJSON{ID: ev.Seq, Server: ev.Server, Method: ev.Method, Received: ev.Received, Status: ev.Status}
+		if json.Valid(ev.Params) {
+			out.Params = ev.Params
+		}
+		if !ev.ProcessedAt.IsZero() {
+			out.ProcessedAt = &ev.ProcessedAt
+		}
+		_ = p.enc.Encode(out)
+		return
+	}
+	fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Received.Local().Format(time.DateTime),
+		ev.Server, ev.Method, ev.Status, ev.Params)
+}
+
+func (p *eventPrinter) flush() { _ = p.tw.Flush() }
+
+func cmdAck(ctx context.Context, f flags, logger *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return &exitError{code: 2, msg: "events ack: want one or more event IDs"}
+	}
+	ids := make([]uint64, 0, len(args))
+	for _, a := range args {
+		id, err := strconv.ParseUint(a, 10, 64)
+		if err != nil || id == 0 {
+			return &exitError{code: 2, msg: fmt.Sprintf("events ack: %q is not an event ID", a)}
+		}
+		ids = append(ids, id)
+	}
+	j, err := openJournal(f, logger)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if err := j.Ack(ctx, ids...); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d event(s) marked processed\n", len(ids))
+	return nil
+}
+
+type historyJSON struct {
+	ID         uint64    `json:"id"`
+	Time       time.Time `json:"time"`
+	Kind       string    `json:"kind"`
+	Server     string    `json:"server,omitempty"`
+	Transition string    `json:"transition,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+	Stderr     []string  `json:"stderr,omitempty"`
+	Session    string    `json:"session,omitempty"`
+	Stack      string    `json:"stack,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	DurationMS float64   `json:"duration_ms,omitempty"`
+	Outcome    string    `json:"outcome,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	ResultSize int       `json:"result_size,omitempty"`
+}
+
+func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
+	j, err := openJournal(f, logger)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	filter := mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryLifecycle, Server: f.server, Limit: f.limit, Newest: true}
+	if f.calls {
+		filter.Kind = mcpvisor.HistoryCall
+	}
+	if filter.Limit <= 0 {
+		filter.Limit = 50
+	}
+	recs, err := j.History(filter)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		for _, r := range recs {
+			_ = enc.Encode(historyJSON{ID: r.Seq, Time: r.Time, Kind: string(r.Kind), Server: r.Server,
+				Transition: r.Transition, Detail: r.Detail, PID: r.PID, Stderr: r.Stderr,
+				Session: r.Scope.Session, Stack: r.Scope.Stack, Tool: r.Tool,
+				DurationMS: float64(r.Duration) / float64(time.Millisecond), Outcome: r.Outcome,
+				Error: r.Error, ResultSize: r.ResultSize})
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	if f.calls {
+		fmt.Fprintln(tw, "TIME\tSESSION\tTOOL\tDURATION\tOUTCOME\tBYTES\tERROR")
+		for _, r := range recs {
+			session := r.Scope.Session
+			if r.Scope.Stack != "" {
+				session += "/" + r.Scope.Stack
+			}
+			if session == "" {
+				session = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), session,
+				r.Tool, r.Duration.Round(time.Microsecond), r.Outcome, r.ResultSize, r.Error)
+		}
+		return nil
+	}
+	fmt.Fprintln(tw, "TIME\tSERVER\tTRANSITION\tPID\tDETAIL")
+	for _, r := range recs {
+		pid := "-"
+		if r.PID > 0 {
+			pid = strconv.Itoa(r.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), r.Server, r.Transition, pid, r.Detail)
+		for _, line := range r.Stderr {
+			fmt.Fprintf(tw, "\t\t\t\t  stderr: %s\n", line)
+		}
+	}
+	return nil
+}
