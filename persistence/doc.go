@@ -45,7 +45,7 @@
 //	e/<seq>                             EventRecord
 //	g/<session>\x00<stack>\x00<group>   GrantRecord (stack "" for the session itself)
 //	h/<seq>                             HistoryRecord
-//	k/<kind>\x00<seq>                   empty; the history index by kind
+//	k/<kind>\x00<seq>                   empty; the history index by kind (calls have none)
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails

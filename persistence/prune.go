@@ -51,10 +51,11 @@ func (s *Store) Prune() (PruneResult, error) {
 			if !h.Time.Before(cutoff) {
 				return nil, false
 			}
-			return []mutation{
-				{key: bytes.Clone(key), del: true},
-				{key: seqKey(kindPrefix(h.Kind), h.Seq), del: true},
-			}, true
+			muts := []mutation{{key: bytes.Clone(key), del: true}}
+			if indexedKind(h.Kind) {
+				muts = append(muts, mutation{key: seqKey(kindPrefix(h.Kind), h.Seq), del: true})
+			}
+			return muts, true
 		})
 		res.History = n
 		if err != nil {

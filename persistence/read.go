@@ -249,7 +249,7 @@ func (s *Store) History(f HistoryFilter) ([]HistoryRecord, error) {
 		return f.Limit <= 0 || len(out) < f.Limit
 	}
 	err := s.view(func(txn *badger.Txn) error {
-		if f.Kind != "" {
+		if f.Kind != "" && indexedKind(f.Kind) {
 			return indexed(txn, kindPrefix(f.Kind), prefixHistory, f.After, f.Newest, keep)
 		}
 		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest}
