@@ -61,6 +61,11 @@ type Journal struct {
 	dropMu  sync.Mutex
 	dropped map[string]uint64 // per server, not yet journaled
 
+	// Ingested records wait here, not in the actor's mailbox: one append
+	// under a lock per record, and one message to the actor per batch.
+	ingestMu sync.Mutex
+	ingested []ingestedOp
+
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
 
@@ -128,18 +133,38 @@ func (j *Journal) WriteAsync(ops []persistence.Op, done func(error)) {
 // when the queue is full: the record is dropped and counted against server,
 // and the count is journaled with the next commit.
 func (j *Journal) Ingest(server string, op persistence.Op) bool {
-	if j.closed.Load() {
+	j.ingestMu.Lock()
+	if j.closed.Load() || j.queued.Load() >= j.limit {
+		j.ingestMu.Unlock()
 		j.drop(server, 1)
 		return false
 	}
-	if j.queued.Add(1) > j.limit {
-		j.queued.Add(-1)
-		j.drop(server, 1)
-		return false
+	j.queued.Add(1)
+	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
+	first := len(j.ingested) == 1
+	j.ingestMu.Unlock()
+	if first {
+		j.system.Root.Send(j.pid, journalKick{})
 	}
-	j.system.Root.Send(j.pid, &journalWrite{ops: []persistence.Op{op}, ingested: 1, server: server})
 	return true
 }
+
+// takeIngested hands the records ingested so far to a commit.
+func (j *Journal) takeIngested() []ingestedOp {
+	j.ingestMu.Lock()
+	defer j.ingestMu.Unlock()
+	in := j.ingested
+	j.ingested = nil
+	return in
+}
+
+type ingestedOp struct {
+	server string
+	op     persistence.Op
+}
+
+// journalKick tells the writer that records were ingested.
+type journalKick struct{}
 
 func (j *Journal) drop(server string, n uint64) {
 	j.stats.dropped.Add(n)
@@ -215,7 +240,9 @@ func (j *Journal) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("journal: flushing on close: %w", ctx.Err())
 		}
+		j.ingestMu.Lock()
 		j.closed.Store(true)
+		j.ingestMu.Unlock()
 		_ = j.system.Root.StopFuture(j.pid).Wait()
 		j.system.Shutdown()
 		close(j.done)
@@ -224,19 +251,17 @@ func (j *Journal) Close(ctx context.Context) error {
 	return err
 }
 
-// journalWrite is one writer's ops; ingested counts the ops that hold a
-// place in the bounded queue.
+// journalWrite is one writer's ops.
 type journalWrite struct {
-	ops      []persistence.Op
-	ingested int
-	server   string
-	done     func(error)
+	ops  []persistence.Op
+	done func(error)
 }
 
 type journalCommitted struct {
-	writes  []*journalWrite
-	applied persistence.Applied
-	err     error
+	writes   []*journalWrite
+	ingested []ingestedOp
+	applied  persistence.Applied
+	err      error
 }
 
 type journalClose struct{ done chan struct{} }
@@ -259,10 +284,14 @@ func (a *journalActor) Receive(ctx actor.Context) {
 		if !a.committing {
 			a.commit(ctx)
 		}
+	case journalKick:
+		if !a.committing {
+			a.commit(ctx)
+		}
 	case *journalCommitted:
 		a.committing = false
 		a.finish(m)
-		if len(a.pending) > 0 || a.hasDrops() {
+		if len(a.pending) > 0 || a.hasDrops() || a.j.queued.Load() > 0 {
 			a.commit(ctx)
 		} else {
 			a.settleClose()
@@ -271,7 +300,7 @@ func (a *journalActor) Receive(ctx actor.Context) {
 		a.closing = append(a.closing, m.done)
 		switch {
 		case a.committing: // settles when the commit ends
-		case len(a.pending) > 0 || a.hasDrops():
+		case len(a.pending) > 0 || a.hasDrops() || a.j.queued.Load() > 0:
 			a.commit(ctx)
 		default:
 			a.settleClose()
@@ -297,7 +326,8 @@ func (a *journalActor) settleClose() {
 func (a *journalActor) commit(ctx actor.Context) {
 	writes := a.pending
 	a.pending = nil
-	n := 0
+	ingested := a.j.takeIngested()
+	n := len(ingested)
 	for _, w := range writes {
 		n += len(w.ops)
 	}
@@ -306,7 +336,13 @@ func (a *journalActor) commit(ctx actor.Context) {
 	for _, w := range writes {
 		ops = append(ops, w.ops...)
 	}
+	for _, in := range ingested {
+		ops = append(ops, in.op)
+	}
 	ops = append(ops, drops...)
+	if len(ops) == 0 {
+		return
+	}
 	a.committing = true
 	self := ctx.Self()
 	root := a.j.system.Root
@@ -315,30 +351,24 @@ func (a *journalActor) commit(ctx actor.Context) {
 	go func() {
 		defer a.commitDone.Done()
 		applied, err := store.Apply(ops)
-		root.Send(self, &journalCommitted{writes: writes, applied: applied, err: err})
+		root.Send(self, &journalCommitted{writes: writes, ingested: ingested, applied: applied, err: err})
 	}()
 }
 
 func (a *journalActor) finish(m *journalCommitted) {
 	j := a.j
-	ingested := int64(0)
-	for _, w := range m.writes {
-		ingested += int64(w.ingested)
-	}
-	j.queued.Add(-ingested)
+	j.queued.Add(-int64(len(m.ingested)))
 	if m.err != nil {
 		j.stats.failures.Add(1)
 		j.logger.Error("journal: commit failed", "err", m.err)
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
-		for _, w := range m.writes {
-			if w.ingested > 0 {
-				j.drop(w.server, uint64(w.ingested))
-			}
+		for _, in := range m.ingested {
+			j.drop(in.server, 1)
 		}
 	} else {
 		j.stats.commits.Add(1)
-		n := 0
+		n := len(m.ingested)
 		for _, w := range m.writes {
 			n += len(w.ops)
 		}
