@@ -51,11 +51,12 @@ func BenchmarkRawPipe(b *testing.B) {
 	}
 }
 
-func benchHost(b *testing.B) *mcpvisor.Host {
+func benchHost(b *testing.B, journal mcpvisor.JournalOptions) *mcpvisor.Host {
 	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
 		Config:  &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{mcptest("b")}},
 		DataDir: b.TempDir(),
 		Logger:  slog.New(slog.DiscardHandler),
+		Journal: journal,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +69,7 @@ func benchHost(b *testing.B) *mcpvisor.Host {
 }
 
 func BenchmarkHostCall(b *testing.B) {
-	h := benchHost(b)
+	h := benchHost(b, mcpvisor.JournalOptions{})
 	ctx := context.Background()
 	args := json.RawMessage(`{"n":1}`)
 	b.ReportAllocs()
@@ -122,8 +123,15 @@ func BenchmarkRawPipeParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkHostCallParallel is 64 callers on one server, every call
+// journaled (the default) and, for what that costs, none.
 func BenchmarkHostCallParallel(b *testing.B) {
-	h := benchHost(b)
+	b.Run("history", func(b *testing.B) { benchHostCallParallel(b, mcpvisor.JournalOptions{}) })
+	b.Run("no-history", func(b *testing.B) { benchHostCallParallel(b, mcpvisor.JournalOptions{NoCallHistory: true}) })
+}
+
+func benchHostCallParallel(b *testing.B, journal mcpvisor.JournalOptions) {
+	h := benchHost(b, journal)
 	ctx := context.Background()
 	args := json.RawMessage(`{"n":1}`)
 	b.SetParallelism(32)
