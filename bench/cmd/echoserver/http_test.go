@@ -53,7 +53,7 @@ func TestHTTPSession(t *testing.T) {
 	if resp, body := post(t, url, sid, `{"jsonrpc":"2.0","id":9,"result":{}}`); resp.StatusCode != http.StatusAccepted || body != "" {
 		t.Errorf("a response from the client: %d %q, want 202 and no body", resp.StatusCode, body)
 	}
-	if resp, body := post(t, url, sid, listTools); resp.StatusCode != 200 || !strings.Contains(body, `"name":"echo"`) {
+	if resp, body := post(t, url, sid, listTools); resp.StatusCode != 200 || !strings.Contains(body, `"name":"echo"`) || strings.Contains(body, "flood") {
 		t.Errorf("tools/list: %d %s", resp.StatusCode, body)
 	}
 	resp, body = post(t, url, sid, call("3", `{"n":1}`))

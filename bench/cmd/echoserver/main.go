@@ -1,10 +1,16 @@
 // Command echoserver is the one MCP stdio server every contender of the
-// bench harness talks to. It answers initialize, ping, tools/list (one tool,
-// echo) and tools/call echo, whose result is one text block holding the
-// call's arguments as JSON. It is the floor of every measurement, so it does
-// as little as it can: one goroutine reads lines through a large buffer and
-// writes replies through a buffered writer, flushed only when no more input
-// is already buffered (a burst of pipelined requests costs one write).
+// bench harness talks to. It answers initialize, ping, tools/list (two
+// tools, echo and flood) and tools/call echo, whose result is one text block
+// holding the call's arguments as JSON. It is the floor of every
+// measurement, so it does as little as it can: one goroutine reads lines
+// through a large buffer and writes replies through a buffered writer,
+// flushed only when no more input is already buffered (a burst of pipelined
+// requests costs one write).
+//
+// tools/call flood with {"n": N}, for the journal scenario, writes N
+// notifications {"jsonrpc":"2.0","method":"event/flood","params":{"i":k}}
+// (k = 1..N) as fast as it can, in buffer-sized writes, then answers with a
+// text block.
 //
 // Flags make it misbehave for the isolation scenario:
 //
@@ -15,7 +21,8 @@
 // With -http ADDR (e.g. 127.0.0.1:0) it is the same server over Streamable
 // HTTP instead of stdio: it listens on ADDR, prints its endpoint's URL
 // (http://HOST:PORT/mcp) as the first line of stdout, and serves until
-// SIGTERM or SIGINT. See http.go.
+// SIGTERM or SIGINT. See http.go. It lists and answers echo only: a reply
+// there is one JSON body, which cannot carry notifications before it.
 package main
 
 import (
@@ -76,7 +83,7 @@ var errDeaf = errors.New("stopped reading stdin (-deaf)")
 func serve(r io.Reader, w io.Writer, m mode) error {
 	in := bufio.NewReaderSize(r, 1<<20)
 	out := bufio.NewWriterSize(w, 64<<10)
-	var s session
+	s := session{stdio: true}
 	var long []byte // a line longer than the read buffer, assembled
 	for {
 		line, err := in.ReadSlice('\n')
@@ -90,6 +97,12 @@ func serve(r io.Reader, w io.Writer, m mode) error {
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			reply := s.handle(line, m)
+			if s.flood > 0 {
+				if werr := writeFlood(out, s.flood); werr != nil {
+					return werr
+				}
+				s.flood = 0
+			}
 			if len(reply) > 0 {
 				if _, werr := out.Write(reply); werr != nil {
 					return werr
@@ -120,6 +133,11 @@ type session struct {
 	reply      []byte
 	listed     bool
 	parseError bool // the last message was not JSON
+	// stdio: notifications can precede a reply, so flood is offered.
+	stdio bool
+	// flood is the notifications the last request asked for, to be
+	// written before its reply.
+	flood int
 }
 
 // request holds the fields of every request the server understands.
@@ -140,7 +158,11 @@ var versions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 const (
 	initResult = `{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"echoserver","version":"1.0.0"}}`
-	listResult = `{"tools":[{"name":"echo","description":"Returns its arguments as a text block.","inputSchema":{"type":"object"}}]}`
+	echoTool   = `{"name":"echo","description":"Returns its arguments as a text block.","inputSchema":{"type":"object"}}`
+	floodTool  = `{"name":"flood","description":"Sends n event/flood notifications as fast as it can, then answers.",` +
+		`"inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["n"]}}`
+	listResult      = `{"tools":[` + echoTool + `]}`
+	listResultStdio = `{"tools":[` + echoTool + `,` + floodTool + `]}`
 )
 
 // handle returns the reply line (with its newline) for one request, or nil
@@ -170,8 +192,14 @@ func (s *session) handle(line []byte, m mode) []byte {
 		return s.result(q.ID, []byte("{}"))
 	case "tools/list":
 		s.listed = true
+		if s.stdio {
+			return s.result(q.ID, []byte(listResultStdio))
+		}
 		return s.result(q.ID, []byte(listResult))
 	case "tools/call":
+		if q.Params.Name == "flood" && s.stdio {
+			return s.floodCall(q, m)
+		}
 		if q.Params.Name != "echo" {
 			return s.errorReply(q.ID, -32602, "unknown tool: "+q.Params.Name)
 		}
@@ -191,6 +219,46 @@ func (s *session) handle(line []byte, m mode) []byte {
 		return b
 	}
 	return s.errorReply(q.ID, -32601, "method not found: "+q.Method)
+}
+
+// floodCall sets s.flood to the notifications a flood call asks for and
+// returns its reply, which the caller writes after them.
+func (s *session) floodCall(q *request, m mode) []byte {
+	var args struct {
+		N *int `json:"n"`
+	}
+	if err := json.Unmarshal(q.Params.Arguments, &args); err != nil || args.N == nil || *args.N < 0 {
+		return s.errorReply(q.ID, -32602, `flood: arguments must be {"n": N} with N ≥ 0`)
+	}
+	if m.hang {
+		return nil
+	}
+	s.flood = *args.N
+	return s.result(q.ID, fmt.Appendf(nil, `{"content":[{"type":"text","text":"sent %d notifications"}]}`, *args.N))
+}
+
+// floodLineMax bounds one flood notification line: its fixed text and an
+// int's digits.
+const floodLineMax = 64 + 20
+
+// writeFlood writes n event/flood notifications to out, each appended in
+// place to out's free space: out reaches the pipe in buffer-sized writes.
+func writeFlood(out *bufio.Writer, n int) error {
+	for k := 1; k <= n; k++ {
+		if out.Available() < floodLineMax {
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		}
+		b := out.AvailableBuffer()
+		b = append(b, `{"jsonrpc":"2.0","method":"event/flood","params":{"i":`...)
+		b = strconv.AppendInt(b, int64(k), 10)
+		b = append(b, "}}\n"...)
+		if _, err := out.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *session) result(id json.RawMessage, result []byte) []byte {

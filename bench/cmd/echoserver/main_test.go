@@ -43,8 +43,10 @@ const (
 	listTools   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 )
 
-func call(id, args string) string {
-	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`
+func call(id, args string) string { return callTool(id, "echo", args) }
+
+func callTool(id, tool, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
 }
 
 // callText decodes a tools/call result's one text block.
@@ -87,8 +89,10 @@ func TestHandshakeAndEcho(t *testing.T) {
 			InputSchema map[string]any
 		}
 	}
-	if err := json.Unmarshal(rs[1].Result, &list); err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "echo" || list.Tools[0].InputSchema["type"] != "object" {
-		t.Errorf("tools/list result: %s (%v)", rs[1].Result, err)
+	if err := json.Unmarshal(rs[1].Result, &list); err != nil || len(list.Tools) != 2 ||
+		list.Tools[0].Name != "echo" || list.Tools[0].InputSchema["type"] != "object" ||
+		list.Tools[1].Name != "flood" || list.Tools[1].InputSchema["type"] != "object" {
+		t.Errorf("tools/list result: %s (%v), want echo and flood", rs[1].Result, err)
 	}
 	if got := callText(t, rs[2]); got != args {
 		t.Errorf("echo text\n got %s\nwant %s", got, args)
@@ -199,6 +203,67 @@ func TestPipelinedRequestsShareOneWrite(t *testing.T) {
 	}
 	if out.writes != 1 {
 		t.Errorf("%d writes for 100 buffered requests, want 1", out.writes)
+	}
+}
+
+// flood sends its n notifications, numbered in order, before its answer,
+// in buffer-sized writes; the next request is answered after them.
+func TestFlood(t *testing.T) {
+	const n = 5000
+	var out countingWriter
+	in := strings.Join([]string{initialize, listTools, callTool("3", "flood", `{"n":5000}`), call("4", `{}`)}, "\n") + "\n"
+	if err := serve(strings.NewReader(in), &out, mode{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2+n+2 {
+		t.Fatalf("%d lines, want %d: the handshake, %d notifications, two answers", len(lines), 2+n+2, n)
+	}
+	for k, line := range lines[2 : 2+n] {
+		var note struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  struct{ I int } `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &note); err != nil || note.JSONRPC != "2.0" || note.ID != nil ||
+			note.Method != "event/flood" || note.Params.I != k+1 {
+			t.Fatalf("notification %d: %s (%v)", k+1, line, err)
+		}
+	}
+	for _, want := range []struct{ line, id, text string }{{lines[2+n], "3", "sent 5000 notifications"}, {lines[3+n], "4", "{}"}} {
+		var r reply
+		if err := json.Unmarshal([]byte(want.line), &r); err != nil || string(r.ID) != want.id || callText(t, r) != want.text {
+			t.Fatalf("answer to call %s: %s (%v), want the text %q", want.id, want.line, err, want.text)
+		}
+	}
+	if max := out.Len()/(64<<10) + 2; out.writes > max {
+		t.Errorf("%d writes for %d bytes, want at most %d (64 KiB each)", out.writes, out.Len(), max)
+	}
+}
+
+func TestFloodArguments(t *testing.T) {
+	for _, args := range []string{`{}`, `{"n":-1}`, `{"n":"many"}`, `[]`} {
+		rs, err := converse(t, mode{}, callTool("1", "flood", args))
+		if err != nil || len(rs) != 1 || rs[0].Error == nil || rs[0].Error.Code != -32602 {
+			t.Errorf("flood %s: %+v (%v), want one invalid-params error", args, rs, err)
+		}
+	}
+	rs, err := converse(t, mode{}, callTool("1", "flood", `{"n":0}`))
+	if err != nil || len(rs) != 1 || callText(t, rs[0]) != "sent 0 notifications" {
+		t.Errorf("flood of 0: %+v (%v)", rs, err)
+	}
+}
+
+// Over HTTP a reply is one JSON body, which cannot carry notifications
+// before it: flood is neither listed nor answered there.
+func TestFloodOnlyOverStdio(t *testing.T) {
+	var s session
+	if list := s.handle([]byte(listTools), mode{}); bytes.Contains(list, []byte("flood")) || !bytes.Contains(list, []byte(`"echo"`)) {
+		t.Errorf("tools/list without stdio: %s", list)
+	}
+	if r := s.handle([]byte(callTool("1", "flood", `{"n":3}`)), mode{}); !bytes.Contains(r, []byte("-32602")) || s.flood != 0 {
+		t.Errorf("flood without stdio: %s (flood %d), want unknown tool", r, s.flood)
 	}
 }
 

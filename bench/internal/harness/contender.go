@@ -30,6 +30,12 @@ var peers = []string{GoSDK, Mark3labs}
 // echoArgs are the arguments of every call, sent as they are by each contender.
 var echoArgs = json.RawMessage(`{"n":1}`)
 
+// floodArgs are the arguments of a call to the echo server's flood tool:
+// n notifications of floodMethod before its answer.
+func floodArgs(n int) json.RawMessage { return fmt.Appendf(nil, `{"n":%d}`, n) }
+
+const floodMethod = "event/flood"
+
 // A contender is one way of calling the echo server's tool.
 type contender interface {
 	name() string

@@ -4,7 +4,9 @@
 // run, interleaved, so that machine noise falls on every contender alike;
 // and the same again over Streamable HTTP (echoserver -http as a child
 // process, net/http POSTs for the floor), with a scale scenario of
-// thousands of HTTP servers in one Host.
+// thousands of HTTP servers in one Host; and a notification flood into the
+// host's journal (durable events/s, drops, memory), against the same flood
+// read off a raw pipe.
 //
 // Each scenario is a function from an Env (the echo server binary, the sizes)
 // to Records; Report turns the records of a run into a markdown report with

@@ -28,6 +28,9 @@ type Sizes struct {
 	ScaleHTTPServers  int           // scenario 9: HTTP servers in one Host, all on one echo server
 	ScaleHTTPCalls    int           // scenario 9: calls to random servers once ready
 	ScaleHTTPWait     time.Duration // scenario 9: longest wait for every server to be ready
+	JournalEvents     int           // scenario 10: notifications flooded per host run (split over the servers)
+	JournalServers    int           // scenario 10: servers flooding at once in the second host run
+	JournalWait       time.Duration // scenario 10: longest wait for a flood to be journaled
 	Rounds            int           // interleaving: rounds per scenario, contenders rotate within each
 	WarmupCalls       int           // per contender before measuring
 	BadCallersPerKind int           // scenario 4: concurrent callers of each misbehaving server
@@ -42,6 +45,7 @@ func FullSizes() Sizes {
 		StartupServers: 100, StartupRuns: 3,
 		ScaleServers: 1000, ScaleCalls: 2000,
 		ScaleHTTPServers: 10000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 180 * time.Second,
+		JournalEvents: 1000000, JournalServers: 4, JournalWait: 120 * time.Second,
 		Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
 	}
 }
@@ -55,6 +59,7 @@ func QuickSizes() Sizes {
 		StartupServers: 20, StartupRuns: 1,
 		ScaleServers: 100, ScaleCalls: 200,
 		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
+		JournalEvents: 100000, JournalServers: 4, JournalWait: 60 * time.Second,
 		Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
 	}
 }
@@ -68,6 +73,7 @@ func TinySizes() Sizes {
 		StartupServers: 2, StartupRuns: 1,
 		ScaleServers: 3, ScaleCalls: 10,
 		ScaleHTTPServers: 3, ScaleHTTPCalls: 10, ScaleHTTPWait: 30 * time.Second,
+		JournalEvents: 2000, JournalServers: 4, JournalWait: 30 * time.Second,
 		Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
 	}
 }
@@ -133,6 +139,9 @@ const (
 	ScenarioLatencyHTTP    = "latency-http"
 	ScenarioThroughputHTTP = "throughput-http"
 	ScenarioScaleHTTP      = "scale-http"
+
+	// A notification flood into the journal.
+	ScenarioJournal = "journal"
 )
 
 // Scenario is one named scenario of the harness.
@@ -152,6 +161,7 @@ var Scenarios = []Scenario{
 	{ScenarioLatencyHTTP, LatencyHTTP},
 	{ScenarioThroughputHTTP, ThroughputHTTP},
 	{ScenarioScaleHTTP, ScaleHTTP},
+	{ScenarioJournal, Journal},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

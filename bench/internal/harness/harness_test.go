@@ -59,8 +59,8 @@ func TestScenarios(t *testing.T) {
 				if r.Errors != 0 || r.Note != "" {
 					t.Errorf("%s: %d error(s): %s", r.Contender, r.Errors, r.Note)
 				}
-				if r.P50us <= 0 && r.Metrics["ready_ms"] <= 0 {
-					t.Errorf("%s: neither a latency nor a ready time: %+v", r.Contender, r)
+				if r.P50us <= 0 && r.Metrics["ready_ms"] <= 0 && r.Metrics["events_per_sec"] <= 0 && r.Metrics["lines_per_sec"] <= 0 {
+					t.Errorf("%s: neither a latency, a ready time nor a rate: %+v", r.Contender, r)
 				}
 			}
 		})
@@ -84,5 +84,38 @@ func TestIsolationTroubleHappens(t *testing.T) {
 		if m[name] <= 0 {
 			t.Errorf("%s = %v, want > 0 (metrics %v)", name, m[name], m)
 		}
+	}
+}
+
+// Every event of the flood is accounted for, journaled or counted as
+// dropped, and the figures the report and its targets use are there.
+func TestJournalAccountsForTheFlood(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env := tinyEnv(t)
+	recs, err := Journal(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Contender != Raw || recs[1].Contender != Mcpvisor || recs[2].Contender != MjournalMulti {
+		t.Fatalf("records: %+v", recs)
+	}
+	n := float64(env.Sizes.JournalEvents)
+	if m := recs[0].Metrics; m["lines"] != n || m["lines_per_sec"] <= 0 {
+		t.Errorf("raw: %v, want %v lines", m, n)
+	}
+	for _, r := range recs[1:] {
+		m := r.Metrics
+		if r.Errors != 0 || m["events"] != n || m["journaled"]+m["dropped"] < n || m["journaled"] <= 0 {
+			t.Errorf("%s: %d error(s) (%s), %v journaled + %v dropped of %v", r.Contender, r.Errors, r.Note, m["journaled"], m["dropped"], m["events"])
+		}
+		for _, name := range []string{"events_per_sec", "commits", "events_per_commit", "elapsed_ms", "answered_ms", "disk_alloc_mb", "rss_base_mb"} {
+			if m[name] <= 0 {
+				t.Errorf("%s: %s = %v, want > 0", r.Contender, name, m[name])
+			}
+		}
+	}
+	if recs[2].Servers != env.Sizes.JournalServers {
+		t.Errorf("%s: %d servers, want %d", MjournalMulti, recs[2].Servers, env.Sizes.JournalServers)
 	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -16,6 +17,20 @@ type hostContender struct{ http bool }
 func (hostContender) name() string { return Mcpvisor }
 
 func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	h, err := ct.start(ctx, env, n)
+	if err != nil {
+		return nil, err
+	}
+	c := &hostClient{benchHost: h, tools: make([]string, n)}
+	for i := range c.tools {
+		c.tools[i] = "mcp__" + serverName(i) + "__echo"
+	}
+	return c, nil
+}
+
+// start opens a host of n servers, named serverName(i), with the default
+// options, and returns it once every server is ready.
+func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost, error) {
 	servers := make([]mcpvisor.ServerConfig, n)
 	for i := range servers {
 		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Enabled: true}
@@ -31,16 +46,13 @@ func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (c
 		h.close()
 		return nil, err
 	}
-	c := &hostClient{benchHost: h, tools: make([]string, n)}
-	for i := range c.tools {
-		c.tools[i] = "mcp__" + serverName(i) + "__echo"
-	}
-	return c, nil
+	return h, nil
 }
 
 // benchHost is a Host with its own data directory, removed by close.
 type benchHost struct {
 	*mcpvisor.Host
+	dataDir string
 	cleanup func()
 }
 
@@ -58,7 +70,7 @@ func openHost(ctx context.Context, env *Env, opts mcpvisor.Options) (*benchHost,
 		cleanup()
 		return nil, err
 	}
-	return &benchHost{Host: h, cleanup: cleanup}, nil
+	return &benchHost{Host: h, dataDir: dir, cleanup: cleanup}, nil
 }
 
 func (h *benchHost) close() error {
@@ -73,12 +85,17 @@ type hostClient struct {
 }
 
 func (c *hostClient) call(ctx context.Context, server int) error {
-	res, err := c.Call(ctx, c.tools[server], echoArgs)
+	return c.callTool(ctx, c.tools[server], echoArgs)
+}
+
+// callTool calls tool; a result that is an error is one too.
+func (h *benchHost) callTool(ctx context.Context, tool string, args json.RawMessage) error {
+	res, err := h.Call(ctx, tool, args)
 	if err != nil {
 		return err
 	}
 	if res.IsError {
-		return fmt.Errorf("%s: tool error: %s", c.tools[server], res.Text)
+		return fmt.Errorf("%s: tool error: %s", tool, res.Text)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,21 +114,4 @@ func fdCount() int {
 		return -1
 	}
 	return len(ents) - 1 // ReadDir's own
-}
-
-// statusKB reads one "Name:   N kB" line of a /proc/*/status file.
-func statusKB(path, name string) float64 {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, name); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				v, _ := strconv.ParseFloat(f[0], 64)
-				return v
-			}
-		}
-	}
-	return 0
 }

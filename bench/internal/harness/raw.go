@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,11 +116,16 @@ func (c *rawConn) handshake() error {
 }
 
 // appendCall appends a tools/call line for echo with echoArgs.
-func appendCall(b []byte, id int64) []byte {
+func appendCall(b []byte, id int64) []byte { return appendToolCall(b, id, "echo", echoArgs) }
+
+// appendToolCall appends a tools/call line for tool with args.
+func appendToolCall(b []byte, id int64, tool string, args json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"method":"tools/call","params":{"name":"echo","arguments":`...)
-	b = append(b, echoArgs...)
+	b = append(b, `,"method":"tools/call","params":{"name":"`...)
+	b = append(b, tool...)
+	b = append(b, `","arguments":`...)
+	b = append(b, args...)
 	return append(b, "}}\n"...)
 }
 
@@ -127,9 +133,7 @@ func (c *rawConn) call(ctx context.Context) error {
 	if !c.pipelined {
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
-		c.next++
-		c.buf = appendCall(c.buf[:0], c.next)
-		if _, err := c.stdin.Write(c.buf); err != nil {
+		if err := c.writeCall("echo", echoArgs); err != nil {
 			return err
 		}
 		line, err := c.out.ReadSlice('\n')
@@ -167,6 +171,39 @@ func (c *rawConn) call(ctx context.Context) error {
 		delete(c.waiting, id)
 		c.pmu.Unlock()
 		return ctx.Err()
+	}
+}
+
+// writeCall writes a tools/call of tool with args under the next id, in the
+// simple form (the caller holds wmu).
+func (c *rawConn) writeCall(tool string, args json.RawMessage) error {
+	c.next++
+	c.buf = appendToolCall(c.buf[:0], c.next, tool, args)
+	_, err := c.stdin.Write(c.buf)
+	return err
+}
+
+// notificationPrefix begins every notification the echo server writes,
+// and none of its responses.
+var notificationPrefix = []byte(`{"jsonrpc":"2.0","method":`)
+
+// flood calls the flood tool for n notifications and reads every line up to
+// its answer, returning how many notifications came before it. It is for
+// the simple form only.
+func (c *rawConn) flood(n int) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.writeCall("flood", floodArgs(n)); err != nil {
+		return 0, err
+	}
+	for notes := 0; ; notes++ {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return notes, err
+		}
+		if !bytes.HasPrefix(line, notificationPrefix) {
+			return notes, checkLine(line)
+		}
 	}
 }
 

@@ -146,7 +146,33 @@ func (r *Run) Targets() []Target {
 			true, false, "%.0f of %d ready after %.0f s, %.0f restart(s); peak %.0f of %.0f descriptors",
 			metric(host, "ready_servers"), host.Servers, metric(host, "waited_ms")/1000, metric(host, "restarts"), metric(host, "peak_fds"), metric(host, "fd_limit"))
 	}
+
+	// The journal: durable events/s with one server flooding, and the
+	// host's peak memory in every host run of the flood.
+	host = r.find(ScenarioJournal, Mcpvisor)
+	ok = ran(host) && host.Errors == 0
+	add("journal: durable events/s ≥ 100,000 (1 server)", ok, metric(host, "events_per_sec") >= 100000,
+		"%.0f events/s (%.0f of %.0f journaled in %.2f s, %.0f dropped)", metric(host, "events_per_sec"),
+		metric(host, "journaled"), metric(host, "events"), metric(host, "elapsed_ms")/1000, metric(host, "dropped"))
+	peak, measured := metric(host, "peak_anon_mb"), fmt.Sprintf("%+.1f MiB with 1 server (VmRSS %+.1f)", metric(host, "peak_anon_mb"), metric(host, "peak_rss_mb"))
+	if multi := r.find(ScenarioJournal, MjournalMulti); ran(multi) && multi.Errors == 0 {
+		peak = math.Max(peak, metric(multi, "peak_anon_mb"))
+		measured += fmt.Sprintf(", %+.1f MiB with %d servers (VmRSS %+.1f)", metric(multi, "peak_anon_mb"), multi.Servers, metric(multi, "peak_rss_mb"))
+	}
+	add(fmt.Sprintf("journal: host peak anonymous RSS bounded (≤ 256 MiB over baseline during a %s-event flood)", countName(r.Sizes.JournalEvents)), ok, peak <= 256,
+		"%s (baseline %.0f MiB)", measured, metric(host, "rss_base_mb"))
 	return ts
+}
+
+// countName writes 1000000 as 1M and 100000 as 100k.
+func countName(n int) string {
+	switch {
+	case n >= 1e6 && n%1e6 == 0:
+		return fmt.Sprintf("%dM", n/1e6)
+	case n >= 1e3 && n%1e3 == 0:
+		return fmt.Sprintf("%dk", n/1e3)
+	}
+	return fmt.Sprint(n)
 }
 
 func p50(r *Record) float64 { return r.P50us }
@@ -247,6 +273,7 @@ func (r *Run) Markdown(chart string) string {
 		r.loadTable(&b, ScenarioThroughputHTTP, false)
 	}
 	r.scaleHTTPSection(&b)
+	r.journalSection(&b)
 	b.WriteString("## Reproduce\n\n```sh\nmake bench         # this report: bench/results/<date>.md, .png, results-<date>.json\nmake bench-quick   # the short version (CI), into bench/results/quick/\n```\n")
 	return b.String()
 }
@@ -302,6 +329,11 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 		}
 	}
 	b.WriteString("\n")
+	writeNotes(b, notes)
+}
+
+// writeNotes writes a table's notes as a list.
+func writeNotes(b *strings.Builder, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
@@ -310,11 +342,17 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 	}
 }
 
-func ratioCell(a, b float64) string {
+func ratioCell(a, b float64) string { return formatRatio(a, b, "%.2f×") }
+
+// smallRatioCell is ratioCell with two significant digits, for ratios far
+// below 1.
+func smallRatioCell(a, b float64) string { return formatRatio(a, b, "%.2g×") }
+
+func formatRatio(a, b float64, format string) string {
 	if b == 0 || math.IsNaN(a/b) {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f×", a/b)
+	return fmt.Sprintf(format, a/b)
 }
 
 func (r *Run) isolationSection(b *strings.Builder) {
@@ -489,4 +527,47 @@ func (r *Run) scaleHTTPSection(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// journalSection writes scenario 10.
+func (r *Run) journalSection(b *strings.Builder) {
+	raw := r.find(ScenarioJournal, Raw)
+	if raw == nil {
+		return
+	}
+	fmt.Fprintf(b, "## 10. Journal: a flood of %d notifications\n\n", r.Sizes.JournalEvents)
+	b.WriteString("The echo server's `flood` tool writes its notifications (`event/flood`) as fast as it can, then answers. " +
+		"`mcpvisor`: one Host with default options and a fresh data directory; the timer runs from the call until `Journal().Subscribe` for the server has delivered every event, journaled (committed, durable) or counted in the `mcpvisor/events_dropped` events the journal writes when its bounded queue overflows. " +
+		fmt.Sprintf("`%s`: %d servers flooding at once, a share each, one subscription per server. ", MjournalMulti, r.Sizes.JournalServers) +
+		"`raw`: the same flood read off the pipe and counted, no host and no disk (lines/s). " +
+		"Durable events/s is the journaled events over that time; the host has read every line when its call is answered, and the writer is done when its counters account for the flood (sampled every 10 ms). " +
+		"Commits and events per commit are the writer's during the flood. Peak RSS is this process's VmRSS, sampled every 10 ms from before Open to the end, over its value before Open (after a GC); the echo servers are children, not counted. In brackets, the anonymous part (RssAnon), which the memory target uses: the rest is file-backed, mostly the pages of Badger's memory-mapped memtable and value-log files, page cache the kernel reclaims under pressure. " +
+		"On disk: LSM + vlog is the journal's own Stats (the sizes of its .sst and .vlog files); allocated is the blocks its whole directory takes (as du counts them), which includes the memtable's write-ahead log (.mem) and not the untouched part of preallocated files.\n\n")
+	b.WriteString("| contender | servers | events | journaled | dropped | s | durable events/s | × raw | host read all, s | writer done, s | commits | events per commit | queue peak | peak RSS over baseline MiB (anonymous) | on disk MiB (LSM + vlog) | allocated MiB |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var notes []string
+	for _, name := range []string{Raw, Mcpvisor, MjournalMulti} {
+		rec := r.find(ScenarioJournal, name)
+		if rec == nil {
+			continue
+		}
+		if rec.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", rec.Contender, rec.Note))
+		}
+		m := rec.Metrics
+		switch {
+		case m == nil:
+			fmt.Fprintf(b, "| %s | %d | failed | | | | | | | | | | | | | |\n", rec.Contender, rec.Servers)
+		case rec.Contender == Raw:
+			fmt.Fprintf(b, "| raw | 1 | %.0f | (%.0f lines read) | | %.3f | %.0f lines/s | | | | | | | %+.1f | | |\n",
+				m["events"], m["lines"], m["elapsed_ms"]/1000, m["lines_per_sec"], m["peak_rss_mb"])
+		default:
+			fmt.Fprintf(b, "| %s | %d | %.0f | %.0f | %.0f | %.2f | %.0f | %s | %.2f | %.2f | %.0f | %.1f | %.0f | %+.1f (%+.1f) | %.1f (%.1f + %.1f) | %.1f |\n",
+				rec.Contender, rec.Servers, m["events"], m["journaled"], m["dropped"], m["elapsed_ms"]/1000, m["events_per_sec"],
+				smallRatioCell(m["events_per_sec"], metric(raw, "lines_per_sec")), m["answered_ms"]/1000, m["writer_done_ms"]/1000,
+				m["commits"], m["events_per_commit"], m["peak_queued"], m["peak_rss_mb"], m["peak_anon_mb"], m["disk_mb"], m["lsm_mb"], m["vlog_mb"], m["disk_alloc_mb"])
+		}
+	}
+	b.WriteString("\n")
+	writeNotes(b, notes)
 }

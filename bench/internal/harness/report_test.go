@@ -38,6 +38,8 @@ func TestTargets(t *testing.T) {
 		{"Scale: 1000 servers", "not run"},
 		{"Scale: host RSS", "not run"},
 		{"Scale over HTTP", "not run"},
+		{"journal: durable events/s", "not run"},
+		{"journal: host peak anonymous RSS", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {
@@ -103,9 +105,15 @@ func httpRun() *Run {
 
 func TestHTTPReport(t *testing.T) {
 	r := httpRun()
-	ts := r.Targets()
-	last := ts[len(ts)-1]
-	if !strings.HasPrefix(last.Name, "Scale over HTTP (issue 4): 10000") || last.Pass || last.Missing || !strings.Contains(last.Measured, "26000 restart") {
+	scaleHTTP := func() Target {
+		for _, t := range r.Targets() {
+			if strings.HasPrefix(t.Name, "Scale over HTTP") {
+				return t
+			}
+		}
+		return Target{}
+	}
+	if last := scaleHTTP(); !strings.HasPrefix(last.Name, "Scale over HTTP (issue 4): 10000") || last.Pass || last.Missing || !strings.Contains(last.Measured, "26000 restart") {
 		t.Errorf("scale-http target with restarts: %+v, want MISS", last)
 	}
 	md := r.Markdown("")
@@ -121,7 +129,51 @@ func TestHTTPReport(t *testing.T) {
 	}
 
 	r.Records[len(r.Records)-2].Metrics["restarts"] = 0 // the full size started cleanly
-	if last := r.Targets()[len(ts)-1]; !last.Pass {
+	if last := scaleHTTP(); !last.Pass {
 		t.Errorf("clean scale-http run: %+v, want PASS", last)
+	}
+}
+
+// journalRun is fakeRun with the journal scenario: the one-server flood
+// fast enough, the four-server flood over the memory bound.
+func journalRun() *Run {
+	r := fakeRun()
+	flood := func(name string, servers int, m map[string]float64) Record {
+		return Record{Scenario: ScenarioJournal, Contender: name, Servers: servers, Calls: servers, Metrics: m}
+	}
+	r.Records = append(r.Records,
+		flood(Raw, 1, map[string]float64{"events": 1e6, "lines": 1e6, "elapsed_ms": 200, "lines_per_sec": 5e6, "peak_rss_mb": 0.5}),
+		flood(Mcpvisor, 1, map[string]float64{"events": 1e6, "journaled": 9e5, "dropped": 1e5, "elapsed_ms": 8000, "events_per_sec": 112500,
+			"commits": 90, "events_per_commit": 10000, "peak_rss_mb": 180, "peak_anon_mb": 150, "rss_base_mb": 20, "disk_mb": 130.5, "lsm_mb": 2.5, "vlog_mb": 128, "disk_alloc_mb": 95}),
+		flood(MjournalMulti, 4, map[string]float64{"events": 1e6, "journaled": 6e5, "dropped": 4e5, "elapsed_ms": 9000, "events_per_sec": 66667, "peak_rss_mb": 320, "peak_anon_mb": 300}),
+	)
+	return r
+}
+
+func TestJournalReport(t *testing.T) {
+	r := journalRun()
+	ts := r.Targets()
+	rate, mem := ts[len(ts)-2], ts[len(ts)-1]
+	if rate.Name != "journal: durable events/s ≥ 100,000 (1 server)" || !rate.Pass || !strings.Contains(rate.Measured, "112500 events/s") {
+		t.Errorf("rate target: %+v, want PASS", rate)
+	}
+	if mem.Name != "journal: host peak anonymous RSS bounded (≤ 256 MiB over baseline during a 1M-event flood)" || mem.Pass || mem.Missing ||
+		!strings.Contains(mem.Measured, "+300.0 MiB with 4 servers (VmRSS +320.0)") {
+		t.Errorf("memory target: %+v, want MISS on the 4-server run", mem)
+	}
+	md := r.Markdown("")
+	for _, want := range []string{"## 10. Journal: a flood of 1000000 notifications", "| raw | 1 | 1000000 | (1000000 lines read) |", "5000000 lines/s",
+		"| mcpvisor | 1 | 1000000 | 900000 | 100000 | 8.00 | 112500 | 0.022× |", "| 130.5 (2.5 + 128.0) | 95.0 |", "| mcpvisor-multi | 4 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	r.Records[len(r.Records)-1].Metrics["peak_anon_mb"] = 200
+	if mem := r.Targets()[len(ts)-1]; !mem.Pass {
+		t.Errorf("memory target with every run under the bound: %+v, want PASS", mem)
+	}
+	if got := countName(100000); got != "100k" {
+		t.Errorf("countName(100000) = %q", got)
 	}
 }

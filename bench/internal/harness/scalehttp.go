@@ -183,28 +183,15 @@ func scaleHTTPHost(ctx context.Context, env *Env, srv *echoHTTP, name string, n 
 	}
 	var peakFds int
 	var peakSrvOpen int64
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(progressEvery)
-		defer tick.Stop()
-		for {
-			peakFds = max(peakFds, fdCount())
-			if st, err := srv.counters(); err == nil {
-				peakSrvOpen = max(peakSrvOpen, st.Open)
-			}
-			select {
-			case <-tick.C:
-			case <-stopSampling:
-				return
-			}
+	stopSampling := sampleEvery(progressEvery, func() {
+		peakFds = max(peakFds, fdCount())
+		if st, err := srv.counters(); err == nil {
+			peakSrvOpen = max(peakSrvOpen, st.Open)
 		}
-	}()
+	})
 	h, err := openHost(ctx, env, mcpvisor.Options{Config: &mcpvisor.Config{Servers: servers}, OnEvent: onEvent})
 	if err != nil {
-		close(stopSampling)
-		<-sampled
+		stopSampling()
 		rec.Errors, rec.Note = 1, err.Error()
 		return rec
 	}
@@ -213,8 +200,7 @@ func scaleHTTPHost(ctx context.Context, env *Env, srv *echoHTTP, name string, n 
 	err = h.WaitReady(wctx)
 	cancel()
 	ready := time.Since(t0)
-	close(stopSampling)
-	<-sampled
+	stopSampling()
 	peakFds = max(peakFds, fdCount())
 	mu.Lock()
 	counted = true

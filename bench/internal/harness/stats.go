@@ -1,13 +1,13 @@
 package harness
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,20 +44,88 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 func rssKB() float64 {
 	runtime.GC()
 	debug.FreeOSMemory()
-	f, err := os.Open("/proc/self/status")
+	return vmRSSKB()
+}
+
+// vmRSSKB is this process's resident set as it is now (no GC), in KiB.
+func vmRSSKB() float64 { return statusKB("/proc/self/status", "VmRSS:") }
+
+// statusKB reads one "Name:   N kB" line of a /proc/*/status file (0 if
+// unreadable).
+func statusKB(path, name string) float64 {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmRSS:")); ok {
-			fields := bytes.Fields(rest)
-			if len(fields) > 0 {
-				v, _ := strconv.ParseFloat(string(fields[0]), 64)
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				v, _ := strconv.ParseFloat(f[0], 64)
 				return v
 			}
 		}
 	}
 	return 0
 }
+
+// sampleEvery calls sample at once, then every d, on a goroutine of its
+// own, until stop is called. stop returns once the last sample has
+// returned; it may be called more than once.
+func sampleEvery(d time.Duration, sample func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			sample()
+			select {
+			case <-tick.C:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(quit)
+		<-done
+	})
+}
+
+// rssPeakEvery is how often a peakRSS samples VmRSS.
+const rssPeakEvery = 10 * time.Millisecond
+
+// peakRSS follows this process's resident set from its start (after a GC,
+// the baseline) to end, sampling VmRSS every rssPeakEvery with no GC: the
+// memory a burst really took, garbage not yet returned included.
+//
+// It follows the anonymous part (RssAnon) apart too: the rest of VmRSS is
+// file-backed, such as the pages of a store's memory-mapped files, which
+// the kernel takes back under pressure like any page cache.
+type peakRSS struct {
+	base, peak         float64 // KiB, VmRSS
+	anonBase, anonPeak float64 // KiB, RssAnon
+	stop               func()
+}
+
+func watchRSS() *peakRSS {
+	p := &peakRSS{base: rssKB()}
+	p.peak = p.base
+	p.anonBase = statusKB("/proc/self/status", "RssAnon:")
+	p.anonPeak = p.anonBase
+	p.stop = sampleEvery(rssPeakEvery, func() {
+		p.peak = max(p.peak, vmRSSKB())
+		p.anonPeak = max(p.anonPeak, statusKB("/proc/self/status", "RssAnon:"))
+	})
+	return p
+}
+
+// end stops the sampling and returns the peak over the baseline, in MiB.
+func (p *peakRSS) end() float64 {
+	p.stop()
+	return (p.peak - p.base) / 1024
+}
+
+// anon is the peak of anonymous memory over its baseline, in MiB; call it
+// after end.
+func (p *peakRSS) anon() float64 { return (p.anonPeak - p.anonBase) / 1024 }
