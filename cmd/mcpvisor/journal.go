@@ -38,11 +38,30 @@ func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, 
 	if len(pos) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", pos[0])}
 	}
-	j, err := openJournal(f, logger)
-	if err != nil {
-		return err
+	var j *mcpvisor.Journal
+	switch {
+	case f.follow && f.config != "":
+		// New events come only from running servers, and a journal has one
+		// process: follow runs them.
+		cfg, err := mcpvisor.LoadConfig(f.config)
+		if err != nil {
+			return err
+		}
+		h, err := open(ctx, f, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		j = h.Journal()
+	case f.follow:
+		return &exitError{code: 2, msg: "events --follow: needs --config FILE: it runs the servers whose events it follows (a journal is held by one process)"}
+	default:
+		var err error
+		if j, err = openJournal(f, logger); err != nil {
+			return err
+		}
+		defer j.Close()
 	}
-	defer j.Close()
 	filter := mcpvisor.EventFilter{Server: f.server, Method: f.method, After: f.after, Limit: f.limit}
 	if f.pending {
 		filter.Status = mcpvisor.EventPending

@@ -4,7 +4,8 @@
 //	mcpvisor tools  --config FILE [--json]   list every namespaced tool
 //	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
 //	mcpvisor status --config FILE [--json]
-//	mcpvisor events [--pending] [--server S] [--follow] [--json]
+//	mcpvisor events [--pending] [--server S] [--json]
+//	mcpvisor events --follow --config FILE
 //	mcpvisor events ack ID...
 //	mcpvisor history [--server S] [--calls] [--json]
 //
@@ -38,8 +39,10 @@ commands:
   call    --config FILE TOOL [ARGS_JSON] [--json]
                                     start the one server TOOL needs, call it, print the result
   status  --config FILE [--json]    start the servers, wait for them, print their states
-  events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--follow] [--json]
-                                    list the events servers pushed (oldest first); --follow waits for more
+  events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
+                                    list the events servers pushed (oldest first)
+  events  --follow --config FILE [filters]
+                                    run the servers and print their events as they are journaled
   events ack ID...                  mark events processed
   history [--server S] [--calls] [--limit N] [--json]
                                     server transitions, or tool calls with --calls (newest N, default 50)
@@ -348,6 +351,7 @@ type statusJSON struct {
 	ServerVersion   string `json:"serverVersion,omitempty"`
 	LastError       string `json:"lastError,omitempty"`
 	Description     string `json:"description,omitempty"`
+	FriendlyName    string `json:"friendlyName,omitempty"`
 }
 
 func cmdStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
@@ -367,7 +371,8 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		for _, st := range sts {
 			out = append(out, statusJSON{Name: st.Name, State: string(st.State), Enabled: st.Enabled, Tools: st.Tools,
 				Restarts: st.Restarts, PID: st.PID, ProtocolVersion: st.ProtocolVersion, ServerName: st.ServerInfo.Name,
-				ServerVersion: st.ServerInfo.Version, LastError: st.LastError, Description: st.Description})
+				ServerVersion: st.ServerInfo.Version, LastError: st.LastError, Description: st.Description,
+				FriendlyName: st.FriendlyName})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -375,13 +380,20 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tRESTARTS\tPID\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tRESTARTS\tPID\tDESCRIPTION\tLAST ERROR")
 	for _, st := range sts {
 		pid := "-"
 		if st.PID > 0 {
 			pid = fmt.Sprint(st.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", st.Name, st.State, st.Tools, st.Restarts, pid, st.LastError)
+		desc := firstLine(st.Description)
+		if st.FriendlyName != "" {
+			desc = strings.TrimSpace(st.FriendlyName + ": " + desc)
+		}
+		if desc == "" {
+			desc = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", st.Name, st.State, st.Tools, st.Restarts, pid, desc, st.LastError)
 	}
 	tw.Flush()
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -277,5 +279,35 @@ func TestCallFindsRegistryOnlyServerAndLockedJournal(t *testing.T) {
 	out, errOut, code := runCLIData(t, dir, "call", "--config", cfg, "mcp__later__add", `{"a":2,"b":3}`)
 	if code != 0 || strings.TrimSpace(out) != "5" {
 		t.Errorf("call of a registry-only server: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+// events --follow runs the servers and prints their events as they are
+// journaled, until interrupted.
+func TestEventsFollow(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"m": {"command": "MCPTEST", "args": ["-event-at-start"]}}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"events", "--follow", "--json", "--config", cfg, "--data", t.TempDir()}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("events --follow printed nothing: %v", <-done)
+	}
+	if line := sc.Text(); !strings.Contains(line, `"method":"event/test"`) || !strings.Contains(line, `"params":{"n":0}`) {
+		t.Errorf("followed event = %s", line)
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	if err := <-done; err != nil {
+		t.Errorf("events --follow after interrupt: %v", err)
+	}
+	if _, errOut, code := runCLI(t, "events", "--follow"); code != 2 || !strings.Contains(errOut, "--config") {
+		t.Errorf("events --follow without --config: exit %d, %q", code, errOut)
 	}
 }

@@ -47,6 +47,7 @@ type config struct {
 	name                 string
 	duplicateTools       bool
 	longDescription      int
+	eventAtStart         bool
 }
 
 func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
@@ -74,6 +75,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.name, "name", "mcptest", "serverInfo.name")
 	fs.BoolVar(&c.duplicateTools, "duplicate-tools", false, "list the tool echo twice")
 	fs.IntVar(&c.longDescription, "long-description", 0, "make echo's description `N` bytes long")
+	fs.BoolVar(&c.eventAtStart, "event-at-start", false, `send a custom "event/test" {"n":0} notification once notifications/initialized arrives`)
 	all := append(strings.Fields(env), args...)
 	if err := fs.Parse(all); err != nil {
 		return nil, err
@@ -223,6 +225,11 @@ func (ts *testServer) initMiddleware(next mcpserve.Handler) mcpserve.Handler {
 			return res, err
 		case "notifications/initialized":
 			res, err := next(ctx, req)
+			if ts.cfg.eventAtStart {
+				if err := ts.srv.Notify("event/test", map[string]any{"n": 0}); err != nil {
+					return res, err
+				}
+			}
 			if ts.cfg.stopReadingAfterInit {
 				return res, mcpserve.ErrStopReading
 			}
