@@ -240,7 +240,10 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
-	return h.rt.Unregister(ctx, name)
+	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
+		return err // a server Options.Only left unstarted has no actor to stop
+	}
+	return nil
 }
 
 // SetEnabled turns a server on or off at once, no restart of the host
@@ -261,7 +264,10 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 		sc.Enabled = true
 		return h.Register(ctx, sc)
 	}
-	return h.rt.SetEnabled(ctx, name, enabled)
+	if err := h.rt.SetEnabled(ctx, name, enabled); err != nil && !errors.Is(err, ErrUnknownServer) {
+		return err // a server Options.Only left unstarted: the registry row is what changes
+	}
+	return nil
 }
 
 // Tools lists every namespaced tool of the enabled servers, in server

@@ -476,3 +476,25 @@ func TestNotificationFloodIsBounded(t *testing.T) {
 		t.Errorf("peak heap in use %d MiB during a %d-event flood, want under %d MiB", peak>>20, n, bound>>20)
 	}
 }
+
+// With Options.Only, the servers left unstarted are still in the registry:
+// they can be disabled and unregistered, and the next host sees that.
+func TestOnlyLeavesTheRestOfTheRegistry(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	h := openHost(t, mcpvisor.Options{DataDir: dir}, mcptest("a"), mcptest("b"))
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h = openHost(t, mcpvisor.Options{DataDir: dir, Only: []string{"a"}}, mcptest("a"), mcptest("b"))
+	if diff := cmp.Diff([]string{"a:true"}, names(h.Status())); diff != "" {
+		t.Errorf("started with Only (-want +got):\n%s", diff)
+	}
+	if err := h.SetEnabled(ctx, "b", false); err != nil {
+		t.Errorf("SetEnabled of an unstarted server: %v", err)
+	}
+	h = reopen(t, h, dir, mcpvisor.Options{}, mcptest("a"), mcptest("b"))
+	if diff := cmp.Diff([]string{"a:true", "b:false"}, names(h.Status())); diff != "" {
+		t.Errorf("after disabling b under Only (-want +got):\n%s", diff)
+	}
+}
