@@ -52,7 +52,7 @@ type JournalOptions struct {
 	HistoryRetention time.Duration
 	// Queue bounds the records from servers (events, transitions, call
 	// history) waiting to be written. Past it they are dropped and the
-	// number dropped is itself journaled. 0: 65,536.
+	// number dropped is itself journaled. 0: 16,384.
 	Queue int
 	// NoCallHistory turns off the history of tool calls.
 	NoCallHistory bool

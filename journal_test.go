@@ -471,7 +471,7 @@ func TestNotificationFloodIsBounded(t *testing.T) {
 	if calm == 0 {
 		t.Error("the calm server answered no call during the flood")
 	}
-	const bound = 512 << 20
+	const bound = 320 << 20 // measured ~170-180 MiB; the unbounded inbound queue of small frames reached 440-540
 	if peak > bound {
 		t.Errorf("peak heap in use %d MiB during a %d-event flood, want under %d MiB", peak>>20, n, bound>>20)
 	}

@@ -287,21 +287,25 @@ type flow struct {
 
 func newFlow(limit int64) *flow { return &flow{limit: limit} }
 
-// flowMessageCost is what a message costs on top of its frame's bytes: its
-// classified form, the actor message and the mailbox slot. Without it a
-// flood of tiny notifications held several times the limit in memory
-// (measured: 32 MiB of 60-byte frames held ~160 MB).
-const flowMessageCost = 512
+// flowMinCharge is the least a message is charged against the limit. A
+// message costs more than its frame (its classified form, the actor
+// message, the mailbox slot), and counting only frame bytes let a flood of
+// 60-byte notifications hold ~160 MB under a 32 MiB limit. With each
+// charged at least 8 KiB, at most limit/8 KiB messages wait (4096 with the
+// default frame limit): small floods hold a few MB, big frames still pass.
+const flowMinCharge = 8 << 10
+
+func flowCharge(n int) int64 { return int64(max(n, flowMinCharge)) }
 
 // acquire takes n bytes, waiting while the limit is exceeded. It returns
 // false if stop closed first. A single frame larger than the limit passes
 // once nothing else is in flight.
 func (f *flow) acquire(n int, stop <-chan struct{}) bool {
-	n += flowMessageCost
+	c := flowCharge(n)
 	for {
 		f.mu.Lock()
-		if f.used == 0 || f.used+int64(n) <= f.limit {
-			f.used += int64(n)
+		if f.used == 0 || f.used+c <= f.limit {
+			f.used += c
 			f.mu.Unlock()
 			return true
 		}
@@ -320,9 +324,8 @@ func (f *flow) acquire(n int, stop <-chan struct{}) bool {
 
 // release returns n bytes.
 func (f *flow) release(n int) {
-	n += flowMessageCost
 	f.mu.Lock()
-	f.used -= int64(n)
+	f.used -= flowCharge(n)
 	if f.wake != nil && f.used < f.limit {
 		close(f.wake)
 		f.wake = nil

@@ -17,7 +17,7 @@ import (
 
 // DefaultJournalQueue bounds the records ingested from servers (events,
 // lifecycle and call history) that wait for the journal's next commit.
-const DefaultJournalQueue = 1 << 16
+const DefaultJournalQueue = 1 << 14
 
 // JournalOptions configure a Journal. The zero value works.
 type JournalOptions struct {
