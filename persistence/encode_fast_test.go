@@ -59,3 +59,18 @@ func BenchmarkEncodeEvent(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkDecodeEvent(b *testing.B) {
+	e := EventRecord{Seq: 123456, Server: "gmail", Method: "event/new_email",
+		Params: []byte(`{"subject":"hello","from":"someone@example.com"}`), Received: time.Now(), Status: EventPending}
+	raw, err := encodeRecord(&e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeRecord[EventRecord]([]byte("e/1"), raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
