@@ -498,3 +498,31 @@ func TestOnlyLeavesTheRestOfTheRegistry(t *testing.T) {
 		t.Errorf("after disabling b under Only (-want +got):\n%s", diff)
 	}
 }
+
+// A server registered through the API whose variable is gone at the next
+// start does not stop the host: it is listed, disabled, and starts once
+// the variable is back and it is enabled.
+func TestRegistryRowThatNoLongerResolves(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	env := map[string]string{"MCPTEST_NAME": "dyn"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	h := openHost(t, mcpvisor.Options{DataDir: dir, LookupEnv: lookup})
+	sc := mcptest("dyn")
+	sc.Args = []string{"-name", "${MCPTEST_NAME}"}
+	if err := h.Register(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, h, "dyn")
+
+	delete(env, "MCPTEST_NAME")
+	h = reopen(t, h, dir, mcpvisor.Options{LookupEnv: lookup})
+	if st := status(t, h, "dyn"); st.State != mcpvisor.StateDisabled {
+		t.Fatalf("a row that no longer resolves: state %s, want disabled", st.State)
+	}
+	env["MCPTEST_NAME"] = "dyn"
+	if err := h.SetEnabled(ctx, "dyn", true); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, h, "dyn")
+}
