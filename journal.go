@@ -51,9 +51,15 @@ type JournalOptions struct {
 	// 0: 30 days; <0: forever.
 	HistoryRetention time.Duration
 	// Queue bounds the records from servers (events, transitions, call
-	// history) waiting to be written. Past it they are dropped and the
-	// number dropped is itself journaled. 0: 16,384.
+	// history) waiting to be written. Past it transitions and call records
+	// are dropped and the number dropped is itself journaled; events wait
+	// (PaceWait) first. 0: 16,384.
 	Queue int
+	// PaceWait is how long a server's reader waits for room in a full
+	// queue before dropping one of its events: a flood is slowed to the
+	// disk's pace; only a stalled journal loses events (counted). 0: 1 s;
+	// <0: never wait, drop at once.
+	PaceWait time.Duration
 	// NoCallHistory turns off the history of tool calls.
 	NoCallHistory bool
 	// KeepCallPayloads stores each call's arguments and result in the
@@ -99,7 +105,7 @@ func OpenJournal(dataDir string, opts JournalOptions, logger *slog.Logger) (*Jou
 	}
 	return &Journal{
 		store:  store,
-		writer: actors.NewJournal(store, actors.JournalOptions{Logger: logger, Queue: opts.Queue}),
+		writer: actors.NewJournal(store, actors.JournalOptions{Logger: logger, Queue: opts.Queue, PaceWait: opts.PaceWait}),
 	}, nil
 }
 

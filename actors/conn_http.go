@@ -76,13 +76,13 @@ type httpConn struct {
 
 var _ conn = (*httpConn)(nil)
 
-func startHTTP(gen uint64, spec *ServerSpec, deliver func(any)) *httpConn {
+func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message)) *httpConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &httpConn{
 		gen:      gen,
 		spec:     spec,
 		endpoint: spec.URL,
-		router:   newRouter(gen, spec, deliver),
+		router:   newRouter(gen, spec, deliver, event),
 		out:      make(chan []byte, spec.WriteQueue),
 		ctx:      ctx,
 		cancel:   cancel,

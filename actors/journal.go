@@ -27,7 +27,15 @@ type JournalOptions struct {
 	// are dropped, counted per server, and the count is itself journaled
 	// as a persistence.MethodEventsDropped event. 0: DefaultJournalQueue.
 	Queue int
+	// PaceWait is how long a server's reader waits for room in a full
+	// queue before it drops (IngestPaced): a flood is slowed to the pace
+	// of the disk rather than dropped, unless the journal is stalled.
+	// 0: DefaultPaceWait; <0: never wait.
+	PaceWait time.Duration
 }
+
+// DefaultPaceWait is JournalOptions.PaceWait's default.
+const DefaultPaceWait = time.Second
 
 // JournalStats are the journal writer's counters since it started.
 type JournalStats struct {
@@ -52,6 +60,7 @@ type Journal struct {
 	system *actor.ActorSystem
 	pid    *actor.PID
 	limit  int64
+	pace   time.Duration
 
 	queued atomic.Int64
 	stats  struct {
@@ -65,6 +74,8 @@ type Journal struct {
 	// under a lock per record, and one message to the actor per batch.
 	ingestMu sync.Mutex
 	ingested []ingestedOp
+	room     chan struct{} // closed when a commit frees room in the queue
+	stalled  atomic.Bool   // a paced wait timed out: drop until room returns
 
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
@@ -85,10 +96,16 @@ func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
 	if limit <= 0 {
 		limit = DefaultJournalQueue
 	}
+	pace := opts.PaceWait
+	if pace == 0 {
+		pace = DefaultPaceWait
+	}
 	j := &Journal{
 		store:   store,
 		logger:  logger,
 		limit:   limit,
+		pace:    pace,
+		room:    make(chan struct{}),
 		dropped: map[string]uint64{},
 		notify:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -133,11 +150,61 @@ func (j *Journal) WriteAsync(ops []persistence.Op, done func(error)) {
 // when the queue is full: the record is dropped and counted against server,
 // and the count is journaled with the next commit.
 func (j *Journal) Ingest(server string, op persistence.Op) bool {
+	if ok, _ := j.tryIngest(server, op); ok {
+		return true
+	}
+	j.drop(server, 1)
+	return false
+}
+
+// IngestPaced is Ingest for a server's reader goroutine, which may wait: a
+// full queue makes it wait up to PaceWait for the next commit to free room,
+// so a flooding server is slowed to the disk's pace instead of losing its
+// events. When a wait times out (the journal is stalled) it drops, as
+// Ingest does, without waiting again until a commit frees room. The caller
+// must hold no lock and be no actor: only its own server waits.
+func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		ok, room := j.tryIngest(server, op)
+		if ok {
+			return true
+		}
+		if room == nil || j.pace < 0 || j.stalled.Load() {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(j.pace)
+		}
+		select {
+		case <-room:
+			continue
+		case <-timer.C:
+			j.stalled.Store(true)
+		}
+		break
+	}
+	j.drop(server, 1)
+	return false
+}
+
+// tryIngest queues op if there is room. When there is none it returns the
+// channel closed when a commit frees some (nil once closed).
+func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan struct{}) {
 	j.ingestMu.Lock()
-	if j.closed.Load() || j.queued.Load() >= j.limit {
+	if j.closed.Load() {
 		j.ingestMu.Unlock()
-		j.drop(server, 1)
-		return false
+		return false, nil
+	}
+	if j.queued.Load() >= j.limit {
+		room := j.room
+		j.ingestMu.Unlock()
+		return false, room
 	}
 	j.queued.Add(1)
 	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
@@ -146,7 +213,16 @@ func (j *Journal) Ingest(server string, op persistence.Op) bool {
 	if first {
 		j.system.Root.Send(j.pid, journalKick{})
 	}
-	return true
+	return true, nil
+}
+
+// freed wakes the readers waiting for room after a commit.
+func (j *Journal) freed() {
+	j.ingestMu.Lock()
+	close(j.room)
+	j.room = make(chan struct{})
+	j.ingestMu.Unlock()
+	j.stalled.Store(false)
 }
 
 // takeIngested hands the records ingested so far to a commit.
@@ -242,6 +318,8 @@ func (j *Journal) Close(ctx context.Context) error {
 		}
 		j.ingestMu.Lock()
 		j.closed.Store(true)
+		close(j.room) // paced readers see closed and drop
+		j.room = make(chan struct{})
 		j.ingestMu.Unlock()
 		_ = j.system.Root.StopFuture(j.pid).Wait()
 		j.system.Shutdown()
@@ -358,6 +436,9 @@ func (a *journalActor) commit(ctx actor.Context) {
 func (a *journalActor) finish(m *journalCommitted) {
 	j := a.j
 	j.queued.Add(-int64(len(m.ingested)))
+	if len(m.ingested) > 0 {
+		j.freed()
+	}
 	if m.err != nil {
 		j.stats.failures.Add(1)
 		j.logger.Error("journal: commit failed", "err", m.err)

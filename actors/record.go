@@ -63,16 +63,6 @@ func (a *serverActor) recordLifecycle(transition, detail string, pid int, stderr
 	}))
 }
 
-// recordEvent journals a notification from the server.
-func (a *serverActor) recordEvent(msg *protocol.Message, at time.Time) {
-	if a.rt.journal == nil {
-		return
-	}
-	a.rt.journal.Ingest(a.spec.Name, persistence.AppendEvent(persistence.EventRecord{
-		Server: a.spec.Name, Method: msg.Method, Params: msg.Params, Received: at,
-	}))
-}
-
 // recordCatalog journals the catalog the server just listed, so Tools can
 // answer with it after a restart. Catalogs are rare and small: they do not
 // take a place in the bounded queue.

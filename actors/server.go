@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
@@ -179,14 +180,14 @@ func (a *serverActor) start() {
 	if spec.Transport == TransportHTTP || spec.Transport == TransportSSE {
 		// No process: the connection is made by the first POST.
 		a.busy++
-		a.onConnStarted(&connStarted{gen: gen, conn: startHTTP(gen, &spec, a.deliverer())})
+		a.onConnStarted(&connStarted{gen: gen, conn: startHTTP(gen, &spec, a.deliverer(), a.eventSink())})
 		return
 	}
 	deliver := a.deliverer()
 	a.busy++
 	a.rt.goroutine(func() {
 		msg := &connStarted{gen: gen}
-		c, err := startStdio(gen, &spec, deliver, a.stderrLine)
+		c, err := startStdio(gen, &spec, deliver, a.eventSink(), a.stderrLine)
 		if err != nil {
 			msg.err = err
 		} else {
@@ -476,15 +477,24 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		// Nothing of ours is cancellable by the server yet; progress is
 		// not requested.
 	default:
+		// Events take the router's sink (eventSink) and do not come here.
+	}
+}
+
+// eventSink journals and emits the server's events. Connections call it on
+// their reader goroutine, so it touches nothing of the actor's but what
+// never changes; it may wait for room in the journal (IngestPaced), which
+// slows this server's reading and no one else's.
+func (a *serverActor) eventSink() func(*protocol.Message) {
+	rt, name := a.rt, a.spec.Name
+	return func(msg *protocol.Message) {
 		now := time.Now()
-		a.recordEvent(msg, now)
-		a.rt.emit(Event{
-			Time:   now,
-			Server: a.spec.Name,
-			Kind:   EventNotification,
-			Method: msg.Method,
-			Params: msg.Params,
-		})
+		if rt.journal != nil {
+			rt.journal.IngestPaced(name, persistence.AppendEvent(persistence.EventRecord{
+				Server: name, Method: msg.Method, Params: msg.Params, Received: now,
+			}))
+		}
+		rt.emit(Event{Time: now, Server: name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 	}
 }
 
