@@ -230,7 +230,9 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 //
 // The registry row and the last known catalog are deleted first, durably.
 func (h *Host) Unregister(ctx context.Context, name string) error {
-	if !h.registered(name) {
+	if _, ok, err := h.registryRow(name); err != nil {
+		return err
+	} else if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
 	if err := h.journal.writer.Write(ctx, persistence.DeleteServer(name),

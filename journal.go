@@ -132,22 +132,9 @@ func (j *Journal) Ack(ctx context.Context, ids ...uint64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	var known, unknown []uint64
-	for _, id := range ids {
-		_, ok, err := j.store.Event(id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			known = append(known, id)
-		} else {
-			unknown = append(unknown, id)
-		}
-	}
-	if len(known) > 0 {
-		if err := j.writer.Write(ctx, persistence.AckEvents(known...)); err != nil {
-			return fmt.Errorf("journal: ack: %w", err)
-		}
+	unknown, err := j.writer.Ack(ctx, ids...)
+	if err != nil {
+		return fmt.Errorf("journal: ack: %w", err)
 	}
 	if len(unknown) > 0 {
 		return fmt.Errorf("%w: %v", ErrUnknownEvent, unknown)

@@ -328,7 +328,7 @@ func TestHistoryOfTransitionsAndCalls(t *testing.T) {
 	waitReady(t, h, "m")
 	call(t, h, "mcp__m__stderr", `{"lines":3}`)
 	call(t, h, "mcp__m__echo", `{"x":1}`)
-	if _, err := h.Session("s", "").Activate(ctx, "m"), error(nil); err != nil {
+	if err := h.Session("s", "").Activate(ctx, "m"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Session("s", "").Call(ctx, "mcp__m__crash", json.RawMessage(`{"code":7}`)); !errors.Is(err, mcpvisor.ErrConnectionLost) {

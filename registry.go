@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -82,7 +83,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
 		}
-		return bytes.Compare([]byte(a.Name), []byte(b.Name))
+		return strings.Compare(a.Name, b.Name)
 	})
 	for _, r := range rest {
 		order = append(order, r.Name)
@@ -189,26 +190,11 @@ func (h *Host) persistEnabled(ctx context.Context, name string, enabled bool) er
 }
 
 func (h *Host) registryRow(name string) (persistence.ServerRecord, bool, error) {
-	rows, err := h.journal.store.Servers()
+	r, ok, err := h.journal.store.Server(name)
 	if err != nil {
-		return persistence.ServerRecord{}, false, fmt.Errorf("registry: %w", err)
+		return r, false, fmt.Errorf("registry: %w", err)
 	}
-	for _, r := range rows {
-		if r.Name == name {
-			return r, true, nil
-		}
-	}
-	return persistence.ServerRecord{}, false, nil
-}
-
-func (h *Host) registered(name string) bool {
-	for _, st := range h.rt.Status() {
-		if st.Name == name {
-			return true
-		}
-	}
-	_, ok, _ := h.registryRow(name)
-	return ok
+	return r, ok, nil
 }
 
 // lifecycleOp is a history record of a registry change.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -137,13 +138,47 @@ func (j *Journal) Write(ctx context.Context, ops ...persistence.Op) error {
 // failed. done runs on the journal's goroutine, in commit order, and must
 // not block. Writes from one goroutine are committed in the order given.
 func (j *Journal) WriteAsync(ops []persistence.Op, done func(error)) {
-	if j.closed.Load() {
+	j.write(ops, func(_ persistence.Applied, err error) {
 		if done != nil {
-			done(ErrClosed)
+			done(err)
 		}
+	})
+}
+
+// write queues ops; done gets what the whole commit applied, which may
+// hold other writers' ops too.
+func (j *Journal) write(ops []persistence.Op, done func(persistence.Applied, error)) {
+	if j.closed.Load() {
+		done(persistence.Applied{}, ErrClosed)
 		return
 	}
 	j.system.Root.Send(j.pid, &journalWrite{ops: ops, done: done})
+}
+
+// Ack marks events processed and returns once that is durable, with the
+// ids the store did not have (never committed, or pruned).
+func (j *Journal) Ack(ctx context.Context, ids ...uint64) (unknown []uint64, err error) {
+	type result struct {
+		applied persistence.Applied
+		err     error
+	}
+	done := make(chan result, 1)
+	j.write([]persistence.Op{persistence.AckEvents(ids...)}, func(a persistence.Applied, err error) { done <- result{a, err} })
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		// The commit may hold other acks: report only ours.
+		for _, id := range r.applied.UnknownAcks {
+			if slices.Contains(ids, id) {
+				unknown = append(unknown, id)
+			}
+		}
+		return unknown, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Ingest queues one record from a server without blocking. It reports false
@@ -332,7 +367,7 @@ func (j *Journal) Close(ctx context.Context) error {
 // journalWrite is one writer's ops.
 type journalWrite struct {
 	ops  []persistence.Op
-	done func(error)
+	done func(persistence.Applied, error)
 }
 
 type journalCommitted struct {
@@ -457,9 +492,7 @@ func (a *journalActor) finish(m *journalCommitted) {
 		j.stats.events.Add(uint64(len(m.applied.Events)))
 	}
 	for _, w := range m.writes {
-		if w.done != nil {
-			w.done(m.err)
-		}
+		w.done(m.applied, m.err)
 	}
 	if len(m.applied.Events) > 0 {
 		j.wake()

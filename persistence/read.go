@@ -109,6 +109,15 @@ func (s *Store) Servers() ([]ServerRecord, error) {
 	return all[ServerRecord](s, prefixServer)
 }
 
+// Server returns the registry row of name; found is false when there is none.
+func (s *Store) Server(name string) (r ServerRecord, found bool, err error) {
+	err = s.view(func(txn *badger.Txn) error {
+		r, found, err = get[ServerRecord](txn, nameKey(prefixServer, name))
+		return err
+	})
+	return r, found, err
+}
+
 // Catalogs returns every stored catalog by server name.
 func (s *Store) Catalogs() (map[string]CatalogRecord, error) {
 	list, err := all[CatalogRecord](s, prefixCatalog)
