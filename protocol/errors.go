@@ -21,6 +21,12 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported protocol version")
 	// ErrMissingVersion: an initialize result without protocolVersion.
 	ErrMissingVersion = errors.New("initialize result has no protocolVersion")
+	// ErrInvalidMeta: MergeMeta was given a _meta that is not a JSON object,
+	// or a value that is not JSON.
+	ErrInvalidMeta = errors.New("invalid _meta")
+	// ErrInvalidResult: a result lacks a member the schema requires or holds
+	// a value it forbids. The Validate methods wrap it with the member.
+	ErrInvalidResult = errors.New("invalid result")
 )
 
 // JSON-RPC and MCP error codes.

@@ -10,10 +10,13 @@ const (
 	MethodToolsCall        = "tools/call"
 	MethodToolsListChanged = "notifications/tools/list_changed"
 
-	MethodResourcesList        = "resources/list"
-	MethodResourcesRead        = "resources/read"
-	MethodResourcesListChanged = "notifications/resources/list_changed"
-	MethodResourcesUpdated     = "notifications/resources/updated"
+	MethodResourcesList          = "resources/list"
+	MethodResourcesRead          = "resources/read"
+	MethodResourcesListChanged   = "notifications/resources/list_changed"
+	MethodResourcesUpdated       = "notifications/resources/updated"
+	MethodResourcesTemplatesList = "resources/templates/list"
+	MethodResourcesSubscribe     = "resources/subscribe"
+	MethodResourcesUnsubscribe   = "resources/unsubscribe"
 
 	MethodPromptsList        = "prompts/list"
 	MethodPromptsGet         = "prompts/get"
@@ -23,6 +26,16 @@ const (
 	MethodProgress        = "notifications/progress"
 	MethodLoggingSetLevel = "logging/setLevel"
 	MethodLoggingMessage  = "notifications/message"
+
+	MethodCompletionComplete = "completion/complete"
+
+	// Task methods (experimental in 2025-11-25); either side may be the
+	// requestor.
+	MethodTasksGet    = "tasks/get"
+	MethodTasksResult = "tasks/result"
+	MethodTasksCancel = "tasks/cancel"
+	MethodTasksList   = "tasks/list"
+	MethodTasksStatus = "notifications/tasks/status"
 
 	// Requests a server sends to the client.
 	MethodRootsList             = "roots/list"
@@ -80,6 +93,24 @@ func methodName(quoted []byte) string {
 		return MethodElicitationCreate
 	case MethodElicitationComplete:
 		return MethodElicitationComplete
+	case MethodResourcesTemplatesList:
+		return MethodResourcesTemplatesList
+	case MethodResourcesSubscribe:
+		return MethodResourcesSubscribe
+	case MethodResourcesUnsubscribe:
+		return MethodResourcesUnsubscribe
+	case MethodCompletionComplete:
+		return MethodCompletionComplete
+	case MethodTasksGet:
+		return MethodTasksGet
+	case MethodTasksResult:
+		return MethodTasksResult
+	case MethodTasksCancel:
+		return MethodTasksCancel
+	case MethodTasksList:
+		return MethodTasksList
+	case MethodTasksStatus:
+		return MethodTasksStatus
 	}
 	return decodeString(quoted)
 }

@@ -97,6 +97,12 @@ type LoggingMessageParams struct {
 	Data   json.RawMessage `json:"data"`
 }
 
+// LoggingSetLevelParams are the params of logging/setLevel, allowed only if
+// the server declared logging. Level is one of the levels above.
+type LoggingSetLevelParams struct {
+	Level string `json:"level"`
+}
+
 // ProgressParams are the params of notifications/progress. ProgressToken is
 // the string or number the request set in _meta.progressToken.
 type ProgressParams struct {
