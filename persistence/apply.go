@@ -225,6 +225,18 @@ func (p *planner) add(op Op) error {
 		return putRecord(p, nameKey(prefixServer, op.server.Name), *op.server)
 	case opPutCatalog:
 		return putRecord(p, nameKey(prefixCatalog, op.catalog.Server), *op.catalog)
+	case opPutTask:
+		t := *op.task
+		if t.Created.IsZero() {
+			t.Created = p.now
+		}
+		if t.Updated.IsZero() {
+			t.Updated = p.now
+		}
+		return putRecord(p, taskKey(t.Server, t.TaskID), t)
+	case opDeleteTask:
+		p.units = append(p.units, unit{muts: []mutation{{key: taskKey(op.name, op.taskID), del: true}}})
+		return nil
 	case opDeleteServer:
 		p.units = append(p.units, unit{muts: []mutation{
 			{key: nameKey(prefixServer, op.name), del: true},

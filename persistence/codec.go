@@ -17,6 +17,7 @@ const (
 	prefixGrant   = "g/"
 	prefixHistory = "h/"
 	prefixKind    = "k/"
+	prefixTask    = "t/"
 
 	keyEventMark   = "m/seq/event"
 	keyHistoryMark = "m/seq/history"
@@ -37,6 +38,7 @@ func (r *CatalogRecord) schemaVersion() *int { return &r.V }
 func (r *EventRecord) schemaVersion() *int   { return &r.V }
 func (r *GrantRecord) schemaVersion() *int   { return &r.V }
 func (r *HistoryRecord) schemaVersion() *int { return &r.V }
+func (r *TaskRecord) schemaVersion() *int    { return &r.V }
 
 // encodeRecord stamps r with SchemaVersion and returns its msgpack bytes.
 func encodeRecord[T any, P record[T]](r *T) ([]byte, error) {
@@ -224,6 +226,28 @@ func grantPrefix(scope Scope) []byte {
 		return []byte(prefixGrant + scope.Session + "\x00")
 	}
 	return []byte(prefixGrant + scope.Session + "\x00" + scope.Stack + "\x00")
+}
+
+func taskKey(server, taskID string) []byte {
+	return []byte(prefixTask + server + "\x00" + taskID)
+}
+
+// taskPrefix covers the tasks of one server, or with server "" every task.
+func taskPrefix(server string) []byte {
+	if server == "" {
+		return []byte(prefixTask)
+	}
+	return []byte(prefixTask + server + "\x00")
+}
+
+// keyTaskID is the task id that ends a taskKey: what follows the first
+// NUL, as server names hold none.
+func keyTaskID(key []byte) ([]byte, error) {
+	i := bytes.IndexByte(key, 0)
+	if i < 0 {
+		return nil, fmt.Errorf("key %q: no task id: %w", key, ErrCorrupt)
+	}
+	return key[i+1:], nil
 }
 
 func encodeMark(seq uint64) []byte {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ type committedRange struct {
 // TestSurvivesSIGKILL runs a child that appends batches as fast as it can
 // and kills it with SIGKILL at a random moment, five times over the same
 // directory. Every batch whose Apply returned before the kill must be
-// there after, exactly once and intact, and new seqs must go above all of
-// them.
+// there after, exactly once and intact, task updates included, no batch
+// may be there in part, and new seqs must go above all of them.
 func TestSurvivesSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	var committed []committedRange
@@ -139,6 +140,7 @@ func checkCommitted(t *testing.T, dir string, committed []committedRange) {
 			maxSeq = max(maxSeq, seq)
 		}
 	}
+	checkCommittedTasks(t, s, committed, copies)
 	if got := s.Stats().PendingEvents; got != pending {
 		t.Errorf("PendingEvents = %d, want %d", got, pending)
 	}
@@ -154,4 +156,47 @@ func checkCommitted(t *testing.T, dir string, committed []committedRange) {
 		t.Fatal(err)
 	}
 	t.Logf("%d committed events checked (%d stored, %d pending), next seq %d", want, len(events), pending, res.Events[0].Seq)
+}
+
+// checkCommittedTasks checks the crash child's tasks: each committed
+// batch's task is there, Done once the next batch of its run committed,
+// and every task stored, committed or not, came with all of its batch's
+// events (copies counts the stored events by params).
+func checkCommittedTasks(t *testing.T, s *Store, committed []committedRange, copies map[string]int) {
+	t.Helper()
+	for i, c := range committed {
+		n := int(c.last-c.first) + 1
+		want := crashTask(c.run, c.k, n)
+		got, found, err := s.Task(want.Server, want.TaskID)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case !found:
+			t.Fatalf("run %s: task %s was committed but is missing", c.run, want.TaskID)
+		case string(got.Result) != string(want.Result) || got.StatusMessage != want.StatusMessage:
+			t.Fatalf("run %s: task %s is %+v, want %+v", c.run, want.TaskID, got, want)
+		}
+		nextCommitted := i+1 < len(committed) && committed[i+1].run == c.run
+		if nextCommitted && (!got.Done || got.Status != TaskCompleted) {
+			t.Fatalf("run %s: task %s is %s, done %v; the next batch marking it completed was committed", c.run, want.TaskID, got.Status, got.Done)
+		}
+	}
+	tasks, err := s.Tasks(TaskFilter{Server: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		run, k, ok := strings.Cut(task.TaskID, "-")
+		first, errK := strconv.Atoi(k)
+		n, errN := strconv.Atoi(task.StatusMessage)
+		if !ok || errK != nil || errN != nil {
+			t.Fatalf("stored task %+v is not the crash child's", task)
+		}
+		for i := range n {
+			if params := crashParams(run, first+i); copies[string(params)] != 1 {
+				t.Fatalf("task %s is stored but its event %s is there %d times", task.TaskID, params, copies[string(params)])
+			}
+		}
+	}
+	t.Logf("%d tasks checked", len(tasks))
 }

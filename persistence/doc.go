@@ -1,7 +1,7 @@
 // Package persistence is the journal's storage floor: the server registry,
-// tool catalogs, pending events, grants and the append-only history, kept
-// in a Badger database embedded in one directory. It knows nothing of
-// actors or MCP transports.
+// tool catalogs, pending events, grants, MCP tasks in flight and the
+// append-only history, kept in a Badger database embedded in one
+// directory. It knows nothing of actors or MCP transports.
 //
 //	s, err := persistence.Open(dir, persistence.Options{})
 //	if err != nil {
@@ -46,6 +46,7 @@
 //	g/<session>\x00<stack>\x00<group>   GrantRecord (stack "" for the session itself)
 //	h/<seq>                             HistoryRecord
 //	k/<kind>\x00<seq>                   empty; the history index by kind (calls have none)
+//	t/<server>\x00<task id>             TaskRecord
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails
@@ -68,8 +69,9 @@
 // left pending for long pins the mark, and listing pending events then
 // reads every event after it.
 //
-// Prune deletes processed events and history records past their retention
-// (Options); pending events are never pruned. A goroutine owned by the
+// Prune deletes processed events, history records and Done tasks past
+// their retention (Options; tasks follow the history's); pending events
+// and unfinished tasks are never pruned. A goroutine owned by the
 // Store runs Prune and then value-log GC every MaintenanceInterval; Close
 // stops and joins it.
 //

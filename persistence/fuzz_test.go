@@ -9,14 +9,14 @@ import (
 )
 
 // FuzzDecodeRecord feeds arbitrary bytes to the record decoder as each
-// record kind (kind mod 5). It must never panic; it either fails with
+// record kind (kind mod 6). It must never panic; it either fails with
 // ErrCorrupt or ErrSchemaVersion, or returns a record that survives an
 // encode/decode round trip unchanged. The seed corpus is in
 // testdata/fuzz/FuzzDecodeRecord.
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(uint8(0), []byte{0x80})
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
-		switch kind % 5 {
+		switch kind % 6 {
 		case 0:
 			checkDecode[ServerRecord](t, data)
 		case 1:
@@ -27,6 +27,8 @@ func FuzzDecodeRecord(f *testing.F) {
 			checkDecode[GrantRecord](t, data)
 		case 4:
 			checkDecode[HistoryRecord](t, data)
+		case 5:
+			checkDecode[TaskRecord](t, data)
 		}
 	})
 }

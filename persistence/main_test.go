@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -53,7 +54,8 @@ func holdLock(dir string) int {
 
 // appendUntilKilled appends batches of 1..500 events as fast as it can and,
 // only after each Apply returns, prints "<first seq> <last seq> <first k>":
-// event k of this run has params crashParams(run, k).
+// event k of this run has params crashParams(run, k). Each batch also puts
+// its task, crashTask(run, k, n), and marks the previous batch's task Done.
 func appendUntilKilled(dir, run string) int {
 	s, err := Open(dir, Options{MaintenanceInterval: -1})
 	if err != nil {
@@ -64,12 +66,20 @@ func appendUntilKilled(dir, run string) int {
 	fmt.Fprintln(out, "ready")
 	out.Flush()
 	k := 0
+	var previous *TaskRecord
 	for {
 		n := 1 + rand.IntN(500)
-		ops := make([]Op, n)
+		ops := make([]Op, n, n+2)
 		for i := range ops {
 			ops[i] = AppendEvent(EventRecord{Server: "crash", Method: "notify", Params: crashParams(run, k+i)})
 		}
+		task := crashTask(run, k, n)
+		ops = append(ops, PutTask(task))
+		if previous != nil {
+			previous.Status, previous.Done = TaskCompleted, true
+			ops = append(ops, PutTask(*previous))
+		}
+		previous = &task
 		res, err := s.Apply(ops)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -83,6 +93,14 @@ func appendUntilKilled(dir, run string) int {
 
 func crashParams(run string, k int) []byte {
 	return fmt.Appendf(nil, `{"run":%q,"k":%d,"pad":"0123456789abcdef0123456789abcdef"}`, run, k)
+}
+
+// crashTask is the task of the crash child's batch of n events from k.
+func crashTask(run string, k, n int) TaskRecord {
+	return TaskRecord{
+		Server: "crash", TaskID: fmt.Sprintf("%s-%d", run, k), Status: TaskWorking,
+		StatusMessage: strconv.Itoa(n), Result: crashParams(run, k),
+	}
 }
 
 // fakeClock is a settable Options.Now.

@@ -21,6 +21,8 @@ const (
 	opPutGrant
 	opDeleteGrants
 	opAppendHistory
+	opPutTask
+	opDeleteTask
 )
 
 var opNames = [...]string{
@@ -32,13 +34,16 @@ var opNames = [...]string{
 	opPutGrant:      "put grant",
 	opDeleteGrants:  "delete grants",
 	opAppendHistory: "append history",
+	opPutTask:       "put task",
+	opDeleteTask:    "delete task",
 }
 
 // Op is one change for Apply, built by PutServer, AppendEvent and the other
 // constructors. The zero Op is invalid.
 type Op struct {
 	kind    opKind
-	name    string // opDeleteServer
+	name    string // opDeleteServer, opDeleteTask (the server)
+	taskID  string // opDeleteTask
 	scope   Scope  // opDeleteGrants
 	ids     []uint64
 	server  *ServerRecord
@@ -46,6 +51,7 @@ type Op struct {
 	event   *EventRecord
 	grant   *GrantRecord
 	history *HistoryRecord
+	task    *TaskRecord
 }
 
 // PutServer upserts r by r.Name.
@@ -80,6 +86,17 @@ func DeleteGrants(scope Scope) Op { return Op{kind: opDeleteGrants, scope: scope
 // AppendHistory appends r; Apply assigns its Seq. A zero Time is set to Now.
 func AppendHistory(r HistoryRecord) Op { return Op{kind: opAppendHistory, history: &r} }
 
+// PutTask upserts r by (r.Server, r.TaskID). A zero Created or Updated is
+// set to Now. Prune deletes the record once it is Done and its Updated is
+// older than HistoryRetention.
+func PutTask(r TaskRecord) Op { return Op{kind: opPutTask, task: &r} }
+
+// DeleteTask deletes the task record; deleting one that does not exist is
+// not an error.
+func DeleteTask(server, taskID string) Op {
+	return Op{kind: opDeleteTask, name: server, taskID: taskID}
+}
+
 func (op Op) String() string {
 	if int(op.kind) < len(opNames) && opNames[op.kind] != "" {
 		return opNames[op.kind]
@@ -112,9 +129,20 @@ func (op Op) validate() error {
 			return checkGrant(h.Scope, h.Group, true)
 		}
 		return nil
+	case opPutTask:
+		return checkTask(op.task.Server, op.task.TaskID)
+	case opDeleteTask:
+		return checkTask(op.name, op.taskID)
 	default:
 		return fmt.Errorf("zero Op: %w", ErrInvalidRecord)
 	}
+}
+
+func checkTask(server, taskID string) error {
+	if err := checkName("task server", server, true); err != nil {
+		return err
+	}
+	return checkName("task id", taskID, true)
 }
 
 func checkGrant(scope Scope, group string, needGroup bool) error {

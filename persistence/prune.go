@@ -15,13 +15,15 @@ const defaultPruneChunk = 10_000
 
 // PruneResult counts the records Prune deleted.
 type PruneResult struct {
-	Events, History int
+	Events, History, Tasks int
 }
 
-// Prune deletes processed events whose ProcessedAt, and history records
-// whose Time, are older than their retention (Options) before Now. Pending
-// events are never pruned. Prune holds the writer lock while it runs, so
-// Apply waits; it stops early, returning ErrClosed, when Close begins.
+// Prune deletes processed events whose ProcessedAt, history records whose
+// Time, and Done tasks whose Updated are older than their retention
+// (Options; tasks follow HistoryRetention) before Now. Pending events and
+// tasks not Done are never pruned. Prune holds the writer lock while it
+// runs, so Apply waits; it stops early, returning ErrClosed, when Close
+// begins.
 func (s *Store) Prune() (PruneResult, error) {
 	var res PruneResult
 	if err := s.acquire(); err != nil {
@@ -60,6 +62,16 @@ func (s *Store) Prune() (PruneResult, error) {
 		res.History = n
 		if err != nil {
 			return res, fmt.Errorf("prune history: %w", err)
+		}
+		n, err = pruneWhere(s, prefixTask, func(key []byte, t TaskRecord) ([]mutation, bool) {
+			if !t.Done || !t.Updated.Before(cutoff) {
+				return nil, false
+			}
+			return []mutation{{key: bytes.Clone(key), del: true}}, true
+		})
+		res.Tasks = n
+		if err != nil {
+			return res, fmt.Errorf("prune tasks: %w", err)
 		}
 	}
 	return res, nil

@@ -316,3 +316,75 @@ func (s *Store) AccessAt(group string, at time.Time) ([]Scope, error) {
 	})
 	return scopes, nil
 }
+
+// TaskFilter selects task records. The zero value selects all.
+type TaskFilter struct {
+	Server     string // "": any
+	Unfinished bool   // only records not Done
+	Limit      int    // <= 0: no limit
+}
+
+// Tasks returns the tasks f selects, oldest Created first, ties in key
+// order (server, then task id). Every task of the server (of the journal,
+// with Server "") is read, as they are not stored in Created order.
+func (s *Store) Tasks(f TaskFilter) ([]TaskRecord, error) {
+	if strings.IndexByte(f.Server, 0) >= 0 {
+		return nil, fmt.Errorf("tasks: server %q: %w", f.Server, ErrInvalidFilter)
+	}
+	var out []TaskRecord
+	err := s.view(func(txn *badger.Txn) error {
+		return scan(txn, iteration{prefix: taskPrefix(f.Server)}, func(_ []byte, t TaskRecord) (bool, error) {
+			if !f.Unfinished || !t.Done {
+				out = append(out, t)
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Stable: records come in key order, which ties keep.
+	slices.SortStableFunc(out, func(a, b TaskRecord) int { return a.Created.Compare(b.Created) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = slices.Clip(out[:f.Limit])
+	}
+	return out, nil
+}
+
+// Task returns the record of server's task taskID; found is false when
+// there is none.
+func (s *Store) Task(server, taskID string) (r TaskRecord, found bool, err error) {
+	if strings.IndexByte(server, 0) >= 0 || strings.IndexByte(taskID, 0) >= 0 {
+		return r, false, nil // never stored: PutTask rejects NUL
+	}
+	err = s.view(func(txn *badger.Txn) error {
+		r, found, err = get[TaskRecord](txn, taskKey(server, taskID))
+		return err
+	})
+	return r, found, err
+}
+
+// TaskByID returns the first task with taskID, servers in name order, for
+// callers that know only the id; found is false when no server has it.
+// Task ids are unique per server only. It reads every task key (not the
+// records) up to the match.
+func (s *Store) TaskByID(taskID string) (r TaskRecord, found bool, err error) {
+	if taskID == "" || strings.IndexByte(taskID, 0) >= 0 {
+		return r, false, nil // never stored: PutTask rejects both
+	}
+	err = s.view(func(txn *badger.Txn) error {
+		return iterate(txn, iteration{prefix: []byte(prefixTask)}, func(item *badger.Item) (bool, error) {
+			id, err := keyTaskID(item.Key())
+			if err != nil {
+				return false, err
+			}
+			if string(id) != taskID {
+				return true, nil
+			}
+			r, err = itemRecord[TaskRecord](item)
+			found = err == nil
+			return false, err
+		})
+	})
+	return r, found, err
+}

@@ -128,3 +128,39 @@ type HistoryRecord struct {
 	// HistoryGrant, HistoryRevoke (Scope above)
 	Group string `msgpack:"group,omitempty"`
 }
+
+// Task statuses: the five of MCP tasks (2025-11-25) as a server reports
+// them, and two the host sets itself.
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+	TaskLost          = "lost"    // the server no longer knows the task (tasks/get failed with an unknown id, or it restarted)
+	TaskExpired       = "expired" // Deadline passed before the task ended
+)
+
+// TaskRecord is one MCP task the host started with a tools/call and polls
+// with tasks/get until it ends, then fetches with tasks/result. It is kept
+// so a restarted host resumes polling; keyed by (Server, TaskID), as task
+// ids are unique per server only.
+type TaskRecord struct {
+	V             int           `msgpack:"v"`
+	Server        string        `msgpack:"server"`
+	TaskID        string        `msgpack:"task_id"`
+	Tool          string        `msgpack:"tool"` // namespaced
+	Scope         Scope         `msgpack:"scope,omitempty"`
+	Created       time.Time     `msgpack:"created"`
+	Updated       time.Time     `msgpack:"updated"`
+	TTL           time.Duration `msgpack:"ttl,omitempty"`           // as the server gave it; 0: none given
+	PollInterval  time.Duration `msgpack:"poll_interval,omitempty"` // as the server suggested; 0: none
+	Status        string        `msgpack:"status"`                  // TaskWorking ... TaskExpired
+	StatusMessage string        `msgpack:"status_message,omitempty"`
+	Detached      bool          `msgpack:"detached"`           // the caller did not wait for the outcome
+	Deadline      time.Time     `msgpack:"deadline,omitempty"` // the host gives up (TaskExpired) here; zero: never
+	Result        []byte        `msgpack:"result,omitempty"`   // the tasks/result JSON, once completed
+	Error         string        `msgpack:"error,omitempty"`
+	Done          bool          `msgpack:"done"`                // terminal and its outcome delivered; Prune may delete it
+	EventSeq      uint64        `msgpack:"event_seq,omitempty"` // the event that announced the outcome; 0 until then
+}

@@ -34,8 +34,9 @@ type Options struct {
 	// forever. Pending events are never pruned.
 	EventRetention time.Duration
 
-	// HistoryRetention: Prune deletes history records whose Time is older
-	// than this. 0 means DefaultHistoryRetention; negative keeps them.
+	// HistoryRetention: Prune deletes history records whose Time, and Done
+	// tasks whose Updated, is older than this. 0 means
+	// DefaultHistoryRetention; negative keeps them.
 	HistoryRetention time.Duration
 
 	// MaintenanceInterval: a goroutine owned by the Store runs Prune and
@@ -351,8 +352,8 @@ func (s *Store) maintain(interval time.Duration) {
 		case errors.Is(err, ErrClosed):
 		case err != nil:
 			s.log.Warn("journal maintenance failed", "err", err)
-		case res.Events > 0 || res.History > 0:
-			s.log.Info("journal pruned", "events", res.Events, "history", res.History)
+		case res != PruneResult{}:
+			s.log.Info("journal pruned", "events", res.Events, "history", res.History, "tasks", res.Tasks)
 		}
 		if s.opts.maintained != nil {
 			s.opts.maintained(res, err)

@@ -35,6 +35,13 @@ func TestRecordsRoundTripAcrossReopen(t *testing.T) {
 		Duration: 1500 * time.Millisecond, Outcome: "ok", ResultSize: 42, Arguments: []byte(`{}`), Result: []byte(`{"ok":true}`),
 	}
 	lifecycle := HistoryRecord{Time: t0, Kind: HistoryLifecycle, Server: "github", Transition: "exited", Detail: "exit 1", PID: 77, Stderr: []string{"boom"}}
+	task := TaskRecord{
+		Server: "github", TaskID: "786512e2-9e0d-44bd-8f29-789f320fe840", Tool: "mcp__github__search", Scope: Scope{Session: "s1", Stack: "f1"},
+		Created: t0, Updated: t0.Add(time.Minute), TTL: time.Hour, PollInterval: 5 * time.Second, Status: TaskCompleted,
+		StatusMessage: "done", Detached: true, Deadline: t0.Add(time.Hour), Result: []byte(`{"content":[]}`), Error: "x",
+		Done: true, EventSeq: 9,
+	}
+	unfinished := TaskRecord{Server: "github", TaskID: "t2", Created: t0, Updated: t0, Status: TaskWorking}
 
 	tests := []struct {
 		name string
@@ -54,6 +61,10 @@ func TestRecordsRoundTripAcrossReopen(t *testing.T) {
 			[]HistoryRecord{func() HistoryRecord { h := withV(call); h.Seq = 1; return h }()}},
 		{"lifecycle history", AppendHistory(lifecycle), func(s *Store) (any, error) { return s.History(HistoryFilter{}) },
 			[]HistoryRecord{func() HistoryRecord { h := withV(lifecycle); h.Seq = 1; return h }()}},
+		{"task", PutTask(task), func(s *Store) (any, error) { return s.Tasks(TaskFilter{}) },
+			[]TaskRecord{withV(task)}},
+		{"unfinished task", PutTask(unfinished), func(s *Store) (any, error) { return s.Tasks(TaskFilter{Unfinished: true}) },
+			[]TaskRecord{withV(unfinished)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,6 +238,13 @@ func TestApplyRejectsInvalidOps(t *testing.T) {
 		{"history without kind", AppendHistory(HistoryRecord{})},
 		{"history kind with NUL", AppendHistory(HistoryRecord{Kind: "a\x00"})},
 		{"grant history without group", AppendHistory(HistoryRecord{Kind: HistoryGrant, Scope: Scope{Session: "s"}})},
+		{"task without server", PutTask(TaskRecord{TaskID: "t"})},
+		{"task without id", PutTask(TaskRecord{Server: "a"})},
+		{"task server with NUL", PutTask(TaskRecord{Server: "a\x00b", TaskID: "t"})},
+		{"task id with NUL", PutTask(TaskRecord{Server: "a", TaskID: "t\x00"})},
+		{"task id too long", PutTask(TaskRecord{Server: "a", TaskID: strings.Repeat("t", maxNameLen+1)})},
+		{"delete task without server", DeleteTask("", "t")},
+		{"delete task without id", DeleteTask("a", "")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,6 +363,9 @@ func TestMethodsAfterCloseReturnErrClosed(t *testing.T) {
 		"Event":       func() error { _, _, err := s.Event(1); return err },
 		"History":     func() error { _, err := s.History(HistoryFilter{}); return err },
 		"AccessAt":    func() error { _, err := s.AccessAt("g", time.Now()); return err },
+		"Tasks":       func() error { _, err := s.Tasks(TaskFilter{}); return err },
+		"Task":        func() error { _, _, err := s.Task("a", "t"); return err },
+		"TaskByID":    func() error { _, _, err := s.TaskByID("t"); return err },
 		"Prune":       func() error { _, err := s.Prune(); return err },
 		"ValueLog GC": s.RunValueLogGC,
 	}
