@@ -76,7 +76,7 @@ type httpConn struct {
 
 var _ conn = (*httpConn)(nil)
 
-func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message)) *httpConn {
+func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message) bool) *httpConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &httpConn{
 		gen:      gen,

@@ -70,7 +70,7 @@ type stdioConn struct {
 
 // startStdio spawns the process and its goroutines. deliver sends a message
 // to the owning actor; it must not block.
-func startStdio(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message), stderr func([]byte)) (*stdioConn, error) {
+func startStdio(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message) bool, stderr func([]byte)) (*stdioConn, error) {
 	proc, err := supervision.StartProcess(supervision.ProcessSpec{
 		Command:   spec.Command,
 		Args:      spec.Args,

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/supervision"
@@ -14,12 +15,70 @@ import (
 // callMsg asks the server to run one tools/call. reply is buffered (1) and
 // receives exactly one answer: nobody ever blocks on it. id is set when the
 // call is added to a connection's pendingTable.
+//
+// A tools/call has tool, args and meta; any other request (or a
+// task-augmented tools/call) has method and its whole params.
 type callMsg struct {
-	tool  string
-	args  json.RawMessage
-	meta  json.RawMessage
-	reply chan callReply
-	id    int64
+	tool   string
+	args   json.RawMessage
+	meta   json.RawMessage
+	method string          // "": tools/call of tool
+	params json.RawMessage // with method
+	reply  chan callReply
+	id     int64
+}
+
+// addMeta merges a _meta object (a progress token) into the request.
+func (m *callMsg) addMeta(meta json.RawMessage) error {
+	if m.method == "" {
+		merged, err := mergeObjects(m.meta, meta)
+		if err != nil {
+			return fmt.Errorf("_meta: %w", err)
+		}
+		m.meta = merged
+		return nil
+	}
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(m.params, &params); err != nil || params == nil {
+		return fmt.Errorf("params must be a JSON object")
+	}
+	merged, err := mergeObjects(params["_meta"], meta)
+	if err != nil {
+		return fmt.Errorf("_meta: %w", err)
+	}
+	params["_meta"] = merged
+	out, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	m.params = out
+	return nil
+}
+
+// mergeObjects returns base with every member of add set (base may be empty).
+func mergeObjects(base, add json.RawMessage) (json.RawMessage, error) {
+	if len(base) == 0 || string(base) == "null" {
+		return add, nil
+	}
+	var a, b map[string]json.RawMessage
+	if err := json.Unmarshal(base, &a); err != nil || a == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	if err := json.Unmarshal(add, &b); err != nil {
+		return nil, err
+	}
+	for k, v := range b {
+		a[k] = v
+	}
+	return json.Marshal(a)
+}
+
+// what names the request in errors.
+func (m *callMsg) what() string {
+	if m.method == "" || m.method == protocol.MethodToolsCall && m.tool != "" {
+		return fmt.Sprintf("tools/call %q", m.tool)
+	}
+	return m.method
 }
 
 type callReply struct {

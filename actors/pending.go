@@ -30,6 +30,7 @@ const (
 	reqCall reqKind = iota
 	reqInitialize
 	reqToolsList
+	reqSetLevel
 )
 
 // pendingReq is one request sent to the server and not yet answered.
@@ -98,7 +99,7 @@ func (t *pendingTable) close(err error) []*pendingReq {
 // answer delivers a response to the caller that waits for it.
 func (p *pendingReq) answer(server string, msg *protocol.Message) {
 	if msg.Error != nil {
-		p.call.reply <- callReply{err: fmt.Errorf("server %q: tools/call %q: %w", server, p.call.tool, msg.Error)}
+		p.call.reply <- callReply{err: fmt.Errorf("server %q: %s: %w", server, p.call.what(), msg.Error)}
 		return
 	}
 	p.call.reply <- callReply{result: msg.Result}
@@ -113,7 +114,12 @@ func startCall(c conn, m *callMsg) error {
 	if err != nil {
 		return err
 	}
-	frame := protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta)
+	var frame []byte
+	if m.method == "" {
+		frame = protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta)
+	} else {
+		frame = protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params)
+	}
 	if err := c.send(frame); err != nil {
 		c.pending().takeCall(m)
 		return err
@@ -146,14 +152,14 @@ type router struct {
 	pending *pendingTable
 	flow    *flow
 	deliver func(any)
-	event   func(*protocol.Message) // nil: events go to the actor too
+	event   func(*protocol.Message) bool // nil: everything goes to the actor
 }
 
 // newRouter makes a connection's router. event, when set, takes the
 // server's events (notifications that are not protocol plumbing) on the
 // reader's goroutine: they change nothing the actor owns, and a flood of
 // them skipping the mailbox costs a fraction as much.
-func newRouter(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message)) router {
+func newRouter(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message) bool) router {
 	return router{
 		gen:     gen,
 		server:  spec.Name,
@@ -180,8 +186,7 @@ func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) boo
 			}
 		}
 	}
-	if msg.Kind == protocol.KindNotification && r.event != nil && !isPlumbing(msg.Method) {
-		r.event(&msg)
+	if msg.Kind == protocol.KindNotification && r.event != nil && r.event(&msg) {
 		return true
 	}
 	if !r.flow.acquire(size, stop) {
@@ -195,7 +200,7 @@ func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) boo
 // by the actor, rather than an event for the journal.
 func isPlumbing(method string) bool {
 	switch method {
-	case protocol.MethodLoggingMessage, protocol.MethodToolsListChanged, protocol.MethodCancelled, protocol.MethodProgress:
+	case protocol.MethodLoggingMessage, protocol.MethodToolsListChanged, protocol.MethodCancelled:
 		return true
 	}
 	return false

@@ -36,6 +36,17 @@ type Options struct {
 	// that are not protocol plumbing), lifecycle transitions and catalogs.
 	// The runtime writes to it and never closes it.
 	Journal *Journal
+
+	// Capabilities are declared in every initialize: declare exactly what
+	// Handlers serve (elicitation, sampling, roots).
+	Capabilities protocol.ClientCapabilities
+	// Handlers serve requests servers send to the host, by method. A
+	// method without one is answered -32601 (ping is always answered).
+	Handlers map[string]Handler
+	// Notifications receive protocol notifications the runtime does not
+	// handle itself (e.g. notifications/elicitation/complete), by method,
+	// in the server's actor: they must not block.
+	Notifications map[string]func(server string, params json.RawMessage)
 }
 
 // Runtime is the actor system that supervises servers: a registry actor and
@@ -58,6 +69,8 @@ type Runtime struct {
 	dropped    atomic.Uint64
 	onEvent    func(Event)
 	journal    *Journal
+	handlers   map[string]Handler
+	notify     map[string]func(server string, params json.RawMessage)
 }
 
 // snapshot is the routing table: immutable, replaced on every registry
@@ -85,6 +98,9 @@ type serverEntry struct {
 	stopOnce sync.Once
 
 	stderr stderrTail // the last lines of stderr, for the exit record
+
+	progress sync.Map   // progress token → *ProgressSub
+	clock    pauseClock // time the server's call timeouts stood still
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {
@@ -115,6 +131,7 @@ func New(opts Options) *Runtime {
 	}
 	params, err := json.Marshal(protocol.InitializeParams{
 		ProtocolVersion: protocol.ProtocolVersion,
+		Capabilities:    opts.Capabilities,
 		ClientInfo:      info,
 	})
 	if err != nil {
@@ -127,6 +144,8 @@ func New(opts Options) *Runtime {
 		done:       make(chan struct{}),
 		onEvent:    opts.OnEvent,
 		journal:    opts.Journal,
+		handlers:   opts.Handlers,
+		notify:     opts.Notifications,
 	}
 	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
@@ -252,9 +271,9 @@ func waitStopped(ctx context.Context, e *serverEntry) error {
 }
 
 // Call runs tools/call for a namespaced tool and returns the raw result.
-// It blocks until the result, the server's call timeout, or ctx; an
-// abandoned call is cancelled at the server (notifications/cancelled).
-func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMessage) (json.RawMessage, error) {
+// It blocks until the result, the call's timeout, or ctx; an abandoned call
+// is cancelled at the server (notifications/cancelled). opts may be nil.
+func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -272,38 +291,145 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 		}
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
+	if opts != nil && len(opts.Task) > 0 {
+		// Task-augmented: not the hot path; the params are built whole.
+		m.method = protocol.MethodToolsCall
+		params, err := json.Marshal(struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments,omitempty"`
+			Task      json.RawMessage `json:"task"`
+			Meta      json.RawMessage `json:"_meta,omitempty"`
+		}{tool, args, opts.Task, meta})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		m.params = params
+	}
+	return r.do(ctx, e, name, m, opts)
+}
+
+// Request sends one request of any method to a server (resources/read,
+// tasks/get, logging/setLevel…) and returns its raw result. It waits for a
+// server still starting, like a call, and is bounded the same way. opts may
+// be nil.
+func (r *Runtime) Request(ctx context.Context, server, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return nil, errUnknownServer(server)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	m := &callMsg{method: method, params: params, reply: make(chan callReply, 1)}
+	return r.do(ctx, e, method, m, opts)
+}
+
+// do sends m (directly when the server is ready, else through its actor)
+// and waits for its answer.
+func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMsg, opts *CallOptions) (json.RawMessage, error) {
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	sub := o.Progress
+	if sub == nil && o.OnProgress != nil {
+		sub = e.watchProgress()
+		defer sub.Close()
+	}
+	var progress <-chan Progress
+	if sub != nil {
+		progress = sub.c
+		if err := m.addMeta(sub.meta); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	if f := e.fast.Load(); f != nil {
 		// Ready: send it from this goroutine; the reader answers it here.
-		if _, ok := f.cat.lookup(tool); !ok {
-			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
+		if m.method == "" {
+			if _, ok := f.cat.lookup(m.tool); !ok {
+				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
+			}
 		}
 		if err := startCall(f.conn, m); err != nil {
-			return nil, fmt.Errorf("server %q: %w", server, err)
+			return nil, fmt.Errorf("server %q: %w", e.name, err)
 		}
 	} else {
 		r.send(e.pid, m) // starting (the actor queues it) or unavailable
 	}
-	timer := time.NewTimer(e.spec.CallTimeout)
+	if o.Timeout <= 0 {
+		o.Timeout = e.spec.CallTimeout
+	}
+	if o.MaxTotalTimeout <= 0 {
+		o.MaxTotalTimeout = e.spec.MaxTotalTimeout
+	}
+	o.ResetTimeoutOnProgress = o.ResetTimeoutOnProgress || e.spec.ResetTimeoutOnProgress
+	t := newCallTimer(&e.clock, o.Timeout, o.MaxTotalTimeout)
+	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
-	select {
-	case rep := <-m.reply:
-		return rep.result, rep.err
-	case <-ctx.Done():
-		r.send(e.pid, &cancelMsg{call: m, reason: "cancelled by the caller"})
-		return nil, fmt.Errorf("%s: %w: %w", name, ErrCancelled, ctx.Err())
-	case <-timer.C:
-		r.send(e.pid, &cancelMsg{call: m, reason: "timeout"})
-		return nil, fmt.Errorf("%s: %w after %s", name, ErrTimeout, e.spec.CallTimeout)
-	case <-e.stopped:
-		// The actor stopped before it could answer (unregistered, closed).
+	var resumed <-chan struct{}
+	for {
 		select {
 		case rep := <-m.reply:
+			drainProgress(progress, o.OnProgress)
 			return rep.result, rep.err
-		default:
+		case p := <-progress:
+			if o.OnProgress != nil {
+				o.OnProgress(p)
+			}
+			if o.ResetTimeoutOnProgress {
+				t.progressed()
+			}
+		case <-resumed:
+			resumed = nil
+			timer.Reset(0) // look again now that the clock runs
+		case <-timer.C:
+			left, wait, total := t.remaining()
+			switch {
+			case wait != nil:
+				resumed = wait // stood still: nothing counts until it runs
+			case left > 0:
+				timer.Reset(left)
+			default:
+				r.send(e.pid, &cancelMsg{call: m, reason: "timeout"})
+				if total {
+					return nil, fmt.Errorf("%s: %w: over the maximum total of %s", what, ErrTimeout, o.MaxTotalTimeout)
+				}
+				return nil, fmt.Errorf("%s: %w after %s", what, ErrTimeout, o.Timeout)
+			}
+		case <-ctx.Done():
+			r.send(e.pid, &cancelMsg{call: m, reason: "cancelled by the caller"})
+			return nil, fmt.Errorf("%s: %w: %w", what, ErrCancelled, ctx.Err())
+		case <-e.stopped:
+			// The actor stopped before it could answer (unregistered, closed).
+			select {
+			case rep := <-m.reply:
+				return rep.result, rep.err
+			default:
+			}
+			return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
 		}
-		return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, server)
 	}
 }
+
+// drainProgress hands on the notifications that arrived before the answer.
+func drainProgress(c <-chan Progress, fn func(Progress)) {
+	if c == nil || fn == nil {
+		return
+	}
+	for {
+		select {
+		case p := <-c:
+			fn(p)
+		default:
+			return
+		}
+	}
+}
+
+func errUnknownServer(name string) error { return fmt.Errorf("%w: %q", ErrUnknownServer, name) }
 
 // Tools lists the tools of every enabled server that has listed them (its
 // last known catalog while it restarts), in registration order.
@@ -697,4 +823,50 @@ func (h demoteInfo) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h demoteInfo) WithGroup(name string) slog.Handler {
 	return demoteInfo{h.Handler.WithGroup(name)}
+}
+
+// Lookup finds a namespaced tool in its server's catalog (the last known one
+// while the server starts), with the server's status.
+func (r *Runtime) Lookup(name string) (Tool, ServerStatus, bool) {
+	server, tool, ok := SplitToolName(name)
+	if !ok {
+		return Tool{}, ServerStatus{}, false
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return Tool{}, ServerStatus{}, false
+	}
+	st := e.status.Load()
+	t, ok := e.catalog.Load().lookup(tool)
+	if !ok || st == nil {
+		return Tool{}, ServerStatus{}, false
+	}
+	return *t, *st, true
+}
+
+// ServerStatus returns one server's status.
+func (r *Runtime) ServerStatus(name string) (ServerStatus, bool) {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return ServerStatus{}, false
+	}
+	st := e.status.Load()
+	if st == nil {
+		return ServerStatus{}, false
+	}
+	return *st, true
+}
+
+// Notify sends a notification to every connected server (e.g.
+// notifications/roots/list_changed).
+func (r *Runtime) Notify(method string, params json.RawMessage) {
+	for _, e := range r.snap.Load().order {
+		r.send(e.pid, &notifyMsg{method: method, params: params})
+	}
+}
+
+// notifyMsg asks the actor to send a notification to its server.
+type notifyMsg struct {
+	method string
+	params json.RawMessage
 }

@@ -71,6 +71,8 @@ type serverActor struct {
 	cat      *catalog
 	warnings []string
 	banners  uint64
+
+	serving map[string]*serving // server requests a handler is at work on, by id
 }
 
 func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverActor {
@@ -100,6 +102,12 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *responseMsg:
 		if m.gen == a.gen && a.conn != nil {
 			a.onResponse(m)
+		}
+	case *serverReplied:
+		a.onServerReplied(m)
+	case *notifyMsg:
+		if a.state == StateReady {
+			a.reply(protocol.AppendNotification(nil, m.method, m.params))
 		}
 	case *actor.Started:
 		a.self = ctx.Self()
@@ -254,7 +262,7 @@ func (a *serverActor) onCall(m *callMsg) {
 }
 
 func (a *serverActor) sendCall(m *callMsg) {
-	if _, ok := a.cat.lookup(m.tool); !ok {
+	if _, ok := a.cat.lookup(m.tool); !ok && m.tool != "" {
 		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
 		return
 	}
@@ -300,6 +308,11 @@ func (a *serverActor) onResponse(m *responseMsg) {
 		a.onInitialized(&m.msg)
 	case reqToolsList:
 		a.onToolsPage(&m.msg)
+	case reqSetLevel:
+		if m.msg.Error != nil {
+			a.slog.Warn("logging/setLevel refused", "level", a.spec.LogLevel, "err", m.msg.Error)
+			a.logLifecycle("warning: logging/setLevel %s refused: %v", a.spec.LogLevel, m.msg.Error)
+		}
 	}
 }
 
@@ -431,6 +444,10 @@ func (a *serverActor) becomeReady(cat *catalog) {
 	a.setState(StateReady, "")
 	a.conn.ready()
 	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat})
+	if a.spec.LogLevel != "" && a.init.Capabilities.LoggingDeclared() {
+		params, _ := json.Marshal(protocol.LoggingSetLevelParams{Level: a.spec.LogLevel})
+		a.request(reqSetLevel, protocol.MethodLoggingSetLevel, params)
+	}
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
@@ -439,16 +456,11 @@ func (a *serverActor) becomeReady(cat *catalog) {
 }
 
 func (a *serverActor) onServerRequest(msg *protocol.Message) {
-	var frame []byte
-	switch msg.Method {
-	case protocol.MethodPing:
-		frame = protocol.AppendResult(nil, msg.ID, json.RawMessage("{}"))
-	default:
-		frame = protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
+	if msg.Method == protocol.MethodPing {
+		a.reply(protocol.AppendResult(nil, msg.ID, json.RawMessage("{}")))
+		return
 	}
-	if err := a.conn.send(frame); err != nil {
-		a.slog.Warn("could not answer server request", "method", msg.Method, "err", err)
-	}
+	a.serveRequest(msg)
 }
 
 func (a *serverActor) onNotification(msg *protocol.Message) {
@@ -473,21 +485,33 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 			return
 		}
 		a.listTools()
-	case protocol.MethodCancelled, protocol.MethodProgress:
-		// Nothing of ours is cancellable by the server yet; progress is
-		// not requested.
+	case protocol.MethodCancelled:
+		a.cancelServing(msg.Params)
 	default:
-		// Events take the router's sink (eventSink) and do not come here.
+		if fn := a.rt.notify[msg.Method]; fn != nil {
+			fn(a.spec.Name, msg.Params)
+		}
+		// Events and progress take the router's sink (eventSink) and do
+		// not come here.
 	}
 }
 
-// eventSink journals and emits the server's events. Connections call it on
-// their reader goroutine, so it touches nothing of the actor's but what
-// never changes; it may wait for room in the journal (IngestPaced), which
-// slows this server's reading and no one else's.
-func (a *serverActor) eventSink() func(*protocol.Message) {
-	rt, name := a.rt, a.spec.Name
-	return func(msg *protocol.Message) {
+// eventSink takes the notifications that need nothing of the actor's:
+// progress goes to the caller that asked for it, and the server's events are
+// journaled and emitted. Connections call it on their reader goroutine, so
+// it touches nothing of the actor's but what never changes; it may wait for
+// room in the journal (IngestPaced), which slows this server's reading and
+// no one else's. It returns false for what the actor must handle.
+func (a *serverActor) eventSink() func(*protocol.Message) bool {
+	rt, name, entry := a.rt, a.spec.Name, a.entry
+	return func(msg *protocol.Message) bool {
+		if msg.Method == protocol.MethodProgress {
+			entry.deliverProgress(msg.Params)
+			return true
+		}
+		if isPlumbing(msg.Method) || rt.notify[msg.Method] != nil {
+			return false
+		}
 		now := time.Now()
 		if rt.journal != nil {
 			rt.journal.IngestPaced(name, persistence.AppendEvent(persistence.EventRecord{
@@ -495,6 +519,7 @@ func (a *serverActor) eventSink() func(*protocol.Message) {
 			}))
 		}
 		rt.emit(Event{Time: now, Server: name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
+		return true
 	}
 }
 
@@ -583,6 +608,7 @@ func (a *serverActor) dropConn(err error) {
 	stopTimer(&a.startTmr)
 	stopTimer(&a.graceTmr)
 	a.entry.fast.Store(nil)
+	a.stopServing()
 	if a.conn != nil {
 		for _, p := range a.conn.pending().close(err) {
 			if p.kind == reqCall {
@@ -737,6 +763,7 @@ func (a *serverActor) publish() {
 		st.ProtocolVersion = a.init.ProtocolVersion
 		st.ServerInfo = a.init.ServerInfo
 		st.Instructions = a.init.Instructions
+		st.Capabilities = a.init.Capabilities
 	}
 	if a.cat != nil {
 		st.Tools = len(a.cat.tools)

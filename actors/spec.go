@@ -50,6 +50,14 @@ type ServerSpec struct {
 
 	CallTimeout    time.Duration
 	StartupTimeout time.Duration
+	// MaxTotalTimeout caps a call that resets its timeout on progress (0:
+	// no cap beyond each call's own).
+	MaxTotalTimeout time.Duration
+	// ResetTimeoutOnProgress is the default for calls that do not say.
+	ResetTimeoutOnProgress bool
+	// LogLevel, when set, is sent as logging/setLevel once the server is
+	// ready, if it declared logging.
+	LogLevel string
 
 	IncludeTools   []string
 	ExcludeTools   []string

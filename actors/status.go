@@ -36,6 +36,7 @@ type ServerStatus struct {
 	ProtocolVersion string
 	ServerInfo      protocol.Implementation
 	Instructions    string
+	Capabilities    protocol.ServerCapabilities // what the server declared in initialize
 	Tools           int
 	Warnings        []string // catalog problems: over-long names, duplicates, truncated listing
 	BannerLines     uint64   // non-JSON stdout lines skipped
