@@ -75,6 +75,18 @@ type ServerConfig struct {
 
 	Timeout        Duration `json:"timeout,omitempty"`        // per call; 0: the runtime default
 	StartupTimeout Duration `json:"startupTimeout,omitempty"` // 0: the runtime default
+	// ResetTimeoutOnProgress restarts a call's timeout at each progress
+	// notification, up to MaxTotalTimeout (0: no cap).
+	ResetTimeoutOnProgress bool     `json:"resetTimeoutOnProgress,omitempty"`
+	MaxTotalTimeout        Duration `json:"maxTotalTimeout,omitempty"`
+	// LogLevel is sent as logging/setLevel once the server is ready, if it
+	// declared logging: debug, info, notice, warning, error, critical,
+	// alert or emergency.
+	LogLevel string `json:"logLevel,omitempty"`
+	// ValidateArguments checks a call's arguments against the tool's
+	// inputSchema before sending it; a mismatch is a tool error the model
+	// can correct.
+	ValidateArguments bool `json:"validateArguments,omitempty"`
 
 	// IncludeTools and ExcludeTools hold the server's own tool names, not
 	// the namespaced mcp__<server>__<tool> form.
@@ -172,17 +184,20 @@ func (c ServerConfig) Spec(lookup func(string) (string, bool), environ []string)
 	}
 
 	spec := actors.ServerSpec{
-		Name:           c.Name,
-		Transport:      transport,
-		Enabled:        c.Enabled,
-		Description:    c.Description,
-		FriendlyName:   c.FriendlyName,
-		CallTimeout:    time.Duration(c.Timeout),
-		StartupTimeout: time.Duration(c.StartupTimeout),
-		IncludeTools:   slices.Clone(c.IncludeTools),
-		ExcludeTools:   slices.Clone(c.ExcludeTools),
-		MaxTools:       c.MaxTools,
-		MaxDescription: c.MaxDescription,
+		Name:                   c.Name,
+		Transport:              transport,
+		Enabled:                c.Enabled,
+		Description:            c.Description,
+		FriendlyName:           c.FriendlyName,
+		CallTimeout:            time.Duration(c.Timeout),
+		StartupTimeout:         time.Duration(c.StartupTimeout),
+		MaxTotalTimeout:        time.Duration(c.MaxTotalTimeout),
+		ResetTimeoutOnProgress: c.ResetTimeoutOnProgress,
+		LogLevel:               c.LogLevel,
+		IncludeTools:           slices.Clone(c.IncludeTools),
+		ExcludeTools:           slices.Clone(c.ExcludeTools),
+		MaxTools:               c.MaxTools,
+		MaxDescription:         c.MaxDescription,
 	}
 	switch transport {
 	case actors.TransportStdio:
@@ -468,6 +483,14 @@ func decodeServer(name string, raw json.RawMessage) (ServerConfig, []string, []*
 			err = decodeDurationField(&sc, m, &sc.Timeout)
 		case "startupTimeout":
 			err = decodeDurationField(&sc, m, &sc.StartupTimeout)
+		case "maxTotalTimeout":
+			err = decodeDurationField(&sc, m, &sc.MaxTotalTimeout)
+		case "resetTimeoutOnProgress":
+			err = decodeBoolField(&sc, m, &sc.ResetTimeoutOnProgress)
+		case "logLevel":
+			err = decodeStringField(&sc, m, &sc.LogLevel)
+		case "validateArguments":
+			err = decodeBoolField(&sc, m, &sc.ValidateArguments)
 		case "includeTools":
 			sc.IncludeTools, err = decodeStringsField(&sc, m)
 		case "excludeTools":
@@ -632,6 +655,14 @@ func (c ServerConfig) validate(lookup func(string) (string, bool)) []*configErro
 	}
 	if c.StartupTimeout < 0 {
 		add("startupTimeout", "must not be negative, got %q", c.StartupTimeout)
+	}
+	if c.MaxTotalTimeout < 0 {
+		add("maxTotalTimeout", "must not be negative, got %q", c.MaxTotalTimeout)
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+	default:
+		add("logLevel", "must be one of debug, info, notice, warning, error, critical, alert, emergency; got %q", c.LogLevel)
 	}
 	if c.MaxTools < 0 {
 		add("maxTools", "must be 0 (no cap) or more, got %d", c.MaxTools)

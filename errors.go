@@ -34,6 +34,13 @@ var (
 	ErrUnknownGroup  = errors.New("unknown tool group")
 	ErrNotGranted    = errors.New("tool not granted to this session")
 	ErrInvalidScope  = errors.New("invalid session or stack id")
+
+	// Flows: elicitation and tasks.
+	ErrUnknownElicitation = errors.New("unknown elicitation") // no such pending elicitation (answered, expired)
+	ErrUnknownTask        = errors.New("unknown task")        // no task with that id in the journal
+	ErrTaskFailed         = errors.New("task failed")         // the server's task failed without a result
+	ErrTaskCancelled      = errors.New("task cancelled")      // the task was cancelled (by the server or the host)
+	ErrTaskLost           = errors.New("task lost")           // the server no longer knows the task
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/elicit"
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
@@ -88,6 +90,28 @@ type Options struct {
 	// Only, when not nil, starts only the named servers of the registry; the
 	// others keep their rows and are not started (the CLI's call uses it).
 	Only []string
+
+	// Elicitation answers servers' requests for input from a person. With
+	// it (or Inbox) the host declares elicitation (form and url modes);
+	// without either, servers are told it is not supported.
+	Elicitation ElicitationHandler
+	// Inbox turns on the built-in broker instead: pending elicitations are
+	// listed by Elicitations and answered with ResolveElicitation.
+	Inbox bool
+	// ElicitationDeadline is how long a person has to answer before the
+	// host answers cancel. Zero: DefaultElicitationDeadline (5 minutes).
+	ElicitationDeadline time.Duration
+	// Sampling and Roots are hooks for sampling/createMessage and
+	// roots/list; each capability is declared only when its hook is set.
+	Sampling SamplingHandler
+	Roots    RootsProvider
+
+	// MediaURL is the URL prefix of media files written from tool results
+	// (DataDir/media/<id>.<ext>). "": /v1/media/, as the sidecar serves them.
+	MediaURL string
+	// MaxMediaBytes bounds one decoded media item; a larger one is not
+	// written. Zero: 32 MiB.
+	MaxMediaBytes int64
 }
 
 // Host supervises MCP servers and routes namespaced tool calls to them. All
@@ -98,6 +122,17 @@ type Host struct {
 	journal  *Journal
 	grants   grantTable
 	alwaysOn map[string]bool
+
+	broker   *elicit.Broker
+	media    *mediaStore
+	schemas  schemaCache
+	validate sync.Map // server name → true: check arguments against inputSchema
+
+	bg      context.Context // background task pollers; cancelled by Close
+	stopBg  context.CancelFunc
+	closing chan struct{}
+	closed  sync.Once
+	tasksWG sync.WaitGroup
 
 	mu sync.Mutex
 	// unresolved holds disabled servers whose variables could not be
@@ -134,13 +169,21 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		journal:    journal,
 		unresolved: map[string]ServerConfig{},
 		alwaysOn:   map[string]bool{},
-		rt: actors.New(actors.Options{
-			Logger:  opts.Logger,
-			LogDir:  logDir,
-			OnEvent: opts.OnEvent,
-			Journal: journal.writer,
-		}),
+		closing:    make(chan struct{}),
+		broker:     elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
+		media:      newMediaStore(filepath.Join(opts.DataDir, "media"), opts.MediaURL, opts.MaxMediaBytes),
 	}
+	h.bg, h.stopBg = context.WithCancel(context.Background())
+	caps, handlers, notify := h.clientHooks()
+	h.rt = actors.New(actors.Options{
+		Logger:        opts.Logger,
+		LogDir:        logDir,
+		OnEvent:       opts.OnEvent,
+		Journal:       journal.writer,
+		Capabilities:  caps,
+		Handlers:      handlers,
+		Notifications: notify,
+	})
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
@@ -149,7 +192,9 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		var grants []persistence.GrantRecord
 		if grants, err = journal.store.Grants(); err == nil {
 			h.grants.load(grants)
-			err = h.rt.Register(ctx, specs...)
+			if err = h.rt.Register(ctx, specs...); err == nil {
+				err = h.resumeTasks()
+			}
 		}
 	}
 	if err != nil {
@@ -169,7 +214,13 @@ func (h *Host) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound+10*time.Second)
 	defer cancel()
-	// Servers first: their last transitions reach the journal, which then
+	// Task pollers stop first, without cancelling their tasks (the next
+	// start resumes them); pending elicitations are answered cancel.
+	h.closed.Do(func() { close(h.closing) })
+	h.stopBg()
+	h.broker.Close()
+	h.tasksWG.Wait()
+	// Servers next: their last transitions reach the journal, which then
 	// commits what is queued and closes.
 	return errors.Join(h.rt.Close(ctx), h.journal.Close())
 }
@@ -217,6 +268,11 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 			Description: sc.Description, FriendlyName: sc.FriendlyName}
 	}
 	h.mu.Unlock()
+	if sc.ValidateArguments {
+		h.validate.Store(sc.Name, true)
+	} else {
+		h.validate.Delete(sc.Name)
+	}
 	spec.Restart = h.opts.Restart
 	spec.StopGrace, spec.TermGrace = h.opts.StopGrace, h.opts.TermGrace
 	if h.opts.MaxFrame > 0 {
@@ -293,31 +349,89 @@ func (h *Host) WaitReady(ctx context.Context, names ...string) error {
 //
 // A tool's own failure is a Result with IsError, not an error. Errors are
 // ErrUnknownTool, ErrUnknownServer, ErrUnavailable, ErrTimeout, ErrCancelled,
-// ErrFrameTooLarge, ErrNotReading, ErrConnectionLost or a JSON-RPC error from
-// the server (*protocol.Error), each wrapped with its context.
+// ErrFrameTooLarge, ErrNotReading, ErrConnectionLost, a JSON-RPC error from
+// the server (*protocol.Error; -32042 comes as *URLElicitationRequiredError),
+// a *SchemaError for structuredContent that does not match the tool's
+// outputSchema, or for a task ErrTaskFailed, ErrTaskCancelled or
+// ErrTaskLost, each wrapped with its context.
 //
 // Call ignores grants: it is the embedder's own call. Session.Call is a
 // model's, limited to the groups granted to its scope.
 func (h *Host) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
-	return h.call(ctx, Scope{}, tool, args)
+	return h.call(ctx, Scope{}, tool, args, nil)
 }
 
-func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.RawMessage) (*Result, error) {
+// CallWith is Call with options: progress, timeouts, detached tasks.
+func (h *Host) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
+	return h.call(ctx, Scope{}, tool, args, &opts)
+}
+
+func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if len(args) > 0 && !json.Valid(args) {
 		return nil, fmt.Errorf("%s: arguments are not valid JSON", tool)
 	}
+	if opts == nil {
+		opts = &CallOptions{}
+	}
 	start := time.Now()
-	raw, err := h.rt.Call(ctx, tool, args, nil)
+	t, st, known := h.rt.Lookup(tool)
+	if known {
+		if _, ok := h.validate.Load(t.Server); ok {
+			if res := h.schemas.checkArguments(t, args); res != nil {
+				h.recordCall(scope, tool, args, nil, start, res, nil)
+				return res, nil
+			}
+		}
+	}
+	ro := opts.runtime()
+	if known && (t.TaskSupport == protocol.TaskSupportOptional || t.TaskSupport == protocol.TaskSupportRequired) &&
+		st.Capabilities.TaskToolCalls() {
+		ro.Task = taskField(opts.TaskTTL)
+		if opts.OnProgress != nil {
+			// A task's token stays valid until the task ends: one
+			// subscription serves the call and its polling.
+			if sub, err := h.rt.WatchProgress(t.Server); err == nil {
+				ro.Progress = sub
+				defer sub.Close()
+			}
+		}
+	}
+	raw, err := h.rt.Call(ctx, tool, args, nil, ro)
 	var res *Result
 	if err == nil {
-		if res, err = decodeResult(raw); err != nil {
-			err = fmt.Errorf("%s: %w", tool, err)
+		if task, ok := protocol.ParseCreateTaskResult(raw); ok {
+			raw, res, err = h.runTask(ctx, scope, tool, t.Server, task, opts, ro.Progress)
 		}
+	}
+	if err == nil && res == nil {
+		res, err = h.finishResult(tool, t, known, raw)
+	}
+	if err != nil {
+		server, _, _ := actors.SplitToolName(tool)
+		err = urlElicitationRequired(server, err)
 	}
 	if !h.opts.Journal.NoCallHistory {
 		h.recordCall(scope, tool, args, raw, start, res, err)
 	}
 	return res, err
+}
+
+// finishResult decodes a raw CallToolResult, checks structuredContent
+// against the tool's outputSchema and writes its media files.
+func (h *Host) finishResult(tool string, t Tool, known bool, raw json.RawMessage) (*Result, error) {
+	res, err := decodeResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	if known {
+		if err := h.schemas.checkOutput(t, res); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.media.render(res); err != nil {
+		return nil, fmt.Errorf("%s: media: %w", tool, err)
+	}
+	return res, nil
 }
 
 // recordCall journals one call. It never blocks: the record joins the

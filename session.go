@@ -123,13 +123,22 @@ func (s Session) Tools() []Tool {
 // A tool whose group is not granted (nor always on) fails with
 // ErrNotGranted, which says which group to activate.
 func (s Session) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	return s.call(ctx, tool, args, nil)
+}
+
+// CallWith is Call with options: progress, timeouts, detached tasks.
+func (s Session) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
+	return s.call(ctx, tool, args, &opts)
+}
+
+func (s Session) call(ctx context.Context, tool string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if server, _, ok := actors.SplitToolName(tool); ok && !s.h.alwaysOn[server] && !s.h.grants.get(s.scope).has(server) {
 		return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, tool, server)
 	}
-	return s.h.call(ctx, s.scope, tool, args)
+	return s.h.call(ctx, s.scope, tool, args, opts)
 }
 
 // Catalog renders the "MCP servers" block for this scope's system prompt:

@@ -123,6 +123,16 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url, scenario stri
 		OnEvent: func(ev mcpvisor.Event) {
 			logger.Debug("event", "server", ev.Server, "kind", ev.Kind, "state", ev.State, "method", ev.Method, "err", ev.Err)
 		},
+		// A person who submits a form without touching it: the host fills
+		// in the schema's defaults (SEP-1034) before answering accept.
+		// URL-mode requests are declined: nobody is there to open them.
+		Elicitation: func(_ context.Context, req *mcpvisor.ElicitationRequest) (mcpvisor.ElicitationResponse, error) {
+			logger.Info("elicitation", "mode", req.Mode, "message", req.Message, "fields", len(req.Fields))
+			if req.Mode == mcpvisor.ElicitURL {
+				return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitDecline}, nil
+			}
+			return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitAccept}, nil
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("open host: %w", err)

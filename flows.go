@@ -1,0 +1,292 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/elicit"
+	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Server-initiated flows: the requests servers send the host (elicitation,
+// sampling, roots), each answered by a hook the embedder provides, and the
+// capabilities declared for exactly those.
+
+type (
+	// ElicitationRequest is a server's request for input from a person.
+	ElicitationRequest = elicit.Request
+	// ElicitationResponse answers it: accept (with content), decline or cancel.
+	ElicitationResponse = elicit.Response
+	// ElicitationAction is accept, decline or cancel.
+	ElicitationAction = elicit.Action
+	// ElicitationField is one field of a form-mode request.
+	ElicitationField = elicit.Field
+	// Progress is one notifications/progress of a call.
+	Progress = actors.Progress
+)
+
+// Elicitation actions and modes.
+const (
+	ElicitAccept  = elicit.ActionAccept
+	ElicitDecline = elicit.ActionDecline
+	ElicitCancel  = elicit.ActionCancel
+	ElicitForm    = elicit.ModeForm
+	ElicitURL     = elicit.ModeURL
+)
+
+// DefaultElicitationDeadline is how long a person has to answer an
+// elicitation before the host answers cancel.
+const DefaultElicitationDeadline = 5 * time.Minute
+
+// ElicitationHandler answers an elicitation, e.g. by asking the person in the
+// embedder's own UI. It runs on a goroutine of its own; ctx ends at the
+// deadline, or when the server cancels or goes away. A form-mode accept's
+// content is completed with the schema's defaults and validated before it is
+// sent; its values never reach logs, the journal or errors.
+type ElicitationHandler func(ctx context.Context, req *ElicitationRequest) (ElicitationResponse, error)
+
+// SamplingHandler answers a server's sampling/createMessage with a model's
+// completion. Declared only when set; keep a person in the loop.
+type SamplingHandler func(ctx context.Context, server string, req *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
+
+// RootsProvider lists the roots (file:// URIs) a server may work in.
+// Declared only when set; call Host.RootsChanged when they change.
+type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, error)
+
+// CallOptions tune one call. The zero value is the server's defaults.
+type CallOptions struct {
+	// OnProgress receives the call's notifications/progress, on the
+	// caller's goroutine; setting it asks the server for progress.
+	OnProgress func(Progress)
+	// Timeout replaces the server's call timeout for this call.
+	Timeout time.Duration
+	// ResetTimeoutOnProgress restarts the timeout at each progress, up to
+	// MaxTotalTimeout (0: the server's, or no cap).
+	ResetTimeoutOnProgress bool
+	MaxTotalTimeout        time.Duration
+	// Detached, for a tool that runs as a task: return as soon as the task
+	// is created; its outcome arrives as a journal event (mcpvisor/task)
+	// and through Host.Task. Other tools ignore it.
+	Detached bool
+	// TaskTTL is the task lifetime asked of the server (0: the server's).
+	TaskTTL time.Duration
+}
+
+func (o *CallOptions) runtime() *actors.CallOptions {
+	return &actors.CallOptions{
+		OnProgress:             o.OnProgress,
+		Timeout:                o.Timeout,
+		ResetTimeoutOnProgress: o.ResetTimeoutOnProgress,
+		MaxTotalTimeout:        o.MaxTotalTimeout,
+	}
+}
+
+// URLElicitationRequiredError is a server's -32042 answer: the call needs
+// the person to complete the listed URL elicitations first (the host opens
+// nothing); retry the call once they have.
+type URLElicitationRequiredError struct {
+	Server       string
+	Elicitations []ElicitationRequest // url mode; URLs validated, never fetched
+	Err          *protocol.Error
+}
+
+func (e *URLElicitationRequiredError) Error() string {
+	urls := make([]string, 0, len(e.Elicitations))
+	for _, el := range e.Elicitations {
+		urls = append(urls, el.URL)
+	}
+	return fmt.Sprintf("server %q requires URL elicitation before this call: %s", e.Server, strings.Join(urls, ", "))
+}
+
+func (e *URLElicitationRequiredError) Unwrap() error { return e.Err }
+
+// urlElicitationRequired turns a -32042 error into its typed form; other
+// errors come back as they are.
+func urlElicitationRequired(server string, err error) error {
+	var perr *protocol.Error
+	if !errors.As(err, &perr) || perr.Code != protocol.CodeURLElicitationRequired {
+		return err
+	}
+	var data protocol.URLElicitationRequiredData
+	_ = json.Unmarshal(perr.Data, &data)
+	out := &URLElicitationRequiredError{Server: server, Err: perr}
+	for _, p := range data.Elicitations {
+		p.Mode = string(elicit.ModeURL)
+		raw, _ := json.Marshal(p)
+		req, perr := elicit.Parse(server, raw)
+		if perr != nil {
+			continue // an unsafe or malformed URL is not shown at all
+		}
+		out.Elicitations = append(out.Elicitations, *req)
+	}
+	return fmt.Errorf("%w", out)
+}
+
+// clientHooks builds the runtime's handlers and capabilities from the
+// host's options.
+func (h *Host) clientHooks() (protocol.ClientCapabilities, map[string]actors.Handler, map[string]func(string, json.RawMessage)) {
+	var caps protocol.ClientCapabilities
+	handlers := map[string]actors.Handler{}
+	notify := map[string]func(string, json.RawMessage){}
+	if h.opts.Elicitation != nil || h.opts.Inbox {
+		caps.Elicitation = json.RawMessage(`{"form":{},"url":{}}`)
+		handlers[protocol.MethodElicitationCreate] = actors.Handler{Serve: h.serveElicitation, PausesCalls: true}
+		notify[protocol.MethodElicitationComplete] = func(server string, params json.RawMessage) {
+			var p protocol.ElicitationCompleteParams
+			if json.Unmarshal(params, &p) == nil && p.ElicitationID != "" {
+				h.broker.Complete(p.ElicitationID, server)
+			}
+		}
+	}
+	if h.opts.Sampling != nil {
+		caps.Sampling = json.RawMessage(`{}`)
+		handlers[protocol.MethodSamplingCreateMessage] = actors.Handler{Serve: h.serveSampling, PausesCalls: true}
+	}
+	if h.opts.Roots != nil {
+		caps.Roots = &protocol.RootsCapability{ListChanged: true}
+		handlers[protocol.MethodRootsList] = actors.Handler{Serve: h.serveRoots}
+	}
+	return caps, handlers, notify
+}
+
+func invalidParams(err error) error {
+	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error()}
+}
+
+// serveElicitation answers one elicitation/create: through the embedder's
+// handler, or the built-in inbox. The journal learns that it happened and
+// its action, never the values.
+func (h *Host) serveElicitation(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
+	req, err := elicit.Parse(sr.Server, sr.Params)
+	if err != nil {
+		return nil, invalidParams(err)
+	}
+	deadline := h.opts.ElicitationDeadline
+	if deadline <= 0 {
+		deadline = DefaultElicitationDeadline
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	var resp ElicitationResponse
+	if h.opts.Elicitation != nil {
+		if req.Created.IsZero() {
+			req.Created, req.Deadline = time.Now(), time.Now().Add(deadline)
+		}
+		resp, err = h.opts.Elicitation(ctx, req)
+		if err == nil && ctx.Err() != nil {
+			resp = ElicitationResponse{Action: elicit.ActionCancel}
+		}
+		if err == nil && resp.Action == elicit.ActionAccept {
+			var content map[string]any
+			if content, err = req.Complete(resp.Content); err == nil {
+				resp.Content = content
+			}
+		}
+		if err == nil && !resp.Action.Valid() {
+			err = fmt.Errorf("elicitation handler answered %q (want accept, decline or cancel)", resp.Action)
+		}
+		if err != nil {
+			// The handler failed: the server is told the person did not
+			// answer, and the embedder's error (never a value) is logged.
+			h.opts.Logger.Warn("elicitation handler failed; answering cancel", "server", sr.Server, "err", err)
+			resp = ElicitationResponse{Action: elicit.ActionCancel}
+		}
+	} else {
+		resp, err = h.broker.Handle(ctx, req)
+		if err != nil {
+			resp = ElicitationResponse{Action: elicit.ActionCancel}
+		}
+	}
+	h.recordElicitation(req, resp.Action)
+	return elicit.ResultJSON(resp), nil
+}
+
+// recordElicitation journals that an elicitation happened: the server, the
+// mode, the field names and the action. Nothing the person entered.
+func (h *Host) recordElicitation(req *ElicitationRequest, action ElicitationAction) {
+	names := make([]string, 0, len(req.Fields))
+	for _, f := range req.Fields {
+		names = append(names, f.Name)
+	}
+	params, _ := json.Marshal(struct {
+		ID     string   `json:"id,omitempty"`
+		Mode   string   `json:"mode"`
+		Fields []string `json:"fields,omitempty"`
+		Host   string   `json:"host,omitempty"`
+		Task   string   `json:"relatedTask,omitempty"`
+		Action string   `json:"action"`
+	}{req.ID, string(req.Mode), names, req.Host(), req.RelatedTask, string(action)})
+	h.journal.writer.Ingest(req.Server, persistence.AppendEvent(persistence.EventRecord{
+		Server: req.Server, Method: EventMethodElicitation, Params: params, Received: time.Now(),
+	}))
+}
+
+// Journal event methods of the host's own events.
+const (
+	EventMethodElicitation = "mcpvisor/elicitation"
+	EventMethodTask        = "mcpvisor/task"
+)
+
+func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
+	var p protocol.CreateMessageParams
+	if err := json.Unmarshal(sr.Params, &p); err != nil {
+		return nil, invalidParams(fmt.Errorf("sampling/createMessage: %v", err))
+	}
+	if len(p.Tools) > 0 || len(p.ToolChoice) > 0 {
+		return nil, invalidParams(errors.New("sampling with tools needs the sampling.tools capability, which this host does not declare"))
+	}
+	res, err := h.opts.Sampling(ctx, sr.Server, &p)
+	if err != nil {
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			return nil, perr
+		}
+		return nil, &protocol.Error{Code: -1, Message: err.Error()} // -1: the request was refused
+	}
+	return json.Marshal(res)
+}
+
+func (h *Host) serveRoots(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
+	roots, err := h.opts.Roots(ctx, sr.Server)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roots {
+		if !strings.HasPrefix(r.URI, "file://") {
+			return nil, fmt.Errorf("root %q is not a file:// URI", r.URI)
+		}
+	}
+	return json.Marshal(protocol.ListRootsResult{Roots: roots})
+}
+
+// RootsChanged tells every connected server that the roots changed
+// (notifications/roots/list_changed). Only meaningful with Options.Roots.
+func (h *Host) RootsChanged() {
+	if h.opts.Roots != nil {
+		h.rt.Notify(protocol.MethodRootsListChanged, nil)
+	}
+}
+
+// Elicitations lists the elicitations waiting in the built-in inbox, oldest
+// first (Options.Inbox).
+func (h *Host) Elicitations() []ElicitationRequest { return h.broker.List() }
+
+// ElicitationsChanged is closed at the next change to the inbox.
+func (h *Host) ElicitationsChanged() <-chan struct{} { return h.broker.Changed() }
+
+// ResolveElicitation answers a waiting elicitation. An accept in form mode
+// is completed with the schema's defaults and validated: on an error (which
+// names the field, never the value) the elicitation stays waiting.
+func (h *Host) ResolveElicitation(id string, action ElicitationAction, content map[string]any) error {
+	err := h.broker.Resolve(id, action, content)
+	if errors.Is(err, elicit.ErrUnknown) {
+		return fmt.Errorf("%w: %q", ErrUnknownElicitation, id)
+	}
+	return err
+}
