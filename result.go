@@ -22,13 +22,21 @@ type ContentBlock = protocol.ContentBlock
 
 // Result is a tool's answer, with its type kept end to end: JSON when the
 // server sent structuredContent (preferred, per the spec), text otherwise.
+//
+// A result carrying media (image, audio, blob resource or resource link
+// blocks) is text: markdown linking each item, saved under the data
+// directory and listed in Media. JSON then still holds structuredContent.
 type Result struct {
 	Type    ResultType
-	Text    string          // the text blocks, joined by newlines
-	JSON    json.RawMessage // structuredContent, when Type is ResultJSON
+	Text    string          // the text blocks, joined by newlines; the markdown for a media result
+	JSON    json.RawMessage // structuredContent, when the server sent it
 	IsError bool            // the tool failed; Wire holds its message
 	Content []ContentBlock  // every block as sent
 	Raw     json.RawMessage // the whole CallToolResult as received
+	Media   []MediaFile     // the media items saved, in content order
+	Task    *TaskInfo       // a detached task's handle (CallOptions.Detached); Text says so
+
+	rendered bool // Text is the markdown of the media store (see mediaStore.render)
 }
 
 // decodeResult turns a raw CallToolResult into a Result, on the caller's
@@ -54,8 +62,12 @@ func decodeResult(raw json.RawMessage) (*Result, error) {
 }
 
 // Wire is the string an agent hands to its model: compact JSON for a JSON
-// result, otherwise the text, with a line describing each non-text block.
+// result, the markdown for a media result, otherwise the text with a line
+// describing each non-text block.
 func (r *Result) Wire() string {
+	if r.rendered {
+		return r.Text
+	}
 	if r.Type == ResultJSON {
 		var b bytes.Buffer
 		if json.Compact(&b, r.JSON) == nil {
