@@ -429,7 +429,8 @@ func (h *Host) finishResult(tool string, t Tool, known bool, raw json.RawMessage
 		}
 	}
 	if err := h.media.render(res); err != nil {
-		return nil, fmt.Errorf("%s: media: %w", tool, err)
+		// The result says which items were not saved; the reason is ours.
+		h.opts.Logger.Warn("media not saved", "tool", tool, "err", err)
 	}
 	return res, nil
 }
