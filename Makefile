@@ -16,7 +16,7 @@ run: build
 	$(BIN)/mcpvisor run --config examples/mcp.json --log-level info
 
 # vet + the race-enabled test suite: what CI runs.
-test: vet
+test: vet peers
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 test-short:
@@ -24,6 +24,15 @@ test-short:
 
 vet:
 	$(GO) vet ./...
+
+# The third-party MCP servers the tests drive: installs, once, the pinned
+# @modelcontextprotocol/server-everything and Node.js 22 from npm into
+# .cache/peers (a no-op when present). Without npm or the registry it says
+# so and succeeds; the tests that need the peers then skip. See
+# internal/peers.
+.PHONY: peers
+peers:
+	@bash scripts/peers.sh
 
 # The official MCP conformance suite (client mode) against the host's HTTP
 # transport: installs the runner and Node.js 22 from npm into

