@@ -76,6 +76,9 @@ type CallOptions struct {
 	Detached bool
 	// TaskTTL is the task lifetime asked of the server (0: the server's).
 	TaskTTL time.Duration
+	// OnTask, when set, is told once the server ran the call as a task and
+	// the task is in the journal (a host that dies from then on resumes it).
+	OnTask func(TaskInfo)
 }
 
 func (o *CallOptions) runtime() *actors.CallOptions {

@@ -134,9 +134,12 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 	if err := h.journal.writer.Write(ctx, persistence.PutTask(rec)); err != nil {
 		return nil, nil, fmt.Errorf("%s: task %s: journal: %w", tool, rec.TaskID, err)
 	}
+	info := taskInfo(rec)
+	if opts.OnTask != nil {
+		opts.OnTask(info)
+	}
 	if opts.Detached {
 		h.pollInBackground(rec)
-		info := taskInfo(rec)
 		return nil, &Result{
 			Type: ResultString,
 			Text: fmt.Sprintf("Task %s started on server %q (status %s); its outcome arrives as an %s event.", rec.TaskID, server, rec.Status, EventMethodTask),

@@ -313,6 +313,9 @@ func (a *serverActor) onResponse(m *responseMsg) {
 			a.slog.Warn("logging/setLevel refused", "level", a.spec.LogLevel, "err", m.msg.Error)
 			a.logLifecycle("warning: logging/setLevel %s refused: %v", a.spec.LogLevel, m.msg.Error)
 		}
+		if a.state == StateInitializing {
+			a.listTools()
+		}
 	}
 }
 
@@ -341,6 +344,13 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 	a.init = res
 	if err := a.conn.send(protocol.AppendNotification(nil, protocol.MethodInitialized, nil)); err != nil {
 		a.fail(fmt.Errorf("notifications/initialized: %w", err), false)
+		return
+	}
+	if a.spec.LogLevel != "" && res.Capabilities.LoggingDeclared() {
+		// Part of the handshake: no call reaches the server before its
+		// log level is set. tools/list follows the answer.
+		params, _ := json.Marshal(protocol.LoggingSetLevelParams{Level: a.spec.LogLevel})
+		a.request(reqSetLevel, protocol.MethodLoggingSetLevel, params)
 		return
 	}
 	a.listTools()
@@ -444,10 +454,6 @@ func (a *serverActor) becomeReady(cat *catalog) {
 	a.setState(StateReady, "")
 	a.conn.ready()
 	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat})
-	if a.spec.LogLevel != "" && a.init.Capabilities.LoggingDeclared() {
-		params, _ := json.Marshal(protocol.LoggingSetLevelParams{Level: a.spec.LogLevel})
-		a.request(reqSetLevel, protocol.MethodLoggingSetLevel, params)
-	}
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
