@@ -48,6 +48,8 @@ type config struct {
 	duplicateTools       bool
 	longDescription      int
 	eventAtStart         bool
+	tasks                bool
+	taskState            string
 }
 
 func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
@@ -76,6 +78,8 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.duplicateTools, "duplicate-tools", false, "list the tool echo twice")
 	fs.IntVar(&c.longDescription, "long-description", 0, "make echo's description `N` bytes long")
 	fs.BoolVar(&c.eventAtStart, "event-at-start", false, `send a custom "event/test" {"n":0} notification once notifications/initialized arrives`)
+	fs.BoolVar(&c.tasks, "tasks", true, "declare the tasks capability and answer tasks/* (sleep_task needs it); -tasks=false turns it off")
+	fs.StringVar(&c.taskState, "task-state", "", "keep every task as `DIR`/<taskId>.json; a server restarted on DIR answers for them and finishes a sleep_task left working")
 	all := append(strings.Fields(env), args...)
 	if err := fs.Parse(all); err != nil {
 		return nil, err
@@ -168,6 +172,10 @@ func newServer(cfg *config, logger *slog.Logger) *mcpserve.Server {
 		NegotiateVersion: ts.negotiate,
 		PageSize:         cfg.page,
 		Logger:           logger,
+		Tasks:            cfg.tasks,
+		TaskPollInterval: 500 * time.Millisecond,
+		TaskTTL:          time.Minute,
+		TaskStateDir:     cfg.taskState,
 		Middleware: []mcpserve.Middleware{
 			ts.crashAfterMiddleware,
 			ts.initMiddleware,

@@ -39,6 +39,7 @@ type initResult struct {
 		Tools *struct {
 			ListChanged bool `json:"listChanged"`
 		} `json:"tools"`
+		Tasks json.RawMessage `json:"tasks"`
 	} `json:"capabilities"`
 	ServerInfo struct {
 		Name    string `json:"name"`
@@ -146,7 +147,8 @@ func toolNames(pages []listPage) []string {
 	return names
 }
 
-var builtinTools = []string{"echo", "slow", "crash", "pid", "spawn_grandchild", "big", "ask_then_answer", "notify", "flood", "stderr", "structured", "image", "list_changed"}
+var builtinTools = []string{"echo", "slow", "crash", "pid", "spawn_grandchild", "big", "ask_then_answer", "notify", "flood", "stderr", "structured", "image", "list_changed",
+	"ask", "login", "progress", "sleep_task", "need_url", "sample", "roots"}
 
 func exitCode(t *testing.T, c *stdiotest.Client) int {
 	t.Helper()
@@ -201,6 +203,9 @@ func TestHandshakeToolsAndCalls(t *testing.T) {
 	}
 	if res.ServerInfo.Name != "mcptest" || res.Capabilities.Tools == nil || !res.Capabilities.Tools.ListChanged {
 		t.Errorf("initialize result = %+v", res)
+	}
+	if got, want := string(res.Capabilities.Tasks), `{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`; got != want {
+		t.Errorf("capabilities.tasks = %s, want %s (on by default)", got, want)
 	}
 
 	pages := listAll(t, c)
@@ -316,7 +321,11 @@ func TestPagination(t *testing.T) {
 	for _, p := range pages {
 		sizes = append(sizes, len(p.Tools))
 	}
-	if diff := cmp.Diff([]int{10, 10, 10, len(builtinTools) + 25 - 30}, sizes); diff != "" {
+	var wantSizes []int
+	for left := len(builtinTools) + 25; left > 0; left -= 10 {
+		wantSizes = append(wantSizes, min(left, 10))
+	}
+	if diff := cmp.Diff(wantSizes, sizes); diff != "" {
 		t.Errorf("page sizes (-want +got):\n%s", diff)
 	}
 	want := slices.Clone(builtinTools)
@@ -797,8 +806,11 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.tools != 9 || cfg.page != 3 || !cfg.hangCalls || cfg.exitAtStart != -1 || cfg.name != "mcptest" {
+	if cfg.tools != 9 || cfg.page != 3 || !cfg.hangCalls || cfg.exitAtStart != -1 || cfg.name != "mcptest" || !cfg.tasks || cfg.taskState != "" {
 		t.Errorf("config = %+v", cfg)
+	}
+	if cfg, err := parseConfig([]string{"-tasks=false", "-task-state", "/tmp/x"}, "", &stderr); err != nil || cfg.tasks || cfg.taskState != "/tmp/x" {
+		t.Errorf("-tasks=false -task-state: %+v, %v", cfg, err)
 	}
 	if _, err := parseConfig([]string{"-no-such-flag"}, "", &stderr); err == nil {
 		t.Error("unknown flag accepted")

@@ -107,6 +107,7 @@ func (ts *testServer) addTools() {
 			Handler:     listChanged,
 		},
 	}
+	tools = append(tools, featureTools()...)
 	for i := range ts.cfg.tools {
 		name := fmt.Sprintf("t%04d", i)
 		tools = append(tools, mcpserve.Tool{

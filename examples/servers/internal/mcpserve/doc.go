@@ -20,7 +20,15 @@
 // handler's context, after which no response is sent); unknown requests get
 // -32601 and unknown notifications are ignored. Every request runs on its own
 // goroutine, so a slow tool never delays a ping. Handlers may send the client
-// notifications (Notify, Log) and requests (Call, CallWithID).
+// notifications (Notify, Log, ToolCall.Progress) and requests (Call,
+// CallWithID, ToolCall.Call).
+//
+// With Options.Tasks the server also speaks the experimental tasks utility:
+// it declares capabilities.tasks, a tools/call carrying "task" for a tool
+// whose TaskSupport is optional or required is answered at once with a
+// CreateTaskResult while the handler runs on, and tasks/get, tasks/result,
+// tasks/cancel and tasks/list report on it. Options.TaskStateDir keeps tasks
+// on disk so that a restarted server still answers for them.
 //
 // Behaviour is changed with middleware (Options.Middleware), which sees every
 // incoming request and notification before the built-in dispatcher; the

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Request is an incoming request or notification as middleware sees it.
@@ -55,6 +56,24 @@ type Options struct {
 	// Logger receives diagnostics (malformed input, cancellations). Nil
 	// discards them. Servers usually log to stderr.
 	Logger *slog.Logger
+
+	// Tasks declares capabilities.tasks (list, cancel, tools/call) and
+	// answers tasks/get, tasks/result, tasks/cancel and tasks/list; a
+	// tools/call with a "task" member then runs as a task if the tool's
+	// TaskSupport allows it. Without Tasks the "task" member is ignored.
+	Tasks bool
+	// TaskPollInterval is the pollInterval tasks report; 0 means
+	// DefaultTaskPollInterval.
+	TaskPollInterval time.Duration
+	// TaskTTL is the ttl of a task whose request asks for none; 0 means
+	// DefaultTaskTTL, negative means unlimited (ttl null). A requested ttl
+	// is granted as asked.
+	TaskTTL time.Duration
+	// TaskStateDir, when set, keeps each task as <dir>/<taskId>.json,
+	// rewritten on every change. A server started on the same directory
+	// answers for the tasks it finds there and resumes the working ones of
+	// Resumable tools (others fail). Created if missing.
+	TaskStateDir string
 }
 
 // SupportedVersions are the revisions NegotiateVersion echoes.
@@ -116,6 +135,11 @@ type Server struct {
 	initialized bool
 
 	stopRequested atomic.Bool // StopReading was called
+
+	serveCtx   context.Context // Serve's; set before any handler runs
+	background sync.WaitGroup  // task handlers; Serve waits for them
+	tasksMu    sync.Mutex
+	tasks      map[string]*serverTask
 }
 
 // StopReading makes Serve read no further input once the line being handled
@@ -140,6 +164,12 @@ func New(opts Options) *Server {
 	if opts.PageSize < 0 {
 		panic("mcpserve: negative PageSize")
 	}
+	if opts.TaskPollInterval <= 0 {
+		opts.TaskPollInterval = DefaultTaskPollInterval
+	}
+	if opts.TaskTTL == 0 {
+		opts.TaskTTL = DefaultTaskTTL
+	}
 	opts.Middleware = slices.Clone(opts.Middleware)
 	s := &Server{
 		opts:     opts,
@@ -147,6 +177,7 @@ func New(opts Options) *Server {
 		done:     make(chan struct{}),
 		inflight: make(map[string]*inflightRequest),
 		pending:  make(map[string]chan *incoming),
+		tasks:    make(map[string]*serverTask),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -164,6 +195,11 @@ func New(opts Options) *Server {
 func (s *Server) AddTool(t Tool) {
 	if t.Name == "" || t.Handler == nil {
 		panic("mcpserve: tool needs a name and a handler")
+	}
+	switch t.TaskSupport {
+	case "", TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired:
+	default:
+		panic("mcpserve: tool " + t.Name + ": unknown TaskSupport " + strconv.Quote(t.TaskSupport))
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
@@ -203,6 +239,9 @@ func (s *Server) Initialized() bool {
 // a handler returned ErrStopReading it reads nothing more and returns when
 // ctx ends. Before returning it cancels every running handler and waits for
 // them: results already computed are still sent, interrupted ones are not.
+// Task handlers are cancelled and waited for too; an interrupted task is
+// left working (in Options.TaskStateDir as well). Serve first loads the
+// tasks of TaskStateDir.
 //
 // Lines are read on a helper goroutine in lock step with their handling. If
 // Serve returns (ctx ended) while that goroutine is blocked in in.Read, the
@@ -225,8 +264,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer func() {
 		cancel()
 		handlers.Wait()
+		s.background.Wait()
 		close(s.done)
 	}()
+	s.serveCtx = ctx
+	s.loadTasks()
 
 	type lineResult struct {
 		line []byte
@@ -393,6 +435,22 @@ func (s *Server) dispatch(ctx context.Context, req *Request) (any, error) {
 	case "notifications/cancelled":
 		s.cancelRequest(req.Params)
 		return nil, nil
+	case "tasks/get":
+		if s.opts.Tasks {
+			return s.getTask(req)
+		}
+	case "tasks/result":
+		if s.opts.Tasks {
+			return s.taskResult(ctx, req)
+		}
+	case "tasks/cancel":
+		if s.opts.Tasks {
+			return s.cancelTask(req)
+		}
+	case "tasks/list":
+		if s.opts.Tasks {
+			return s.listTasks(req)
+		}
 	}
 	if req.IsNotification() {
 		return nil, nil
@@ -407,14 +465,22 @@ func (s *Server) initialize(req *Request) (any, error) {
 	if err := unmarshalParams(req.Params, &p); err != nil {
 		return nil, err
 	}
+	caps := map[string]any{
+		"tools":   map[string]any{"listChanged": true},
+		"logging": map[string]any{},
+	}
+	if s.opts.Tasks {
+		caps["tasks"] = map[string]any{
+			"list":     map[string]any{},
+			"cancel":   map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+		}
+	}
 	return &InitializeResult{
 		ProtocolVersion: s.opts.NegotiateVersion(p.ProtocolVersion),
-		Capabilities: map[string]any{
-			"tools":   map[string]any{"listChanged": true},
-			"logging": map[string]any{},
-		},
-		ServerInfo:   Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version},
-		Instructions: s.opts.Instructions,
+		Capabilities:    caps,
+		ServerInfo:      Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version},
+		Instructions:    s.opts.Instructions,
 	}, nil
 }
 
@@ -472,6 +538,8 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
 	}
 	if err := unmarshalParams(req.Params, &p); err != nil {
 		return nil, err
@@ -490,7 +558,29 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	if args[0] != '{' {
 		return nil, Errorf(CodeInvalidParams, "Invalid params: arguments must be an object")
 	}
-	res, err := tool.Handler(ctx, &ToolCall{Server: s, RequestID: req.ID, Name: p.Name, Arguments: args})
+	if bytes.Equal(p.Meta, jsonNull) {
+		p.Meta = nil
+	}
+	call := &ToolCall{Server: s, RequestID: req.ID, Name: p.Name, Arguments: args, Meta: p.Meta}
+	asTask := s.opts.Tasks && len(p.Task) > 0 && !bytes.Equal(p.Task, jsonNull)
+	switch {
+	case asTask && (tool.TaskSupport == TaskSupportOptional || tool.TaskSupport == TaskSupportRequired):
+		return s.createTask(tool, call, p.Task)
+	case asTask:
+		// The spec: for a tool without task support the server SHOULD answer -32601.
+		return nil, Errorf(CodeMethodNotFound, "Task augmentation not supported: tool %s cannot run as a task", p.Name)
+	case tool.TaskSupport == TaskSupportRequired:
+		// The spec: a required tool called without a task MUST get -32601.
+		return nil, Errorf(CodeMethodNotFound, "Task augmentation required: tool %s must be called as a task", p.Name)
+	}
+	return s.runTool(ctx, tool, call)
+}
+
+// runTool runs the handler and normalises its outcome: a nil result
+// becomes an empty one, an error other than *Error, ErrNoResponse or an
+// interruption becomes an IsError result.
+func (s *Server) runTool(ctx context.Context, tool Tool, call *ToolCall) (*CallToolResult, error) {
+	res, err := tool.Handler(ctx, call)
 	if err != nil {
 		var rpcErr *Error
 		if errors.As(err, &rpcErr) || ctx.Err() != nil || errors.Is(err, ErrNoResponse) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Tool is one tool the server offers. Handler is not sent on the wire.
@@ -15,8 +16,49 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+	// TaskSupport is listed as execution.taskSupport: "" (left out, which
+	// means "forbidden"), TaskSupportForbidden, TaskSupportOptional or
+	// TaskSupportRequired. It matters only when Options.Tasks is set.
+	TaskSupport string `json:"-"`
+	// Resumable says the handler may run again in a new server process for
+	// a task that was still working when the previous one died (see
+	// Options.TaskStateDir). Such a handler must derive its outcome from
+	// the call's arguments and TaskCreatedAt alone.
+	Resumable bool `json:"-"`
 
 	Handler ToolHandler `json:"-"`
+}
+
+// Values of Tool.TaskSupport.
+const (
+	TaskSupportForbidden = "forbidden"
+	TaskSupportOptional  = "optional"
+	TaskSupportRequired  = "required"
+)
+
+// MarshalJSON writes the tool as tools/list lists it, with TaskSupport as
+// execution.taskSupport.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type wire Tool
+	type execution struct {
+		TaskSupport string `json:"taskSupport"`
+	}
+	v := struct {
+		wire
+		Execution *execution `json:"execution,omitempty"`
+	}{wire: wire(t)}
+	if t.TaskSupport != "" {
+		v.Execution = &execution{TaskSupport: t.TaskSupport}
+	}
+	// Not json.Marshal: it would escape <, > and & in descriptions, which
+	// the frame encoder leaves alone.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // Annotations are the ToolAnnotations hints. Nil pointers are left out, so
@@ -35,9 +77,75 @@ func Bool(b bool) *bool { return &b }
 // ToolCall is what a ToolHandler receives.
 type ToolCall struct {
 	Server    *Server
-	RequestID json.RawMessage // the client's JSON-RPC id, byte for byte
+	RequestID json.RawMessage // the client's JSON-RPC id, byte for byte; nil for a resumed task
 	Name      string
 	Arguments json.RawMessage // the arguments object; "{}" when the client sent none
+	Meta      json.RawMessage // the call's params._meta; nil when absent
+
+	// TaskID is the task the call runs as, "" for a plain call.
+	// TaskCreatedAt is when that task was created (to the millisecond, as
+	// reported to the client); it survives a restart, so a Resumable
+	// handler can compute its outcome from it.
+	TaskID        string
+	TaskCreatedAt time.Time
+
+	task *serverTask
+}
+
+// Progress sends notifications/progress for the call with the
+// _meta.progressToken the client sent, and the related-task _meta when the
+// call is a task. total may be nil and message empty. Without a token it
+// sends nothing and returns nil. progress must increase from one
+// notification to the next; the caller sees to that. Safe for concurrent
+// use, but notifications must stop once the handler has returned.
+func (c *ToolCall) Progress(progress float64, total *float64, message string) error {
+	token := c.progressToken()
+	if token == nil {
+		return nil
+	}
+	params := struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    *float64        `json:"total,omitempty"`
+		Message  string          `json:"message,omitempty"`
+		Meta     map[string]any  `json:"_meta,omitempty"`
+	}{Token: token, Progress: progress, Total: total, Message: message}
+	if c.TaskID != "" {
+		params.Meta = relatedTaskMeta(c.TaskID)
+	}
+	return c.Server.Notify("notifications/progress", params)
+}
+
+// progressToken returns _meta.progressToken, or nil when there is none.
+func (c *ToolCall) progressToken() json.RawMessage {
+	var meta struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if len(c.Meta) == 0 || json.Unmarshal(c.Meta, &meta) != nil {
+		return nil
+	}
+	if len(meta.ProgressToken) == 0 || bytes.Equal(meta.ProgressToken, jsonNull) {
+		return nil
+	}
+	return meta.ProgressToken
+}
+
+// Call sends the client a request on the call's behalf (elicitation/create,
+// sampling/createMessage, roots/list) and blocks until the answer, ctx or
+// the server's end, as Server.Call does. For a task, params (nil, or
+// anything that encodes as a JSON object) get the related-task _meta, and
+// the task's status is input_required while the answer is awaited.
+func (c *ToolCall) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c.task == nil {
+		return c.Server.Call(ctx, method, params)
+	}
+	tagged, err := withRelatedTask(params, c.TaskID)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserve: %s params: %w", method, err)
+	}
+	c.Server.awaitInput(c.task, true)
+	defer c.Server.awaitInput(c.task, false)
+	return c.Server.Call(ctx, method, tagged)
 }
 
 // Bind decodes the call's arguments into v, rejecting unknown fields.
@@ -62,6 +170,8 @@ type CallToolResult struct {
 	Content           []any `json:"content"`
 	StructuredContent any   `json:"structuredContent,omitempty"`
 	IsError           bool  `json:"isError,omitempty"`
+	// Meta is the result's _meta. tasks/result sets the related-task entry.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // TextContent is a text content block.
