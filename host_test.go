@@ -407,9 +407,20 @@ func TestCrashMidCallFailsFastAndRestarts(t *testing.T) {
 	errs := make(chan error, 4)
 	for range 3 {
 		wg.Go(func() {
-			_, err := h.Call(context.Background(), "mcp__crashy__slow", json.RawMessage(`{"ms":600000}`))
+			_, err := h.Call(context.Background(), "mcp__crashy__slow", json.RawMessage(`{"ms":600000,"started":true}`))
 			errs <- err
 		})
+	}
+	// The crash goes out only once the server runs all three slow calls.
+	for started := 0; started < 3; {
+		select {
+		case ev := <-events:
+			if ev.Kind == mcpvisor.EventNotification && ev.Method == "event/started" {
+				started++
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d slow calls started", started)
+		}
 	}
 	wg.Go(func() {
 		_, err := h.Call(context.Background(), "mcp__crashy__crash", json.RawMessage(`{"code":7}`))

@@ -33,8 +33,8 @@ func (ts *testServer) addTools() {
 	tools := []mcpserve.Tool{
 		ts.echoTool,
 		{
-			Name: "slow", Title: "Slow", Description: "Wait ms milliseconds (honours cancellation), then answer.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"],"additionalProperties":false}`),
+			Name: "slow", Title: "Slow", Description: `Wait ms milliseconds (honours cancellation), then answer. With started, first send an "event/started" {"tool":"slow"} notification, so a client knows the call is under way.`,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0},"started":{"type":"boolean"}},"required":["ms"],"additionalProperties":false}`),
 			Handler:     slow,
 		},
 		{
@@ -142,13 +142,19 @@ func (ts *testServer) echo(_ context.Context, call *mcpserve.ToolCall) (*mcpserv
 
 func slow(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
 	var args struct {
-		MS *int64 `json:"ms"`
+		MS      *int64 `json:"ms"`
+		Started bool   `json:"started"`
 	}
 	if err := call.Bind(&args); err != nil {
 		return nil, err
 	}
 	if args.MS == nil || *args.MS < 0 {
 		return mcpserve.ErrorResult("ms must be a non-negative integer"), nil
+	}
+	if args.Started {
+		if err := call.Server.Notify("event/started", map[string]any{"tool": "slow"}); err != nil {
+			return nil, err
+		}
 	}
 	t := time.NewTimer(time.Duration(*args.MS) * time.Millisecond)
 	defer t.Stop()
