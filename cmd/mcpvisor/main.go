@@ -8,6 +8,10 @@
 //	mcpvisor events --follow --config FILE
 //	mcpvisor events ack ID...
 //	mcpvisor history [--server S] [--calls] [--json]
+//	mcpvisor resources --config FILE [--server S] [--templates] [--json]
+//	mcpvisor resources read --config FILE --server S URI
+//	mcpvisor prompts --config FILE [--server S] [--json]
+//	mcpvisor prompts get --config FILE --server S PROMPT [key=value ...]
 //
 // It is a thin shell over the package mcpvisor API that Go platforms embed.
 package main
@@ -46,12 +50,20 @@ commands:
   events ack ID...                  mark events processed
   history [--server S] [--calls] [--limit N] [--json]
                                     server transitions, or tool calls with --calls (newest N, default 50)
+  resources --config FILE [--server S] [--templates] [--json]
+                                    list the resources (or resource templates) of S, or of every server
+  resources read --config FILE --server S URI
+                                    print a resource's text; binary contents are described, not printed
+  prompts --config FILE [--server S] [--json]
+                                    list the prompts of S, or of every server
+  prompts get --config FILE --server S PROMPT [key=value ...]
+                                    render a prompt with its arguments, one "role: text" line per message
 
 flags (every command):
-  --config FILE      MCP servers, in the mcpServers JSON format (required by run, tools, call, status)
+  --config FILE      MCP servers, in the mcpServers JSON format (required by all but events and history)
   --data DIR         data directory: the journal in DIR/journal, logs in DIR/logs (default ./.mcpvisor)
   --log-level LEVEL  debug, info, warn or error (default warn)
-  --wait DURATION    how long tools/status wait for servers (default 30s)
+  --wait DURATION    how long tools, status, resources and prompts wait for servers (default 30s)
 `
 
 // exitError carries a process exit code with its message.
@@ -87,6 +99,7 @@ type flags struct {
 
 	// events, history
 	pending, follow, calls bool
+	templates              bool // resources
 	server, method         string
 	after                  uint64
 	limit                  int
@@ -102,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd := args[0]
 	switch cmd {
-	case "run", "tools", "call", "status", "events", "history":
+	case "run", "tools", "call", "status", "events", "history", "resources", "prompts":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -117,6 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.pending, "pending", false, "")
 	fs.BoolVar(&f.follow, "follow", false, "")
 	fs.BoolVar(&f.calls, "calls", false, "")
+	fs.BoolVar(&f.templates, "templates", false, "")
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.method, "method", "", "")
 	fs.Uint64Var(&f.after, "after", 0, "")
@@ -155,6 +169,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCall(ctx, f, cfg, logger, pos, stdout)
 	case "status":
 		return cmdStatus(ctx, f, cfg, logger, stdout)
+	case "resources":
+		return cmdResources(ctx, f, cfg, logger, pos, stdout)
+	case "prompts":
+		return cmdPrompts(ctx, f, cfg, logger, pos, stdout)
 	default: // "run"
 		return cmdRun(ctx, f, cfg, logger, stdout)
 	}
