@@ -374,7 +374,7 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 		opts = &CallOptions{}
 	}
 	start := time.Now()
-	t, st, known := h.rt.Lookup(tool)
+	t, _, known := h.rt.Lookup(tool)
 	if known {
 		if _, ok := h.validate.Load(t.Server); ok {
 			if res := h.schemas.checkArguments(t, args); res != nil {
@@ -384,30 +384,31 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 		}
 	}
 	ro := opts.runtime()
-	if known && (t.TaskSupport == protocol.TaskSupportOptional || t.TaskSupport == protocol.TaskSupportRequired) &&
-		st.Capabilities.TaskToolCalls() {
-		ro.Task = taskField(opts.TaskTTL)
-		if opts.OnProgress != nil {
-			// A task's token stays valid until the task ends: one
-			// subscription serves the call and its polling.
-			if sub, err := h.rt.WatchProgress(t.Server); err == nil {
-				ro.Progress = sub
-				defer sub.Close()
-			}
+	ro.Task = taskField(opts.TaskTTL) // used if the tool runs as a task
+	if opts.OnProgress != nil {
+		// If the call becomes a task, its token stays valid until the
+		// task ends: one subscription serves the call and the polling.
+		if sub, err := h.rt.WatchProgress(serverOf(tool)); err == nil {
+			ro.Progress = sub
+			defer sub.Close()
 		}
 	}
 	raw, err := h.rt.Call(ctx, tool, args, nil, ro)
+	if !known {
+		// The call waited for its server to list its tools.
+		t, _, known = h.rt.Lookup(tool)
+	}
+	server := serverOf(tool)
 	var res *Result
 	if err == nil {
 		if task, ok := protocol.ParseCreateTaskResult(raw); ok {
-			raw, res, err = h.runTask(ctx, scope, tool, t.Server, task, opts, ro.Progress)
+			raw, res, err = h.runTask(ctx, scope, tool, server, task, opts, ro.Progress)
 		}
 	}
 	if err == nil && res == nil {
 		res, err = h.finishResult(tool, t, known, raw)
 	}
 	if err != nil {
-		server, _, _ := actors.SplitToolName(tool)
 		err = urlElicitationRequired(server, err)
 	}
 	if !h.opts.Journal.NoCallHistory {
@@ -450,4 +451,9 @@ func (h *Host) recordCall(scope Scope, tool string, args, raw json.RawMessage, s
 		rec.Arguments, rec.Result = args, raw
 	}
 	h.journal.writer.Ingest(server, persistence.AppendHistory(rec))
+}
+
+func serverOf(tool string) string {
+	server, _, _ := actors.SplitToolName(tool)
+	return server
 }

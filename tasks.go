@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -72,8 +73,15 @@ func taskInfo(rec persistence.TaskRecord) TaskInfo {
 
 // Task returns the task with id (task ids are unique per server; the first
 // match is returned).
-func (h *Host) Task(id string) (TaskInfo, error) {
-	rec, ok, err := h.journal.store.TaskByID(id)
+func (h *Host) Task(id string) (TaskInfo, error) { return h.journal.Task(id) }
+
+// Tasks lists the journal's tasks, oldest first; unfinished limits them to
+// those still running.
+func (h *Host) Tasks(unfinished bool) ([]TaskInfo, error) { return h.journal.Tasks(unfinished) }
+
+// Task returns the task with id from the journal.
+func (j *Journal) Task(id string) (TaskInfo, error) {
+	rec, ok, err := j.store.TaskByID(id)
 	if err != nil {
 		return TaskInfo{}, err
 	}
@@ -84,9 +92,9 @@ func (h *Host) Task(id string) (TaskInfo, error) {
 }
 
 // Tasks lists the journal's tasks, oldest first; unfinished limits them to
-// those still running.
-func (h *Host) Tasks(unfinished bool) ([]TaskInfo, error) {
-	recs, err := h.journal.store.Tasks(persistence.TaskFilter{Unfinished: unfinished})
+// those not ended yet.
+func (j *Journal) Tasks(unfinished bool) ([]TaskInfo, error) {
+	recs, err := j.store.Tasks(persistence.TaskFilter{Unfinished: unfinished})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +139,13 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 		rec.Deadline = now.Add(rec.TTL)
 	}
 	// Durable before anything else: a host killed now resumes the task.
-	if err := h.journal.writer.Write(ctx, persistence.PutTask(rec)); err != nil {
+	// Not bounded by the caller's context: a caller giving up now must
+	// still leave a record that says so, and a cancelled task.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelWait)
+	err := h.journal.writer.Write(wctx, persistence.PutTask(rec))
+	cancel()
+	if err != nil {
+		h.cancelTask(&rec, "the host could not journal it")
 		return nil, nil, fmt.Errorf("%s: task %s: journal: %w", tool, rec.TaskID, err)
 	}
 	info := taskInfo(rec)
@@ -147,6 +161,9 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 		}, nil
 	}
 	raw, err := h.driveTask(ctx, &rec, opts.OnProgress, sub)
+	if err != nil && !strings.Contains(err.Error(), rec.TaskID) {
+		err = fmt.Errorf("%s: task %s: %w", tool, rec.TaskID, err)
+	}
 	switch {
 	case errors.Is(err, ErrClosed):
 		// The host is closing: the record stays unfinished and the task
@@ -263,7 +280,9 @@ func (h *Host) noteTask(rec *persistence.TaskRecord, t *protocol.Task) {
 		return
 	}
 	rec.Status, rec.StatusMessage, rec.Updated = t.Status, t.StatusMessage, time.Now()
-	h.journal.writer.Ingest(rec.Server, persistence.PutTask(*rec))
+	// Queued in order with the final write (finishTask), never after it:
+	// Ingest's queue is applied after the writes of a commit.
+	h.journal.writer.WriteAsync([]persistence.Op{persistence.PutTask(*rec)}, nil)
 }
 
 // cancelTask asks the server to stop a task it runs (tasks/cancel, never

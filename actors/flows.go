@@ -64,7 +64,10 @@ type CallOptions struct {
 	// progress it reports (0: the server's MaxTotalTimeout, or no cap).
 	ResetTimeoutOnProgress bool
 	MaxTotalTimeout        time.Duration
-	// Task is the task field of a task-augmented tools/call ({"ttl":…}).
+	// Task is the task field ({"ttl":…}) a tools/call carries if the tool
+	// runs as a task: the server declared tasks.requests.tools.call and the
+	// tool's taskSupport is optional or required. Decided when the call is
+	// sent, so a call queued while its server starts is decided too.
 	Task json.RawMessage
 }
 

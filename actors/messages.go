@@ -24,8 +24,31 @@ type callMsg struct {
 	meta   json.RawMessage
 	method string          // "": tools/call of tool
 	params json.RawMessage // with method
+	task   json.RawMessage // the task field, if the tool runs as a task (applyTask)
 	reply  chan callReply
 	id     int64
+}
+
+// applyTask turns a tools/call into a task-augmented one when the caller
+// offered a task field, the server declared tasks for tools/call and the
+// tool's taskSupport is optional or required: decided when the call is
+// sent, from the catalog and capabilities of the connection it goes to.
+func (m *callMsg) applyTask(t *Tool, serverTasks bool) error {
+	if len(m.task) == 0 || m.method != "" || t == nil || !serverTasks ||
+		(t.TaskSupport != protocol.TaskSupportOptional && t.TaskSupport != protocol.TaskSupportRequired) {
+		return nil
+	}
+	params, err := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Task      json.RawMessage `json:"task"`
+		Meta      json.RawMessage `json:"_meta,omitempty"`
+	}{m.tool, m.args, m.task, m.meta})
+	if err != nil {
+		return fmt.Errorf("tools/call %q: %w", m.tool, err)
+	}
+	m.method, m.params = protocol.MethodToolsCall, params
+	return nil
 }
 
 // addMeta merges a _meta object (a progress token) into the request.

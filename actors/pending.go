@@ -131,8 +131,9 @@ func startCall(c conn, m *callMsg) error {
 // ready connection and its catalog. The actor publishes it on becoming
 // ready and withdraws it on leaving ready.
 type fastPath struct {
-	conn conn
-	cat  *catalog
+	conn  conn
+	cat   *catalog
+	tasks bool // the server declared tasks.requests.tools.call
 }
 
 // responseMsg carries the answer to one of the actor's own requests

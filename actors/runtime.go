@@ -291,19 +291,8 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 		}
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
-	if opts != nil && len(opts.Task) > 0 {
-		// Task-augmented: not the hot path; the params are built whole.
-		m.method = protocol.MethodToolsCall
-		params, err := json.Marshal(struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments,omitempty"`
-			Task      json.RawMessage `json:"task"`
-			Meta      json.RawMessage `json:"_meta,omitempty"`
-		}{tool, args, opts.Task, meta})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		m.params = params
+	if opts != nil {
+		m.task = opts.Task
 	}
 	return r.do(ctx, e, name, m, opts)
 }
@@ -349,8 +338,12 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 	if f := e.fast.Load(); f != nil {
 		// Ready: send it from this goroutine; the reader answers it here.
 		if m.method == "" {
-			if _, ok := f.cat.lookup(m.tool); !ok {
+			t, ok := f.cat.lookup(m.tool)
+			if !ok {
 				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
+			}
+			if err := m.applyTask(t, f.tasks); err != nil {
+				return nil, err
 			}
 		}
 		if err := startCall(f.conn, m); err != nil {

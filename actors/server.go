@@ -262,8 +262,13 @@ func (a *serverActor) onCall(m *callMsg) {
 }
 
 func (a *serverActor) sendCall(m *callMsg) {
-	if _, ok := a.cat.lookup(m.tool); !ok && m.tool != "" {
+	t, ok := a.cat.lookup(m.tool)
+	if !ok && m.tool != "" {
 		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
+		return
+	}
+	if err := m.applyTask(t, a.init.Capabilities.TaskToolCalls()); err != nil {
+		m.reply <- callReply{err: err}
 		return
 	}
 	if err := startCall(a.conn, m); err != nil {
@@ -433,7 +438,7 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	a.entry.catalog.Store(cat)
 	a.recordCatalog(cat)
 	if a.state == StateReady {
-		a.entry.fast.Store(&fastPath{conn: a.conn, cat: cat})
+		a.entry.fast.Store(&fastPath{conn: a.conn, cat: cat, tasks: a.init.Capabilities.TaskToolCalls()})
 	}
 	a.publish()
 	a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})
@@ -453,7 +458,7 @@ func (a *serverActor) becomeReady(cat *catalog) {
 		a.init.ServerInfo.Version, a.init.ProtocolVersion, len(a.cat.tools)), a.conn.pid(), nil)
 	a.setState(StateReady, "")
 	a.conn.ready()
-	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat})
+	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat, tasks: a.init.Capabilities.TaskToolCalls()})
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {

@@ -217,3 +217,75 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	}
 	return nil
 }
+
+type taskJSON struct {
+	ID            string          `json:"id"`
+	Server        string          `json:"server"`
+	Tool          string          `json:"tool"`
+	Status        string          `json:"status"`
+	StatusMessage string          `json:"statusMessage,omitempty"`
+	Created       time.Time       `json:"created"`
+	Updated       time.Time       `json:"updated"`
+	Deadline      time.Time       `json:"deadline"`
+	Detached      bool            `json:"detached"`
+	Done          bool            `json:"done"`
+	Error         string          `json:"error,omitempty"`
+	Result        string          `json:"result,omitempty"`
+	ResultType    string          `json:"result_type,omitempty"`
+	Structured    json.RawMessage `json:"structured,omitempty"`
+}
+
+func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
+	if len(pos) > 1 {
+		return &exitError{code: 2, msg: "tasks: want at most one task ID\n\n" + usage}
+	}
+	j, err := openJournal(f, logger)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	var tasks []mcpvisor.TaskInfo
+	if len(pos) == 1 {
+		ti, err := j.Task(pos[0])
+		if err != nil {
+			return err
+		}
+		tasks = append(tasks, ti)
+	} else if tasks, err = j.Tasks(f.pending); err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		for _, ti := range tasks {
+			out := taskJSON{ID: ti.ID, Server: ti.Server, Tool: ti.Tool, Status: ti.Status, StatusMessage: ti.StatusMessage,
+				Created: ti.Created, Updated: ti.Updated, Deadline: ti.Deadline, Detached: ti.Detached, Done: ti.Done, Error: ti.Error}
+			if ti.Result != nil {
+				out.Result, out.ResultType, out.Structured = ti.Result.Wire(), string(ti.Result.Type), ti.Result.JSON
+			}
+			_ = enc.Encode(out)
+		}
+		return nil
+	}
+	if len(pos) == 1 {
+		ti := tasks[0]
+		fmt.Fprintf(stdout, "task %s on %s (%s): %s", ti.ID, ti.Server, ti.Tool, ti.Status)
+		if ti.StatusMessage != "" {
+			fmt.Fprintf(stdout, " (%s)", ti.StatusMessage)
+		}
+		fmt.Fprintln(stdout)
+		if ti.Error != "" {
+			fmt.Fprintln(stdout, "error:", ti.Error)
+		}
+		if ti.Result != nil {
+			fmt.Fprintln(stdout, ti.Result.Wire())
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintln(tw, "CREATED\tSERVER\tTASK\tTOOL\tSTATUS\tDONE")
+	for _, ti := range tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", ti.Created.Local().Format("2006-01-02 15:04:05"), ti.Server, ti.ID, ti.Tool, ti.Status, ti.Done)
+	}
+	return nil
+}

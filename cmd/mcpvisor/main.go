@@ -40,8 +40,11 @@ const usage = `usage: mcpvisor <command> [flags]
 commands:
   run     --config FILE             start every server and supervise them until interrupted
   tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
-  call    --config FILE TOOL [ARGS_JSON] [--json]
-                                    start the one server TOOL needs, call it, print the result
+  call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
+                                    start the one server TOOL needs, call it, print the result;
+                                    progress and task ids go to stderr; --detach returns once a
+                                    task-running tool has started its task
+  tasks   [ID] [--pending] [--json] list the journal's tasks (--pending: unfinished), or show one
   status  --config FILE [--json]    start the servers, wait for them, print their states
   events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
                                     list the events servers pushed (oldest first)
@@ -100,6 +103,7 @@ type flags struct {
 	// events, history
 	pending, follow, calls bool
 	templates              bool // resources
+	detach                 bool // call
 	server, method         string
 	after                  uint64
 	limit                  int
@@ -115,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd := args[0]
 	switch cmd {
-	case "run", "tools", "call", "status", "events", "history", "resources", "prompts":
+	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -131,6 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.follow, "follow", false, "")
 	fs.BoolVar(&f.calls, "calls", false, "")
 	fs.BoolVar(&f.templates, "templates", false, "")
+	fs.BoolVar(&f.detach, "detach", false, "")
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.method, "method", "", "")
 	fs.Uint64Var(&f.after, "after", 0, "")
@@ -148,6 +153,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEvents(ctx, f, logger, pos, stdout)
 	case "history":
 		return cmdHistory(f, logger, stdout)
+	case "tasks":
+		return cmdTasks(f, logger, pos, stdout)
 	}
 	if f.config == "" {
 		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}
@@ -166,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "tools":
 		return cmdTools(ctx, f, cfg, logger, stdout, stderr)
 	case "call":
-		return cmdCall(ctx, f, cfg, logger, pos, stdout)
+		return cmdCall(ctx, f, cfg, logger, pos, stdout, stderr)
 	case "status":
 		return cmdStatus(ctx, f, cfg, logger, stdout)
 	case "resources":
@@ -307,7 +314,7 @@ type resultJSON struct {
 	Content    []mcpvisor.ContentBlock `json:"content"`
 }
 
-func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
+func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) < 1 || len(pos) > 2 {
 		return &exitError{code: 2, msg: "call: want TOOL [ARGS_JSON]\n\n" + usage}
 	}
@@ -337,7 +344,24 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 	if !sts[0].Enabled {
 		return fmt.Errorf("call: server %q is disabled", server)
 	}
-	res, err := h.Call(ctx, tool, args)
+	res, err := h.CallWith(ctx, tool, args, mcpvisor.CallOptions{
+		Detached: f.detach,
+		OnProgress: func(p mcpvisor.Progress) {
+			line := fmt.Sprintf("progress %g", p.Progress)
+			if p.Total != nil {
+				line += fmt.Sprintf("/%g", *p.Total)
+			}
+			if p.Message != "" {
+				line += ": " + p.Message
+			}
+			fmt.Fprintln(stderr, line)
+		},
+		OnTask: func(ti mcpvisor.TaskInfo) {
+			// The task is journaled: from here a killed CLI leaves it for
+			// the next host to resume (mcpvisor tasks ID shows it).
+			fmt.Fprintf(stderr, "task %s started on %s\n", ti.ID, ti.Server)
+		},
+	})
 	if err != nil {
 		return err
 	}

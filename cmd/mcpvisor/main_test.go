@@ -18,10 +18,11 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
-var notesBin, mcptestBin string
+var notesBin, mcptestBin, cliBin string
 
 func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{
+		"github.com/mcpvisor/mcpvisor/cmd/mcpvisor":             &cliBin,
 		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &mcptestBin,
 		"github.com/mcpvisor/mcpvisor/examples/servers/notes":   &notesBin,
 	})

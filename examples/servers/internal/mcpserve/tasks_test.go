@@ -431,8 +431,10 @@ func TestToolCallRequestInTask(t *testing.T) {
 	}
 
 	// In a task: tagged with the task, which is input_required meanwhile.
+	// The request may come before or after the CreateTaskResult.
 	id = c.start("tools/call", map[string]any{"name": "asker", "task": map[string]any{}})
 	var task Task
+	req = wireMessage{}
 	for task.TaskID == "" || req.Method == "" {
 		m := c.next()
 		switch {
@@ -444,7 +446,6 @@ func TestToolCallRequestInTask(t *testing.T) {
 				t.Fatal(err)
 			}
 			task = res.Task
-			req = wireMessage{}
 		default:
 			t.Fatalf("unexpected %s", c.out.Text())
 		}
