@@ -1,6 +1,10 @@
 package persistence
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
 
 // SchemaVersion is written into every record (field "v"). A decoder meeting
 // a higher version than it knows refuses the record with ErrSchemaVersion
@@ -132,11 +136,11 @@ type HistoryRecord struct {
 // Task statuses: the five of MCP tasks (2025-11-25) as a server reports
 // them, and two the host sets itself.
 const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
+	TaskWorking       = protocol.TaskWorking
+	TaskInputRequired = protocol.TaskInputRequired
+	TaskCompleted     = protocol.TaskCompleted
+	TaskFailed        = protocol.TaskFailed
+	TaskCancelled     = protocol.TaskCancelled
 	TaskLost          = "lost"    // the server no longer knows the task (tasks/get failed with an unknown id, or it restarted)
 	TaskExpired       = "expired" // Deadline passed before the task ended
 )
