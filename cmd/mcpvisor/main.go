@@ -1,6 +1,7 @@
 // Command mcpvisor supervises MCP servers and calls their tools.
 //
 //	mcpvisor run    --config FILE            supervise in the foreground until interrupted
+//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F]   the HTTP API (sidecar)
 //	mcpvisor tools  --config FILE [--json]   list every namespaced tool
 //	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
 //	mcpvisor status --config FILE [--json]
@@ -39,6 +40,9 @@ const usage = `usage: mcpvisor <command> [flags]
 
 commands:
   run     --config FILE             start every server and supervise them until interrupted
+  serve   --config FILE [--listen ADDR] [--token-file F]
+                                    supervise the servers behind the HTTP API on loopback
+                                    (default 127.0.0.1:7071; token in DIR/token unless given)
   tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
   call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
                                     start the one server TOOL needs, call it, print the result;
@@ -118,6 +122,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	cmd := args[0]
+	if cmd == "serve" {
+		return cmdServe(ctx, args[1:], stderr)
+	}
 	switch cmd {
 	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks":
 	default:

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
+)
+
+const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--log-level LEVEL]
+
+  --listen ADDR      loopback address to serve the HTTP API on (default 127.0.0.1:7071)
+  --token-file F     file holding the bearer token; default DIR/token, generated (mode 0600) on first start
+`
+
+// Serve defaults and bounds.
+const (
+	defaultListen = "127.0.0.1:7071"
+	// shutdownGrace bounds the wait for in-flight requests at shutdown;
+	// their contexts are cancelled first, so calls end promptly.
+	shutdownGrace = 10 * time.Second
+	tokenBytes    = 32
+)
+
+var errShuttingDown = errors.New("mcpvisor serve is shutting down")
+
+// cmdServe runs the sidecar: the host with its inbox, behind the HTTP API,
+// until ctx ends or SIGINT/SIGTERM arrives.
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	var config, data, listen, tokenFile, logLevel string
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&config, "config", "", "")
+	fs.StringVar(&data, "data", mcpvisor.DefaultDataDir, "")
+	fs.StringVar(&listen, "listen", defaultListen, "")
+	fs.StringVar(&tokenFile, "token-file", "", "")
+	fs.StringVar(&logLevel, "log-level", "warn", "")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, msg: fmt.Sprintf("serve: %v\n\n%s", err, serveUsage)}
+	}
+	if fs.NArg() > 0 {
+		return &exitError{code: 2, msg: fmt.Sprintf("serve: unexpected argument %q\n\n%s", fs.Arg(0), serveUsage)}
+	}
+	if config == "" {
+		return &exitError{code: 2, msg: "serve: --config FILE is required"}
+	}
+	if err := checkLoopback(listen); err != nil {
+		return &exitError{code: 2, msg: "serve: " + err.Error()}
+	}
+	logger, err := newLogger(logLevel, stderr)
+	if err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	cfg, err := mcpvisor.LoadConfig(config)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	token, tokenPath, err := loadToken(data, tokenFile)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	ctx, stop := signalContext(ctx)
+	defer stop()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true})
+	if err != nil {
+		ln.Close()
+		return lockHint(err)
+	}
+	defer h.Close()
+
+	// Every request's context derives from base: cancelling it at shutdown
+	// cancels in-flight calls and ends event streams.
+	base, cancelBase := context.WithCancelCause(context.Background())
+	defer cancelBase(nil)
+	metrics := sidecar.NewMetrics(h)
+	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
+		Metrics: metrics.Handler(), OnCall: metrics.ObserveCall})
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "mcpvisor serve: listening on http://%s (token in %s)\n", ln.Addr(), tokenPath)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "mcpvisor serve: shutting down")
+	cancelBase(errShuttingDown)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-served // http.ErrServerClosed once Shutdown has begun
+	return h.Close()
+}
+
+// checkLoopback refuses an address that is not on loopback: the API has
+// no TLS yet, and the token must not cross a network in clear.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--listen %q: listening on a non-loopback address needs TLS, which is not built yet; use 127.0.0.1 or [::1]", addr)
+}
+
+// loadToken reads the token from tokenFile, or from data/token, which is
+// created with a fresh random token (mode 0600) when absent.
+func loadToken(data, tokenFile string) (token, path string, err error) {
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("--token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+		if token == "" {
+			return "", "", fmt.Errorf("--token-file %s is empty", tokenFile)
+		}
+		return token, tokenFile, nil
+	}
+	path = filepath.Join(data, "token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", "", fmt.Errorf("%s is empty: delete it to have a new token generated", path)
+		}
+		return token, path, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return "", "", err
+	}
+	raw := make([]byte, tokenBytes)
+	rand.Read(raw)
+	token = hex.EncodeToString(raw)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", "", err
+	}
+	return token, path, nil
+}

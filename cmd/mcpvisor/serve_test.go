@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listening = regexp.MustCompile(`mcpvisor serve: listening on (http://\S+) \(token in (.+)\)`)
+
+// serving is a running `mcpvisor serve`.
+type serving struct {
+	url, tokenPath string
+	stderr         *syncBuffer
+	stop           context.CancelFunc
+	done           chan error
+}
+
+// startServe runs serve on a free loopback port until the test ends.
+func startServe(t *testing.T, args ...string) *serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{stderr: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
+	args = append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)
+	go func() { s.done <- run(ctx, args, io.Discard, s.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not return")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(s.stderr.String()); m != nil {
+			s.url, s.tokenPath = m[1], m[2]
+			return s
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("serve returned %v: %s", err, s.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", s.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// shutdown cancels serve's context and waits for it, bounded.
+func (s *serving) shutdown(t *testing.T) error {
+	t.Helper()
+	s.stop()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after its context ended")
+		return nil
+	}
+}
+
+func get(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestServeGeneratesTokenAndShutsDown(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"t": {"command": "MCPTEST"}}}`)
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, "--config", cfg, "--data", data)
+	if want := filepath.Join(data, "token"); s.tokenPath != want {
+		t.Errorf("token in %q, want %q", s.tokenPath, want)
+	}
+	st, err := os.Stat(s.tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v", st.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(s.tokenPath)
+	token := strings.TrimSpace(string(raw))
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(token) {
+		t.Fatalf("token %q is not 32 bytes of hex", token)
+	}
+
+	if code, _ := get(t, s.url+"/healthz", ""); code != http.StatusOK {
+		t.Errorf("healthz %d", code)
+	}
+	if code, _ := get(t, s.url+"/v1/servers", ""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	code, body := get(t, s.url+"/v1/servers", token)
+	var l struct {
+		Servers []struct{ Name string } `json:"servers"`
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &l) != nil || len(l.Servers) != 1 || l.Servers[0].Name != "t" {
+		t.Fatalf("servers: %d %s", code, body)
+	}
+	if code, _ := get(t, s.url+"/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("metrics without a token: %d", code)
+	}
+	if code, body := get(t, s.url+"/metrics", token); code != http.StatusOK || !strings.Contains(string(body), `mcpvisor_server_state{server="t"`) {
+		t.Errorf("metrics: %d, no server state for t:\n%.500s", code, body)
+	}
+	if err := s.shutdown(t); err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+
+	// The next start reuses the token, and the journal was released.
+	s = startServe(t, "--config", cfg, "--data", data)
+	if again, _ := os.ReadFile(s.tokenPath); strings.TrimSpace(string(again)) != token {
+		t.Errorf("token changed: %q → %q", token, again)
+	}
+	if code, _ := get(t, s.url+"/v1/servers", token); code != http.StatusOK {
+		t.Errorf("old token refused: %d", code)
+	}
+}
+
+func TestServeTokenFile(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	data := t.TempDir()
+	tf := filepath.Join(t.TempDir(), "tok")
+	if err := os.WriteFile(tf, []byte("given-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--config", cfg, "--data", data, "--token-file", tf)
+	if s.tokenPath != tf {
+		t.Errorf("token in %q", s.tokenPath)
+	}
+	if code, body := get(t, s.url+"/v1/servers", "given-token"); code != http.StatusOK {
+		t.Errorf("given token: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(data, "token")); !os.IsNotExist(err) {
+		t.Errorf("a token was generated although one was given: %v", err)
+	}
+}
+
+// Shutdown cancels a call in flight instead of waiting for it.
+func TestServeShutdownCancelsCalls(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"t": {"command": "MCPTEST"}}}`)
+	data := t.TempDir()
+	s := startServe(t, "--config", cfg, "--data", data)
+	raw, _ := os.ReadFile(s.tokenPath)
+	body := `{"tool":"mcp__t__progress","arguments":{"steps":100000,"delay_ms":20}}`
+	req, _ := http.NewRequest("POST", s.url+"/v1/call", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(raw)))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 4096)
+	n, err := resp.Body.Read(buf) // the first progress event: the call is in flight
+	if err != nil || !strings.Contains(string(buf[:n]), "event: progress") {
+		t.Fatalf("first read %q: %v", buf[:n], err)
+	}
+	start := time.Now()
+	if err := s.shutdown(t); err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(rest), "event: error") || !strings.Contains(string(rest), `"code":"cancelled"`) ||
+		!strings.Contains(string(rest), "shutting down") {
+		t.Errorf("the stream ended without a cancelled error: %.500s", rest)
+	}
+}
+
+func TestServeRefusals(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"all interfaces", []string{"--listen", "0.0.0.0:7071"}, "needs TLS, which is not built yet"},
+		{"empty host", []string{"--listen", ":7071"}, "needs TLS, which is not built yet"},
+		{"public address", []string{"--listen", "192.0.2.1:7071"}, "needs TLS, which is not built yet"},
+		{"a name", []string{"--listen", "example.com:7071"}, "needs TLS, which is not built yet"},
+		{"no port", []string{"--listen", "127.0.0.1"}, "--listen"},
+		{"no config", nil, "--config FILE is required"},
+		{"stray argument", []string{"extra"}, "unexpected argument"},
+		{"empty token file", []string{"--token-file", os.DevNull}, "is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"serve", "--data", t.TempDir()}
+			if tc.name != "no config" {
+				args = append(args, "--config", cfg)
+			}
+			err := run(context.Background(), append(args, tc.args...), io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:7071": true, "127.0.0.2:0": true, "[::1]:7071": true, "localhost:7071": true,
+		"0.0.0.0:7071": false, "[::]:7071": false, ":7071": false, "10.0.0.1:80": false,
+	} {
+		if err := checkLoopback(addr); (err == nil) != ok {
+			t.Errorf("checkLoopback(%q) = %v", addr, err)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// tools lists the tools of ?session=S&stack=K, grants applied, or without
+// a session the full catalog.
+func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var tools []mcpvisor.Tool
+	if sess := q.Get("session"); sess != "" {
+		tools = s.h.Session(sess, q.Get("stack")).Tools()
+	} else if q.Get("stack") != "" {
+		badRequest(w, "stack needs a session")
+		return
+	} else {
+		tools = s.h.Tools()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": newToolViews(tools)})
+}
+
+// catalog is the session's "## MCP servers" block, as markdown.
+func (s *Server) catalog(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	sess := q.Get("session")
+	if sess == "" {
+		badRequest(w, "session is required")
+		return
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Write([]byte(s.h.Session(sess, q.Get("stack")).Catalog()))
+}
+
+type callRequest struct {
+	Session   string          `json:"session"`
+	Stack     string          `json:"stack"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Detached  bool            `json:"detached"`
+}
+
+type progressView struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// call runs one tool call: for a session when one is given, else on the
+// host. With "Accept: text/event-stream" the answer is SSE: a progress
+// event per notification, then one result (or error) event. The call is
+// cancelled when the client goes away (the request's context).
+func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	var req callRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Tool == "" {
+		badRequest(w, "tool is required")
+		return
+	}
+	if req.Session == "" && req.Stack != "" {
+		badRequest(w, "stack needs a session")
+		return
+	}
+	args := req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	opts := mcpvisor.CallOptions{Detached: req.Detached}
+
+	var sse *sseWriter
+	if wantsSSE(r) {
+		sse = newSSE(w)
+		opts.OnProgress = func(p mcpvisor.Progress) {
+			sse.event("progress", progressView{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		}
+	}
+
+	start := time.Now()
+	var res *mcpvisor.Result
+	var err error
+	if req.Session != "" {
+		res, err = s.h.Session(req.Session, req.Stack).CallWith(r.Context(), req.Tool, args, opts)
+	} else {
+		res, err = s.h.CallWith(r.Context(), req.Tool, args, opts)
+	}
+	if err != nil {
+		// Say why the request's context ended when it was not the client
+		// (e.g. the sidecar shutting down, through http.Server.BaseContext).
+		if cause := context.Cause(r.Context()); cause != nil && cause != r.Context().Err() {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+	}
+	s.noteCall(req.Tool, res, err, time.Since(start))
+
+	switch {
+	case sse != nil && err != nil:
+		sse.event("error", errorBody{Error: classify(err)})
+	case sse != nil:
+		sse.event("result", newResultView(res))
+	case err != nil:
+		writeErr(w, err)
+	default:
+		writeJSON(w, http.StatusOK, newResultView(res))
+	}
+}
+
+func (s *Server) noteCall(tool string, res *mcpvisor.Result, err error, d time.Duration) {
+	if s.opts.OnCall == nil {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = classify(err).Code
+	case res.IsError:
+		outcome = "tool_error"
+	}
+	server, _, _ := strings.Cut(strings.TrimPrefix(tool, "mcp__"), "__")
+	s.opts.OnCall(server, tool, outcome, d)
+}
+
+type scopeRequest struct {
+	Groups []string `json:"groups"`
+	Stack  string   `json:"stack"`
+}
+
+func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
+	var req scopeRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if len(req.Groups) == 0 {
+		badRequest(w, "groups must list at least one tool group")
+		return
+	}
+	sess := s.h.Session(r.PathValue("session"), req.Stack)
+	if err := sess.Activate(r.Context(), req.Groups...); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session": sess.Scope().Session, "stack": sess.Scope().Stack,
+		"groups": nonNil(sess.Groups())})
+}
+
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
+	var req scopeRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if len(req.Groups) > 0 {
+		badRequest(w, fmt.Sprintf("end takes no groups (%d given)", len(req.Groups)))
+		return
+	}
+	if err := s.h.Session(r.PathValue("session"), req.Stack).End(r.Context()); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

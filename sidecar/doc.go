@@ -1,0 +1,17 @@
+// Package sidecar serves a Host over HTTP, so that an agent platform written
+// in any language can supervise MCP servers through mcpvisor: the /v1 JSON
+// API (servers, tools, calls with SSE progress, sessions, events,
+// elicitations, tasks, media) and the open /healthz and /readyz probes.
+//
+//	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true})
+//	defer h.Close()
+//	srv := &http.Server{Addr: "127.0.0.1:7071", Handler: sidecar.New(h, sidecar.Options{Token: token, DataDir: dir}).Handler()}
+//	srv.ListenAndServe()
+//
+// Every /v1 route needs "Authorization: Bearer <token>". Errors are JSON:
+//
+//	{"error": {"code": "unavailable", "message": "...", "retry_after_ms": 500}}
+//
+// with a stable code (see the Code* constants). The command `mcpvisor serve`
+// is this package behind a loopback listener.
+package sidecar

@@ -1,0 +1,118 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/elicit"
+)
+
+// Stable error codes of the API's JSON errors.
+const (
+	CodeUnauthorized        = "unauthorized"
+	CodeNotFound            = "not_found"
+	CodeInvalidRequest      = "invalid_request"
+	CodeInvalidConfig       = "invalid_config"
+	CodeInvalidArguments    = "invalid_arguments"
+	CodeInvalidResult       = "invalid_result"
+	CodeUnknownTool         = "unknown_tool"
+	CodeUnknownServer       = "unknown_server"
+	CodeUnknownGroup        = "unknown_group"
+	CodeUnknownElicitation  = "unknown_elicitation"
+	CodeUnknownTask         = "unknown_task"
+	CodeUnknownEvent        = "unknown_event"
+	CodeUnavailable         = "unavailable"
+	CodeTimeout             = "timeout"
+	CodeCancelled           = "cancelled"
+	CodeNotGranted          = "not_granted"
+	CodeConnectionLost      = "connection_lost"
+	CodeClosed              = "closed"
+	CodeURLElicitationFirst = "url_elicitation_required"
+	CodeInternal            = "internal"
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	status     int
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	RetryAfter int64  `json:"retry_after_ms,omitempty"`
+}
+
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+// classify maps an error of the mcpvisor API to its HTTP status and code.
+func classify(err error) apiError {
+	e := apiError{status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
+	var unavail *mcpvisor.UnavailableError
+	var schema *mcpvisor.SchemaError
+	var urlReq *mcpvisor.URLElicitationRequiredError
+	switch {
+	case errors.As(err, &unavail):
+		e.status, e.Code = http.StatusServiceUnavailable, CodeUnavailable
+		if unavail.RetryAfter > 0 {
+			e.RetryAfter = max(unavail.RetryAfter.Milliseconds(), 1)
+		}
+	case errors.Is(err, mcpvisor.ErrUnavailable):
+		e.status, e.Code = http.StatusServiceUnavailable, CodeUnavailable
+	case errors.As(err, &urlReq):
+		e.status, e.Code = http.StatusConflict, CodeURLElicitationFirst
+	case errors.As(err, &schema):
+		if schema.Kind == "arguments" {
+			e.status, e.Code = http.StatusBadRequest, CodeInvalidArguments
+		} else {
+			e.status, e.Code = http.StatusBadGateway, CodeInvalidResult
+		}
+	case errors.Is(err, mcpvisor.ErrConfig):
+		e.status, e.Code = http.StatusBadRequest, CodeInvalidConfig
+	case errors.Is(err, mcpvisor.ErrUnknownTool):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownTool
+	case errors.Is(err, mcpvisor.ErrUnknownServer):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownServer
+	case errors.Is(err, mcpvisor.ErrUnknownGroup):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownGroup
+	case errors.Is(err, mcpvisor.ErrUnknownElicitation):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownElicitation
+	case errors.Is(err, mcpvisor.ErrUnknownTask):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownTask
+	case errors.Is(err, mcpvisor.ErrUnknownEvent):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownEvent
+	case errors.Is(err, mcpvisor.ErrNotGranted):
+		e.status, e.Code = http.StatusForbidden, CodeNotGranted
+	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, elicit.ErrInvalid), errors.Is(err, elicit.ErrInvalidAction):
+		e.status, e.Code = http.StatusBadRequest, CodeInvalidRequest
+	case errors.Is(err, mcpvisor.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		e.status, e.Code = http.StatusGatewayTimeout, CodeTimeout
+	case errors.Is(err, mcpvisor.ErrCancelled), errors.Is(err, context.Canceled):
+		e.status, e.Code = http.StatusServiceUnavailable, CodeCancelled
+	case errors.Is(err, mcpvisor.ErrConnectionLost), errors.Is(err, mcpvisor.ErrNotReading), errors.Is(err, mcpvisor.ErrFrameTooLarge):
+		e.status, e.Code = http.StatusBadGateway, CodeConnectionLost
+	case errors.Is(err, mcpvisor.ErrClosed):
+		e.status, e.Code = http.StatusServiceUnavailable, CodeClosed
+	}
+	return e
+}
+
+func writeError(w http.ResponseWriter, e apiError) {
+	if e.RetryAfter > 0 {
+		secs := (time.Duration(e.RetryAfter)*time.Millisecond + time.Second - 1) / time.Second
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+	}
+	writeJSON(w, e.status, errorBody{Error: e})
+}
+
+func writeErr(w http.ResponseWriter, err error) { writeError(w, classify(err)) }
+
+func badRequest(w http.ResponseWriter, format string) {
+	writeError(w, apiError{status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: format})
+}
+
+func notFound(w http.ResponseWriter, msg string) {
+	writeError(w, apiError{status: http.StatusNotFound, Code: CodeNotFound, Message: msg})
+}

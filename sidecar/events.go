@@ -1,0 +1,141 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// keepAlive is how often an idle event stream sends a comment line, so
+// proxies and clients see that it is alive.
+const keepAlive = 25 * time.Second
+
+// eventFilter reads ?pending=1&server=&method=&after=&limit=.
+func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
+	q := r.URL.Query()
+	f := mcpvisor.EventFilter{Server: q.Get("server"), Method: q.Get("method")}
+	switch q.Get("pending") {
+	case "", "0", "false":
+	case "1", "true":
+		f.Status = mcpvisor.EventPending
+	default:
+		return f, fmt.Errorf("pending must be 1 or 0, not %q", q.Get("pending"))
+	}
+	if a := q.Get("after"); a != "" {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return f, fmt.Errorf("after must be an event id, not %q", a)
+		}
+		f.After = v
+	}
+	if l := q.Get("limit"); l != "" {
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 0 {
+			return f, fmt.Errorf("limit must be a non-negative integer, not %q", l)
+		}
+		f.Limit = v
+	}
+	return f, nil
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	f, err := eventFilter(r)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	evs, err := s.h.Journal().Events(f)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]eventView, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, newEventView(e))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+}
+
+func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		IDs []uint64 `json:"ids"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if len(req.IDs) == 0 {
+		badRequest(w, "ids must list at least one event id")
+		return
+	}
+	if err := s.h.Journal().Ack(r.Context(), req.IDs...); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"acked": req.IDs})
+}
+
+// eventStream sends the events journaled from now on (or after ?after=ID)
+// as SSE "event" events, with the list's filters, until the client leaves.
+func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
+	f, err := eventFilter(r)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	if r.URL.Query().Get("after") == "" {
+		last, err := s.lastSeq()
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		f.After = last
+	}
+	limit := f.Limit
+	f.Limit = 0
+	ctx, cancel := context.WithCancel(r.Context())
+	ch := s.h.Journal().Subscribe(ctx, f)
+	// Cancelling ends the subscription; draining it lets its goroutine
+	// exit before the handler returns.
+	defer func() {
+		for range ch {
+		}
+	}()
+	defer cancel()
+	sse := newSSE(w)
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	sent := 0
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return // the journal closed
+			}
+			if sse.event("event", newEventView(ev)) != nil {
+				return
+			}
+			if sent++; limit > 0 && sent >= limit {
+				return
+			}
+		case <-tick.C:
+			if sse.comment("keep-alive") != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// lastSeq is the id of the newest journaled event, 0 when there is none.
+func (s *Server) lastSeq() (uint64, error) {
+	evs, err := s.h.Journal().Events(mcpvisor.EventFilter{})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[len(evs)-1].Seq, nil
+}

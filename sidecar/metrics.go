@@ -1,0 +1,172 @@
+package sidecar
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// Metrics is the sidecar's Prometheus instrumentation: call counts and
+// latencies observed by the API, and the host's state read at scrape time.
+// It has its own registry, so several sidecars (or tests) in one process do
+// not collide and nothing leaks into prometheus.DefaultRegisterer.
+//
+// Its methods are safe for concurrent use. It starts no goroutine and holds
+// nothing that needs closing.
+type Metrics struct {
+	registry *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+// callDurationBuckets span a cached lookup (1 ms) to a long tool run
+// (5 min); the default buckets stop at 10 s, short of many real tools.
+var callDurationBuckets = []float64{
+	.001, .0025, .005, .01, .025, .05, .1, .25, .5,
+	1, 2.5, 5, 10, 30, 60, 120, 300,
+}
+
+// NewMetrics registers the metrics of h, the Go runtime and the process on
+// a new registry. h's state is read on each scrape, not cached; h may be
+// closed before the Metrics is dropped (a scrape then reports what the
+// closed host still knows).
+func NewMetrics(h *mcpvisor.Host) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpvisor_calls_total",
+			Help: "Tool calls through the sidecar, by server, tool (the server's own name) and outcome.",
+		}, []string{"server", "tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpvisor_call_duration_seconds",
+			Help:    "Latency of tool calls through the sidecar, by server and outcome.",
+			Buckets: callDurationBuckets,
+		}, []string{"server", "outcome"}),
+	}
+	m.registry.MustRegister(
+		m.calls,
+		m.duration,
+		newHostCollector(h),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition formats (text or
+// protobuf, as the scraper asks). It does no authentication: mount it
+// behind the API's.
+func (m *Metrics) Handler() http.Handler { return m.handler }
+
+// ObserveCall records one finished tool call: tool is the server's own name
+// for it (not the namespaced mcp__<server>__<tool>), outcome a short stable
+// word such as "ok", "tool_error" (the tool answered with IsError), "error"
+// or "timeout". It never blocks.
+func (m *Metrics) ObserveCall(server, tool, outcome string, d time.Duration) {
+	m.calls.WithLabelValues(server, tool, outcome).Inc()
+	m.duration.WithLabelValues(server, outcome).Observe(d.Seconds())
+}
+
+// serverStates are every state a server can be in, so the state gauge has a
+// series per state and a query need not treat a missing series as 0.
+var serverStates = []mcpvisor.State{
+	mcpvisor.StateStarting,
+	mcpvisor.StateInitializing,
+	mcpvisor.StateReady,
+	mcpvisor.StateBackoff,
+	mcpvisor.StateStopped,
+	mcpvisor.StateDisabled,
+	mcpvisor.StateFailed,
+}
+
+// hostCollector reads the host at scrape time. Host.Status, Journal.Stats
+// and Host.Elicitations are snapshots that do not queue behind the actors,
+// so a scrape cannot wedge on a busy or silent server.
+type hostCollector struct {
+	host *mcpvisor.Host
+
+	serverState, serverRestarts, serverTools *prometheus.Desc
+
+	eventsIngested, eventsDropped, eventsPending *prometheus.Desc
+
+	journalCommits, journalRecords, journalWriteFailures *prometheus.Desc
+	journalQueued, journalSize                           *prometheus.Desc
+
+	elicitationsPending *prometheus.Desc
+}
+
+func newHostCollector(h *mcpvisor.Host) *hostCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("mcpvisor_"+name, help, labels, nil)
+	}
+	return &hostCollector{
+		host:           h,
+		serverState:    d("server_state", "1 for the state each server is in now, 0 for the others.", "server", "state"),
+		serverRestarts: d("server_restarts", "Restarts of each server since it was started or last re-enabled (resets, so a gauge).", "server"),
+		serverTools:    d("server_tools", "Tools in each server's current catalog.", "server"),
+
+		eventsIngested: d("events_ingested_total", "Server events committed to the journal since the host started."),
+		eventsDropped:  d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
+		eventsPending:  d("events_pending", "Events in the journal not yet acknowledged."),
+
+		journalCommits:       d("journal_commits_total", "Journal transactions committed (one sync each)."),
+		journalRecords:       d("journal_records_total", "Records committed to the journal."),
+		journalWriteFailures: d("journal_write_failures_total", "Journal commits that failed."),
+		journalQueued:        d("journal_queued_records", "Records ingested from servers waiting for the journal's next commit."),
+		journalSize:          d("journal_size_bytes", "Size of the journal on disk, by part: lsm (tables) and vlog (value log, preallocated).", "part"),
+
+		elicitationsPending: d("elicitations_pending", "Elicitations waiting in the built-in inbox for a person's answer."),
+	}
+}
+
+func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.serverState, c.serverRestarts, c.serverTools,
+		c.eventsIngested, c.eventsDropped, c.eventsPending,
+		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
+		c.elicitationsPending,
+	} {
+		ch <- d
+	}
+}
+
+func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+
+	for _, st := range c.host.Status() {
+		for _, s := range serverStates {
+			v := 0.0
+			if st.State == s {
+				v = 1
+			}
+			gauge(c.serverState, v, st.Name, string(s))
+		}
+		gauge(c.serverRestarts, float64(st.Restarts), st.Name)
+		gauge(c.serverTools, float64(st.Tools), st.Name)
+	}
+
+	w, s := c.host.Journal().Stats()
+	counter(c.eventsIngested, w.Events)
+	counter(c.eventsDropped, w.Dropped)
+	gauge(c.eventsPending, float64(s.PendingEvents))
+	counter(c.journalCommits, w.Commits)
+	counter(c.journalRecords, w.Records)
+	counter(c.journalWriteFailures, w.WriteFailures)
+	gauge(c.journalQueued, float64(w.Queued))
+	gauge(c.journalSize, float64(s.LSMBytes), "lsm")
+	gauge(c.journalSize, float64(s.VLogBytes), "vlog")
+
+	gauge(c.elicitationsPending, float64(len(c.host.Elicitations())))
+}

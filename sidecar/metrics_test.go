@@ -1,0 +1,278 @@
+package sidecar_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
+)
+
+func openMetricsHost(t *testing.T, opts mcpvisor.Options, servers ...mcpvisor.ServerConfig) *mcpvisor.Host {
+	t.Helper()
+	opts.DataDir = t.TempDir()
+	opts.Logger = slog.New(slog.DiscardHandler)
+	opts.StopGrace, opts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
+	opts.Config = &mcpvisor.Config{Servers: servers}
+	h, err := mcpvisor.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return h
+}
+
+// metricsScrape fetches m's handler over HTTP, as Prometheus would, and parses the
+// text exposition.
+func metricsScrape(t *testing.T, m *sidecar.Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return fams
+}
+
+// metricSample returns the metric of family name whose labels are exactly labels
+// ("k=v" pairs).
+func metricSample(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) *dto.Metric {
+	t.Helper()
+	fam, ok := fams[name]
+	if !ok {
+		t.Fatalf("no metric %s", name)
+	}
+next:
+	for _, m := range fam.GetMetric() {
+		if len(m.GetLabel()) != len(labels) {
+			continue
+		}
+		for i, lp := range m.GetLabel() {
+			if lp.GetName()+"="+lp.GetValue() != labels[i] {
+				continue next
+			}
+		}
+		return m
+	}
+	t.Fatalf("no sample %s{%s}", name, strings.Join(labels, ","))
+	return nil
+}
+
+func metricValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	t.Helper()
+	m := metricSample(t, fams, name, labels...)
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	}
+	t.Fatalf("%s is neither gauge nor counter", name)
+	return 0
+}
+
+func TestMetricsHostState(t *testing.T) {
+	alpha := mcpvisor.ServerConfig{Name: "alpha", Type: "stdio", Command: mcptestBin, Args: []string{"-name", "alpha"}, Enabled: true}
+	beta := mcpvisor.ServerConfig{Name: "beta", Type: "stdio", Command: mcptestBin, Args: []string{"-name", "beta"}, Enabled: false}
+	h := openMetricsHost(t, mcpvisor.Options{Inbox: true}, alpha, beta)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.WaitReady(ctx, "alpha"); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	m := sidecar.NewMetrics(h)
+
+	// One server event, committed: seen through Subscribe, then acked. The
+	// ack is a durable write after the event's, so the writer has counted
+	// the event by the time Ack returns.
+	subCtx, subCancel := context.WithCancel(ctx)
+	defer subCancel()
+	events := h.Journal().Subscribe(subCtx, mcpvisor.EventFilter{Server: "alpha", Method: "event/test"})
+	if _, err := h.Call(ctx, "mcp__alpha__notify", nil); err != nil {
+		t.Fatalf("notify: %v", err)
+	}
+	var ev mcpvisor.JournalEvent
+	select {
+	case ev = <-events:
+	case <-ctx.Done():
+		t.Fatal("event/test never reached the journal")
+	}
+	subCancel()
+	if err := h.Journal().Ack(ctx, ev.Seq); err != nil {
+		t.Fatalf("Ack: %v", err)
+	}
+
+	// One elicitation waiting in the inbox while we scrape.
+	changed := h.ElicitationsChanged()
+	askDone := make(chan error, 1)
+	go func() {
+		_, err := h.Call(ctx, "mcp__alpha__ask", json.RawMessage(`{"message":"metrics?"}`))
+		askDone <- err
+	}()
+	for len(h.Elicitations()) == 0 {
+		select {
+		case <-changed:
+			changed = h.ElicitationsChanged()
+		case <-ctx.Done():
+			t.Fatal("the elicitation never reached the inbox")
+		}
+	}
+
+	fams := metricsScrape(t, m)
+
+	states := []mcpvisor.State{
+		mcpvisor.StateStarting, mcpvisor.StateInitializing, mcpvisor.StateReady, mcpvisor.StateBackoff,
+		mcpvisor.StateStopped, mcpvisor.StateDisabled, mcpvisor.StateFailed,
+	}
+	for _, s := range states {
+		want := 0.0
+		if s == mcpvisor.StateReady {
+			want = 1
+		}
+		if got := metricValue(t, fams, "mcpvisor_server_state", "server=alpha", "state="+string(s)); got != want {
+			t.Errorf("mcpvisor_server_state{alpha,%s} = %v, want %v", s, got, want)
+		}
+	}
+	if got := metricValue(t, fams, "mcpvisor_server_state", "server=beta", "state=disabled"); got != 1 {
+		t.Errorf("mcpvisor_server_state{beta,disabled} = %v, want 1", got)
+	}
+	if n := len(fams["mcpvisor_server_state"].GetMetric()); n != 2*len(states) {
+		t.Errorf("%d mcpvisor_server_state series, want %d (every state of 2 servers)", n, 2*len(states))
+	}
+	if got := metricValue(t, fams, "mcpvisor_server_restarts", "server=alpha"); got != 0 {
+		t.Errorf("mcpvisor_server_restarts{alpha} = %v, want 0", got)
+	}
+	var tools int
+	for _, st := range h.Status() {
+		if st.Name == "alpha" {
+			tools = st.Tools
+		}
+	}
+	if got := metricValue(t, fams, "mcpvisor_server_tools", "server=alpha"); tools == 0 || got != float64(tools) {
+		t.Errorf("mcpvisor_server_tools{alpha} = %v, want %d (> 0)", got, tools)
+	}
+	if got := metricValue(t, fams, "mcpvisor_events_ingested_total"); got < 1 {
+		t.Errorf("mcpvisor_events_ingested_total = %v, want >= 1", got)
+	}
+	if got := metricValue(t, fams, "mcpvisor_events_dropped_total"); got != 0 {
+		t.Errorf("mcpvisor_events_dropped_total = %v, want 0", got)
+	}
+	if got := metricValue(t, fams, "mcpvisor_journal_records_total"); got < 2 {
+		t.Errorf("mcpvisor_journal_records_total = %v, want >= 2 (the event and its ack)", got)
+	}
+	if got := metricValue(t, fams, "mcpvisor_journal_size_bytes", "part=vlog"); got <= 0 {
+		t.Errorf("mcpvisor_journal_size_bytes{vlog} = %v, want > 0", got)
+	}
+	metricValue(t, fams, "mcpvisor_journal_size_bytes", "part=lsm")
+	metricValue(t, fams, "mcpvisor_events_pending")
+	metricValue(t, fams, "mcpvisor_journal_queued_records")
+	if got := metricValue(t, fams, "mcpvisor_elicitations_pending"); got != 1 {
+		t.Errorf("mcpvisor_elicitations_pending = %v, want 1", got)
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s: runtime and process collectors missing", name)
+		}
+	}
+	for name := range fams {
+		if !strings.HasPrefix(name, "mcpvisor_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
+			t.Errorf("metric %s lacks the mcpvisor_ prefix", name)
+		}
+	}
+
+	if err := h.ResolveElicitation(h.Elicitations()[0].ID, mcpvisor.ElicitDecline, nil); err != nil {
+		t.Fatalf("ResolveElicitation: %v", err)
+	}
+	if err := <-askDone; err != nil {
+		t.Fatalf("ask: %v", err)
+	}
+	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_elicitations_pending"); got != 0 {
+		t.Errorf("mcpvisor_elicitations_pending = %v after the answer, want 0", got)
+	}
+}
+
+func TestMetricsObserveCall(t *testing.T) {
+	h := openMetricsHost(t, mcpvisor.Options{})
+	m := sidecar.NewMetrics(h)
+	// A second Metrics on the same host registers nothing globally, so it
+	// neither panics nor shares counts.
+	other := sidecar.NewMetrics(h)
+
+	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
+	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
+	m.ObserveCall("alpha", "slow", "ok", 40*time.Millisecond)
+	m.ObserveCall("alpha", "echo", "tool_error", 3*time.Second)
+	fams := metricsScrape(t, m)
+
+	for _, c := range []struct {
+		tool, outcome string
+		want          float64
+	}{
+		{"echo", "ok", 2},
+		{"slow", "ok", 1},
+		{"echo", "tool_error", 1},
+	} {
+		if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome="+c.outcome, "server=alpha", "tool="+c.tool); got != c.want {
+			t.Errorf("mcpvisor_calls_total{alpha,%s,%s} = %v, want %v", c.tool, c.outcome, got, c.want)
+		}
+	}
+
+	for _, c := range []struct {
+		outcome string
+		count   uint64
+		sum     float64
+		buckets map[float64]uint64 // upper bound → cumulative count
+	}{
+		{"ok", 3, 0.08, map[float64]uint64{0.01: 0, 0.025: 2, 0.05: 3, 300: 3}},
+		{"tool_error", 1, 3, map[float64]uint64{2.5: 0, 5: 1}},
+	} {
+		hist := metricSample(t, fams, "mcpvisor_call_duration_seconds", "outcome="+c.outcome, "server=alpha").GetHistogram()
+		if hist == nil {
+			t.Fatalf("mcpvisor_call_duration_seconds is not a histogram")
+		}
+		if hist.GetSampleCount() != c.count || math.Abs(hist.GetSampleSum()-c.sum) > 1e-9 {
+			t.Errorf("mcpvisor_call_duration_seconds{%s}: count %d sum %v, want %d and %v", c.outcome, hist.GetSampleCount(), hist.GetSampleSum(), c.count, c.sum)
+		}
+		seen := 0
+		for _, b := range hist.GetBucket() {
+			if want, ok := c.buckets[b.GetUpperBound()]; ok {
+				seen++
+				if b.GetCumulativeCount() != want {
+					t.Errorf("mcpvisor_call_duration_seconds{%s} bucket le=%v: %d, want %d", c.outcome, b.GetUpperBound(), b.GetCumulativeCount(), want)
+				}
+			}
+		}
+		if seen != len(c.buckets) {
+			t.Errorf("mcpvisor_call_duration_seconds{%s}: %d of the expected buckets present, want %d", c.outcome, seen, len(c.buckets))
+		}
+	}
+
+	if _, ok := metricsScrape(t, other)["mcpvisor_calls_total"]; ok {
+		t.Error("a second Metrics shows the first one's calls")
+	}
+}

@@ -1,0 +1,187 @@
+package sidecar
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// maxBody bounds a request body, read before any of it is decoded.
+const maxBody = 1 << 20
+
+// Options configure a Server.
+type Options struct {
+	// Token is the bearer token every /v1 route (and /metrics) requires.
+	// It must not be empty: New panics otherwise.
+	Token string
+	// DataDir is the host's data directory: logs in DataDir/logs, media in
+	// DataDir/media. "": mcpvisor.DefaultDataDir.
+	DataDir string
+	// Logger receives the server's logs. nil: slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, is served at /metrics behind the token.
+	Metrics http.Handler
+	// OnCall, when set, is told of every POST /v1/call once it ends: the
+	// server and namespaced tool, the outcome ("ok", "tool_error" or an
+	// error code) and how long it took. It runs on the request's goroutine.
+	OnCall func(server, tool, outcome string, d time.Duration)
+}
+
+// Server is the HTTP API of one Host. It holds no goroutines of its own:
+// every one it starts belongs to a request and ends with it.
+type Server struct {
+	h    *mcpvisor.Host
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns the API of h. opts is copied. It panics on an empty Token.
+func New(h *mcpvisor.Host, opts Options) *Server {
+	if h == nil {
+		panic("sidecar: nil Host")
+	}
+	if opts.Token == "" {
+		panic("sidecar: empty Options.Token")
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = mcpvisor.DefaultDataDir
+	}
+	s := &Server{h: h, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.routes()
+	return s
+}
+
+// Handler is the API's handler. Safe for concurrent use.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if s.opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.auth(s.opts.Metrics))
+	}
+	v1 := map[string]http.HandlerFunc{
+		"GET /v1/servers":                      s.listServers,
+		"PUT /v1/servers/{name}":               s.putServer,
+		"DELETE /v1/servers/{name}":            s.deleteServer,
+		"POST /v1/servers/{name}/enable":       s.enableServer,
+		"POST /v1/servers/{name}/disable":      s.disableServer,
+		"GET /v1/servers/{name}/log":           s.serverLog,
+		"GET /v1/tools":                        s.tools,
+		"GET /v1/catalog":                      s.catalog,
+		"POST /v1/call":                        s.call,
+		"POST /v1/sessions/{session}/activate": s.activate,
+		"POST /v1/sessions/{session}/end":      s.endSession,
+		"GET /v1/events":                       s.events,
+		"POST /v1/events/ack":                  s.ackEvents,
+		"GET /v1/events/stream":                s.eventStream,
+		"GET /v1/elicitations":                 s.elicitations,
+		"POST /v1/elicitations/{id}":           s.resolveElicitation,
+		"GET /v1/tasks":                        s.tasks,
+		"GET /v1/tasks/{id}":                   s.task,
+		"GET /v1/media/{file}":                 s.media,
+	}
+	for pattern, h := range v1 {
+		s.mux.Handle(pattern, s.auth(h))
+	}
+	// Anything else under /v1 is a JSON 404, after the token check, so
+	// that an unauthenticated client learns nothing of the routes.
+	s.mux.Handle("/v1/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notFound(w, "no such route: "+r.Method+" "+r.URL.Path)
+	})))
+}
+
+// auth requires "Authorization: Bearer <token>", compared in constant time.
+func (s *Server) auth(next http.Handler) http.Handler {
+	want := []byte(s.opts.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpvisor"`)
+			writeError(w, apiError{status: http.StatusUnauthorized, Code: CodeUnauthorized,
+				Message: "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz is 200 when every enabled server is ready, else 503 listing the
+// ones that are not.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	type notReady struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
+	bad := []notReady{}
+	for _, st := range s.h.Status() {
+		if st.Enabled && st.State != mcpvisor.StateReady {
+			bad = append(bad, notReady{Name: st.Name, State: string(st.State)})
+		}
+	}
+	if len(bad) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "not_ready": bad})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// readJSON decodes a bounded JSON body into v; on failure it has written
+// the 400 and returns false. An empty body leaves v as it is.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		badRequest(w, "request body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// readBody reads at most maxBody bytes of the body, refusing a larger one
+// before holding more of it.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, apiError{status: http.StatusRequestEntityTooLarge, Code: CodeInvalidRequest,
+				Message: "request body over 1 MiB"})
+			return nil, false
+		}
+		badRequest(w, "reading the request body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}

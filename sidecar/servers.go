@@ -1,0 +1,172 @@
+package sidecar
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/serverlog"
+)
+
+// Log tail bounds: lines returned by default and at most, and how much of
+// the end of a log file is read to find them.
+const (
+	defaultLogLines = 100
+	maxLogLines     = 10000
+	maxLogTailBytes = 4 << 20
+)
+
+func (s *Server) listServers(w http.ResponseWriter, _ *http.Request) {
+	sts := s.h.Status()
+	out := make([]serverView, 0, len(sts))
+	for _, st := range sts {
+		out = append(out, newServerView(st))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+}
+
+// putServer registers or replaces a server from one mcpServers entry,
+// parsed exactly as the config file's entries are.
+func (s *Server) putServer(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if !json.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		badRequest(w, "the body must be one mcpServers entry: a JSON object")
+		return
+	}
+	file, err := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: body}})
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	cfg, err := mcpvisor.ParseConfig(file)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if len(cfg.Servers) != 1 {
+		badRequest(w, "the body must be one mcpServers entry")
+		return
+	}
+	if err := s.h.Register(r.Context(), cfg.Servers[0]); err != nil {
+		writeErr(w, err)
+		return
+	}
+	s.log.Info("sidecar: server registered", "server", name)
+	resp := map[string]any{"name": name, "warnings": nonNil(cfg.Warnings)}
+	if st, ok := s.status(name); ok {
+		resp["server"] = newServerView(st)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) deleteServer(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := s.h.Unregister(r.Context(), name); err != nil {
+		writeErr(w, err)
+		return
+	}
+	s.log.Info("sidecar: server unregistered", "server", name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) enableServer(w http.ResponseWriter, r *http.Request)  { s.setEnabled(w, r, true) }
+func (s *Server) disableServer(w http.ResponseWriter, r *http.Request) { s.setEnabled(w, r, false) }
+
+func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool) {
+	name := r.PathValue("name")
+	if _, ok := s.status(name); !ok {
+		writeErr(w, fmt.Errorf("%w: %q", mcpvisor.ErrUnknownServer, name))
+		return
+	}
+	if err := s.h.SetEnabled(r.Context(), name, enabled); err != nil {
+		writeErr(w, err)
+		return
+	}
+	st, _ := s.status(name)
+	writeJSON(w, http.StatusOK, newServerView(st))
+}
+
+// serverLog answers the last ?lines=N (default 100) lines of the server's
+// log file, DataDir/logs/<sanitized name>.log.
+func (s *Server) serverLog(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, ok := s.status(name); !ok {
+		writeErr(w, fmt.Errorf("%w: %q", mcpvisor.ErrUnknownServer, name))
+		return
+	}
+	n := defaultLogLines
+	if q := r.URL.Query().Get("lines"); q != "" {
+		v, err := strconv.Atoi(q)
+		if err != nil || v < 1 || v > maxLogLines {
+			badRequest(w, fmt.Sprintf("lines must be an integer from 1 to %d", maxLogLines))
+			return
+		}
+		n = v
+	}
+	path := filepath.Join(s.opts.DataDir, "logs", serverlog.SanitizeName(name)+".log")
+	lines, err := tailLines(path, n)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		writeErr(w, fmt.Errorf("reading the log of %q: %w", name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": name, "lines": nonNil(lines)})
+}
+
+func (s *Server) status(name string) (mcpvisor.ServerStatus, bool) {
+	for _, st := range s.h.Status() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return mcpvisor.ServerStatus{}, false
+}
+
+// tailLines reads the last n lines of path, looking at most maxLogTailBytes
+// back from its end (a partial first line there is dropped).
+func tailLines(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	start := max(st.Size()-maxLogTailBytes, 0)
+	buf := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	text := strings.TrimSuffix(string(buf), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	lines := strings.Split(text, "\n")
+	if start > 0 {
+		lines = lines[1:]
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
