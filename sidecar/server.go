@@ -28,6 +28,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, when set, is served at /metrics behind the token.
 	Metrics http.Handler
+	// MCP, when set, is served at /mcp behind the token: the gateway's
+	// Streamable HTTP endpoint.
+	MCP http.Handler
 	// OnCall, when set, is told of every POST /v1/call once it ends: the
 	// server and namespaced tool, the outcome ("ok", "tool_error" or an
 	// error code) and how long it took. It runs on the request's goroutine.
@@ -70,6 +73,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	if s.opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(s.opts.Metrics))
+	}
+	if s.opts.MCP != nil {
+		s.mux.Handle("/mcp", s.auth(s.opts.MCP))
 	}
 	v1 := map[string]http.HandlerFunc{
 		"GET /v1/servers":                      s.listServers,

@@ -42,7 +42,9 @@ commands:
   run     --config FILE             start every server and supervise them until interrupted
   serve   --config FILE [--listen ADDR] [--token-file F]
                                     supervise the servers behind the HTTP API on loopback
-                                    (default 127.0.0.1:7071; token in DIR/token unless given)
+                                    (default 127.0.0.1:7071; token in DIR/token unless given);
+                                    /mcp is every server as one MCP server (Streamable HTTP)
+  stdio   --config FILE             the same MCP gateway on stdin/stdout, for MCP clients
   tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
   call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
                                     start the one server TOOL needs, call it, print the result;
@@ -126,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServe(ctx, args[1:], stderr)
 	}
 	switch cmd {
-	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks":
+	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -183,6 +185,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCall(ctx, f, cfg, logger, pos, stdout, stderr)
 	case "status":
 		return cmdStatus(ctx, f, cfg, logger, stdout)
+	case "stdio":
+		return cmdStdio(ctx, f, cfg, logger, os.Stdin, stdout)
 	case "resources":
 		return cmdResources(ctx, f, cfg, logger, pos, stdout)
 	case "prompts":

@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/gateway"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -82,12 +85,23 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true})
+	// The gateway is made after the host, which takes its event hook at
+	// Open: catalog changes reach it through this pointer.
+	var gw atomic.Pointer[gateway.Gateway]
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
+		OnEvent: func(ev mcpvisor.Event) {
+			if g := gw.Load(); g != nil {
+				g.Observe(ev)
+			}
+		}})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
 	}
 	defer h.Close()
+	g := gateway.New(h, gateway.Options{Logger: logger})
+	gw.Store(g)
+	defer g.Close()
 
 	// Every request's context derives from base: cancelling it at shutdown
 	// cancels in-flight calls and ends event streams.
@@ -95,7 +109,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cancelBase(nil)
 	metrics := sidecar.NewMetrics(h)
 	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
-		Metrics: metrics.Handler(), OnCall: metrics.ObserveCall})
+		Metrics: metrics.Handler(), OnCall: metrics.ObserveCall, MCP: g.Handler()})
 	srv := &http.Server{
 		Handler:           api.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -118,6 +132,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		srv.Close()
 	}
 	<-served // http.ErrServerClosed once Shutdown has begun
+	_ = g.Close()
 	return h.Close()
 }
 
@@ -180,4 +195,29 @@ func loadToken(data, tokenFile string) (token, path string, err error) {
 		return "", "", err
 	}
 	return token, path, nil
+}
+
+// cmdStdio serves every supervised server as one MCP server on stdin and
+// stdout (the gateway's stdio transport), for MCP clients that launch
+// their servers.
+func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
+	var gw atomic.Pointer[gateway.Gateway]
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
+		OnEvent: func(ev mcpvisor.Event) {
+			if g := gw.Load(); g != nil {
+				g.Observe(ev)
+			}
+		}})
+	if err != nil {
+		return lockHint(err)
+	}
+	defer h.Close()
+	g := gateway.New(h, gateway.Options{Logger: logger})
+	gw.Store(g)
+	defer g.Close()
+	err = g.ServeStdio(ctx, stdin, stdout)
+	if errors.Is(err, context.Canceled) || errors.Is(err, gateway.ErrClosed) {
+		err = nil
+	}
+	return err
 }

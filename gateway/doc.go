@@ -1,0 +1,39 @@
+// Package gateway serves every server a mcpvisor Host supervises as one MCP
+// server (revision 2025-11-25), so any MCP client (Claude Code, Cursor, an
+// SDK) can use them all through one endpoint:
+//
+//	var gw atomic.Pointer[gateway.Gateway] // the host's events start before the gateway exists
+//	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
+//		Config: cfg,
+//		OnEvent: func(ev mcpvisor.Event) {
+//			if g := gw.Load(); g != nil {
+//				g.Observe(ev) // catalog changes → notifications/tools/list_changed
+//			}
+//		},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer h.Close()
+//	g := gateway.New(h, gateway.Options{})
+//	gw.Store(g)
+//	defer g.Close()
+//	http.Handle("/mcp", g.Handler()) // Streamable HTTP
+//	// or, one session over stdio: g.ServeStdio(ctx, os.Stdin, os.Stdout)
+//
+// ExampleGateway_Handler runs a session end to end.
+//
+// Each downstream MCP session is one host session (mcpvisor.Host.Session)
+// with a random id. tools/list returns the session's tools, namespaced
+// (mcp__<server>__<tool>), plus the gateway's own activate_tools, which
+// grants tool groups to the session: tools load lazily, through MCP itself,
+// and the client is sent notifications/tools/list_changed. tools/call is
+// routed through the session: the server's CallToolResult passes through
+// unchanged, progress is forwarded with the client's own token, and
+// notifications/cancelled cancels the call upstream. A call the host
+// cannot make (tool not granted, server unavailable, connection lost) is a
+// tool error result; an unknown tool is the JSON-RPC error -32602.
+//
+// The HTTP transport validates Origin (403) and forwards no inbound
+// header, Authorization included, anywhere.
+package gateway

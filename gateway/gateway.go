@@ -1,0 +1,522 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// ActivateTool is the name of the gateway's own tool, listed beside the
+// session's namespaced tools: it grants tool groups (server names) to the
+// downstream session, so a client loads tools lazily through MCP itself.
+const ActivateTool = "activate_tools"
+
+// endTimeout bounds ending a session's grants when the session goes away.
+const endTimeout = 5 * time.Second
+
+// Options configure a Gateway. The zero value is a gateway for local
+// clients that logs to slog.Default().
+type Options struct {
+	// Logger receives the gateway's logs. nil: slog.Default().
+	Logger *slog.Logger
+	// AllowConfigGroup lets activate_tools grant mcpvisor.ConfigGroup, the
+	// host's management tools (registering servers: running commands).
+	// False: a downstream client cannot grant itself that group.
+	AllowConfigGroup bool
+	// AllowedOrigins lists the Origin header values the HTTP transport
+	// accepts, exactly as browsers send them ("https://app.example").
+	// Empty: only requests without Origin or from a loopback origin
+	// (http://localhost:3000, http://127.0.0.1, http://[::1]). A request
+	// with any other Origin is refused with 403.
+	AllowedOrigins []string
+}
+
+// Gateway serves every tool of a Host as one MCP server (revision
+// 2025-11-25) over Streamable HTTP (Handler) and stdio (ServeStdio). Each
+// downstream MCP session is one host session, with a random id, that sees
+// the tools of the groups granted to it.
+//
+// All methods are safe for concurrent use.
+type Gateway struct {
+	h    *mcpvisor.Host
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session // HTTP sessions by id
+	local    map[*session]bool   // stdio sessions
+	closed   bool
+	wg       sync.WaitGroup // request handlers running in sessions
+}
+
+// New returns a gateway over h. It starts nothing: sessions come with
+// clients. opts is copied.
+func New(h *mcpvisor.Host, opts Options) *Gateway {
+	if h == nil {
+		panic("gateway: New with a nil Host")
+	}
+	opts.AllowedOrigins = slices.Clone(opts.AllowedOrigins)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Gateway{h: h, opts: opts, log: opts.Logger, sessions: map[string]*session{}, local: map[*session]bool{}}
+}
+
+// Close ends every session: in-flight calls are cancelled, GET streams
+// end, grants are deleted, and each ServeStdio returns ErrClosed. It
+// returns once the gateway's HTTP handlers have returned (ServeStdio's
+// caller joins its own call), and is idempotent; deleting grants is
+// bounded in time. Later HTTP requests get 503.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	sessions := make([]*session, 0, len(g.sessions)+len(g.local))
+	for _, s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	for s := range g.local {
+		sessions = append(sessions, s)
+	}
+	g.sessions = map[string]*session{}
+	g.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	var errs []error
+	for _, s := range sessions {
+		errs = append(errs, s.end(ctx))
+	}
+	g.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Observe tells the gateway of a host event, so sessions whose tools it
+// changes get notifications/tools/list_changed. The host takes its event
+// hook at Open, before the gateway exists: pass a closure to
+// mcpvisor.Options.OnEvent that calls Observe once the gateway is made.
+// It never blocks.
+func (g *Gateway) Observe(ev mcpvisor.Event) {
+	if ev.Kind != mcpvisor.EventTools && ev.Kind != mcpvisor.EventState {
+		return
+	}
+	g.mu.Lock()
+	sessions := make([]*session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	for s := range g.local {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	for _, s := range sessions {
+		s.listChanged(false)
+	}
+}
+
+// newSessionID is 16 random bytes, hex encoded: visible ASCII, as
+// MCP-Session-Id requires, and unguessable.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// session is one downstream MCP session: a host session plus the calls in
+// flight, which a notifications/cancelled may cancel.
+type session struct {
+	g  *Gateway
+	id string
+	hs mcpvisor.Session
+
+	ctx    context.Context // cancelled when the session ends
+	cancel context.CancelFunc
+
+	// changed holds at most one pending list_changed: the notification is
+	// idempotent, so pending ones coalesce and a signal never blocks.
+	changed chan struct{}
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // raw request id → cancel
+	// lastTools is the tool set the client was last told about (names),
+	// to skip list_changed for host events that change nothing it sees.
+	lastTools string
+	ended     bool
+}
+
+func (g *Gateway) newSession() *session {
+	id := newSessionID()
+	ctx, cancel := context.WithCancel(context.Background())
+	// The host session gets an id of its own: Mcp-Session-Id is a bearer
+	// secret, and the journal's history keeps host session ids in clear.
+	s := &session{
+		g: g, id: id, hs: g.h.Session("mcp-"+newSessionID(), ""), ctx: ctx, cancel: cancel,
+		changed: make(chan struct{}, 1), inflight: map[string]context.CancelFunc{},
+	}
+	s.lastTools = s.toolSet()
+	return s
+}
+
+// end cancels the session's calls and deletes its grants. Idempotent.
+func (s *session) end(ctx context.Context) error {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil
+	}
+	s.ended = true
+	s.mu.Unlock()
+	s.cancel()
+	if err := s.hs.End(ctx); err != nil {
+		return fmt.Errorf("gateway: end session: %w", err)
+	}
+	return nil
+}
+
+// toolSet names the tools the session sees, as one comparable string.
+func (s *session) toolSet() string {
+	var b strings.Builder
+	for _, t := range s.hs.Tools() {
+		b.WriteString(t.Name)
+		if !t.Available {
+			b.WriteString("?")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// listChanged queues notifications/tools/list_changed if the session's
+// tools differ from those it was last told about (or always, with force).
+func (s *session) listChanged(force bool) {
+	now := s.toolSet()
+	s.mu.Lock()
+	same := now == s.lastTools
+	s.lastTools = now
+	s.mu.Unlock()
+	if same && !force {
+		return
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Frames the core writes.
+var listChangedFrame = protocol.AppendNotification(nil, protocol.MethodToolsListChanged, nil)
+
+// handle answers one classified frame from the client. Requests return
+// their response frame; notifications and responses return nil, as does a
+// request the client cancelled (the spec says to send no response). send
+// writes notifications related to the request (progress) before the
+// response; it is called on handle's goroutine.
+func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
+	switch msg.Kind {
+	case protocol.KindNotification:
+		if msg.Method == protocol.MethodCancelled {
+			s.cancelRequest(msg.Params)
+		}
+		// notifications/initialized and the rest need nothing from us.
+		return nil
+	case protocol.KindResponse:
+		return nil // we send the client no requests
+	}
+	switch msg.Method {
+	case protocol.MethodInitialize:
+		return s.initialize(msg)
+	case protocol.MethodPing:
+		return protocol.AppendResult(nil, msg.ID, nil)
+	case protocol.MethodToolsList:
+		return s.listTools(msg)
+	case protocol.MethodToolsCall:
+		return s.callTool(msg, send)
+	}
+	return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
+}
+
+func (s *session) initialize(msg protocol.Message) []byte {
+	var p protocol.InitializeParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		return invalidParams(msg.ID, "initialize: %v", err)
+	}
+	version := protocol.ProtocolVersion
+	if slices.Contains(protocol.SupportedVersions, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	return result(msg.ID, protocol.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    protocol.ServerCapabilities{Tools: &protocol.ListChangedCapability{ListChanged: true}},
+		ServerInfo:      protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()},
+		Instructions:    s.hs.Catalog(),
+	})
+}
+
+func (s *session) listTools(msg protocol.Message) []byte {
+	tools := s.hs.Tools()
+	out := make([]protocol.Tool, 0, len(tools)+1)
+	out = append(out, s.activateTool())
+	for _, t := range tools {
+		in := json.RawMessage(t.InputSchema)
+		if len(in) == 0 {
+			in = json.RawMessage(`{"type":"object"}`)
+		}
+		out = append(out, protocol.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: in, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			Icons: t.Icons, Meta: t.Meta,
+		})
+	}
+	s.mu.Lock()
+	s.lastTools = s.toolSet()
+	s.mu.Unlock()
+	return result(msg.ID, protocol.ListToolsResult{Tools: out})
+}
+
+func (s *session) activateTool() protocol.Tool {
+	var groups []string
+	for _, st := range s.g.h.Status() {
+		if st.Enabled {
+			groups = append(groups, st.Name)
+		}
+	}
+	desc := "Load the tools of MCP servers (tool groups) into this session; they are then listed and callable as mcp__<group>__<tool>."
+	if len(groups) > 0 {
+		desc += " Groups: " + strings.Join(groups, ", ") + "."
+	}
+	f := false
+	return protocol.Tool{
+		Name: ActivateTool, Title: "Activate tools", Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"groups":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["groups"],"additionalProperties":false}`),
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: boolPtr(true), OpenWorldHint: &f},
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func (s *session) callTool(msg protocol.Message, send func([]byte)) []byte {
+	var p protocol.CallToolParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		return invalidParams(msg.ID, "tools/call: %v", err)
+	}
+	if p.Name == "" {
+		return invalidParams(msg.ID, "tools/call: name is required")
+	}
+	ctx, done := s.track(msg.ID)
+	defer done()
+	if p.Name == ActivateTool {
+		return s.activate(ctx, msg.ID, p.Arguments)
+	}
+	var opts mcpvisor.CallOptions
+	if token := progressToken(p.Meta); token != nil && send != nil {
+		opts.OnProgress = func(pr mcpvisor.Progress) {
+			params, err := json.Marshal(protocol.ProgressParams{ProgressToken: token, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
+			if err == nil {
+				send(protocol.AppendNotification(nil, protocol.MethodProgress, params))
+			}
+		}
+	}
+	if !s.knownServer(p.Name) {
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
+	}
+	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
+	if err != nil {
+		if ctx.Err() != nil && s.ctx.Err() == nil {
+			return nil // cancelled by the client: no response
+		}
+		return s.callError(msg.ID, p.Name, err)
+	}
+	return protocol.AppendResult(nil, msg.ID, wireResult(res))
+}
+
+// knownServer reports whether tool names a registered server (or the
+// config group), so a made-up server is an unknown tool, not a group to
+// activate.
+func (s *session) knownServer(tool string) bool {
+	rest, ok := strings.CutPrefix(tool, "mcp__")
+	if !ok {
+		return false
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return false
+	}
+	if server == mcpvisor.ConfigGroup {
+		return true
+	}
+	for _, st := range s.g.h.Status() {
+		if st.Name == server {
+			return true
+		}
+	}
+	return false
+}
+
+// callError turns a host error into the client's answer: a JSON-RPC error
+// for an unknown tool and for the server's own protocol errors (their
+// codes and data pass through, -32042 included), otherwise a tool error
+// result the model can read.
+func (s *session) callError(id json.RawMessage, tool string, err error) []byte {
+	if errors.Is(err, mcpvisor.ErrUnknownTool) || errors.Is(err, mcpvisor.ErrUnknownServer) {
+		return protocol.AppendError(nil, id, protocol.CodeInvalidParams, "unknown tool: "+tool, nil)
+	}
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		return protocol.AppendError(nil, id, perr.Code, perr.Message, perr.Data)
+	}
+	s.g.log.Debug("gateway: call failed", "tool", tool, "err", err)
+	return result(id, errorResult(err.Error()))
+}
+
+func (s *session) activate(ctx context.Context, id json.RawMessage, args json.RawMessage) []byte {
+	var a struct {
+		Groups []string `json:"groups"`
+	}
+	if err := json.Unmarshal(orEmpty(args), &a); err != nil || len(a.Groups) == 0 {
+		return result(id, errorResult(ActivateTool+`: arguments must be {"groups": ["<server>", ...]} with at least one group`))
+	}
+	if !s.g.opts.AllowConfigGroup && slices.Contains(a.Groups, mcpvisor.ConfigGroup) {
+		return result(id, errorResult(fmt.Sprintf("%s: the group %q is not available through this gateway", ActivateTool, mcpvisor.ConfigGroup)))
+	}
+	before := s.hs.Groups()
+	// Not cut short by the session ending: the grant's write would go on
+	// behind a cancelled wait, and land after End.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+	defer cancel()
+	if err := s.hs.Activate(actx, a.Groups...); err != nil {
+		return result(id, errorResult(err.Error()))
+	}
+	if s.ctx.Err() != nil {
+		// The session ended while the grant was written: take it back, so
+		// no grant outlives its session.
+		_ = s.hs.End(actx)
+		return result(id, errorResult("the session has ended"))
+	}
+	after := s.hs.Groups()
+	var names []string
+	for _, t := range s.hs.Tools() {
+		names = append(names, t.Name)
+	}
+	text := fmt.Sprintf("Active groups: %s. Tools now available: %s.", strings.Join(after, ", "), strings.Join(names, ", "))
+	if len(names) == 0 {
+		text = fmt.Sprintf("Active groups: %s. No tools are listed yet (a server still starting lists its tools once ready).", strings.Join(after, ", "))
+	}
+	s.listChanged(!slices.Equal(before, after))
+	return result(id, protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentText, Text: text}}})
+}
+
+// track registers a call for cancellation by request id.
+func (s *session) track(id json.RawMessage) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	key := string(id)
+	s.mu.Lock()
+	s.inflight[key] = cancel
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelRequest applies notifications/cancelled; unknown or finished
+// requests are ignored, as the spec says.
+func (s *session) cancelRequest(params json.RawMessage) {
+	var p protocol.CancelledParams
+	if json.Unmarshal(orEmpty(params), &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.inflight[string(bytes.TrimSpace(p.RequestID))]
+	s.mu.Unlock()
+	if cancel != nil {
+		s.g.log.Debug("gateway: request cancelled by the client", "reason", p.Reason)
+		cancel()
+	}
+}
+
+// wireResult is the CallToolResult for the client: the server's own, byte
+// for byte, when the host has it (content, structuredContent, isError and
+// media pass through unchanged).
+func wireResult(res *mcpvisor.Result) json.RawMessage {
+	if len(res.Raw) > 0 {
+		return res.Raw
+	}
+	ctr := protocol.CallToolResult{Content: res.Content, StructuredContent: res.JSON, IsError: res.IsError}
+	if len(ctr.Content) == 0 && res.Text != "" {
+		ctr.Content = []protocol.ContentBlock{{Type: protocol.ContentText, Text: res.Text}}
+	}
+	b, err := json.Marshal(ctr)
+	if err != nil {
+		b, _ = json.Marshal(errorResult(err.Error()))
+	}
+	return b
+}
+
+func errorResult(msg string) protocol.CallToolResult {
+	return protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentText, Text: msg}}, IsError: true}
+}
+
+// progressToken is _meta.progressToken, a string or number; nil if absent.
+func progressToken(meta json.RawMessage) json.RawMessage {
+	var m struct {
+		Token json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(orEmpty(meta), &m) != nil || len(m.Token) == 0 {
+		return nil
+	}
+	switch m.Token[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return m.Token
+	}
+	return nil
+}
+
+func result(id json.RawMessage, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return protocol.AppendError(nil, id, protocol.CodeInternalError, err.Error(), nil)
+	}
+	return protocol.AppendResult(nil, id, b)
+}
+
+func invalidParams(id json.RawMessage, format string, args ...any) []byte {
+	return protocol.AppendError(nil, id, protocol.CodeInvalidParams, fmt.Sprintf(format, args...), nil)
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// moduleVersion is mcpvisor's version from the build info, "devel" when
+// the binary does not say.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if bi.Main.Path == "github.com/mcpvisor/mcpvisor" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/mcpvisor/mcpvisor" {
+			return d.Version
+		}
+	}
+	return "devel"
+}
