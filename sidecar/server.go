@@ -71,6 +71,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /ui/", s.ui())
 	if s.opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(s.opts.Metrics))
 	}

@@ -1,0 +1,434 @@
+// The mcpvisor inbox page: server status, recent events and pending
+// elicitations, answered in place. Plain JavaScript, no build step.
+//
+// Every API call sends the bearer token, taken from the URL fragment
+// (#token=...) or the login form and kept in sessionStorage. Everything a
+// server sent is rendered with textContent: never as HTML.
+"use strict";
+
+(() => {
+  const TOKEN_KEY = "mcpvisor.token";
+  const SERVERS_EVERY = 2000;
+  const INBOX_EVERY = 1000;
+  const EVENTS_KEEP = 20;
+  const RETRY_STREAM = 2000;
+
+  const $ = (id) => document.getElementById(id);
+
+  // el builds an element; text, when given, is set as textContent.
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === false || v === undefined || v === null) continue;
+      if (k === "class") e.className = v;
+      else if (v === true) e.setAttribute(k, "");
+      else e.setAttribute(k, String(v));
+    }
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  class Unauthorized extends Error {}
+
+  let token = "";
+  let running = null; // AbortController of the current session's loops
+
+  function takeToken() {
+    const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
+    const t = frag.get("token");
+    if (t) {
+      sessionStorage.setItem(TOKEN_KEY, t);
+      // Keep the token out of the address bar and the history.
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  async function api(method, path, body, signal) {
+    const headers = { Authorization: "Bearer " + token, Accept: "application/json" };
+    const init = { method, headers, signal, cache: "no-store" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const resp = await fetch(path, init);
+    if (resp.status === 401) {
+      loggedOut("The token was refused: log in again.");
+      throw new Unauthorized();
+    }
+    if (resp.status === 204) return null;
+    let data = null;
+    try {
+      data = await resp.json();
+    } catch (_) {
+      /* a non-JSON answer: reported below by status */
+    }
+    if (!resp.ok) {
+      const msg = data && data.error ? data.error.message : resp.status + " " + resp.statusText;
+      const err = new Error(msg);
+      err.status = resp.status;
+      throw err;
+    }
+    return data;
+  }
+
+  function setConn(text, cls) {
+    const c = $("conn");
+    c.textContent = text;
+    c.className = "conn " + (cls || "");
+  }
+
+  // --- login -----------------------------------------------------------
+
+  function loggedOut(reason) {
+    if (running) running.abort();
+    running = null;
+    token = "";
+    sessionStorage.removeItem(TOKEN_KEY);
+    $("app").hidden = true;
+    $("logout").hidden = true;
+    $("login").hidden = false;
+    $("login-error").textContent = reason || "";
+    setConn("not connected", "down");
+    $("token-input").focus();
+  }
+
+  function start() {
+    $("login").hidden = true;
+    $("app").hidden = false;
+    $("logout").hidden = false;
+    running = new AbortController();
+    const signal = running.signal;
+    loop(refreshServers, SERVERS_EVERY, signal);
+    loop(refreshInbox, INBOX_EVERY, signal);
+    events(signal);
+  }
+
+  // loop runs fn now and then every ms, until signal aborts. A 401 stops
+  // it (loggedOut aborts the signal).
+  async function loop(fn, ms, signal) {
+    while (!signal.aborted) {
+      try {
+        await fn(signal);
+      } catch (e) {
+        if (e instanceof Unauthorized || signal.aborted) return;
+        setConn("reconnecting: " + e.message, "down");
+      }
+      await sleep(ms, signal);
+    }
+  }
+
+  function sleep(ms, signal) {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+  }
+
+  // --- servers ---------------------------------------------------------
+
+  async function refreshServers(signal) {
+    const data = await api("GET", "/v1/servers", undefined, signal);
+    setConn("live", "live");
+    const body = $("servers").tBodies[0];
+    const rows = (data.servers || []).map((s) => {
+      const tr = el("tr");
+      const name = el("td");
+      name.append(el("strong", {}, s.name));
+      if (s.friendly_name && s.friendly_name !== s.name) name.append(" ", el("span", { class: "empty" }, s.friendly_name));
+      tr.append(name);
+      tr.append(el("td", { class: "state state-" + String(s.state).replace(/[^a-z_-]/g, "") }, s.state));
+      tr.append(el("td", {}, s.restarts));
+      tr.append(el("td", {}, s.tools));
+      tr.append(el("td", { class: "err" }, s.last_error || ""));
+      return tr;
+    });
+    body.replaceChildren(...rows);
+  }
+
+  // --- events ----------------------------------------------------------
+
+  const shown = []; // newest first, at most EVENTS_KEEP
+  let lastEvent = 0;
+
+  function addEvent(ev) {
+    if (ev.id <= lastEvent && shown.some((e) => e.id === ev.id)) return;
+    lastEvent = Math.max(lastEvent, ev.id);
+    shown.unshift(ev);
+    shown.sort((a, b) => b.id - a.id);
+    shown.length = Math.min(shown.length, EVENTS_KEEP);
+  }
+
+  function renderEvents() {
+    $("events-empty").hidden = shown.length > 0;
+    $("events").replaceChildren(...shown.map((ev) => {
+      const li = el("li");
+      const when = ev.received ? new Date(ev.received) : null;
+      li.append(el("span", { class: "time", title: ev.received || "" }, when ? when.toLocaleTimeString() : ""));
+      li.append(el("strong", { class: "server" }, ev.server));
+      li.append(el("span", { class: "method" }, ev.method));
+      li.append(el("span", { class: "status" }, ev.status));
+      if (ev.params !== undefined) {
+        let p = JSON.stringify(ev.params);
+        if (p.length > 300) p = p.slice(0, 300) + "…";
+        li.append(el("span", { class: "params" }, p));
+      }
+      return li;
+    }));
+  }
+
+  // events lists the journal, then follows its SSE stream. EventSource
+  // cannot send the Authorization header, so the stream is read with
+  // fetch; it reconnects after the last id seen.
+  async function events(signal) {
+    try {
+      const data = await api("GET", "/v1/events?limit=" + EVENTS_KEEP, undefined, signal);
+      for (const ev of data.events || []) addEvent(ev);
+      renderEvents();
+    } catch (e) {
+      if (e instanceof Unauthorized || signal.aborted) return;
+    }
+    while (!signal.aborted) {
+      try {
+        await stream(signal);
+      } catch (e) {
+        if (e instanceof Unauthorized || signal.aborted) return;
+        setConn("reconnecting: " + e.message, "down");
+      }
+      await sleep(RETRY_STREAM, signal);
+    }
+  }
+
+  async function stream(signal) {
+    // Without after= the stream starts now; with it, right after what is shown.
+    const q = lastEvent > 0 ? "?after=" + lastEvent : "";
+    const resp = await fetch("/v1/events/stream" + q, {
+      headers: { Authorization: "Bearer " + token, Accept: "text/event-stream" },
+      signal, cache: "no-store",
+    });
+    if (resp.status === 401) {
+      loggedOut("The token was refused: log in again.");
+      throw new Unauthorized();
+    }
+    if (!resp.ok || !resp.body) throw new Error("event stream: " + resp.status);
+    const reader = resp.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        onSSE(block);
+      }
+    }
+  }
+
+  function onSSE(block) {
+    let name = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) continue;
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+    }
+    if (name !== "event" || data.length === 0) return;
+    let ev;
+    try {
+      ev = JSON.parse(data.join("\n"));
+    } catch (_) {
+      return;
+    }
+    addEvent(ev);
+    renderEvents();
+    // A server's state change is journaled: show it at once.
+    if (running) refreshServers(running.signal).catch(() => {});
+  }
+
+  // --- elicitations ----------------------------------------------------
+
+  const cards = new Map(); // id -> card element; kept so typing survives a refresh
+
+  async function refreshInbox(signal) {
+    const data = await api("GET", "/v1/elicitations", undefined, signal);
+    const list = data.elicitations || [];
+    const live = new Set(list.map((r) => r.id));
+    for (const [id, card] of cards) {
+      if (!live.has(id)) {
+        card.remove();
+        cards.delete(id);
+      }
+    }
+    for (const req of list) {
+      if (!cards.has(req.id)) {
+        const card = renderRequest(req);
+        cards.set(req.id, card);
+        $("inbox").append(card);
+      }
+    }
+    $("inbox-count").textContent = String(list.length);
+    $("inbox-empty").hidden = list.length > 0;
+  }
+
+  function renderRequest(req) {
+    const card = el("form", { class: "card elicitation", "data-id": req.id, novalidate: false });
+    const from = el("p", { class: "from" });
+    from.append("From ", el("strong", { class: "server" }, req.server));
+    if (req.deadline) from.append(" · answer by " + new Date(req.deadline).toLocaleTimeString());
+    card.append(from);
+    card.append(el("p", { class: "message" }, req.message));
+
+    let collect = () => undefined;
+    if (req.mode === "url") {
+      card.append(urlBlock(req.url));
+    } else {
+      const inputs = (req.fields || []).map((f, i) => fieldInput(card, req.id, f, i));
+      collect = () => {
+        const content = {};
+        for (const read of inputs) read(content);
+        return content;
+      };
+    }
+
+    const err = el("p", { class: "error", role: "alert" });
+    const actions = el("div", { class: "actions" });
+    const accept = el("button", { type: "submit", class: "accept" }, req.mode === "url" ? "Accept (opened it)" : "Accept");
+    const decline = el("button", { type: "button", class: "decline" }, "Decline");
+    const cancel = el("button", { type: "button", class: "cancel" }, "Cancel");
+    actions.append(accept, decline, cancel);
+    card.append(actions, err);
+
+    const send = async (action) => {
+      err.textContent = "";
+      const body = { action };
+      if (action === "accept" && req.mode !== "url") body.content = collect();
+      for (const b of [accept, decline, cancel]) b.disabled = true;
+      try {
+        await api("POST", "/v1/elicitations/" + encodeURIComponent(req.id), body);
+        card.remove();
+        cards.delete(req.id);
+        $("inbox-count").textContent = String(cards.size);
+        $("inbox-empty").hidden = cards.size > 0;
+      } catch (e) {
+        if (e instanceof Unauthorized) return;
+        err.textContent = e.message;
+        for (const b of [accept, decline, cancel]) b.disabled = false;
+      }
+    };
+    card.addEventListener("submit", (e) => {
+      e.preventDefault();
+      send("accept");
+    });
+    decline.addEventListener("click", () => send("decline"));
+    cancel.addEventListener("click", () => send("cancel"));
+    return card;
+  }
+
+  // urlBlock shows the URL and its host as text, not a link: the person
+  // reads where it goes before copying it.
+  function urlBlock(u) {
+    const box = el("div", { class: "url-request" });
+    let host = "";
+    try {
+      host = new URL(u).host;
+    } catch (_) {
+      host = "(not a valid URL)";
+    }
+    const h = el("p");
+    h.append("Host: ", el("span", { class: "host" }, host));
+    box.append(h, el("code", { class: "url" }, u || ""));
+    return box;
+  }
+
+  // fieldInput adds a field's input to form and returns a reader that puts
+  // its value into content (an empty optional field is left out).
+  function fieldInput(form, reqID, f, i) {
+    const id = "f-" + reqID.replace(/[^A-Za-z0-9_-]/g, "_") + "-" + i;
+    const wrap = el("div", { class: "field", "data-field": f.name });
+    const label = el("label", { for: id }, f.title || f.name);
+    if (f.required) label.append(el("span", { class: "req", "aria-hidden": "true" }, "*"));
+    if (f.sensitive) label.append(el("span", { class: "sens" }, "sensitive"));
+    const desc = f.description ? el("span", { class: "desc" }, f.description) : null;
+    const def = f.sensitive ? undefined : f["default"]; // the API never sends a secret's default
+    let input;
+    let read;
+
+    if (f.options && f.options.length > 0) {
+      input = el("select", { id, name: f.name, required: f.required, multiple: f.multi });
+      if (!f.multi) input.append(el("option", { value: "" }, f.required ? "Choose…" : "(none)"));
+      const chosen = new Set(Array.isArray(def) ? def.map(String) : def !== undefined ? [String(def)] : []);
+      for (const o of f.options) {
+        const opt = el("option", { value: o.value }, o.title || o.value);
+        opt.selected = chosen.has(o.value);
+        input.append(opt);
+      }
+      if (f.multi) input.size = Math.min(f.options.length, 6);
+      read = (c) => {
+        if (f.multi) {
+          const vals = Array.from(input.selectedOptions, (o) => o.value);
+          if (vals.length > 0 || f.required) c[f.name] = vals;
+        } else if (input.value !== "") {
+          c[f.name] = input.value;
+        }
+      };
+    } else if (f.type === "boolean") {
+      wrap.classList.add("check");
+      input = el("input", { id, name: f.name, type: "checkbox" });
+      input.checked = def === true;
+      read = (c) => { c[f.name] = input.checked; };
+      wrap.append(input, " ", label);
+      if (desc) wrap.append(desc);
+      form.append(wrap);
+      return read;
+    } else if (f.type === "number" || f.type === "integer") {
+      input = el("input", { id, name: f.name, type: "number", step: f.type === "integer" ? "1" : "any", required: f.required });
+      if (typeof def === "number") input.value = String(def);
+      read = (c) => {
+        if (input.value !== "") c[f.name] = Number(input.value);
+      };
+    } else {
+      let type = "text";
+      if (f.sensitive) type = "password";
+      else if (f.format === "email") type = "email";
+      else if (f.format === "uri") type = "url";
+      else if (f.format === "date") type = "date";
+      input = el("input", {
+        id, name: f.name, type, required: f.required,
+        autocomplete: f.sensitive ? "new-password" : "off", spellcheck: "false",
+      });
+      if (typeof def === "string") input.value = def;
+      read = (c) => {
+        if (input.value !== "" || f.required) c[f.name] = input.value;
+      };
+    }
+    wrap.append(label);
+    if (desc) wrap.append(desc);
+    wrap.append(input);
+    form.append(wrap);
+    return read;
+  }
+
+  // --- boot ------------------------------------------------------------
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("login-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const t = $("token-input").value.trim();
+      if (!t) return;
+      sessionStorage.setItem(TOKEN_KEY, t);
+      $("token-input").value = "";
+      token = t;
+      start();
+    });
+    $("logout").addEventListener("click", () => loggedOut(""));
+    token = takeToken();
+    if (token) start();
+    else loggedOut("");
+  });
+})();
