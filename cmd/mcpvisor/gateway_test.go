@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mcpvisor stdio: an MCP client on the other end of the pipes sees the
@@ -36,10 +38,15 @@ func TestStdioGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// answer reads until the response with id, skipping notifications.
+	// answer reads until the response with id, counting the list_changed
+	// notifications it skips.
+	changes := 0
 	answer := func(id string) string {
 		t.Helper()
 		for out.Scan() {
+			if strings.Contains(out.Text(), `"notifications/tools/list_changed"`) {
+				changes++
+			}
 			var m struct {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
@@ -64,13 +71,35 @@ func TestStdioGateway(t *testing.T) {
 		t.Fatalf("tools/list before activation: %s", a)
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"activate_tools","arguments":{"groups":["a"]}}}`)
-	if a := answer("3"); !strings.Contains(a, "mcp__a__echo") {
-		t.Fatalf("activate_tools: %s", a)
+	// The server may still be starting: its tools then arrive with a
+	// notifications/tools/list_changed, and tools/list shows them.
+	listed := answer("3")
+	for id := 100; !strings.Contains(listed, "mcp__a__echo"); id++ {
+		if id > 105 {
+			t.Fatalf("mcp__a__echo never listed: %s", listed)
+		}
+		if changes == 0 {
+			waitListChanged(t, out)
+		}
+		changes = 0
+		send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
+		listed = answer(strconv.Itoa(id))
 	}
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"said":"through the gateway"}}}`)
 	if a := answer("4"); !strings.Contains(a, "through the gateway") || strings.Contains(a, `"isError":true`) {
 		t.Fatalf("echo: %s", a)
 	}
+}
+
+// waitListChanged reads stdout until a notifications/tools/list_changed.
+func waitListChanged(t *testing.T, out *bufio.Scanner) {
+	t.Helper()
+	for out.Scan() {
+		if strings.Contains(out.Text(), `"notifications/tools/list_changed"`) {
+			return
+		}
+	}
+	t.Fatalf("no list_changed: %v", out.Err())
 }
 
 // mcpvisor serve mounts the gateway at /mcp, behind the same token.
@@ -105,5 +134,53 @@ func TestServeMountsTheGateway(t *testing.T) {
 	}
 	if err := s.shutdown(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With a sidecar holding the journal, events, elicitations and servers go
+// through its API; without one, they say so.
+func TestCLIThroughTheSidecar(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"t": {"command": "MCPTEST", "args": ["-name", "t"]}}}`)
+	data := filepath.Join(t.TempDir(), "data")
+	if _, errOut, code := runCLIData(t, data, "elicitations"); code != 1 || !strings.Contains(errOut, "no sidecar is running") {
+		t.Fatalf("elicitations without a sidecar: code %d: %s", code, errOut)
+	}
+	s := startServe(t, "--config", cfg, "--data", data)
+	if out, errOut, code := runCLIData(t, data, "elicitations"); code != 0 || out != "" {
+		t.Fatalf("elicitations: code %d: %s %s", code, out, errOut)
+	}
+	// The server pushes an event (event/test) when its notify tool runs.
+	raw, _ := os.ReadFile(s.tokenPath)
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/call", strings.NewReader(`{"tool":"mcp__t__notify","arguments":{}}`))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(raw)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("notify through the API: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// The event commits shortly after the call's answer: look until it has.
+	var out, errOut string
+	var code int
+	for try := 0; try < 100; try++ {
+		out, errOut, code = runCLIData(t, data, "events", "--json", "--method", "event/test")
+		if code != 0 || strings.Contains(out, `"event/test"`) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code != 0 || !strings.Contains(out, `"event/test"`) {
+		t.Fatalf("events through the sidecar: code %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code := runCLIData(t, data, "servers", "disable", "t"); code != 0 || !strings.Contains(out, "server t: disabled") {
+		t.Fatalf("servers disable: code %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runCLIData(t, data, "events", "ack", "999999"); code != 1 || !strings.Contains(errOut, "sidecar") {
+		t.Fatalf("ack of an unknown event through the sidecar: code %d: %s", code, errOut)
+	}
+	if err := s.shutdown(t); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "sidecar.json")); !os.IsNotExist(err) {
+		t.Fatalf("the sidecar note outlived the sidecar: %v", err)
 	}
 }

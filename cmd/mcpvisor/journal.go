@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -58,6 +60,19 @@ func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, 
 	default:
 		var err error
 		if j, err = openJournal(f, logger); err != nil {
+			if r, rerr := sidecarFor(ctx, f, err); rerr == nil {
+				// A sidecar holds the journal: ask it.
+				evs, err := remoteEvents(ctx, r, f)
+				if err != nil {
+					return err
+				}
+				p := newEventPrinter(stdout, f.json)
+				for _, ev := range evs {
+					p.print(ev)
+				}
+				p.flush()
+				return nil
+			}
 			return err
 		}
 		defer j.Close()
@@ -131,7 +146,15 @@ func cmdAck(ctx context.Context, f flags, logger *slog.Logger, args []string, st
 	}
 	j, err := openJournal(f, logger)
 	if err != nil {
-		return err
+		r, rerr := sidecarFor(ctx, f, err)
+		if rerr != nil {
+			return err
+		}
+		if err := r.do(ctx, http.MethodPost, "/v1/events/ack", map[string]any{"ids": ids}, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d event(s) marked processed\n", len(ids))
+		return nil
 	}
 	defer j.Close()
 	if err := j.Ack(ctx, ids...); err != nil {
@@ -288,4 +311,13 @@ func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) erro
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", ti.Created.Local().Format("2006-01-02 15:04:05"), ti.Server, ti.ID, ti.Tool, ti.Status, ti.Done)
 	}
 	return nil
+}
+
+// sidecarFor returns the sidecar to ask when opening the journal failed
+// because a process holds it, and an error otherwise.
+func sidecarFor(ctx context.Context, f flags, openErr error) (*remote, error) {
+	if !errors.Is(openErr, mcpvisor.ErrJournalLocked) {
+		return nil, openErr
+	}
+	return findSidecar(ctx, f)
 }

@@ -51,6 +51,12 @@ commands:
                                     progress and task ids go to stderr; --detach returns once a
                                     task-running tool has started its task
   tasks   [ID] [--pending] [--json] list the journal's tasks (--pending: unfinished), or show one
+  elicitations [--json]             the running sidecar's pending requests for input
+  elicitations resolve ID accept|decline|cancel [CONTENT_JSON]
+                                    answer one (through the sidecar's API)
+  servers enable|disable|delete NAME
+                                    change a server of the running sidecar, at once
+  (events and events ack go through the sidecar's API when one holds the journal)
   status  --config FILE [--json]    start the servers, wait for them, print their states
   events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
                                     list the events servers pushed (oldest first)
@@ -128,7 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServe(ctx, args[1:], stderr)
 	}
 	switch cmd {
-	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio":
+	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio", "elicitations", "servers":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -164,6 +170,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdHistory(f, logger, stdout)
 	case "tasks":
 		return cmdTasks(f, logger, pos, stdout)
+	case "elicitations":
+		return cmdElicitations(ctx, f, pos, stdout)
+	case "servers":
+		return cmdServers(ctx, f, pos, stdout)
 	}
 	if f.config == "" {
 		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}

@@ -118,6 +118,12 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stderr, "mcpvisor serve: listening on http://%s (token in %s)\n", ln.Addr(), tokenPath)
+	// The CLI's other commands find the sidecar through this note.
+	absToken, _ := filepath.Abs(tokenPath)
+	if err := writeSidecarNote(data, sidecarInfo{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), TokenFile: absToken}); err != nil {
+		logger.Warn("could not write the sidecar note; the CLI will not find this sidecar", "err", err)
+	}
+	defer removeSidecarNote(data)
 
 	select {
 	case err := <-served:

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// A running sidecar holds its data directory's journal. It leaves a note
+// there, <data>/sidecar.json, saying where it listens and where its token
+// is, so the CLI's commands that need the journal or a live host can go
+// through its API instead.
+
+const sidecarNote = "sidecar.json"
+
+type sidecarInfo struct {
+	URL       string `json:"url"`
+	PID       int    `json:"pid"`
+	TokenFile string `json:"token_file"`
+}
+
+func writeSidecarNote(data string, info sidecarInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(data, sidecarNote+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(data, sidecarNote))
+}
+
+func removeSidecarNote(data string) { _ = os.Remove(filepath.Join(data, sidecarNote)) }
+
+// remote is a client of the sidecar running on a data directory.
+type remote struct {
+	base, token string
+	client      *http.Client
+}
+
+// errNoSidecar says that a command needs a sidecar and none answers.
+var errNoSidecar = errors.New("no sidecar is running on this data directory")
+
+// findSidecar returns a client of the sidecar on f.data, or errNoSidecar
+// (wrapped with the reason) when none is running.
+func findSidecar(ctx context.Context, f flags) (*remote, error) {
+	b, err := os.ReadFile(filepath.Join(f.data, sidecarNote))
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s): start one with mcpvisor serve --data %s", errNoSidecar, f.data, f.data)
+	}
+	var info sidecarInfo
+	if err := json.Unmarshal(b, &info); err != nil || info.URL == "" {
+		return nil, fmt.Errorf("%w: %s is unreadable", errNoSidecar, filepath.Join(f.data, sidecarNote))
+	}
+	tok, err := os.ReadFile(info.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
+	}
+	r := &remote{base: strings.TrimSuffix(info.URL, "/"), token: strings.TrimSpace(string(tok)), client: &http.Client{Timeout: 2 * time.Minute}}
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, r.base+"/healthz", nil)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the sidecar noted at %s (pid %d) does not answer: %v", errNoSidecar, info.URL, info.PID, err)
+	}
+	resp.Body.Close()
+	return r, nil
+}
+
+// do sends one API request and decodes the JSON answer into out (nil:
+// discard). An API error comes back as its message and code.
+func (r *remote) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("sidecar: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("sidecar: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
+			return fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
+		}
+		return fmt.Errorf("sidecar: HTTP %d", resp.StatusCode)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// remoteEvent is the API's view of a journal event.
+type remoteEvent struct {
+	ID          uint64          `json:"id"`
+	Server      string          `json:"server"`
+	Method      string          `json:"method"`
+	Params      json.RawMessage `json:"params"`
+	Received    time.Time       `json:"received"`
+	Status      string          `json:"status"`
+	ProcessedAt time.Time       `json:"processed_at"`
+}
+
+// remoteEvents lists events through the sidecar.
+func remoteEvents(ctx context.Context, r *remote, f flags) ([]mcpvisor.JournalEvent, error) {
+	q := url.Values{}
+	if f.pending {
+		q.Set("pending", "1")
+	}
+	if f.server != "" {
+		q.Set("server", f.server)
+	}
+	if f.method != "" {
+		q.Set("method", f.method)
+	}
+	if f.after > 0 {
+		q.Set("after", strconv.FormatUint(f.after, 10))
+	}
+	if f.limit > 0 {
+		q.Set("limit", strconv.Itoa(f.limit))
+	}
+	var out struct {
+		Events []remoteEvent `json:"events"`
+	}
+	if err := r.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	evs := make([]mcpvisor.JournalEvent, 0, len(out.Events))
+	for _, e := range out.Events {
+		evs = append(evs, mcpvisor.JournalEvent{Seq: e.ID, Server: e.Server, Method: e.Method, Params: e.Params,
+			Received: e.Received, Status: e.Status, ProcessedAt: e.ProcessedAt})
+	}
+	return evs, nil
+}
+
+// cmdElicitations lists the sidecar's pending elicitations, or answers one:
+// elicitations resolve ID accept|decline|cancel [CONTENT_JSON].
+func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Writer) error {
+	r, err := findSidecar(ctx, f)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		if pos[0] != "resolve" || len(pos) < 3 || len(pos) > 4 {
+			return &exitError{code: 2, msg: "elicitations: want elicitations [--json] or elicitations resolve ID accept|decline|cancel [CONTENT_JSON]"}
+		}
+		body := map[string]any{"action": pos[2]}
+		if len(pos) == 4 {
+			var content map[string]any
+			if err := json.Unmarshal([]byte(pos[3]), &content); err != nil {
+				return &exitError{code: 2, msg: "elicitations resolve: CONTENT_JSON must be a JSON object"}
+			}
+			body["content"] = content
+		}
+		if err := r.do(ctx, http.MethodPost, "/v1/elicitations/"+url.PathEscape(pos[1]), body, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "elicitation %s answered %s\n", pos[1], pos[2])
+		return nil
+	}
+	var out struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if err := r.do(ctx, http.MethodGet, "/v1/elicitations", nil, &out); err != nil {
+		return err
+	}
+	if f.json {
+		for _, e := range out.Elicitations {
+			fmt.Fprintln(stdout, string(e))
+		}
+		return nil
+	}
+	for _, raw := range out.Elicitations {
+		var e struct {
+			ID, Server, Mode, Message, URL string
+			Fields                         []struct {
+				Name      string `json:"name"`
+				Type      string `json:"type"`
+				Required  bool   `json:"required"`
+				Sensitive bool   `json:"sensitive"`
+			} `json:"fields"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		fmt.Fprintf(stdout, "%s  %s asks (%s): %s\n", e.ID, e.Server, e.Mode, e.Message)
+		if e.URL != "" {
+			fmt.Fprintf(stdout, "    url: %s\n", e.URL)
+		}
+		for _, fl := range e.Fields {
+			var marks []string
+			if fl.Required {
+				marks = append(marks, "required")
+			}
+			if fl.Sensitive {
+				marks = append(marks, "sensitive")
+			}
+			fmt.Fprintf(stdout, "    %s: %s %s\n", fl.Name, fl.Type, strings.Join(marks, ", "))
+		}
+	}
+	return nil
+}
+
+// cmdServers changes a server through the sidecar: servers enable|disable|
+// delete NAME.
+func cmdServers(ctx context.Context, f flags, pos []string, stdout io.Writer) error {
+	if len(pos) != 2 || (pos[0] != "enable" && pos[0] != "disable" && pos[0] != "delete") {
+		return &exitError{code: 2, msg: "servers: want servers enable|disable|delete NAME"}
+	}
+	r, err := findSidecar(ctx, f)
+	if err != nil {
+		return err
+	}
+	path, method := "/v1/servers/"+url.PathEscape(pos[1]), http.MethodDelete
+	if pos[0] != "delete" {
+		path, method = path+"/"+pos[0], http.MethodPost
+	}
+	if err := r.do(ctx, method, path, nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "server %s: %sd\n", pos[1], pos[0])
+	return nil
+}
