@@ -34,10 +34,11 @@ vet:
 peers:
 	@bash scripts/peers.sh
 
-# The official MCP conformance suite (client mode) against the host's HTTP
-# transport: installs the runner and Node.js 22 from npm into
-# .cache/conformance once, then runs every 2025-11-25 client scenario with
-# conformance/expected-failures.yml. See conformance/README.md.
+# The official MCP conformance suite: installs the runner and Node.js 22
+# from npm into .cache/conformance once, then runs every 2025-11-25 client
+# scenario against the host's HTTP transport (conformance/expected-failures.yml)
+# and the server suite against the gateway fronting server-everything
+# (conformance/expected-failures-server.yml). See conformance/README.md.
 .PHONY: conformance
 conformance:
 	bash conformance/run.sh

