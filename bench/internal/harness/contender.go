@@ -19,6 +19,11 @@ const (
 // contenders is every contender over stdio, the floor first.
 var contenders = []contender{rawContender{}, hostContender{}, goSDKContender{}, mark3labsContender{}}
 
+// callContenders are the contenders of the call latency and throughput
+// scenarios over stdio: every stdio contender, then mcpvisor as a sidecar,
+// called over loopback HTTP (its API, its MCP gateway).
+var callContenders = append(contenders[:len(contenders):len(contenders)], sidecarContender{}, sidecarContender{mcp: true})
+
 // httpContenders are the same contenders over Streamable HTTP, the floor
 // (net/http POSTs) first. Their names are the same; the scenario tells them
 // apart.

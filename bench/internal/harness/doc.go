@@ -1,7 +1,9 @@
 // Package harness runs the bench scenarios: the same echo server
 // (bench/cmd/echoserver) called through a raw pipe (the floor), an embedded
 // mcpvisor Host, the official Go SDK client and the mark3labs client, in one
-// run, interleaved, so that machine noise falls on every contender alike;
+// run, interleaved, so that machine noise falls on every contender alike
+// (and, for call latency and throughput, the Host run as a sidecar: its
+// HTTP API and its MCP gateway on loopback);
 // and the same again over Streamable HTTP (echoserver -http as a child
 // process, net/http POSTs for the floor), with a scale scenario of
 // thousands of HTTP servers in one Host; and a notification flood into the

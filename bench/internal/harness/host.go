@@ -31,6 +31,11 @@ func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (c
 // start opens a host of n servers, named serverName(i), with the default
 // options, and returns it once every server is ready.
 func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost, error) {
+	return ct.startWith(ctx, env, n, mcpvisor.Options{})
+}
+
+// startWith is start with opts, whose Config it sets.
+func (ct hostContender) startWith(ctx context.Context, env *Env, n int, opts mcpvisor.Options) (*benchHost, error) {
 	servers := make([]mcpvisor.ServerConfig, n)
 	for i := range servers {
 		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Enabled: true}
@@ -38,7 +43,8 @@ func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost,
 			servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Type: "http", URL: env.httpURL, AllowPrivate: true, Enabled: true}
 		}
 	}
-	h, err := openHost(ctx, env, mcpvisor.Options{Config: &mcpvisor.Config{Servers: servers}})
+	opts.Config = &mcpvisor.Config{Servers: servers}
+	h, err := openHost(ctx, env, opts)
 	if err != nil {
 		return nil, err
 	}

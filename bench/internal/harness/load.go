@@ -9,14 +9,15 @@ import (
 )
 
 // Latency is scenario 1: one caller, one server, calls one after another.
-// The raw pipe is its simple form: write a line, read a line.
+// The raw pipe is its simple form: write a line, read a line. The sidecar
+// contenders run here and in Throughput.
 func Latency(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioLatency, contenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
+	return compare(ctx, env, ScenarioLatency, callContenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
 }
 
 // Throughput is scenario 2: many concurrent callers on one server.
 func Throughput(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioThroughput, contenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
+	return compare(ctx, env, ScenarioThroughput, callContenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
 }
 
 // Fanout is scenario 3: many concurrent callers spreading their calls over
@@ -130,9 +131,9 @@ func compare(ctx context.Context, env *Env, scenario string, contenders []conten
 			if srv != nil {
 				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
 			}
-			env.logf("  %-10s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
+			env.logf("  %-11s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
 		} else {
-			env.logf("  %-10s %s", rec.Contender, rec.Note)
+			env.logf("  %-11s %s", rec.Contender, rec.Note)
 		}
 		recs = append(recs, rec)
 	}

@@ -247,11 +247,13 @@ func (r *Run) Markdown(chart string) string {
 
 	if rec := r.find(ScenarioLatency, Raw); rec != nil {
 		fmt.Fprintf(&b, "## 1. Latency: 1 caller, 1 server, %d calls per contender\n\n", r.Sizes.LatencyCalls)
+		r.sidecarIntro(&b, ScenarioLatency)
 		r.loadTable(&b, ScenarioLatency, true)
 	}
 	if rec := r.find(ScenarioThroughput, Raw); rec != nil {
 		fmt.Fprintf(&b, "## 2. Throughput: %d concurrent callers, 1 server, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.ThroughputCalls)
 		b.WriteString("The raw pipe is pipelined here: one writer lock, one reader goroutine handing responses to callers by id.\n\n")
+		r.sidecarIntro(&b, ScenarioThroughput)
 		r.loadTable(&b, ScenarioThroughput, false)
 	}
 	if rec := r.find(ScenarioFanout, Raw); rec != nil {
@@ -278,6 +280,18 @@ func (r *Run) Markdown(chart string) string {
 	return b.String()
 }
 
+// sidecarIntro explains the sidecar contenders of a scenario that has them.
+func (r *Run) sidecarIntro(b *strings.Builder, scenario string) {
+	if r.find(scenario, SidecarAPI) == nil && r.find(scenario, SidecarMCP) == nil {
+		return
+	}
+	b.WriteString("`sidecar-api` and `sidecar-mcp` are mcpvisor as a sidecar, as `mcpvisor serve` runs it: the same embedded Host of stdio echo servers behind `sidecar.New`'s API, " +
+		"with the gateway mounted at `/mcp`, on an `http.Server` listening on a loopback TCP port in this process. " +
+		"`sidecar-api`: each call is one `POST /v1/call` (`{\"tool\": \"mcp__s000__echo\", \"arguments\": ...}`, bearer token) through a keep-alive `net/http` client keeping up to 64 idle connections; the JSON answer is decoded and `is_error` checked. " +
+		"`sidecar-mcp`: the official Go SDK client over `mcp.StreamableClientTransport` (the same pool, the token added), one session on the gateway, `CallTool(\"mcp__s000__echo\")`; the host has the server always on, so its tools are listed without `activate_tools`. " +
+		"Their ratios include the HTTP hop and its JSON on both sides, which the embedded host does not pay.\n\n")
+}
+
 // loadTable writes the table of a latency, throughput or fan-out scenario.
 func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) {
 	raw := r.find(scenario, Raw)
@@ -301,7 +315,7 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 		b.WriteString("| contender | calls/s | p50 µs | p99 µs | max µs | calls/s × raw | calls/s × best peer | p99 × raw | errors |" + extraHead + "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|" + extraRule + "\n")
 	}
 	var notes []string
-	for _, c := range contenders {
+	for _, c := range callContenders {
 		rec := r.find(scenario, c.name())
 		if rec == nil {
 			continue

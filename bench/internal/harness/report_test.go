@@ -72,8 +72,12 @@ func TestMarkdownAndChart(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Fatalf("chart is not a PNG (%v)", err)
 	}
+	r.Records = append(r.Records,
+		Record{Scenario: ScenarioLatency, Contender: SidecarAPI, Calls: 100, P50us: 60, P99us: 120, CallsPerSec: 1},
+		Record{Scenario: ScenarioThroughput, Contender: SidecarMCP, Calls: 100, P50us: 1, P99us: 2, CallsPerSec: 25})
 	md := r.Markdown("c.png")
-	for _, want := range []string{"![", "(c.png)", "| raw | 10.0 |", "1.40×", "**MISS**", "**PASS**", "## 2. Throughput", "## 5. Start-up"} {
+	for _, want := range []string{"![", "(c.png)", "| raw | 10.0 |", "1.40×", "**MISS**", "**PASS**", "## 2. Throughput", "## 5. Start-up",
+		"| sidecar-api | 60.0 | 120.0 | 0 | 1 | 6.00× | 1.50× |", "| sidecar-mcp | 25 | 1.0 | 2.0 | 0 | 0.25× | 1.25× |", "`sidecar-api` and `sidecar-mcp` are mcpvisor as a sidecar"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
