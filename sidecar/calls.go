@@ -105,11 +105,11 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	case sse != nil && err != nil:
 		sse.event("error", errorBody{Error: classify(err)})
 	case sse != nil:
-		sse.event("result", newResultView(res))
+		sse.event("result", NewResultView(res))
 	case err != nil:
 		writeErr(w, err)
 	default:
-		writeJSON(w, http.StatusOK, newResultView(res))
+		writeJSON(w, http.StatusOK, NewResultView(res))
 	}
 }
 

@@ -53,9 +53,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	out := make([]eventView, 0, len(evs))
+	out := make([]EventView, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, newEventView(e))
+		out = append(out, NewEventView(e))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"events": out})
 }
@@ -115,7 +115,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return // the journal closed
 			}
-			if sse.event("event", newEventView(ev)) != nil {
+			if sse.event("event", NewEventView(ev)) != nil {
 				return
 			}
 			if sent++; limit > 0 && sent >= limit {

@@ -20,9 +20,9 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	out := make([]taskView, 0, len(ts))
+	out := make([]TaskView, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, newTaskView(t))
+		out = append(out, NewTaskView(t))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tasks": out})
 }
@@ -33,5 +33,5 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newTaskView(t))
+	writeJSON(w, http.StatusOK, NewTaskView(t))
 }

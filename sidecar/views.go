@@ -73,7 +73,8 @@ func rawOrNil(b []byte) json.RawMessage {
 	return b
 }
 
-type mediaView struct {
+// MediaView is a media file of a result, as the API shows it.
+type MediaView struct {
 	Kind     string `json:"kind"`
 	Name     string `json:"name"`
 	URL      string `json:"url"`
@@ -81,32 +82,35 @@ type mediaView struct {
 	Size     int64  `json:"size"`
 }
 
-type resultView struct {
+// ResultView is a tool result as POST /v1/call returns it.
+type ResultView struct {
 	ResultType string          `json:"result_type"`
 	IsError    bool            `json:"is_error"`
 	Result     string          `json:"result"`
 	Structured json.RawMessage `json:"structured,omitempty"`
-	Media      []mediaView     `json:"media"`
-	Task       *taskView       `json:"task,omitempty"`
+	Media      []MediaView     `json:"media"`
+	Task       *TaskView       `json:"task,omitempty"`
 }
 
-func newResultView(r *mcpvisor.Result) *resultView {
+// NewResultView renders r; nil for nil.
+func NewResultView(r *mcpvisor.Result) *ResultView {
 	if r == nil {
 		return nil
 	}
-	v := &resultView{ResultType: string(r.Type), IsError: r.IsError, Result: r.Wire(),
-		Structured: rawOrNil(r.JSON), Media: []mediaView{}}
+	v := &ResultView{ResultType: string(r.Type), IsError: r.IsError, Result: r.Wire(),
+		Structured: rawOrNil(r.JSON), Media: []MediaView{}}
 	for _, m := range r.Media {
-		v.Media = append(v.Media, mediaView{Kind: m.Kind, Name: m.Name, URL: m.URL, MimeType: m.MimeType, Size: m.Size})
+		v.Media = append(v.Media, MediaView{Kind: m.Kind, Name: m.Name, URL: m.URL, MimeType: m.MimeType, Size: m.Size})
 	}
 	if r.Task != nil {
-		tv := newTaskView(*r.Task)
+		tv := NewTaskView(*r.Task)
 		v.Task = &tv
 	}
 	return v
 }
 
-type taskView struct {
+// TaskView is a task as GET /v1/tasks returns it (and mcpvisor tasks --json).
+type TaskView struct {
 	ID            string      `json:"id"`
 	Server        string      `json:"server"`
 	Tool          string      `json:"tool"`
@@ -117,19 +121,21 @@ type taskView struct {
 	Deadline      time.Time   `json:"deadline,omitzero"`
 	Detached      bool        `json:"detached"`
 	Done          bool        `json:"done"`
-	Result        *resultView `json:"result,omitempty"`
+	Result        *ResultView `json:"result,omitempty"`
 	Error         string      `json:"error,omitempty"`
 }
 
-func newTaskView(t mcpvisor.TaskInfo) taskView {
-	return taskView{
+// NewTaskView renders t.
+func NewTaskView(t mcpvisor.TaskInfo) TaskView {
+	return TaskView{
 		ID: t.ID, Server: t.Server, Tool: t.Tool, Status: t.Status, StatusMessage: t.StatusMessage,
 		Created: t.Created, Updated: t.Updated, Deadline: t.Deadline, Detached: t.Detached, Done: t.Done,
-		Result: newResultView(t.Result), Error: t.Error,
+		Result: NewResultView(t.Result), Error: t.Error,
 	}
 }
 
-type eventView struct {
+// EventView is a journal event as GET /v1/events returns it.
+type EventView struct {
 	ID          uint64          `json:"id"`
 	Server      string          `json:"server"`
 	Method      string          `json:"method"`
@@ -139,8 +145,9 @@ type eventView struct {
 	ProcessedAt time.Time       `json:"processed_at,omitzero"`
 }
 
-func newEventView(e mcpvisor.JournalEvent) eventView {
-	return eventView{ID: e.Seq, Server: e.Server, Method: e.Method, Params: rawOrNil(e.Params),
+// NewEventView renders e.
+func NewEventView(e mcpvisor.JournalEvent) EventView {
+	return EventView{ID: e.Seq, Server: e.Server, Method: e.Method, Params: rawOrNil(e.Params),
 		Received: e.Received, Status: e.Status, ProcessedAt: e.ProcessedAt}
 }
 

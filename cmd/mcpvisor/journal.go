@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 // The journal commands read the data directory's journal without starting
@@ -241,23 +242,6 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	return nil
 }
 
-type taskJSON struct {
-	ID            string          `json:"id"`
-	Server        string          `json:"server"`
-	Tool          string          `json:"tool"`
-	Status        string          `json:"status"`
-	StatusMessage string          `json:"statusMessage,omitempty"`
-	Created       time.Time       `json:"created"`
-	Updated       time.Time       `json:"updated"`
-	Deadline      time.Time       `json:"deadline"`
-	Detached      bool            `json:"detached"`
-	Done          bool            `json:"done"`
-	Error         string          `json:"error,omitempty"`
-	Result        string          `json:"result,omitempty"`
-	ResultType    string          `json:"result_type,omitempty"`
-	Structured    json.RawMessage `json:"structured,omitempty"`
-}
-
 func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
 	if len(pos) > 1 {
 		return &exitError{code: 2, msg: "tasks: want at most one task ID\n\n" + usage}
@@ -280,12 +264,7 @@ func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) erro
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		for _, ti := range tasks {
-			out := taskJSON{ID: ti.ID, Server: ti.Server, Tool: ti.Tool, Status: ti.Status, StatusMessage: ti.StatusMessage,
-				Created: ti.Created, Updated: ti.Updated, Deadline: ti.Deadline, Detached: ti.Detached, Done: ti.Done, Error: ti.Error}
-			if ti.Result != nil {
-				out.Result, out.ResultType, out.Structured = ti.Result.Wire(), string(ti.Result.Type), ti.Result.JSON
-			}
-			_ = enc.Encode(out)
+			_ = enc.Encode(sidecar.NewTaskView(ti))
 		}
 		return nil
 	}

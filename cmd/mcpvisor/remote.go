@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 // A running sidecar holds its data directory's journal. It leaves a note
@@ -124,17 +125,6 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(raw, out)
 }
 
-// remoteEvent is the API's view of a journal event.
-type remoteEvent struct {
-	ID          uint64          `json:"id"`
-	Server      string          `json:"server"`
-	Method      string          `json:"method"`
-	Params      json.RawMessage `json:"params"`
-	Received    time.Time       `json:"received"`
-	Status      string          `json:"status"`
-	ProcessedAt time.Time       `json:"processed_at"`
-}
-
 // remoteEvents lists events through the sidecar.
 func remoteEvents(ctx context.Context, r *remote, f flags) ([]mcpvisor.JournalEvent, error) {
 	q := url.Values{}
@@ -154,7 +144,7 @@ func remoteEvents(ctx context.Context, r *remote, f flags) ([]mcpvisor.JournalEv
 		q.Set("limit", strconv.Itoa(f.limit))
 	}
 	var out struct {
-		Events []remoteEvent `json:"events"`
+		Events []sidecar.EventView `json:"events"`
 	}
 	if err := r.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), nil, &out); err != nil {
 		return nil, err
