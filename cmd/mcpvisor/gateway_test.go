@@ -184,3 +184,29 @@ func TestCLIThroughTheSidecar(t *testing.T) {
 		t.Fatalf("the sidecar note outlived the sidecar: %v", err)
 	}
 }
+
+// --log-format json makes every log record one JSON object per line.
+func TestLogFormatJSON(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]}}}`)
+	_, errOut, code := runCLI(t, "tools", "--config", cfg, "--log-level", "debug", "--log-format", "json")
+	if code != 0 {
+		t.Fatalf("tools: code %d: %s", code, errOut)
+	}
+	records := 0
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var rec struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" {
+			t.Fatalf("not a JSON log record: %q", line)
+		}
+		records++
+	}
+	if records == 0 {
+		t.Fatal("no log records at debug level")
+	}
+	if _, errOut, code := runCLI(t, "tools", "--config", cfg, "--log-format", "xml"); code != 2 || !strings.Contains(errOut, "--log-format") {
+		t.Fatalf("--log-format xml: code %d: %s", code, errOut)
+	}
+}

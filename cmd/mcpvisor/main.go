@@ -78,6 +78,7 @@ flags (every command):
   --config FILE      MCP servers, in the mcpServers JSON format (required by all but events and history)
   --data DIR         data directory: the journal in DIR/journal, logs in DIR/logs (default ./.mcpvisor)
   --log-level LEVEL  debug, info, warn or error (default warn)
+  --log-format FMT   text or json (structured slog records, one JSON object per line)
   --wait DURATION    how long tools, status, resources and prompts wait for servers (default 30s)
 `
 
@@ -106,11 +107,12 @@ func main() {
 }
 
 type flags struct {
-	config   string
-	data     string
-	logLevel string
-	json     bool
-	wait     time.Duration
+	config    string
+	data      string
+	logLevel  string
+	logFormat string
+	json      bool
+	wait      time.Duration
 
 	// events, history
 	pending, follow, calls bool
@@ -144,6 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.config, "config", "", "")
 	fs.StringVar(&f.data, "data", mcpvisor.DefaultDataDir, "")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "")
+	fs.StringVar(&f.logFormat, "log-format", "text", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.DurationVar(&f.wait, "wait", 30*time.Second, "")
 	fs.BoolVar(&f.pending, "pending", false, "")
@@ -159,7 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v\n\n%s", cmd, err, usage)}
 	}
-	logger, err := newLogger(f.logLevel, stderr)
+	logger, err := newLogger(f.logLevel, f.logFormat, stderr)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
@@ -228,12 +231,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
 }
 
 func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {

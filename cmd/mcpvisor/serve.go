@@ -23,7 +23,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--log-level LEVEL]
+const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--log-level LEVEL] [--log-format text|json]
 
   --listen ADDR      loopback address to serve the HTTP API on (default 127.0.0.1:7071)
   --token-file F     file holding the bearer token; default DIR/token, generated (mode 0600) on first start
@@ -43,7 +43,7 @@ var errShuttingDown = errors.New("mcpvisor serve is shutting down")
 // cmdServe runs the sidecar: the host with its inbox, behind the HTTP API,
 // until ctx ends or SIGINT/SIGTERM arrives.
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
-	var config, data, listen, tokenFile, logLevel string
+	var config, data, listen, tokenFile, logLevel, logFormat string
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&config, "config", "", "")
@@ -51,6 +51,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&listen, "listen", defaultListen, "")
 	fs.StringVar(&tokenFile, "token-file", "", "")
 	fs.StringVar(&logLevel, "log-level", "warn", "")
+	fs.StringVar(&logFormat, "log-format", "text", "")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, msg: fmt.Sprintf("serve: %v\n\n%s", err, serveUsage)}
 	}
@@ -63,7 +64,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := checkLoopback(listen); err != nil {
 		return &exitError{code: 2, msg: "serve: " + err.Error()}
 	}
-	logger, err := newLogger(logLevel, stderr)
+	logger, err := newLogger(logLevel, logFormat, stderr)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
