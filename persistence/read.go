@@ -142,6 +142,9 @@ type EventFilter struct {
 	Server, Method string // "": any
 	After          uint64 // only seqs above After
 	Limit          int    // <= 0: no limit
+	// Newest, with Limit, selects the newest Limit events instead of the
+	// oldest (still returned oldest first).
+	Newest bool
 }
 
 // Events returns the events f selects, oldest first. Pending events are
@@ -167,9 +170,22 @@ func (s *Store) Events(f EventFilter) ([]EventRecord, error) {
 		after = max(after, s.pendingMark()-1)
 	}
 	err := s.view(func(txn *badger.Txn) error {
+		if f.Newest {
+			it := iteration{prefix: []byte(prefixEvent), reverse: true}
+			return scan(txn, it, func(key []byte, e EventRecord) (bool, error) {
+				seq, err := keySeq(key)
+				if err != nil || seq <= after {
+					return false, err
+				}
+				return keep(e), nil
+			})
+		}
 		it := iteration{prefix: []byte(prefixEvent), start: seqKey(prefixEvent, after+1)}
 		return scan(txn, it, func(_ []byte, e EventRecord) (bool, error) { return keep(e), nil })
 	})
+	if f.Newest {
+		slices.Reverse(out)
+	}
 	return out, err
 }
 

@@ -562,6 +562,11 @@ func TestEventsFilter(t *testing.T) {
 		{"limit", EventFilter{Limit: 2}, []uint64{1, 2}},
 		{"pending limit", EventFilter{Status: EventPending, Limit: 1}, []uint64{2}},
 		{"after everything", EventFilter{After: ^uint64(0)}, nil},
+		{"newest", EventFilter{Limit: 2, Newest: true}, []uint64{4, 5}},
+		{"newest of a server", EventFilter{Server: "a", Limit: 2, Newest: true}, []uint64{3, 4}},
+		{"newest pending", EventFilter{Status: EventPending, Limit: 2, Newest: true}, []uint64{4, 5}},
+		{"newest after", EventFilter{After: 3, Limit: 5, Newest: true}, []uint64{4, 5}},
+		{"newest without a limit", EventFilter{Newest: true}, []uint64{1, 2, 3, 4, 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // proxies and clients see that it is alive.
 const keepAlive = 25 * time.Second
 
-// eventFilter reads ?pending=1&server=&method=&after=&limit=.
+// eventFilter reads ?pending=1&server=&method=&after=&limit=&newest=1.
 func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
 	q := r.URL.Query()
 	f := mcpvisor.EventFilter{Server: q.Get("server"), Method: q.Get("method")}
@@ -31,6 +31,13 @@ func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
 			return f, fmt.Errorf("after must be an event id, not %q", a)
 		}
 		f.After = v
+	}
+	switch q.Get("newest") {
+	case "", "0", "false":
+	case "1", "true":
+		f.Newest = true // with limit: the newest events, oldest first
+	default:
+		return f, fmt.Errorf("newest must be 1 or 0, not %q", q.Get("newest"))
 	}
 	if l := q.Get("limit"); l != "" {
 		v, err := strconv.Atoi(l)

@@ -182,7 +182,7 @@
   // fetch; it reconnects after the last id seen.
   async function events(signal) {
     try {
-      const data = await api("GET", "/v1/events?limit=" + EVENTS_KEEP, undefined, signal);
+      const data = await api("GET", "/v1/events?newest=1&limit=" + EVENTS_KEEP, undefined, signal);
       for (const ev of data.events || []) addEvent(ev);
       renderEvents();
     } catch (e) {
