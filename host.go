@@ -332,6 +332,10 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 // registration order, then each server's own order.
 func (h *Host) Tools() []Tool { return h.rt.Tools() }
 
+// PendingCalls counts the requests in flight on each ready server's
+// connection. It never waits on a server.
+func (h *Host) PendingCalls() map[string]int { return h.rt.PendingCalls() }
+
 // Status returns each server's state. It never waits on a server, however
 // that server behaves.
 func (h *Host) Status() []ServerStatus { return h.rt.Status() }

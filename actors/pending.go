@@ -228,3 +228,10 @@ func parseID(id []byte) (int64, bool) {
 	m := protocol.Message{Kind: protocol.KindResponse, ID: id}
 	return m.IntID()
 }
+
+// size is how many requests are in flight.
+func (t *pendingTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}

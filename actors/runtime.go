@@ -863,3 +863,15 @@ type notifyMsg struct {
 	method string
 	params json.RawMessage
 }
+
+// PendingCalls counts, per ready server, the requests in flight on its
+// connection (calls, and the task polls and other requests of the host).
+func (r *Runtime) PendingCalls() map[string]int {
+	out := map[string]int{}
+	for _, e := range r.snap.Load().order {
+		if f := e.fast.Load(); f != nil {
+			out[e.name] = f.conn.pending().size()
+		}
+	}
+	return out
+}

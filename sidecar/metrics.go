@@ -92,7 +92,7 @@ var serverStates = []mcpvisor.State{
 type hostCollector struct {
 	host *mcpvisor.Host
 
-	serverState, serverRestarts, serverTools *prometheus.Desc
+	serverState, serverRestarts, serverTools, pendingCalls *prometheus.Desc
 
 	eventsIngested, eventsDropped, eventsPending *prometheus.Desc
 
@@ -111,6 +111,7 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 		serverState:    d("server_state", "1 for the state each server is in now, 0 for the others.", "server", "state"),
 		serverRestarts: d("server_restarts", "Restarts of each server since it was started or last re-enabled (resets, so a gauge).", "server"),
 		serverTools:    d("server_tools", "Tools in each server's current catalog.", "server"),
+		pendingCalls:   d("pending_calls", "Requests in flight on each ready server's connection.", "server"),
 
 		eventsIngested: d("events_ingested_total", "Server events committed to the journal since the host started."),
 		eventsDropped:  d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
@@ -128,7 +129,7 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.serverState, c.serverRestarts, c.serverTools,
+		c.serverState, c.serverRestarts, c.serverTools, c.pendingCalls,
 		c.eventsIngested, c.eventsDropped, c.eventsPending,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
 		c.elicitationsPending,
@@ -155,6 +156,9 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.serverRestarts, float64(st.Restarts), st.Name)
 		gauge(c.serverTools, float64(st.Tools), st.Name)
+	}
+	for server, n := range c.host.PendingCalls() {
+		gauge(c.pendingCalls, float64(n), server)
 	}
 
 	w, s := c.host.Journal().Stats()

@@ -191,6 +191,9 @@ func TestMetricsHostState(t *testing.T) {
 	metricValue(t, fams, "mcpvisor_journal_size_bytes", "part=lsm")
 	metricValue(t, fams, "mcpvisor_events_pending")
 	metricValue(t, fams, "mcpvisor_journal_queued_records")
+	if got := metricValue(t, fams, "mcpvisor_pending_calls", "server=alpha"); got != 1 {
+		t.Errorf("mcpvisor_pending_calls{alpha} = %v while ask waits, want 1", got)
+	}
 	if got := metricValue(t, fams, "mcpvisor_elicitations_pending"); got != 1 {
 		t.Errorf("mcpvisor_elicitations_pending = %v, want 1", got)
 	}
@@ -210,6 +213,9 @@ func TestMetricsHostState(t *testing.T) {
 	}
 	if err := <-askDone; err != nil {
 		t.Fatalf("ask: %v", err)
+	}
+	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_pending_calls", "server=alpha"); got != 0 {
+		t.Errorf("mcpvisor_pending_calls{alpha} = %v after the answer, want 0", got)
 	}
 	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_elicitations_pending"); got != 0 {
 		t.Errorf("mcpvisor_elicitations_pending = %v after the answer, want 0", got)
