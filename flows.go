@@ -128,7 +128,7 @@ func urlElicitationRequired(server string, err error) error {
 		}
 		out.Elicitations = append(out.Elicitations, *req)
 	}
-	return fmt.Errorf("%w", out)
+	return out
 }
 
 // clientHooks builds the runtime's handlers and capabilities from the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -161,9 +160,6 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 		}, nil
 	}
 	raw, err := h.driveTask(ctx, &rec, opts.OnProgress, sub)
-	if err != nil && !strings.Contains(err.Error(), rec.TaskID) {
-		err = fmt.Errorf("%s: task %s: %w", tool, rec.TaskID, err)
-	}
 	switch {
 	case errors.Is(err, ErrClosed):
 		// The host is closing: the record stays unfinished and the task
@@ -177,8 +173,17 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 }
 
 // driveTask polls rec's task until it ends, the deadline, the host closing
-// or ctx; it returns tasks/result's answer. rec is updated as it goes.
+// or ctx; it returns tasks/result's answer, and errors named with the tool
+// and the task. rec is updated as it goes.
 func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *actors.ProgressSub) (json.RawMessage, error) {
+	raw, err := h.pollTask(ctx, rec, onProgress, sub)
+	if err != nil {
+		err = fmt.Errorf("%s: task %s: %w", rec.Tool, rec.TaskID, err)
+	}
+	return raw, err
+}
+
+func (h *Host) pollTask(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *actors.ProgressSub) (json.RawMessage, error) {
 	var progress <-chan Progress
 	if sub != nil {
 		progress = sub.C()
@@ -190,7 +195,7 @@ func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onPro
 		if left <= 0 {
 			h.cancelTask(rec, "deadline")
 			rec.Status, rec.Error = TaskExpired, fmt.Sprintf("no outcome by its deadline (%s)", rec.Deadline.Format(time.RFC3339))
-			return nil, fmt.Errorf("%s: task %s: %w: %s", rec.Tool, rec.TaskID, ErrTimeout, rec.Error)
+			return nil, fmt.Errorf("%w: %s", ErrTimeout, rec.Error)
 		}
 		if !first || rec.Status == TaskWorking {
 			if err := h.waitPoll(ctx, min(clampPoll(rec.PollInterval), left), progress, onProgress); err != nil {
@@ -206,7 +211,7 @@ func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onPro
 			var perr *protocol.Error
 			if errors.As(err, &perr) && perr.Code == protocol.CodeInvalidParams {
 				rec.Status, rec.Error = TaskLost, "the server no longer knows the task: "+perr.Message
-				return nil, fmt.Errorf("%s: task %s: %w: %s", rec.Tool, rec.TaskID, ErrTaskLost, perr.Message)
+				return nil, fmt.Errorf("%w: %s", ErrTaskLost, perr.Message)
 			}
 			h.opts.Logger.Warn("tasks/get failed; polling again", "server", rec.Server, "task", rec.TaskID, "err", err)
 			continue // restarting, or a transient failure: the deadline bounds it
@@ -219,7 +224,7 @@ func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onPro
 		h.noteTask(rec, &t)
 		switch t.Status {
 		case protocol.TaskCancelled:
-			return nil, fmt.Errorf("%s: task %s: %w%s", rec.Tool, rec.TaskID, ErrTaskCancelled, suffix(t.StatusMessage))
+			return nil, fmt.Errorf("%w%s", ErrTaskCancelled, suffix(t.StatusMessage))
 		case protocol.TaskCompleted, protocol.TaskFailed, protocol.TaskInputRequired:
 			// tasks/result blocks until the task ends and answers exactly
 			// what the call would have; on input_required the server sends
@@ -230,7 +235,7 @@ func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onPro
 			if err != nil && t.Status == protocol.TaskFailed && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 				var perr *protocol.Error
 				if !errors.As(err, &perr) {
-					return nil, fmt.Errorf("%s: task %s: %w%s", rec.Tool, rec.TaskID, ErrTaskFailed, suffix(t.StatusMessage))
+					return nil, fmt.Errorf("%w%s", ErrTaskFailed, suffix(t.StatusMessage))
 				}
 			}
 			if err == nil {

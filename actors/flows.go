@@ -79,7 +79,7 @@ const progressBuffer = 128
 // ProgressSub receives the notifications/progress of one token.
 type ProgressSub struct {
 	token   string
-	meta    json.RawMessage // {"progressToken":"…"}
+	tokJSON json.RawMessage // the token as a JSON string
 	c       chan Progress
 	entry   *serverEntry
 	dropped atomic.Uint64
@@ -100,7 +100,7 @@ func (r *Runtime) WatchProgress(server string) (*ProgressSub, error) {
 
 func (e *serverEntry) watchProgress() *ProgressSub {
 	tok := "mcpvisor-" + strconv.FormatUint(progressSeq.Add(1), 10)
-	s := &ProgressSub{token: tok, meta: protocol.ProgressTokenMeta(tok), c: make(chan Progress, progressBuffer), entry: e}
+	s := &ProgressSub{token: tok, tokJSON: json.RawMessage(strconv.Quote(tok)), c: make(chan Progress, progressBuffer), entry: e}
 	e.progress.Store(tok, s)
 	return s
 }

@@ -51,49 +51,30 @@ func (m *callMsg) applyTask(t *Tool, serverTasks bool) error {
 	return nil
 }
 
-// addMeta merges a _meta object (a progress token) into the request.
-func (m *callMsg) addMeta(meta json.RawMessage) error {
+// addMeta sets one member of the request's _meta (the progress token).
+func (m *callMsg) addMeta(key string, value json.RawMessage) error {
 	if m.method == "" {
-		merged, err := mergeObjects(m.meta, meta)
+		meta, err := protocol.MergeMeta(m.meta, key, value)
 		if err != nil {
 			return fmt.Errorf("_meta: %w", err)
 		}
-		m.meta = merged
+		m.meta = meta
 		return nil
 	}
-	var params map[string]json.RawMessage
-	if err := json.Unmarshal(m.params, &params); err != nil || params == nil {
-		return fmt.Errorf("params must be a JSON object")
+	var params struct {
+		Meta json.RawMessage `json:"_meta"`
 	}
-	merged, err := mergeObjects(params["_meta"], meta)
+	if err := json.Unmarshal(m.params, &params); err != nil {
+		return fmt.Errorf("params: %w", err)
+	}
+	meta, err := protocol.MergeMeta(params.Meta, key, value)
+	if err == nil {
+		m.params, err = protocol.MergeMeta(m.params, "_meta", meta)
+	}
 	if err != nil {
 		return fmt.Errorf("_meta: %w", err)
 	}
-	params["_meta"] = merged
-	out, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	m.params = out
 	return nil
-}
-
-// mergeObjects returns base with every member of add set (base may be empty).
-func mergeObjects(base, add json.RawMessage) (json.RawMessage, error) {
-	if len(base) == 0 || string(base) == "null" {
-		return add, nil
-	}
-	var a, b map[string]json.RawMessage
-	if err := json.Unmarshal(base, &a); err != nil || a == nil {
-		return nil, fmt.Errorf("not a JSON object")
-	}
-	if err := json.Unmarshal(add, &b); err != nil {
-		return nil, err
-	}
-	for k, v := range b {
-		a[k] = v
-	}
-	return json.Marshal(a)
 }
 
 // what names the request in errors.

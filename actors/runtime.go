@@ -331,7 +331,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 	var progress <-chan Progress
 	if sub != nil {
 		progress = sub.c
-		if err := m.addMeta(sub.meta); err != nil {
+		if err := m.addMeta(protocol.MetaProgressToken, sub.tokJSON); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}

@@ -46,7 +46,9 @@ func TestTaskSurvivesAKilledHost(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	// Read the pipe to its end before Wait, as os/exec asks: the CLI is
+	// dead, and its servers' stderr goes to it, not to this pipe.
+	_, _ = io.Copy(io.Discard, stderr)
 	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("the CLI was not killed: %v", err)
 	}
