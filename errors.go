@@ -37,6 +37,9 @@ var (
 
 	// Flows: elicitation and tasks.
 	ErrUnknownElicitation = errors.New("unknown elicitation") // no such pending elicitation (answered, expired)
+	// ErrElicitationPassed, from a CallOptions.Elicitation handler, hands
+	// the elicitation on to the host's own handler or inbox.
+	ErrElicitationPassed = errors.New("elicitation passed to the host")
 	ErrUnknownTask        = errors.New("unknown task")        // no task with that id in the journal
 	ErrTaskFailed         = errors.New("task failed")         // the server's task failed without a result
 	ErrTaskCancelled      = errors.New("task cancelled")      // the task was cancelled (by the server or the host)

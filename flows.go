@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -79,6 +82,18 @@ type CallOptions struct {
 	// OnTask, when set, is told once the server ran the call as a task and
 	// the task is in the journal (a host that dies from then on resumes it).
 	OnTask func(TaskInfo)
+	// Elicitation answers the elicitations that belong to this call, in
+	// place of Options.Elicitation or the inbox: a gateway forwards them to
+	// the client that made the call. An elicitation belongs to the call
+	// when it names the call's task (related-task), or, naming no task,
+	// when every request in flight on the server's connection comes from
+	// calls of this call's session that all have a handler: no other
+	// session's person is ever asked. Otherwise, or when the handler
+	// returns ErrElicitationPassed, the host's own handler or inbox answers.
+	// The host declares elicitation only with Options.Elicitation or Inbox.
+	Elicitation ElicitationHandler
+
+	asker *asker // set by the host while the call runs
 }
 
 func (o *CallOptions) runtime() *actors.CallOptions {
@@ -176,38 +191,124 @@ func (h *Host) serveElicitation(ctx context.Context, sr actors.ServerRequest) (j
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
+	if req.Created.IsZero() {
+		req.Created, req.Deadline = time.Now(), time.Now().Add(deadline)
+	}
 	var resp ElicitationResponse
-	if h.opts.Elicitation != nil {
-		if req.Created.IsZero() {
-			req.Created, req.Deadline = time.Now(), time.Now().Add(deadline)
-		}
-		resp, err = h.opts.Elicitation(ctx, req)
-		if err == nil && ctx.Err() != nil {
-			resp = ElicitationResponse{Action: elicit.ActionCancel}
-		}
-		if err == nil && resp.Action == elicit.ActionAccept {
-			var content map[string]any
-			if content, err = req.Complete(resp.Content); err == nil {
-				resp.Content = content
-			}
-		}
-		if err == nil && !resp.Action.Valid() {
-			err = fmt.Errorf("elicitation handler answered %q (want accept, decline or cancel)", resp.Action)
-		}
-		if err != nil {
-			// The handler failed: the server is told the person did not
-			// answer, and the embedder's error (never a value) is logged.
-			h.opts.Logger.Warn("elicitation handler failed; answering cancel", "server", sr.Server, "err", err)
-			resp = ElicitationResponse{Action: elicit.ActionCancel}
-		}
-	} else {
-		resp, err = h.broker.Handle(ctx, req)
-		if err != nil {
+	passed := true
+	if a := h.askers.pick(sr.Server, req.RelatedTask, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
+		// The question ends with the call it belongs to.
+		actx, acancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(a.ctx, acancel)
+		resp, passed = h.answer(actx, a.handle, req, true)
+		stop()
+		acancel()
+	}
+	if passed && h.opts.Elicitation != nil {
+		resp, _ = h.answer(ctx, h.opts.Elicitation, req, false)
+	} else if passed {
+		var err error
+		if resp, err = h.broker.Handle(ctx, req); err != nil {
 			resp = ElicitationResponse{Action: elicit.ActionCancel}
 		}
 	}
 	h.recordElicitation(req, resp.Action)
 	return elicit.ResultJSON(resp), nil
+}
+
+// answer runs one elicitation handler: its accept is completed with the
+// schema's defaults and validated, and a handler that fails answers cancel
+// (its error, never a value, is logged). With mayPass, a handler returning
+// ErrElicitationPassed reports passed instead.
+func (h *Host) answer(ctx context.Context, handle ElicitationHandler, req *ElicitationRequest, mayPass bool) (resp ElicitationResponse, passed bool) {
+	resp, err := handle(ctx, req)
+	if mayPass && errors.Is(err, ErrElicitationPassed) {
+		return ElicitationResponse{}, true
+	}
+	if err == nil && ctx.Err() != nil {
+		resp = ElicitationResponse{Action: elicit.ActionCancel}
+	}
+	if err == nil && resp.Action == elicit.ActionAccept {
+		var content map[string]any
+		if content, err = req.Complete(resp.Content); err == nil {
+			resp.Content = content
+		}
+	}
+	if err == nil && !resp.Action.Valid() {
+		err = fmt.Errorf("elicitation handler answered %q (want accept, decline or cancel)", resp.Action)
+	}
+	if err != nil {
+		// The server is told the person did not answer.
+		h.opts.Logger.Warn("elicitation handler failed; answering cancel", "server", req.Server, "err", err)
+		resp = ElicitationResponse{Action: elicit.ActionCancel}
+	}
+	return resp, false
+}
+
+// asker is a call in flight with its own elicitation handler.
+type asker struct {
+	ctx    context.Context // the call's
+	server string
+	scope  Scope
+	handle ElicitationHandler
+	task   atomic.Pointer[string] // the call's task id, once it runs as one
+}
+
+// askers tracks the calls in flight that have their own elicitation
+// handler, by server, to attribute a server's elicitation to one of them.
+type askers struct {
+	mu       sync.Mutex
+	byServer map[string][]*asker
+}
+
+func (as *askers) add(a *asker) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.byServer == nil {
+		as.byServer = map[string][]*asker{}
+	}
+	as.byServer[a.server] = append(as.byServer[a.server], a)
+}
+
+func (as *askers) remove(a *asker) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	list := slices.DeleteFunc(as.byServer[a.server], func(x *asker) bool { return x == a })
+	if len(list) == 0 {
+		delete(as.byServer, a.server)
+		return
+	}
+	as.byServer[a.server] = list
+}
+
+// pick returns the call an elicitation from server belongs to, or nil (see
+// CallOptions.Elicitation). pending counts the requests in flight on the
+// server's connection; it is asked only when the elicitation names no task.
+func (as *askers) pick(server, task string, pending func() int) *asker {
+	as.mu.Lock()
+	list := slices.Clone(as.byServer[server])
+	as.mu.Unlock()
+	if len(list) == 0 {
+		return nil
+	}
+	if task != "" {
+		for _, a := range list {
+			if t := a.task.Load(); t != nil && *t == task {
+				return a
+			}
+		}
+		return nil // another caller's task, or one resumed after a restart
+	}
+	first := list[0]
+	for _, a := range list[1:] {
+		if a.scope != first.scope || first.scope.Session == "" {
+			return nil // two sessions, or two of the embedder's own calls
+		}
+	}
+	if pending() > len(list) {
+		return nil // some request in flight is not one of these calls
+	}
+	return first
 }
 
 // recordElicitation journals that an elicitation happened: the server, the

@@ -124,6 +124,7 @@ type Host struct {
 	alwaysOn map[string]bool
 
 	broker   *elicit.Broker
+	askers   askers // calls with their own elicitation handler
 	media    *mediaStore
 	schemas  schemaCache
 	validate sync.Map // server name → true: check arguments against inputSchema
@@ -386,6 +387,11 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 				return res, nil
 			}
 		}
+	}
+	if opts.Elicitation != nil {
+		opts.asker = &asker{ctx: ctx, server: serverOf(tool), scope: scope, handle: opts.Elicitation}
+		h.askers.add(opts.asker)
+		defer h.askers.remove(opts.asker)
 	}
 	ro := opts.runtime()
 	ro.Task = taskField(opts.TaskTTL) // used if the tool runs as a task

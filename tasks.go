@@ -147,6 +147,9 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 		h.cancelTask(&rec, "the host could not journal it")
 		return nil, nil, fmt.Errorf("%s: task %s: journal: %w", tool, rec.TaskID, err)
 	}
+	if opts.asker != nil {
+		opts.asker.task.Store(&rec.TaskID)
+	}
 	info := taskInfo(rec)
 	if opts.OnTask != nil {
 		opts.OnTask(info)

@@ -34,6 +34,16 @@
 // cannot make (tool not granted, server unavailable, connection lost) is a
 // tool error result; an unknown tool is the JSON-RPC error -32602.
 //
+// A server's elicitation/create that belongs to a client's call (see
+// mcpvisor.CallOptions.Elicitation for how the host decides) is forwarded
+// to that client when it declared elicitation and the request's mode: over
+// HTTP the call's answer turns into an SSE stream carrying the request with
+// an id of the gateway's, and the client POSTs its response; over stdio it
+// is one more frame. The host completes and validates an accepted form
+// before the server sees it, and a call cancelled while its question is
+// open withdraws the question (notifications/cancelled). Any other
+// elicitation waits in the host's inbox (mcpvisor.Options.Inbox).
+//
 // The HTTP transport validates Origin (403) and forwards no inbound
 // header, Authorization included, anywhere.
 package gateway

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
@@ -147,8 +148,12 @@ type session struct {
 	// idempotent, so pending ones coalesce and a signal never blocks.
 	changed chan struct{}
 
+	nextOut atomic.Int64 // ids of the requests sent to the client
+
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // raw request id → cancel
+	caps     clientCaps                       // from initialize
+	inflight map[string]context.CancelFunc    // raw request id → cancel
+	outbound map[string]chan protocol.Message // requests to the client, by id
 	// lastTools is the tool set the client was last told about (names),
 	// to skip list_changed for host events that change nothing it sees.
 	lastTools string
@@ -163,6 +168,7 @@ func (g *Gateway) newSession() *session {
 	s := &session{
 		g: g, id: id, hs: g.h.Session("mcp-"+newSessionID(), ""), ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}, 1), inflight: map[string]context.CancelFunc{},
+		outbound: map[string]chan protocol.Message{},
 	}
 	s.lastTools = s.toolSet()
 	return s
@@ -231,7 +237,8 @@ func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
 		// notifications/initialized and the rest need nothing from us.
 		return nil
 	case protocol.KindResponse:
-		return nil // we send the client no requests
+		s.deliver(msg)
+		return nil
 	}
 	switch msg.Method {
 	case protocol.MethodInitialize:
@@ -255,6 +262,9 @@ func (s *session) initialize(msg protocol.Message) []byte {
 	if slices.Contains(protocol.SupportedVersions, p.ProtocolVersion) {
 		version = p.ProtocolVersion
 	}
+	s.mu.Lock()
+	s.caps = parseClientCaps(p.Capabilities)
+	s.mu.Unlock()
 	return result(msg.ID, protocol.InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    protocol.ServerCapabilities{Tools: &protocol.ListChangedCapability{ListChanged: true}},
@@ -330,6 +340,7 @@ func (s *session) callTool(msg protocol.Message, send func([]byte)) []byte {
 	if !s.knownServer(p.Name) {
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
+	opts.Elicitation = s.elicitHandler(send)
 	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
 	if err != nil {
 		if ctx.Err() != nil && s.ctx.Err() == nil {
@@ -519,4 +530,10 @@ func moduleVersion() string {
 		}
 	}
 	return "devel"
+}
+
+func (s *session) clientCaps() clientCaps {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
 }

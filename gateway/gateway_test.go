@@ -39,7 +39,7 @@ type fixture struct {
 	events chan mcpvisor.Event
 }
 
-func newFixture(t *testing.T, opts gateway.Options) *fixture {
+func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.Options)) *fixture {
 	t.Helper()
 	f := &fixture{events: make(chan mcpvisor.Event, 4096)}
 	var gw struct {
@@ -50,7 +50,7 @@ func newFixture(t *testing.T, opts gateway.Options) *fixture {
 	for _, name := range []string{"a", "b"} {
 		servers = append(servers, mcpvisor.ServerConfig{Name: name, Type: "stdio", Command: bin.mcptest, Args: []string{"-name", name}, Enabled: true})
 	}
-	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+	o := mcpvisor.Options{
 		Config:  &mcpvisor.Config{Servers: servers},
 		DataDir: t.TempDir(),
 		Logger:  slog.New(slog.DiscardHandler),
@@ -67,7 +67,11 @@ func newFixture(t *testing.T, opts gateway.Options) *fixture {
 			}
 		},
 		StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
-	})
+	}
+	for _, apply := range hostOpts {
+		apply(&o)
+	}
+	h, err := mcpvisor.Open(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -120,26 +119,59 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if msg.Method == protocol.MethodToolsCall && wantsProgress(msg.Params) && accepts(r, contentSSE) {
-		g.postSSE(w, s, msg)
+	var send func([]byte)
+	var lw *lazyStream
+	if msg.Method == protocol.MethodToolsCall && accepts(r, contentSSE) {
+		lw = &lazyStream{w: w}
+		send = lw.send
+	}
+	resp := s.handle(msg, send)
+	if lw != nil && lw.finish(resp) {
 		return
 	}
-	resp := s.handle(msg, nil)
 	if resp == nil {
 		resp = protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "request cancelled", nil)
 	}
 	writeJSON(w, resp)
 }
 
-// postSSE answers a request on an SSE stream: the request's notifications
-// as they come, then its response, then the stream ends. A request the
-// client cancelled ends the stream without a response.
-func (g *Gateway) postSSE(w http.ResponseWriter, s *session, msg protocol.Message) {
-	sse := newSSEWriter(w)
-	resp := s.handle(msg, func(frame []byte) { sse.event(frame) })
-	if resp != nil {
-		sse.event(resp)
+// lazyStream answers a tools/call as JSON unless something must reach the
+// client before the response (progress, or a request such as an
+// elicitation): the first such frame turns the answer into an SSE stream,
+// which carries those frames as they come, then the response, then ends.
+// A call the client cancelled ends the stream without a response.
+type lazyStream struct {
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	sse  *sseWriter
+	done bool
+}
+
+func (l *lazyStream) send(frame []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return // the handler has returned: the stream is gone
 	}
+	if l.sse == nil {
+		l.sse = newSSEWriter(l.w)
+	}
+	l.sse.event(frame)
+}
+
+// finish writes resp on the stream if it was opened and reports whether
+// it was; otherwise the caller answers with JSON.
+func (l *lazyStream) finish(resp []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+	if l.sse == nil {
+		return false
+	}
+	if resp != nil {
+		l.sse.event(resp)
+	}
+	return true
 }
 
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
@@ -220,11 +252,6 @@ func (g *Gateway) originAllowed(origin string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func wantsProgress(params []byte) bool {
-	var p protocol.CallToolParams
-	return json.Unmarshal(orEmpty(params), &p) == nil && progressToken(p.Meta) != nil
 }
 
 // accepts reports whether the Accept header lists the media type.
