@@ -119,6 +119,19 @@ func (s Session) Tools() []Tool {
 	return s.h.rt.ToolsOf(func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
 }
 
+// Servers lists the servers whose tools this scope may call (granted or
+// always on), in registration order, whatever their state.
+func (s Session) Servers() []string {
+	set := s.h.grants.get(s.scope)
+	var out []string
+	for _, st := range s.h.rt.Status() {
+		if set.has(st.Name) || s.h.alwaysOn[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
 // Call calls a namespaced tool on behalf of this scope, as Host.Call does.
 // A tool whose group is not granted (nor always on) fails with
 // ErrNotGranted, which says which group to activate.

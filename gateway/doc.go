@@ -34,6 +34,15 @@
 // cannot make (tool not granted, server unavailable, connection lost) is a
 // tool error result; an unknown tool is the JSON-RPC error -32602.
 //
+// Resources and prompts of the session's active servers are served too:
+// resources/list, resources/templates/list and prompts/list merge the
+// servers' lists (one page each), resource URIs pass through unchanged and
+// reads go to the server that listed the URI (else each active server is
+// tried), prompts are namespaced like tools, and subscriptions are shared
+// upstream (one per server and URI) and forwarded as
+// notifications/resources/updated to the sessions holding them.
+// logging/setLevel is accepted; the gateway sends no log messages.
+//
 // A server's elicitation/create that belongs to a client's call (see
 // mcpvisor.CallOptions.Elicitation for how the host decides) is forwarded
 // to that client when it declared elicitation and the request's mode: over

@@ -25,6 +25,9 @@ import (
 // downstream session, so a client loads tools lazily through MCP itself.
 const ActivateTool = "activate_tools"
 
+// notesQueue bounds the notifications waiting for a client's stream.
+const notesQueue = 64
+
 // endTimeout bounds ending a session's grants when the session goes away.
 const endTimeout = 5 * time.Second
 
@@ -56,6 +59,9 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 
+	subMu sync.Mutex
+	subs  map[string]int // upstream subscriptions: server NUL uri → sessions holding it
+
 	mu       sync.Mutex
 	sessions map[string]*session // HTTP sessions by id
 	local    map[*session]bool   // stdio sessions
@@ -73,7 +79,7 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Gateway{h: h, opts: opts, log: opts.Logger, sessions: map[string]*session{}, local: map[*session]bool{}}
+	return &Gateway{h: h, opts: opts, log: opts.Logger, sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}}
 }
 
 // Close ends every session: in-flight calls are cancelled, GET streams
@@ -109,7 +115,15 @@ func (g *Gateway) Close() error {
 // mcpvisor.Options.OnEvent that calls Observe once the gateway is made.
 // It never blocks.
 func (g *Gateway) Observe(ev mcpvisor.Event) {
-	if ev.Kind != mcpvisor.EventTools && ev.Kind != mcpvisor.EventState {
+	switch ev.Kind {
+	case mcpvisor.EventTools, mcpvisor.EventState:
+	case mcpvisor.EventNotification:
+		switch ev.Method {
+		case protocol.MethodResourcesUpdated, protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged:
+		default:
+			return
+		}
+	default:
 		return
 	}
 	g.mu.Lock()
@@ -122,7 +136,11 @@ func (g *Gateway) Observe(ev mcpvisor.Event) {
 	}
 	g.mu.Unlock()
 	for _, s := range sessions {
-		s.listChanged(false)
+		if ev.Kind == mcpvisor.EventNotification {
+			s.forward(ev)
+		} else {
+			s.listChanged(false)
+		}
 	}
 }
 
@@ -147,6 +165,8 @@ type session struct {
 	// changed holds at most one pending list_changed: the notification is
 	// idempotent, so pending ones coalesce and a signal never blocks.
 	changed chan struct{}
+	// notes queues other notifications for the client's stream.
+	notes chan []byte
 
 	nextOut atomic.Int64 // ids of the requests sent to the client
 
@@ -154,6 +174,8 @@ type session struct {
 	caps     clientCaps                       // from initialize
 	inflight map[string]context.CancelFunc    // raw request id → cancel
 	outbound map[string]chan protocol.Message // requests to the client, by id
+	owners   map[string]string                // resource URI → the server that listed it
+	subs     map[string]string                // subscribed URI → its server
 	// lastTools is the tool set the client was last told about (names),
 	// to skip list_changed for host events that change nothing it sees.
 	lastTools string
@@ -168,7 +190,8 @@ func (g *Gateway) newSession() *session {
 	s := &session{
 		g: g, id: id, hs: g.h.Session("mcp-"+newSessionID(), ""), ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}, 1), inflight: map[string]context.CancelFunc{},
-		outbound: map[string]chan protocol.Message{},
+		outbound: map[string]chan protocol.Message{}, owners: map[string]string{}, subs: map[string]string{},
+		notes: make(chan []byte, notesQueue),
 	}
 	s.lastTools = s.toolSet()
 	return s
@@ -184,6 +207,7 @@ func (s *session) end(ctx context.Context) error {
 	s.ended = true
 	s.mu.Unlock()
 	s.cancel()
+	s.releaseAll(ctx)
 	if err := s.hs.End(ctx); err != nil {
 		return fmt.Errorf("gateway: end session: %w", err)
 	}
@@ -249,6 +273,26 @@ func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
 		return s.listTools(msg)
 	case protocol.MethodToolsCall:
 		return s.callTool(msg, send)
+	case protocol.MethodLoggingSetLevel:
+		return s.setLevel(msg)
+	}
+	ctx, done := s.track(msg.ID)
+	defer done()
+	switch msg.Method {
+	case protocol.MethodResourcesList:
+		return s.listResources(ctx, msg)
+	case protocol.MethodResourcesTemplatesList:
+		return s.listTemplates(ctx, msg)
+	case protocol.MethodResourcesRead:
+		return s.readResource(ctx, msg)
+	case protocol.MethodResourcesSubscribe:
+		return s.subscribe(ctx, msg, true)
+	case protocol.MethodResourcesUnsubscribe:
+		return s.subscribe(ctx, msg, false)
+	case protocol.MethodPromptsList:
+		return s.listPrompts(ctx, msg)
+	case protocol.MethodPromptsGet:
+		return s.getPrompt(ctx, msg)
 	}
 	return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
 }
@@ -267,9 +311,14 @@ func (s *session) initialize(msg protocol.Message) []byte {
 	s.mu.Unlock()
 	return result(msg.ID, protocol.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    protocol.ServerCapabilities{Tools: &protocol.ListChangedCapability{ListChanged: true}},
-		ServerInfo:      protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()},
-		Instructions:    s.hs.Catalog(),
+		Capabilities: protocol.ServerCapabilities{
+			Tools:     &protocol.ListChangedCapability{ListChanged: true},
+			Resources: &protocol.ResourcesCapability{Subscribe: true, ListChanged: true},
+			Prompts:   &protocol.ListChangedCapability{ListChanged: true},
+			Logging:   json.RawMessage(`{}`),
+		},
+		ServerInfo:   protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()},
+		Instructions: s.hs.Catalog(),
 	})
 }
 

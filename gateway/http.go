@@ -191,6 +191,10 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
 				s.listChanged(true) // the stream broke: keep it for the next one
 				return
 			}
+		case frame := <-s.notes:
+			if !sse.event(frame) {
+				return
+			}
 		case <-s.ctx.Done():
 			return
 		case <-r.Context().Done():

@@ -67,6 +67,8 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 			select {
 			case <-s.changed:
 				write(listChangedFrame)
+			case frame := <-s.notes:
+				write(frame)
 			case <-s.ctx.Done():
 				return
 			}
@@ -117,8 +119,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 				write(protocol.AppendError(nil, protocol.SniffID(frame), protocol.CodeParseError, err.Error(), nil))
 				continue
 			}
-			if msg.Kind == protocol.KindRequest && msg.Method == protocol.MethodToolsCall {
-				// A call may run long: keep reading, so a cancel reaches it.
+			if msg.Kind == protocol.KindRequest && msg.Method != protocol.MethodInitialize && msg.Method != protocol.MethodPing {
+				// A request may wait on a server: keep reading, so a
+				// cancel (or the answer to an elicitation) reaches it.
 				wg.Go(func() {
 					if resp := s.handle(msg, write); resp != nil {
 						write(resp)

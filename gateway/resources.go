@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Resources and prompts of the session's active servers (those whose tools
+// it may call). Resource URIs pass through unchanged — a tool result's
+// resource_link must still resolve — and a read is routed to the server
+// that listed the URI, or else tried on each active server in turn.
+// Prompts are namespaced like tools: mcp__<server>__<prompt>.
+//
+// Lists are answered in one page, without nextCursor: the host has already
+// walked each server's pages. Only ready servers that declared the
+// capability are asked; a server still starting is left out rather than
+// waited for.
+
+// codeResourceNotFound is the spec's suggested error for an unknown URI.
+const codeResourceNotFound = -32002
+
+// providers lists the session's active servers that are ready and declared
+// the capability.
+func (s *session) providers(declared func(protocol.ServerCapabilities) bool) []string {
+	active := map[string]bool{}
+	for _, name := range s.hs.Servers() {
+		active[name] = true
+	}
+	var out []string
+	for _, st := range s.g.h.Status() {
+		if active[st.Name] && st.State == mcpvisor.StateReady && declared(st.Capabilities) {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+func hasResources(c protocol.ServerCapabilities) bool { return c.Resources != nil }
+func hasSubscribe(c protocol.ServerCapabilities) bool {
+	return c.Resources != nil && c.Resources.Subscribe
+}
+func hasPrompts(c protocol.ServerCapabilities) bool { return c.Prompts != nil }
+
+func (s *session) listResources(ctx context.Context, msg protocol.Message) []byte {
+	out := protocol.ListResourcesResult{Resources: []protocol.Resource{}}
+	for _, server := range s.providers(hasResources) {
+		list, err := s.g.h.Resources(ctx, server)
+		if err != nil {
+			s.g.log.Warn("gateway: resources/list", "server", server, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		for _, r := range list {
+			if _, taken := s.owners[r.URI]; !taken {
+				s.owners[r.URI] = server
+			}
+		}
+		s.mu.Unlock()
+		out.Resources = append(out.Resources, list...)
+	}
+	return result(msg.ID, out)
+}
+
+func (s *session) listTemplates(ctx context.Context, msg protocol.Message) []byte {
+	out := protocol.ListResourceTemplatesResult{ResourceTemplates: []protocol.ResourceTemplate{}}
+	for _, server := range s.providers(hasResources) {
+		list, err := s.g.h.ResourceTemplates(ctx, server)
+		if err != nil {
+			s.g.log.Warn("gateway: resources/templates/list", "server", server, "err", err)
+			continue
+		}
+		out.ResourceTemplates = append(out.ResourceTemplates, list...)
+	}
+	return result(msg.ID, out)
+}
+
+// candidates orders the servers to try for uri: the one that listed it
+// first, then the other providers.
+func (s *session) candidates(uri string, declared func(protocol.ServerCapabilities) bool) []string {
+	list := s.providers(declared)
+	s.mu.Lock()
+	owner := s.owners[uri]
+	s.mu.Unlock()
+	if i := slices.Index(list, owner); i > 0 {
+		list = slices.Insert(slices.Delete(list, i, i+1), 0, owner)
+	}
+	return list
+}
+
+func (s *session) readResource(ctx context.Context, msg protocol.Message) []byte {
+	var p protocol.ReadResourceParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
+		return invalidParams(msg.ID, "resources/read: params must hold a uri")
+	}
+	var last error
+	for _, server := range s.candidates(p.URI, hasResources) {
+		contents, err := s.g.h.ReadResource(ctx, server, p.URI)
+		if err == nil {
+			s.mu.Lock()
+			s.owners[p.URI] = server
+			s.mu.Unlock()
+			return result(msg.ID, protocol.ReadResourceResult{Contents: contents})
+		}
+		last = err
+	}
+	return notFound(msg.ID, "resource", p.URI, last)
+}
+
+// notFound answers a URI or prompt no active server has: the last server's
+// own error when it gave one other than "not found", else -32002.
+func notFound(id json.RawMessage, what, name string, last error) []byte {
+	var perr *protocol.Error
+	if errors.As(last, &perr) && perr.Code != codeResourceNotFound && perr.Code != protocol.CodeInvalidParams && perr.Code != protocol.CodeMethodNotFound {
+		return protocol.AppendError(nil, id, perr.Code, perr.Message, perr.Data)
+	}
+	if what == "prompt" {
+		return invalidParams(id, "unknown prompt: %s", name)
+	}
+	data, _ := json.Marshal(map[string]string{"uri": name})
+	return protocol.AppendError(nil, id, codeResourceNotFound, "Resource not found", data)
+}
+
+// subscribe and unsubscribe keep one upstream subscription per server and
+// URI, however many sessions hold it (Gateway.subscriptions counts them).
+func (s *session) subscribe(ctx context.Context, msg protocol.Message, on bool) []byte {
+	var p protocol.SubscribeParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
+		return invalidParams(msg.ID, "%s: params must hold a uri", msg.Method)
+	}
+	if !on {
+		s.mu.Lock()
+		server, ok := s.subs[p.URI]
+		delete(s.subs, p.URI)
+		s.mu.Unlock()
+		if ok {
+			s.g.release(ctx, server, p.URI)
+		}
+		return protocol.AppendResult(nil, msg.ID, nil)
+	}
+	s.mu.Lock()
+	_, held := s.subs[p.URI]
+	s.mu.Unlock()
+	if held {
+		return protocol.AppendResult(nil, msg.ID, nil)
+	}
+	var last error
+	for _, server := range s.candidates(p.URI, hasSubscribe) {
+		if err := s.g.hold(ctx, server, p.URI); err != nil {
+			last = err
+			continue
+		}
+		s.mu.Lock()
+		s.subs[p.URI] = server
+		s.mu.Unlock()
+		return protocol.AppendResult(nil, msg.ID, nil)
+	}
+	if last == nil {
+		return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "no active server supports resource subscriptions", nil)
+	}
+	return notFound(msg.ID, "resource", p.URI, last)
+}
+
+// hold takes one reference on the upstream subscription to server's uri,
+// subscribing on the first.
+func (g *Gateway) hold(ctx context.Context, server, uri string) error {
+	key := server + "\x00" + uri
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	if g.subs[key] == 0 {
+		if err := g.h.Subscribe(ctx, server, uri); err != nil {
+			return err
+		}
+	}
+	g.subs[key]++
+	return nil
+}
+
+// release drops one reference, unsubscribing upstream with the last.
+func (g *Gateway) release(ctx context.Context, server, uri string) {
+	key := server + "\x00" + uri
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	if g.subs[key]--; g.subs[key] > 0 {
+		return
+	}
+	delete(g.subs, key)
+	if err := g.h.Unsubscribe(ctx, server, uri); err != nil {
+		g.log.Debug("gateway: resources/unsubscribe", "server", server, "err", err)
+	}
+}
+
+// releaseAll drops the session's subscriptions as it ends.
+func (s *session) releaseAll(ctx context.Context) {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = map[string]string{}
+	s.mu.Unlock()
+	for uri, server := range subs {
+		s.g.release(ctx, server, uri)
+	}
+}
+
+func (s *session) listPrompts(ctx context.Context, msg protocol.Message) []byte {
+	out := protocol.ListPromptsResult{Prompts: []protocol.Prompt{}}
+	for _, server := range s.providers(hasPrompts) {
+		list, err := s.g.h.Prompts(ctx, server)
+		if err != nil {
+			s.g.log.Warn("gateway: prompts/list", "server", server, "err", err)
+			continue
+		}
+		for _, p := range list {
+			p.Name = "mcp__" + server + "__" + p.Name
+			out.Prompts = append(out.Prompts, p)
+		}
+	}
+	return result(msg.ID, out)
+}
+
+func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
+	var p protocol.GetPromptParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Name == "" {
+		return invalidParams(msg.ID, "prompts/get: params must hold a name")
+	}
+	server, name, ok := splitName(p.Name)
+	if !ok || !slices.Contains(s.providers(hasPrompts), server) {
+		return invalidParams(msg.ID, "unknown prompt: %s", p.Name)
+	}
+	res, err := s.g.h.GetPrompt(ctx, server, name, p.Arguments)
+	if err != nil {
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			return protocol.AppendError(nil, msg.ID, perr.Code, perr.Message, perr.Data)
+		}
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, err.Error(), nil)
+	}
+	return result(msg.ID, res)
+}
+
+// setLevel records the client's logging level. The gateway logs nothing to
+// its clients today: servers' notifications/message go to their logs.
+func (s *session) setLevel(msg protocol.Message) []byte {
+	var p protocol.LoggingSetLevelParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Level == "" {
+		return invalidParams(msg.ID, "logging/setLevel: params must hold a level")
+	}
+	if !validLevel(p.Level) {
+		return invalidParams(msg.ID, "logging/setLevel: unknown level %q", p.Level)
+	}
+	return protocol.AppendResult(nil, msg.ID, nil)
+}
+
+func validLevel(l string) bool {
+	switch l {
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+		return true
+	}
+	return false
+}
+
+// forward passes a server's resource and prompt notifications to the
+// sessions they concern: resources/updated to those subscribed to the URI
+// on that server, list changes to those with the server active.
+func (s *session) forward(ev mcpvisor.Event) {
+	switch ev.Method {
+	case protocol.MethodResourcesUpdated:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(orEmpty(ev.Params), &p) != nil {
+			return
+		}
+		s.mu.Lock()
+		server, ok := s.subs[p.URI]
+		if !ok {
+			// An update of a sub-resource of a subscribed URI.
+			for uri, srv := range s.subs {
+				if srv == ev.Server && strings.HasPrefix(p.URI, uri) {
+					server, ok = srv, true
+					break
+				}
+			}
+		}
+		s.mu.Unlock()
+		if ok && server == ev.Server {
+			s.notify(protocol.AppendNotification(nil, protocol.MethodResourcesUpdated, ev.Params))
+		}
+	case protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged:
+		if slices.Contains(s.hs.Servers(), ev.Server) {
+			s.notify(protocol.AppendNotification(nil, ev.Method, nil))
+		}
+	}
+}
+
+// notify queues a notification for the client's stream (the GET stream,
+// or stdout); when the queue is full it is dropped and logged.
+func (s *session) notify(frame []byte) {
+	select {
+	case s.notes <- frame:
+	default:
+		s.g.log.Warn("gateway: a client's notification queue is full; notification dropped", "queued", cap(s.notes))
+	}
+}
+
+func splitName(namespaced string) (server, name string, ok bool) {
+	rest, ok := strings.CutPrefix(namespaced, "mcp__")
+	if !ok {
+		return "", "", false
+	}
+	server, name, ok = strings.Cut(rest, "__")
+	return server, name, ok && server != "" && name != ""
+}
