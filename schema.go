@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,6 +248,7 @@ func validationDetail(verr *jsonschema.ValidationError) string {
 	if len(lines) > 1 && strings.HasPrefix(lines[0], "jsonschema validation failed") {
 		lines = lines[1:]
 	}
+	lines = sortTopLevel(lines)
 	if len(lines) > maxSchemaDetail {
 		lines = append(lines[:maxSchemaDetail], fmt.Sprintf("- and %d more", len(lines)-maxSchemaDetail))
 	}
@@ -255,6 +257,25 @@ func validationDetail(verr *jsonschema.ValidationError) string {
 		lines[i] = strings.ReplaceAll(l, schemaBase, "")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// sortTopLevel orders the tree's top-level failures, each with the lines
+// nested under it: the library reports sibling properties in map order, and
+// the same result must always read the same.
+func sortTopLevel(lines []string) []string {
+	var blocks [][]string
+	for _, l := range lines {
+		if len(blocks) == 0 || !strings.HasPrefix(l, " ") {
+			blocks = append(blocks, nil)
+		}
+		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], l)
+	}
+	slices.SortStableFunc(blocks, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	out := make([]string, 0, len(lines))
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // checkOutput validates a result's structuredContent against the tool's

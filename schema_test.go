@@ -179,8 +179,8 @@ func TestSchemaCheckArguments(t *testing.T) {
 		{"valid", `{"a":2,"b":40}`, tool, ""},
 		{"wrong type", `{"a":"2","b":40}`, tool, "invalid arguments for mcp__notes__add:\n- at '/a': got string, want integer"},
 		{"missing and extra", `{"a":2,"c":1}`, tool, "invalid arguments for mcp__notes__add:\n" +
-			"- at (root): missing property 'b'\n" +
-			"- at (root): additional properties 'c' not allowed"},
+			"- at (root): additional properties 'c' not allowed\n" +
+			"- at (root): missing property 'b'"},
 		{"nil means {}", ``, tool, "invalid arguments for mcp__notes__add:\n- at (root): missing properties 'a', 'b'"},
 		{"null means {}", `null`, tool, "invalid arguments for mcp__notes__add:\n- at (root): missing properties 'a', 'b'"},
 		{"no inputSchema", `{"x":1}`, Tool{Name: "mcp__a__b"}, ""},
