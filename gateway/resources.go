@@ -47,37 +47,41 @@ func hasSubscribe(c protocol.ServerCapabilities) bool {
 }
 func hasPrompts(c protocol.ServerCapabilities) bool { return c.Prompts != nil }
 
-func (s *session) listResources(ctx context.Context, msg protocol.Message) []byte {
-	out := protocol.ListResourcesResult{Resources: []protocol.Resource{}}
-	for _, server := range s.providers(hasResources) {
-		list, err := s.g.h.Resources(ctx, server)
+// gather merges one list method's results over the active servers that
+// declared the capability; a server that fails is logged and left out.
+func gather[T any](ctx context.Context, s *session, method string, declared func(protocol.ServerCapabilities) bool,
+	list func(context.Context, string) ([]T, error), each func(server string, items []T) []T) []T {
+	out := []T{}
+	for _, server := range s.providers(declared) {
+		items, err := list(ctx, server)
 		if err != nil {
-			s.g.log.Warn("gateway: resources/list", "server", server, "err", err)
+			s.g.log.Warn("gateway: "+method, "server", server, "err", err)
 			continue
 		}
+		out = append(out, each(server, items)...)
+	}
+	return out
+}
+
+func (s *session) listResources(ctx context.Context, msg protocol.Message) []byte {
+	list := gather(ctx, s, msg.Method, hasResources, s.g.h.Resources, func(server string, rs []protocol.Resource) []protocol.Resource {
 		s.mu.Lock()
-		for _, r := range list {
+		defer s.mu.Unlock()
+		for _, r := range rs {
 			if _, taken := s.owners[r.URI]; !taken {
 				s.owners[r.URI] = server
 			}
 		}
-		s.mu.Unlock()
-		out.Resources = append(out.Resources, list...)
-	}
-	return result(msg.ID, out)
+		return rs
+	})
+	return result(msg.ID, protocol.ListResourcesResult{Resources: list})
 }
 
 func (s *session) listTemplates(ctx context.Context, msg protocol.Message) []byte {
-	out := protocol.ListResourceTemplatesResult{ResourceTemplates: []protocol.ResourceTemplate{}}
-	for _, server := range s.providers(hasResources) {
-		list, err := s.g.h.ResourceTemplates(ctx, server)
-		if err != nil {
-			s.g.log.Warn("gateway: resources/templates/list", "server", server, "err", err)
-			continue
-		}
-		out.ResourceTemplates = append(out.ResourceTemplates, list...)
-	}
-	return result(msg.ID, out)
+	list := gather(ctx, s, msg.Method, hasResources, s.g.h.ResourceTemplates, func(_ string, ts []protocol.ResourceTemplate) []protocol.ResourceTemplate {
+		return ts
+	})
+	return result(msg.ID, protocol.ListResourceTemplatesResult{ResourceTemplates: list})
 }
 
 // candidates orders the servers to try for uri: the one that listed it
@@ -207,19 +211,13 @@ func (s *session) releaseAll(ctx context.Context) {
 }
 
 func (s *session) listPrompts(ctx context.Context, msg protocol.Message) []byte {
-	out := protocol.ListPromptsResult{Prompts: []protocol.Prompt{}}
-	for _, server := range s.providers(hasPrompts) {
-		list, err := s.g.h.Prompts(ctx, server)
-		if err != nil {
-			s.g.log.Warn("gateway: prompts/list", "server", server, "err", err)
-			continue
+	list := gather(ctx, s, msg.Method, hasPrompts, s.g.h.Prompts, func(server string, ps []protocol.Prompt) []protocol.Prompt {
+		for i := range ps {
+			ps[i].Name = "mcp__" + server + "__" + ps[i].Name
 		}
-		for _, p := range list {
-			p.Name = "mcp__" + server + "__" + p.Name
-			out.Prompts = append(out.Prompts, p)
-		}
-	}
-	return result(msg.ID, out)
+		return ps
+	})
+	return result(msg.ID, protocol.ListPromptsResult{Prompts: list})
 }
 
 func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
