@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +32,9 @@ type sidecarInfo struct {
 	URL       string `json:"url"`
 	PID       int    `json:"pid"`
 	TokenFile string `json:"token_file"`
+	// CACert is the certificate an HTTPS sidecar serves, for the CLI to
+	// trust (it runs on the same machine).
+	CACert string `json:"ca_cert,omitempty"`
 }
 
 func writeSidecarNote(data string, info sidecarInfo) error {
@@ -70,7 +75,19 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
 	}
-	r := &remote{base: strings.TrimSuffix(info.URL, "/"), token: strings.TrimSpace(string(tok)), client: &http.Client{Timeout: 2 * time.Minute}}
+	client := &http.Client{Timeout: 2 * time.Minute}
+	if info.CACert != "" {
+		pem, err := os.ReadFile(info.CACert)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar at %s: certificate: %w", info.URL, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("sidecar at %s: certificate %s holds no PEM certificate", info.URL, info.CACert)
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	r := &remote{base: strings.TrimSuffix(info.URL, "/"), token: strings.TrimSpace(string(tok)), client: client}
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, r.base+"/healthz", nil)

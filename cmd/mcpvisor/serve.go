@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -23,9 +24,12 @@ import (
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--log-level LEVEL] [--log-format text|json]
+const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--log-level LEVEL] [--log-format text|json]
 
-  --listen ADDR      loopback address to serve the HTTP API on (default 127.0.0.1:7071)
+  --listen ADDR      address to serve the HTTP API on (default 127.0.0.1:7071); a
+                     non-loopback address needs --tls-cert and --tls-key
+  --tls-cert F       PEM certificate (chain) to serve HTTPS with
+  --tls-key F        PEM private key of --tls-cert
   --token-file F     file holding the bearer token; default DIR/token, generated (mode 0600) on first start
 `
 
@@ -43,13 +47,15 @@ var errShuttingDown = errors.New("mcpvisor serve is shutting down")
 // cmdServe runs the sidecar: the host with its inbox, behind the HTTP API,
 // until ctx ends or SIGINT/SIGTERM arrives.
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
-	var config, data, listen, tokenFile, logLevel, logFormat string
+	var config, data, listen, tokenFile, logLevel, logFormat, tlsCert, tlsKey string
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&config, "config", "", "")
 	fs.StringVar(&data, "data", mcpvisor.DefaultDataDir, "")
 	fs.StringVar(&listen, "listen", defaultListen, "")
 	fs.StringVar(&tokenFile, "token-file", "", "")
+	fs.StringVar(&tlsCert, "tls-cert", "", "")
+	fs.StringVar(&tlsKey, "tls-key", "", "")
 	fs.StringVar(&logLevel, "log-level", "warn", "")
 	fs.StringVar(&logFormat, "log-format", "text", "")
 	if err := fs.Parse(args); err != nil {
@@ -61,8 +67,14 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if config == "" {
 		return &exitError{code: 2, msg: "serve: --config FILE is required"}
 	}
-	if err := checkLoopback(listen); err != nil {
+	tlsConfig, err := loadTLS(tlsCert, tlsKey)
+	if err != nil {
 		return &exitError{code: 2, msg: "serve: " + err.Error()}
+	}
+	if tlsConfig == nil {
+		if err := checkLoopback(listen); err != nil {
+			return &exitError{code: 2, msg: "serve: " + err.Error()}
+		}
 	}
 	logger, err := newLogger(logLevel, logFormat, stderr)
 	if err != nil {
@@ -115,13 +127,24 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		Handler:           api.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig:         tlsConfig,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "mcpvisor serve: listening on http://%s (token in %s)\n", ln.Addr(), tokenPath)
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+	}
+	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
 	// The CLI's other commands find the sidecar through this note.
 	absToken, _ := filepath.Abs(tokenPath)
-	if err := writeSidecarNote(data, sidecarInfo{URL: "http://" + ln.Addr().String(), PID: os.Getpid(), TokenFile: absToken}); err != nil {
+	info := sidecarInfo{URL: scheme + "://" + ln.Addr().String(), PID: os.Getpid(), TokenFile: absToken}
+	if tlsConfig != nil {
+		info.CACert, _ = filepath.Abs(tlsCert)
+	}
+	if err := writeSidecarNote(data, info); err != nil {
 		logger.Warn("could not write the sidecar note; the CLI will not find this sidecar", "err", err)
 	}
 	defer removeSidecarNote(data)
@@ -143,8 +166,26 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	return h.Close()
 }
 
-// checkLoopback refuses an address that is not on loopback: the API has
-// no TLS yet, and the token must not cross a network in clear.
+// loadTLS loads the certificate pair for HTTPS; nil without the flags.
+// The pair is read at start, so a bad file fails before anything runs.
+func loadTLS(cert, key string) (*tls.Config, error) {
+	switch {
+	case cert == "" && key == "":
+		return nil, nil
+	case key == "":
+		return nil, errors.New("--tls-cert needs --tls-key")
+	case cert == "":
+		return nil, errors.New("--tls-key needs --tls-cert")
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s / --tls-key %s: %w", cert, key, err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
+}
+
+// checkLoopback refuses an address that is not on loopback when serving
+// without TLS: the token must not cross a network in clear.
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -156,7 +197,7 @@ func checkLoopback(addr string) error {
 	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--listen %q: listening on a non-loopback address needs TLS, which is not built yet; use 127.0.0.1 or [::1]", addr)
+	return fmt.Errorf("--listen %q: listening on a non-loopback address needs TLS: pass --tls-cert and --tls-key, or use 127.0.0.1 or [::1]", addr)
 }
 
 // loadToken reads the token from tokenFile, or from data/token, which is

@@ -34,7 +34,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var listening = regexp.MustCompile(`mcpvisor serve: listening on (http://\S+) \(token in (.+)\)`)
+var listening = regexp.MustCompile(`mcpvisor serve: listening on (https?://\S+) \(token in (.+)\)`)
 
 // serving is a running `mcpvisor serve`.
 type serving struct {
@@ -219,10 +219,10 @@ func TestServeRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"all interfaces", []string{"--listen", "0.0.0.0:7071"}, "needs TLS, which is not built yet"},
-		{"empty host", []string{"--listen", ":7071"}, "needs TLS, which is not built yet"},
-		{"public address", []string{"--listen", "192.0.2.1:7071"}, "needs TLS, which is not built yet"},
-		{"a name", []string{"--listen", "example.com:7071"}, "needs TLS, which is not built yet"},
+		{"all interfaces", []string{"--listen", "0.0.0.0:7071"}, "needs TLS: pass --tls-cert and --tls-key"},
+		{"empty host", []string{"--listen", ":7071"}, "needs TLS: pass --tls-cert and --tls-key"},
+		{"public address", []string{"--listen", "192.0.2.1:7071"}, "needs TLS: pass --tls-cert and --tls-key"},
+		{"a name", []string{"--listen", "example.com:7071"}, "needs TLS: pass --tls-cert and --tls-key"},
 		{"no port", []string{"--listen", "127.0.0.1"}, "--listen"},
 		{"no config", nil, "--config FILE is required"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
