@@ -1,7 +1,7 @@
 // Command mcpvisor supervises MCP servers and calls their tools.
 //
 //	mcpvisor run    --config FILE            supervise in the foreground until interrupted
-//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F]   the HTTP API (sidecar)
+//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]   the HTTP API (sidecar)
 //	mcpvisor tools  --config FILE [--json]   list every namespaced tool
 //	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
 //	mcpvisor status --config FILE [--json]
@@ -40,7 +40,7 @@ const usage = `usage: mcpvisor <command> [flags]
 
 commands:
   run     --config FILE             start every server and supervise them until interrupted
-  serve   --config FILE [--listen ADDR] [--token-file F]
+  serve   --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
                                     supervise the servers behind the HTTP API on loopback
                                     (default 127.0.0.1:7071; token in DIR/token unless given);
                                     /mcp is every server as one MCP server (Streamable HTTP)

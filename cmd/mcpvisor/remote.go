@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -32,9 +32,9 @@ type sidecarInfo struct {
 	URL       string `json:"url"`
 	PID       int    `json:"pid"`
 	TokenFile string `json:"token_file"`
-	// CACert is the certificate an HTTPS sidecar serves, for the CLI to
-	// trust (it runs on the same machine).
-	CACert string `json:"ca_cert,omitempty"`
+	// CertFile is the certificate an HTTPS sidecar serves (absolute
+	// path), which the CLI pins; empty for plain HTTP.
+	CertFile string `json:"cert_file,omitempty"`
 }
 
 func writeSidecarNote(data string, info sidecarInfo) error {
@@ -76,16 +76,12 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
 	}
 	client := &http.Client{Timeout: 2 * time.Minute}
-	if info.CACert != "" {
-		pem, err := os.ReadFile(info.CACert)
+	if info.CertFile != "" {
+		tc, err := pinnedTLS(info.CertFile)
 		if err != nil {
-			return nil, fmt.Errorf("sidecar at %s: certificate: %w", info.URL, err)
+			return nil, fmt.Errorf("sidecar at %s: %w", info.URL, err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("sidecar at %s: certificate %s holds no PEM certificate", info.URL, info.CACert)
-		}
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+		client.Transport = &http.Transport{TLSClientConfig: tc}
 	}
 	r := &remote{base: strings.TrimSuffix(info.URL, "/"), token: strings.TrimSpace(string(tok)), client: client}
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -97,6 +93,46 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 	}
 	resp.Body.Close()
 	return r, nil
+}
+
+// pinnedTLS trusts exactly the certificate the sidecar serves, read from
+// the file it noted: the CLI runs on the sidecar's machine, and dials a
+// loopback address that the certificate need not name, so the leaf is
+// compared byte for byte instead of verifying a chain and host name.
+func pinnedTLS(certFile string) (*tls.Config, error) {
+	raw, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: %w", err)
+	}
+	leaf := firstCertificate(raw)
+	if leaf == nil {
+		return nil, fmt.Errorf("certificate %s holds no PEM certificate", certFile)
+	}
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// Verification is VerifyConnection's pin, not the default chain check.
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, leaf) {
+				return fmt.Errorf("the sidecar's certificate is not the one in %s", certFile)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// firstCertificate returns the DER bytes of the first CERTIFICATE block
+// in a PEM file, the leaf that tls.X509KeyPair serves, or nil.
+func firstCertificate(pemBytes []byte) []byte {
+	for {
+		var block *pem.Block
+		if block, pemBytes = pem.Decode(pemBytes); block == nil {
+			return nil
+		}
+		if block.Type == "CERTIFICATE" {
+			return block.Bytes
+		}
+	}
 }
 
 // do sends one API request and decodes the JSON answer into out (nil:

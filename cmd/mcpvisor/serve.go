@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -67,14 +68,19 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if config == "" {
 		return &exitError{code: 2, msg: "serve: --config FILE is required"}
 	}
-	tlsConfig, err := loadTLS(tlsCert, tlsKey)
-	if err != nil {
-		return &exitError{code: 2, msg: "serve: " + err.Error()}
-	}
-	if tlsConfig == nil {
+	switch {
+	case tlsCert != "" && tlsKey == "":
+		return &exitError{code: 2, msg: "serve: --tls-cert needs --tls-key FILE, the certificate's private key"}
+	case tlsKey != "" && tlsCert == "":
+		return &exitError{code: 2, msg: "serve: --tls-key needs --tls-cert FILE, the certificate it belongs to"}
+	case tlsCert == "":
 		if err := checkLoopback(listen); err != nil {
 			return &exitError{code: 2, msg: "serve: " + err.Error()}
 		}
+	}
+	tlsConfig, err := loadTLS(tlsCert, tlsKey)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	logger, err := newLogger(logLevel, logFormat, stderr)
 	if err != nil {
@@ -140,9 +146,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
 	// The CLI's other commands find the sidecar through this note.
 	absToken, _ := filepath.Abs(tokenPath)
-	info := sidecarInfo{URL: scheme + "://" + ln.Addr().String(), PID: os.Getpid(), TokenFile: absToken}
+	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken}
 	if tlsConfig != nil {
-		info.CACert, _ = filepath.Abs(tlsCert)
+		info.CertFile, _ = filepath.Abs(tlsCert)
 	}
 	if err := writeSidecarNote(data, info); err != nil {
 		logger.Warn("could not write the sidecar note; the CLI will not find this sidecar", "err", err)
@@ -166,22 +172,43 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	return h.Close()
 }
 
-// loadTLS loads the certificate pair for HTTPS; nil without the flags.
-// The pair is read at start, so a bad file fails before anything runs.
-func loadTLS(cert, key string) (*tls.Config, error) {
-	switch {
-	case cert == "" && key == "":
+// loadTLS loads the certificate pair for HTTPS, or returns nil when both
+// names are empty. It reads the files now, so a bad one fails at start;
+// the error names the file at fault.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
 		return nil, nil
-	case key == "":
-		return nil, errors.New("--tls-cert needs --tls-key")
-	case cert == "":
-		return nil, errors.New("--tls-key needs --tls-cert")
 	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
+	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert %s / --tls-key %s: %w", cert, key, err)
+		return nil, fmt.Errorf("--tls-cert: %w", err)
+	}
+	if firstCertificate(certPEM) == nil {
+		return nil, fmt.Errorf("--tls-cert %s: no PEM certificate in it", certFile)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-key: %w", err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-key %s with --tls-cert %s: %w", keyFile, certFile, err)
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
+}
+
+// dialAddr is the address the CLI, on this machine, dials to reach a
+// listener: loopback in place of an unspecified (all-interfaces) host.
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	host := "::1"
+	if tcp.IP.To4() != nil {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
 // checkLoopback refuses an address that is not on loopback when serving
