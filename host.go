@@ -341,6 +341,12 @@ func (h *Host) PendingCalls() map[string]int { return h.rt.PendingCalls() }
 // that server behaves.
 func (h *Host) Status() []ServerStatus { return h.rt.Status() }
 
+// StatusChanged returns a channel closed at the next change to what Status
+// returns: a server's state, restarts, error or tool count, or a server
+// registered or removed. Take the channel before calling Status, and a new
+// one once it fires. It never blocks.
+func (h *Host) StatusChanged() <-chan struct{} { return h.rt.StatusChanged() }
+
 // WaitReady blocks until the named servers (every enabled one when none is
 // named) are ready, one of them can no longer become ready (failed,
 // disabled), or ctx ends.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -71,6 +72,8 @@ type Runtime struct {
 	journal    *Journal
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
+
+	statusChanged broadcast.Signal // any server's status, or the set of servers
 }
 
 // snapshot is the routing table: immutable, replaced on every registry
@@ -91,8 +94,8 @@ type serverEntry struct {
 	catalog atomic.Pointer[catalog]
 	fast    atomic.Pointer[fastPath] // set while ready
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every status change
+	changed broadcast.Signal  // fired on every status change
+	any     *broadcast.Signal // the runtime's statusChanged
 
 	stopped  chan struct{} // closed once the server's process is gone for good
 	stopOnce sync.Once
@@ -105,16 +108,8 @@ type serverEntry struct {
 
 func (e *serverEntry) setStatus(st *ServerStatus) {
 	e.status.Store(st)
-	e.mu.Lock()
-	close(e.changed)
-	e.changed = make(chan struct{})
-	e.mu.Unlock()
-}
-
-func (e *serverEntry) watch() <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.changed
+	e.changed.Notify()
+	e.any.Notify()
 }
 
 func (e *serverEntry) markStopped() { e.stopOnce.Do(func() { close(e.stopped) }) }
@@ -487,6 +482,11 @@ func appendTools(out []Tool, e *serverEntry, st *ServerStatus) []Tool {
 	return out
 }
 
+// StatusChanged returns a channel closed at the next change to any
+// server's status or to the set of servers. Take it before reading Status,
+// then take it again once it fires. It never blocks.
+func (r *Runtime) StatusChanged() <-chan struct{} { return r.statusChanged.C() }
+
 // Status returns every server's status, in registration order. It never
 // waits on a server.
 func (r *Runtime) Status() []ServerStatus {
@@ -525,7 +525,7 @@ func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
 	}
 	for _, e := range entries {
 		for {
-			ch := e.watch()
+			ch := e.changed.C()
 			if done, err := settled(e.status.Load()); done {
 				if err != nil {
 					return err
@@ -715,7 +715,7 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	e := &serverEntry{
 		name:    spec.Name,
 		spec:    spec,
-		changed: make(chan struct{}),
+		any:     &g.rt.statusChanged,
 		stopped: make(chan struct{}),
 	}
 	initial := StateStarting
@@ -774,6 +774,7 @@ func (g *registryActor) publish(change func(*snapshot)) {
 	}
 	change(s)
 	g.rt.snap.Store(s)
+	g.rt.statusChanged.Notify()
 }
 
 // sameSpec reports whether registering b over a changes nothing: the last

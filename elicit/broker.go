@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 )
 
 // DefaultDeadline is how long a person has to answer when BrokerOptions sets
@@ -48,7 +50,7 @@ type Broker struct {
 	mu      sync.Mutex
 	pending map[string]*pending
 	seq     uint64
-	changed chan struct{}
+	changed broadcast.Signal
 	closed  bool
 }
 
@@ -66,7 +68,6 @@ func NewBroker(opts BrokerOptions) *Broker {
 		now:      opts.Now,
 		log:      opts.Logger,
 		pending:  make(map[string]*pending),
-		changed:  make(chan struct{}),
 	}
 	if b.deadline <= 0 {
 		b.deadline = DefaultDeadline
@@ -246,11 +247,7 @@ func (b *Broker) Expire(now time.Time) int {
 // Changed returns a channel that is closed at the next change to the
 // pending set (an Open, or an answer of any kind). Call it again after it
 // fires for the next change; read the set with List.
-func (b *Broker) Changed() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.changed
-}
+func (b *Broker) Changed() <-chan struct{} { return b.changed.C() }
 
 // Close cancels every pending elicitation, and any opened later, and returns
 // once no deadline timer is running. It may be called more than once.
@@ -305,10 +302,7 @@ func (b *Broker) deliver(p *pending, resp Response, reason string) {
 	b.log.LogAttrs(context.Background(), slog.LevelInfo, "elicitation answered", attrs...)
 }
 
-func (b *Broker) notifyLocked() {
-	close(b.changed)
-	b.changed = make(chan struct{})
-}
+func (b *Broker) notifyLocked() { b.changed.Notify() }
 
 func (b *Broker) sortedLocked() []*pending {
 	ps := make([]*pending, 0, len(b.pending))

@@ -1,19 +1,89 @@
 package sidecar
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
 
 func (s *Server) elicitations(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"elicitations": s.elicitationViews()})
+}
+
+func (s *Server) elicitationViews() []elicitationView {
 	reqs := s.h.Elicitations()
 	out := make([]elicitationView, 0, len(reqs))
 	for _, r := range reqs {
 		out = append(out, newElicitationView(r))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"elicitations": out})
+	return out
+}
+
+// inboxView is one event of GET /v1/inbox/stream: everything the inbox page
+// shows but the journal's events, as GET /v1/servers and GET
+// /v1/elicitations list them.
+type inboxView struct {
+	Servers      []serverView      `json:"servers"`
+	Elicitations []elicitationView `json:"elicitations"`
+}
+
+// inboxGap is the shortest time between two inbox events: a server
+// restarting in a loop, or a burst of elicitations, is sent as one
+// snapshot per gap rather than one per change.
+const inboxGap = 100 * time.Millisecond
+
+// inboxStream sends an "inbox" event with the servers and the pending
+// elicitations at once and after every change to either, until the client
+// leaves or the server shuts down.
+func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	sse := newSSE(w)
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		// Taken before the snapshot: a change while it is read fires them.
+		status, asks := s.h.StatusChanged(), s.h.ElicitationsChanged()
+		if sse.event("inbox", inboxView{Servers: s.serverViews(), Elicitations: s.elicitationViews()}) != nil {
+			return
+		}
+		next := time.Now().Add(inboxGap)
+		for changed := false; !changed; {
+			select {
+			case <-status:
+				changed = true
+			case <-asks:
+				changed = true
+			case <-tick.C:
+				if sse.comment("keep-alive") != nil {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+		if !sleepCtx(ctx, time.Until(next)) {
+			return
+		}
+	}
+}
+
+// sleepCtx waits d, or less if ctx ends first; it reports whether ctx is
+// still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (s *Server) resolveElicitation(w http.ResponseWriter, r *http.Request) {

@@ -94,6 +94,7 @@ func (s *Server) routes() {
 		"POST /v1/events/ack":                  s.ackEvents,
 		"GET /v1/events/stream":                s.eventStream,
 		"GET /v1/elicitations":                 s.elicitations,
+		"GET /v1/inbox/stream":                 s.inboxStream,
 		"POST /v1/elicitations/{id}":           s.resolveElicitation,
 		"GET /v1/tasks":                        s.tasks,
 		"GET /v1/tasks/{id}":                   s.task,

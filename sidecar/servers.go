@@ -25,12 +25,16 @@ const (
 )
 
 func (s *Server) listServers(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"servers": s.serverViews()})
+}
+
+func (s *Server) serverViews() []serverView {
 	sts := s.h.Status()
 	out := make([]serverView, 0, len(sts))
 	for _, st := range sts {
 		out = append(out, newServerView(st))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": out})
+	return out
 }
 
 // putServer registers or replaces a server from one mcpServers entry,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -438,5 +439,59 @@ func TestUIURLRequestInBrowser(t *testing.T) {
 	}
 	if got := answer(t, ctx, done); got["action"] != "decline" {
 		t.Errorf("the server got %v, want a decline", got)
+	}
+}
+
+// TestUIPushesChangesInBrowser checks that the page follows the host without
+// polling or reloading: a server disabled, a server registered and a server
+// removed through the API each reach the table over /v1/inbox/stream, and
+// the page never lists /v1/servers or /v1/elicitations.
+func TestUIPushesChangesInBrowser(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := needChromium(t)
+	a := openAPI(t, sidecar.Options{}, mcptest("alpha"))
+	bctx := browser(t, ctx, path)
+
+	state := func(name string) string {
+		return fmt.Sprintf(`Array.from(document.querySelectorAll("#servers tbody tr")).
+			filter((tr) => tr.cells[0].querySelector("strong").textContent === %q).
+			map((tr) => tr.cells[1].textContent).join(",")`, name)
+	}
+	waitFor := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingMutation())); err != nil {
+			got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers tbody").textContent`))
+			t.Fatalf("%s: %v (the table shows %q)", what, err, got)
+		}
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("alpha ready", state("alpha")+` === "ready"`)
+
+	if err := a.h.SetEnabled(ctx, "alpha", false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("alpha disabled", state("alpha")+` === "disabled"`)
+
+	if err := a.h.Register(ctx, mcptest("beta")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("beta ready", state("beta")+` === "ready"`)
+
+	if err := a.h.Unregister(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("alpha gone", state("alpha")+` === ""`)
+
+	polled, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`performance.getEntriesByType("resource").
+		map((e) => new URL(e.name).pathname).
+		filter((p) => p === "/v1/servers" || p === "/v1/elicitations")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(polled) > 0 {
+		t.Errorf("the page fetched %v: it should follow /v1/inbox/stream instead", polled)
 	}
 }

@@ -8,8 +8,6 @@
 
 (() => {
   const TOKEN_KEY = "mcpvisor.token";
-  const SERVERS_EVERY = 2000;
-  const INBOX_EVERY = 1000;
   const EVENTS_KEEP = 20;
   const RETRY_STREAM = 2000;
 
@@ -99,23 +97,80 @@
     $("logout").hidden = false;
     running = new AbortController();
     const signal = running.signal;
-    loop(refreshServers, SERVERS_EVERY, signal);
-    loop(refreshInbox, INBOX_EVERY, signal);
+    follow(() => "/v1/inbox/stream", onInbox, signal);
     events(signal);
   }
 
-  // loop runs fn now and then every ms, until signal aborts. A 401 stops
-  // it (loggedOut aborts the signal).
-  async function loop(fn, ms, signal) {
+  // follow reads the SSE stream at path() and hands each event to onEvent,
+  // reconnecting after RETRY_STREAM when it ends or fails, until signal
+  // aborts. A 401 stops it (loggedOut aborts the signal). EventSource
+  // cannot send the Authorization header, so the stream is read with fetch.
+  async function follow(path, onEvent, signal) {
     while (!signal.aborted) {
       try {
-        await fn(signal);
+        await readSSE(path(), onEvent, signal);
       } catch (e) {
         if (e instanceof Unauthorized || signal.aborted) return;
         setConn("reconnecting: " + e.message, "down");
       }
-      await sleep(ms, signal);
+      await sleep(RETRY_STREAM, signal);
     }
+  }
+
+  async function readSSE(path, onEvent, signal) {
+    const resp = await fetch(path, {
+      headers: { Authorization: "Bearer " + token, Accept: "text/event-stream" },
+      signal, cache: "no-store",
+    });
+    if (resp.status === 401) {
+      loggedOut("The token was refused: log in again.");
+      throw new Unauthorized();
+    }
+    if (!resp.ok || !resp.body) throw new Error(path + ": " + resp.status);
+    const reader = resp.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        const ev = parseSSE(block);
+        if (ev) onEvent(ev.name, ev.data);
+      }
+    }
+  }
+
+  // parseSSE returns the event in one block, its data parsed as JSON, or
+  // null for a comment or a block without JSON data.
+  function parseSSE(block) {
+    let name = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) continue;
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length === 0) return null;
+    try {
+      return { name, data: JSON.parse(data.join("\n")) };
+    } catch (_) {
+      return null;
+    }
+  }
+
+  // onInbox takes one snapshot of the servers and the pending elicitations.
+  function onInbox(name, data) {
+    if (name !== "inbox") return;
+    setConn("live", "live");
+    renderServers(data.servers || []);
+    renderInbox(data.elicitations || []);
   }
 
   function sleep(ms, signal) {
@@ -127,11 +182,9 @@
 
   // --- servers ---------------------------------------------------------
 
-  async function refreshServers(signal) {
-    const data = await api("GET", "/v1/servers", undefined, signal);
-    setConn("live", "live");
+  function renderServers(servers) {
     const body = $("servers").tBodies[0];
-    const rows = (data.servers || []).map((s) => {
+    const rows = servers.map((s) => {
       const tr = el("tr");
       const name = el("td");
       name.append(el("strong", {}, s.name));
@@ -177,9 +230,8 @@
     }));
   }
 
-  // events lists the journal, then follows its SSE stream. EventSource
-  // cannot send the Authorization header, so the stream is read with
-  // fetch; it reconnects after the last id seen.
+  // events lists the newest journaled events, then follows the event
+  // stream from just after the last one shown.
   async function events(signal) {
     try {
       const data = await api("GET", "/v1/events?newest=1&limit=" + EVENTS_KEEP, undefined, signal);
@@ -188,76 +240,20 @@
     } catch (e) {
       if (e instanceof Unauthorized || signal.aborted) return;
     }
-    while (!signal.aborted) {
-      try {
-        await stream(signal);
-      } catch (e) {
-        if (e instanceof Unauthorized || signal.aborted) return;
-        setConn("reconnecting: " + e.message, "down");
-      }
-      await sleep(RETRY_STREAM, signal);
-    }
-  }
-
-  async function stream(signal) {
     // Without after= the stream starts now; with it, right after what is shown.
-    const q = lastEvent > 0 ? "?after=" + lastEvent : "";
-    const resp = await fetch("/v1/events/stream" + q, {
-      headers: { Authorization: "Bearer " + token, Accept: "text/event-stream" },
-      signal, cache: "no-store",
-    });
-    if (resp.status === 401) {
-      loggedOut("The token was refused: log in again.");
-      throw new Unauthorized();
-    }
-    if (!resp.ok || !resp.body) throw new Error("event stream: " + resp.status);
-    const reader = resp.body.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let cut;
-      while ((cut = buf.indexOf("\n\n")) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        onSSE(block);
-      }
-    }
-  }
-
-  function onSSE(block) {
-    let name = "message";
-    const data = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue;
-      const i = line.indexOf(":");
-      const field = i < 0 ? line : line.slice(0, i);
-      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
-      if (field === "event") name = value;
-      else if (field === "data") data.push(value);
-    }
-    if (name !== "event" || data.length === 0) return;
-    let ev;
-    try {
-      ev = JSON.parse(data.join("\n"));
-    } catch (_) {
-      return;
-    }
-    addEvent(ev);
-    renderEvents();
-    // A server's state change is journaled: show it at once.
-    if (running) refreshServers(running.signal).catch(() => {});
+    const path = () => "/v1/events/stream" + (lastEvent > 0 ? "?after=" + lastEvent : "");
+    await follow(path, (name, ev) => {
+      if (name !== "event") return;
+      addEvent(ev);
+      renderEvents();
+    }, signal);
   }
 
   // --- elicitations ----------------------------------------------------
 
   const cards = new Map(); // id -> card element; kept so typing survives a refresh
 
-  async function refreshInbox(signal) {
-    const data = await api("GET", "/v1/elicitations", undefined, signal);
-    const list = data.elicitations || [];
+  function renderInbox(list) {
     const live = new Set(list.map((r) => r.id));
     for (const [id, card] of cards) {
       if (!live.has(id)) {
