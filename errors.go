@@ -44,6 +44,9 @@ var (
 	ErrTaskFailed        = errors.New("task failed")    // the server's task failed without a result
 	ErrTaskCancelled     = errors.New("task cancelled") // the task was cancelled (by the server or the host)
 	ErrTaskLost          = errors.New("task lost")      // the server no longer knows the task
+
+	// Host tools.
+	ErrUnknownApproval = errors.New("unknown approval") // no such pending host-tool call (decided, expired, abandoned)
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

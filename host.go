@@ -112,7 +112,28 @@ type Options struct {
 	// MaxMediaBytes bounds one decoded media item; a larger one is not
 	// written. Zero: 32 MiB.
 	MaxMediaBytes int64
+
+	// NoHostTools hides the host's own tools (activate_tools, and the
+	// config group's register_mcp, delete_mcp, toggle_item and list_items)
+	// from sessions; calling one is then ErrUnknownTool.
+	NoHostTools bool
+	// Approve decides each host-tool call before it runs, with the model's
+	// full arguments. A pending decision does not count against the call's
+	// timeout. nil: ApprovalInbox decides; without it every call runs.
+	Approve ApprovalFunc
+	// ApprovalInbox holds the host-tool calls that change the registry
+	// (register_mcp, delete_mcp, toggle_item) until ResolveApproval, or
+	// until ApprovalDeadline passes (denied); list_items and activate_tools
+	// run at once. Ignored when Approve is set.
+	ApprovalInbox bool
+	// ApprovalDeadline is how long a call waits in the approval inbox.
+	// Zero: DefaultApprovalDeadline (5 minutes).
+	ApprovalDeadline time.Duration
 }
+
+// DefaultCallTimeout bounds a tool call when neither the server's config
+// nor CallOptions set a timeout.
+const DefaultCallTimeout = actors.DefaultCallTimeout
 
 // Host supervises MCP servers and routes namespaced tool calls to them. All
 // methods are safe for concurrent use.
@@ -123,11 +144,13 @@ type Host struct {
 	grants   grantTable
 	alwaysOn map[string]bool
 
-	broker   *elicit.Broker
-	askers   askers // calls with their own elicitation handler
-	media    *mediaStore
-	schemas  schemaCache
-	validate sync.Map // server name → true: check arguments against inputSchema
+	broker    *elicit.Broker
+	approvals *approvalInbox
+	askers    askers // calls with their own elicitation handler
+	media     *mediaStore
+	secrets   *secretStore
+	schemas   schemaCache
+	validate  sync.Map // server name → true: check arguments against inputSchema
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
@@ -161,17 +184,23 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	secrets, err := openSecretStore(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	journal, err := OpenJournal(opts.DataDir, opts.Journal, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	h := &Host{
+		secrets:    secrets,
 		opts:       opts,
 		journal:    journal,
 		unresolved: map[string]ServerConfig{},
 		alwaysOn:   map[string]bool{},
 		closing:    make(chan struct{}),
 		broker:     elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
+		approvals:  newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
 		media:      newMediaStore(filepath.Join(opts.DataDir, "media"), opts.MediaURL, opts.MaxMediaBytes),
 	}
 	h.bg, h.stopBg = context.WithCancel(context.Background())
@@ -220,6 +249,7 @@ func (h *Host) Close() error {
 	h.closed.Do(func() { close(h.closing) })
 	h.stopBg()
 	h.broker.Close()
+	h.approvals.close()
 	h.tasksWG.Wait()
 	// Servers next: their last transitions reach the journal, which then
 	// commits what is queued and closes.
@@ -255,7 +285,7 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
 	}
-	spec, err := sc.Spec(h.opts.LookupEnv, h.opts.Environ)
+	spec, err := sc.Spec(h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil && sc.Enabled {
 		return actors.ServerSpec{}, err
 	}
@@ -295,6 +325,9 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.journal.writer.Write(ctx, persistence.DeleteServer(name),
 		lifecycleOp(name, "unregistered", "")); err != nil {
 		return fmt.Errorf("registry: %w", err)
+	}
+	if err := h.secrets.set(name, nil); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	delete(h.unresolved, name)
@@ -385,6 +418,13 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 		opts = &CallOptions{}
 	}
 	start := time.Now()
+	if ht := lookupHostTool(tool); ht != nil && !h.opts.NoHostTools {
+		res, err := h.callHostTool(ctx, scope, ht, args, opts)
+		if !h.opts.Journal.NoCallHistory {
+			h.recordCall(scope, tool, redactHostArgs(tool, args), nil, start, res, err)
+		}
+		return res, err
+	}
 	t, _, known := h.rt.Lookup(tool)
 	if known {
 		if _, ok := h.validate.Load(t.Server); ok {

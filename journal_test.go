@@ -210,8 +210,8 @@ func TestGrantsSessionsAndStackFrames(t *testing.T) {
 	waitReady(t, h)
 
 	root := h.Session("s1", "")
-	if len(root.Tools()) != 0 {
-		t.Errorf("a new session sees %d tools", len(root.Tools()))
+	if got := toolNames(root.Tools()); !slices.Equal(got, []string{mcpvisor.ToolActivate}) {
+		t.Errorf("a new session sees %v, want only activate_tools", got)
 	}
 	if _, err := root.Call(ctx, "mcp__notes__add", json.RawMessage(`{"a":1,"b":2}`)); !errors.Is(err, mcpvisor.ErrNotGranted) {
 		t.Errorf("call before activation = %v, want ErrNotGranted", err)
@@ -231,8 +231,8 @@ func TestGrantsSessionsAndStackFrames(t *testing.T) {
 		t.Errorf("granted call = %v, %v", res, err)
 	}
 	frame := h.Session("s1", "f1")
-	if len(frame.Tools()) != 0 {
-		t.Errorf("a sub-agent frame starts with %d tools, want none", len(frame.Tools()))
+	if got := serverTools(frame.Tools()); len(got) != 0 {
+		t.Errorf("a sub-agent frame starts with %v, want no server tools", toolNames(got))
 	}
 	if err := frame.Activate(ctx, "m"); err != nil {
 		t.Fatal(err)
@@ -241,8 +241,8 @@ func TestGrantsSessionsAndStackFrames(t *testing.T) {
 		t.Errorf("frame sees servers %v, want [m]", got)
 	}
 	other := h.Session("s2", "")
-	if len(other.Tools()) != 0 {
-		t.Errorf("another session sees %d tools", len(other.Tools()))
+	if got := serverTools(other.Tools()); len(got) != 0 {
+		t.Errorf("another session sees %v", toolNames(got))
 	}
 	if block := other.Catalog(); !strings.Contains(block, "| `notes` | Arithmetic \\| notes |") {
 		t.Errorf("catalog block of a session with no grants lacks notes and its description:\n%s", block)
@@ -310,9 +310,15 @@ func TestGrantsSessionsAndStackFrames(t *testing.T) {
 	}
 }
 
+// serverTools drops the host's own tools (activate_tools, the config
+// group's), which every session lists.
+func serverTools(tools []mcpvisor.Tool) []mcpvisor.Tool {
+	return slices.DeleteFunc(tools, func(t mcpvisor.Tool) bool { return mcpvisor.IsHostTool(t.Name) })
+}
+
 func serversOf(tools []mcpvisor.Tool) []string {
 	var out []string
-	for _, t := range tools {
+	for _, t := range serverTools(tools) {
 		if !slices.Contains(out, t.Server) {
 			out = append(out, t.Server)
 		}

@@ -73,6 +73,14 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 			return nil, fmt.Errorf("registry: %w", err)
 		}
 	}
+	// Secrets outlive their row only if a crash fell between the two
+	// writes, or the config file took the server's name over.
+	if err := h.secrets.keepOnly(func(server string) bool {
+		r, ok := byName[server]
+		return ok && r.Origin == persistence.OriginAPI
+	}); err != nil {
+		return nil, err
+	}
 	rest := make([]persistence.ServerRecord, 0, len(byName))
 	for name, r := range byName {
 		if !slices.Contains(order, name) {
@@ -150,9 +158,17 @@ func recordConfig(rec persistence.ServerRecord) (ServerConfig, error) {
 }
 
 // putServer upserts sc into the registry with a "registered" history
-// record, durably.
+// record, durably. An API entry's literal credentials go to the secret
+// store first, and the row refers to them.
 func (h *Host) putServer(ctx context.Context, sc ServerConfig, origin string) error {
 	now := time.Now()
+	if origin == persistence.OriginAPI {
+		sealed, secrets := sealSecrets(sc)
+		if err := h.secrets.update(sc.Name, secrets, sealed); err != nil {
+			return err
+		}
+		sc = sealed
+	}
 	rec, err := serverRecord(sc, origin, now)
 	if err != nil {
 		return err

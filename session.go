@@ -111,12 +111,15 @@ func (s Session) Groups() []string {
 	return out
 }
 
-// Tools lists the tools this scope may call: those of the groups granted to
-// it and of the host's always-on groups, in registration order. It reads
+// Tools lists the tools this scope may call: the host's own (activate_tools,
+// and the config group's once granted; none with Options.NoHostTools), then
+// those of the groups granted to it and of the host's always-on groups, in
+// registration order. It reads
 // published snapshots and never waits on a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.get(s.scope)
-	return s.h.rt.ToolsOf(func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
+	servers := s.h.rt.ToolsOf(func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
+	return append(s.h.hostToolsFor(set), servers...)
 }
 
 // Servers lists the servers whose tools this scope may call (granted or
@@ -148,8 +151,12 @@ func (s Session) call(ctx context.Context, tool string, args json.RawMessage, op
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if server, _, ok := actors.SplitToolName(tool); ok && !s.h.alwaysOn[server] && !s.h.grants.get(s.scope).has(server) {
-		return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, tool, server)
+	group, _, ok := actors.SplitToolName(tool)
+	if t := lookupHostTool(tool); t != nil && t.config {
+		group, ok = ConfigGroup, true
+	}
+	if ok && !s.h.alwaysOn[group] && !s.h.grants.get(s.scope).has(group) {
+		return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, tool, group)
 	}
 	return s.h.call(ctx, s.scope, tool, args, opts)
 }

@@ -25,9 +25,12 @@
 //
 // Each downstream MCP session is one host session (mcpvisor.Host.Session)
 // with a random id. tools/list returns the session's tools, namespaced
-// (mcp__<server>__<tool>), plus the gateway's own activate_tools, which
-// grants tool groups to the session: tools load lazily, through MCP itself,
-// and the client is sent notifications/tools/list_changed. tools/call is
+// (mcp__<server>__<tool>), plus the host's own tools: activate_tools, which
+// grants tool groups to the session (tools load lazily, through MCP itself,
+// and the client is sent notifications/tools/list_changed), and, once the
+// session activates "config" (Options.AllowConfigGroup), register_mcp,
+// delete_mcp, toggle_item and list_items, approved as the Host's options
+// say. tools/call is
 // routed through the session: the server's CallToolResult passes through
 // unchanged, progress is forwarded with the client's own token, and
 // notifications/cancelled cancels the call upstream. A call the host

@@ -20,10 +20,12 @@ import (
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// ActivateTool is the name of the gateway's own tool, listed beside the
-// session's namespaced tools: it grants tool groups (server names) to the
-// downstream session, so a client loads tools lazily through MCP itself.
-const ActivateTool = "activate_tools"
+// ActivateTool is the host tool listed beside the session's namespaced
+// tools: it grants tool groups (server names, or mcpvisor.ConfigGroup when
+// Options.AllowConfigGroup) to the downstream session, so a client loads
+// tools lazily through MCP itself. The config group adds the host's
+// management tools (register_mcp, delete_mcp, toggle_item, list_items).
+const ActivateTool = mcpvisor.ToolActivate
 
 // notesQueue bounds the notifications waiting for a client's stream.
 const notesQueue = 64
@@ -264,6 +266,33 @@ func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
 		s.deliver(msg)
 		return nil
 	}
+	ctx, done := s.track(msg.ID)
+	defer done()
+	return s.serve(ctx, msg, send)
+}
+
+// begin registers a request for cancellation before it is served off the
+// reading goroutine, so a notifications/cancelled read right after it
+// finds it; run serves it.
+func (s *session) begin(msg protocol.Message) (run func(send func([]byte)) []byte) {
+	ctx, done := s.track(msg.ID)
+	return func(send func([]byte)) []byte {
+		defer done()
+		return s.serve(ctx, msg, send)
+	}
+}
+
+// serve answers one request; ctx ends when the client cancels it or the
+// session ends. A cancelled request gets no response.
+func (s *session) serve(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
+	resp := s.dispatch(ctx, msg, send)
+	if ctx.Err() != nil && s.ctx.Err() == nil {
+		return nil // cancelled by the client
+	}
+	return resp
+}
+
+func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
 	switch msg.Method {
 	case protocol.MethodInitialize:
 		return s.initialize(msg)
@@ -272,13 +301,9 @@ func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
 	case protocol.MethodToolsList:
 		return s.listTools(msg)
 	case protocol.MethodToolsCall:
-		return s.callTool(msg, send)
+		return s.callTool(ctx, msg, send)
 	case protocol.MethodLoggingSetLevel:
 		return s.setLevel(msg)
-	}
-	ctx, done := s.track(msg.ID)
-	defer done()
-	switch msg.Method {
 	case protocol.MethodResourcesList:
 		return s.listResources(ctx, msg)
 	case protocol.MethodResourcesTemplatesList:
@@ -324,8 +349,7 @@ func (s *session) initialize(msg protocol.Message) []byte {
 
 func (s *session) listTools(msg protocol.Message) []byte {
 	tools := s.hs.Tools()
-	out := make([]protocol.Tool, 0, len(tools)+1)
-	out = append(out, s.activateTool())
+	out := make([]protocol.Tool, 0, len(tools))
 	for _, t := range tools {
 		in := json.RawMessage(t.InputSchema)
 		if len(in) == 0 {
@@ -343,28 +367,7 @@ func (s *session) listTools(msg protocol.Message) []byte {
 	return result(msg.ID, protocol.ListToolsResult{Tools: out})
 }
 
-func (s *session) activateTool() protocol.Tool {
-	var groups []string
-	for _, st := range s.g.h.Status() {
-		if st.Enabled {
-			groups = append(groups, st.Name)
-		}
-	}
-	desc := "Load the tools of MCP servers (tool groups) into this session; they are then listed and callable as mcp__<group>__<tool>."
-	if len(groups) > 0 {
-		desc += " Groups: " + strings.Join(groups, ", ") + "."
-	}
-	f := false
-	return protocol.Tool{
-		Name: ActivateTool, Title: "Activate tools", Description: desc,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"groups":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["groups"],"additionalProperties":false}`),
-		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: boolPtr(true), OpenWorldHint: &f},
-	}
-}
-
-func boolPtr(b bool) *bool { return &b }
-
-func (s *session) callTool(msg protocol.Message, send func([]byte)) []byte {
+func (s *session) callTool(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
 	var p protocol.CallToolParams
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
 		return invalidParams(msg.ID, "tools/call: %v", err)
@@ -372,10 +375,9 @@ func (s *session) callTool(msg protocol.Message, send func([]byte)) []byte {
 	if p.Name == "" {
 		return invalidParams(msg.ID, "tools/call: name is required")
 	}
-	ctx, done := s.track(msg.ID)
-	defer done()
-	if p.Name == ActivateTool {
-		return s.activate(ctx, msg.ID, p.Arguments)
+	hostTool := mcpvisor.IsHostTool(p.Name)
+	if p.Name == ActivateTool && !s.g.opts.AllowConfigGroup && activatesConfig(p.Arguments) {
+		return result(msg.ID, errorResult(fmt.Sprintf("%s: the group %q is not available through this gateway", ActivateTool, mcpvisor.ConfigGroup)))
 	}
 	var opts mcpvisor.CallOptions
 	if token := progressToken(p.Meta); token != nil && send != nil {
@@ -386,23 +388,24 @@ func (s *session) callTool(msg protocol.Message, send func([]byte)) []byte {
 			}
 		}
 	}
-	if !s.knownServer(p.Name) {
+	if !hostTool && !s.knownServer(p.Name) {
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
 	opts.Elicitation = s.elicitHandler(send)
 	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
+	if hostTool {
+		// Activation changes what this session sees; registering or
+		// toggling reaches the other sessions through Observe.
+		s.listChanged(false)
+	}
 	if err != nil {
-		if ctx.Err() != nil && s.ctx.Err() == nil {
-			return nil // cancelled by the client: no response
-		}
 		return s.callError(msg.ID, p.Name, err)
 	}
 	return protocol.AppendResult(nil, msg.ID, wireResult(res))
 }
 
-// knownServer reports whether tool names a registered server (or the
-// config group), so a made-up server is an unknown tool, not a group to
-// activate.
+// knownServer reports whether tool names a registered server, so a
+// made-up server is an unknown tool, not a group to activate.
 func (s *session) knownServer(tool string) bool {
 	rest, ok := strings.CutPrefix(tool, "mcp__")
 	if !ok {
@@ -411,9 +414,6 @@ func (s *session) knownServer(tool string) bool {
 	server, _, ok := strings.Cut(rest, "__")
 	if !ok {
 		return false
-	}
-	if server == mcpvisor.ConfigGroup {
-		return true
 	}
 	for _, st := range s.g.h.Status() {
 		if st.Name == server {
@@ -439,41 +439,13 @@ func (s *session) callError(id json.RawMessage, tool string, err error) []byte {
 	return result(id, errorResult(err.Error()))
 }
 
-func (s *session) activate(ctx context.Context, id json.RawMessage, args json.RawMessage) []byte {
+// activatesConfig reports whether activate_tools arguments name the config
+// group.
+func activatesConfig(args json.RawMessage) bool {
 	var a struct {
 		Groups []string `json:"groups"`
 	}
-	if err := json.Unmarshal(orEmpty(args), &a); err != nil || len(a.Groups) == 0 {
-		return result(id, errorResult(ActivateTool+`: arguments must be {"groups": ["<server>", ...]} with at least one group`))
-	}
-	if !s.g.opts.AllowConfigGroup && slices.Contains(a.Groups, mcpvisor.ConfigGroup) {
-		return result(id, errorResult(fmt.Sprintf("%s: the group %q is not available through this gateway", ActivateTool, mcpvisor.ConfigGroup)))
-	}
-	before := s.hs.Groups()
-	// Not cut short by the session ending: the grant's write would go on
-	// behind a cancelled wait, and land after End.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
-	defer cancel()
-	if err := s.hs.Activate(actx, a.Groups...); err != nil {
-		return result(id, errorResult(err.Error()))
-	}
-	if s.ctx.Err() != nil {
-		// The session ended while the grant was written: take it back, so
-		// no grant outlives its session.
-		_ = s.hs.End(actx)
-		return result(id, errorResult("the session has ended"))
-	}
-	after := s.hs.Groups()
-	var names []string
-	for _, t := range s.hs.Tools() {
-		names = append(names, t.Name)
-	}
-	text := fmt.Sprintf("Active groups: %s. Tools now available: %s.", strings.Join(after, ", "), strings.Join(names, ", "))
-	if len(names) == 0 {
-		text = fmt.Sprintf("Active groups: %s. No tools are listed yet (a server still starting lists its tools once ready).", strings.Join(after, ", "))
-	}
-	s.listChanged(!slices.Equal(before, after))
-	return result(id, protocol.CallToolResult{Content: []protocol.ContentBlock{{Type: protocol.ContentText, Text: text}}})
+	return json.Unmarshal(orEmpty(args), &a) == nil && slices.Contains(a.Groups, mcpvisor.ConfigGroup)
 }
 
 // track registers a call for cancellation by request id.

@@ -221,6 +221,17 @@ type toolList struct {
 	} `json:"tools"`
 }
 
+// serverTools counts the tools of servers, leaving out the host's own.
+func (l toolList) serverTools() int {
+	n := 0
+	for _, t := range l.Tools {
+		if !mcpvisor.IsHostTool(t.Name) {
+			n++
+		}
+	}
+	return n
+}
+
 func (l toolList) has(name string) bool {
 	for _, t := range l.Tools {
 		if t.Name == name {
@@ -240,8 +251,8 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 
 	var mine toolList
 	a.do("GET", "/v1/tools?session=chat", nil).json(t, &mine)
-	if len(mine.Tools) != 0 {
-		t.Fatalf("a new session sees %d tools", len(mine.Tools))
+	if len(mine.Tools) != 1 || !mine.has(mcpvisor.ToolActivate) {
+		t.Fatalf("a new session sees %+v, want only activate_tools", mine.Tools)
 	}
 	r := a.do("POST", "/v1/call", map[string]any{"session": "chat", "tool": "mcp__t__echo", "arguments": map[string]any{}})
 	if r.status != http.StatusForbidden || r.errorCode(t) != sidecar.CodeNotGranted {
@@ -267,8 +278,8 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 	// A stack frame starts with no grants of its own.
 	var sub toolList
 	a.do("GET", "/v1/tools?session=chat&stack=f1", nil).json(t, &sub)
-	if len(sub.Tools) != 0 {
-		t.Errorf("stack frame sees %d tools", len(sub.Tools))
+	if n := sub.serverTools(); n != 0 {
+		t.Errorf("stack frame sees %d server tools", n)
 	}
 	if r := a.do("POST", "/v1/sessions/chat/activate", map[string]any{"groups": []string{"t"}, "stack": "f1"}); r.status != http.StatusOK {
 		t.Fatalf("activate f1: %d %s", r.status, r.body)
@@ -281,8 +292,8 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 		t.Fatalf("end f1: %d %s", r.status, r.body)
 	}
 	a.do("GET", "/v1/tools?session=chat&stack=f1", nil).json(t, &sub)
-	if len(sub.Tools) != 0 {
-		t.Errorf("ended frame still sees %d tools", len(sub.Tools))
+	if n := sub.serverTools(); n != 0 {
+		t.Errorf("ended frame still sees %d server tools", n)
 	}
 	a.do("GET", "/v1/tools?session=chat", nil).json(t, &mine)
 	if !mine.has("mcp__t__echo") {
@@ -292,8 +303,8 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 		t.Fatalf("end: %d %s", r.status, r.body)
 	}
 	a.do("GET", "/v1/tools?session=chat", nil).json(t, &mine)
-	if len(mine.Tools) != 0 {
-		t.Errorf("ended session sees %d tools", len(mine.Tools))
+	if n := mine.serverTools(); n != 0 {
+		t.Errorf("ended session sees %d server tools", n)
 	}
 
 	for _, tc := range []struct {

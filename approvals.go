@@ -1,0 +1,193 @@
+package mcpvisor
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/broadcast"
+)
+
+// DefaultApprovalDeadline is how long a host-tool call waits in the
+// approval inbox before it is denied, when Options.ApprovalDeadline is 0.
+const DefaultApprovalDeadline = 5 * time.Minute
+
+// ApprovalRequest is one host-tool call waiting for a decision: a model,
+// through some session, wants to run one of the host's own tools.
+//
+// Arguments are the model's, in full, secrets included: they are for an
+// ApprovalFunc, and are never logged, journaled or listed by the sidecar.
+// Summary and Command are what a person is shown.
+type ApprovalRequest struct {
+	ID        string // set when the request waits in the inbox
+	Scope     Scope  // who asks; empty for Host.Call
+	Tool      string // register_mcp, delete_mcp, toggle_item, list_items or activate_tools
+	Arguments json.RawMessage
+	// Server is the server the call acts on, "" for list_items and
+	// activate_tools.
+	Server string
+	// Summary says what happens if the call is allowed, in one line: for
+	// register_mcp the transport, the command line or URL, and the names
+	// (not the values) of the environment variables, headers and API key.
+	Summary string
+	// Command is, for register_mcp of a stdio server, the command and every
+	// argument exactly as they will be run. The MCP security guidance asks
+	// that whoever approves a model-initiated server sees it in full.
+	Command     []string
+	Destructive bool // delete_mcp: irreversible
+	Created     time.Time
+	Deadline    time.Time // zero unless the request waits in the inbox
+}
+
+// LogValue keeps Arguments, which may hold secrets, out of logs.
+func (r ApprovalRequest) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", r.ID), slog.String("tool", r.Tool),
+		slog.String("server", r.Server), slog.String("session", r.Scope.Session))
+}
+
+// String is the request without its arguments, for fmt.
+func (r ApprovalRequest) String() string {
+	return fmt.Sprintf("approval %s: %s: %s", r.ID, r.Tool, r.Summary)
+}
+
+// ApprovalDecision answers an ApprovalRequest. Reason, when set, is shown
+// to the model with a denial.
+type ApprovalDecision struct {
+	Allow  bool
+	Reason string
+}
+
+// ApprovalFunc decides a host-tool call before it runs. It may block (a
+// person deciding); ctx ends when the call is abandoned. An error denies
+// the call with the error's text.
+type ApprovalFunc func(ctx context.Context, req *ApprovalRequest) (ApprovalDecision, error)
+
+// approvalInbox holds host-tool calls until ResolveApproval or their
+// deadline. All methods are safe for concurrent use.
+type approvalInbox struct {
+	deadline time.Duration
+	log      *slog.Logger
+	changed  broadcast.Signal
+
+	mu      sync.Mutex
+	pending map[string]*pendingApproval
+	closed  bool
+}
+
+type pendingApproval struct {
+	req   ApprovalRequest
+	reply chan ApprovalDecision // buffered: one decision
+}
+
+func newApprovalInbox(deadline time.Duration, log *slog.Logger) *approvalInbox {
+	if deadline <= 0 {
+		deadline = DefaultApprovalDeadline
+	}
+	return &approvalInbox{deadline: deadline, log: log, pending: map[string]*pendingApproval{}}
+}
+
+// decide is an ApprovalFunc: it queues req and waits for an answer, the
+// deadline (denied) or ctx.
+func (b *approvalInbox) decide(ctx context.Context, req *ApprovalRequest) (ApprovalDecision, error) {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	p := &pendingApproval{req: *req, reply: make(chan ApprovalDecision, 1)}
+	p.req.ID = hex.EncodeToString(raw[:])
+	p.req.Deadline = p.req.Created.Add(b.deadline)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ApprovalDecision{}, ErrClosed
+	}
+	b.pending[p.req.ID] = p
+	b.changed.Notify()
+	b.mu.Unlock()
+	b.log.Info("host tool call waits for approval", "approval", p.req)
+
+	timer := time.NewTimer(time.Until(p.req.Deadline))
+	defer timer.Stop()
+	var d ApprovalDecision
+	select {
+	case d = <-p.reply:
+		return d, nil
+	case <-timer.C:
+		d = ApprovalDecision{Reason: fmt.Sprintf("no decision within %s", b.deadline)}
+	case <-ctx.Done():
+		d = ApprovalDecision{Reason: "the call was abandoned"}
+	}
+	if b.take(p.req.ID) == nil {
+		// Answered as the wait ended: the answer stands.
+		return <-p.reply, nil
+	}
+	b.log.Info("host tool call not approved", "approval", p.req, "reason", d.Reason)
+	return d, ctx.Err()
+}
+
+// take removes a pending request; nil if it is not pending.
+func (b *approvalInbox) take(id string) *pendingApproval {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pending[id]
+	if p != nil {
+		delete(b.pending, id)
+		b.changed.Notify()
+	}
+	return p
+}
+
+func (b *approvalInbox) resolve(id string, d ApprovalDecision) error {
+	p := b.take(id)
+	if p == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
+	}
+	b.log.Info("host tool call decided", "approval", p.req, "allow", d.Allow)
+	p.reply <- d
+	return nil
+}
+
+func (b *approvalInbox) list() []ApprovalRequest {
+	b.mu.Lock()
+	out := make([]ApprovalRequest, 0, len(b.pending))
+	for _, p := range b.pending {
+		out = append(out, p.req)
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(a, b ApprovalRequest) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// close denies every pending request, and any queued later.
+func (b *approvalInbox) close() {
+	b.mu.Lock()
+	b.closed = true
+	pending := b.pending
+	b.pending = map[string]*pendingApproval{}
+	b.changed.Notify()
+	b.mu.Unlock()
+	for _, p := range pending {
+		p.reply <- ApprovalDecision{Reason: "the host is closing"}
+	}
+}
+
+// Approvals lists the host-tool calls waiting in the approval inbox
+// (Options.ApprovalInbox), oldest first. It never blocks.
+func (h *Host) Approvals() []ApprovalRequest { return h.approvals.list() }
+
+// ApprovalsChanged returns a channel closed at the next change to
+// Approvals. Take it before calling Approvals, and again once it fires.
+func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.changed.C() }
+
+// ResolveApproval decides a call waiting in the approval inbox. An id that
+// is not pending (answered, expired, abandoned) is ErrUnknownApproval.
+func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
+	return h.approvals.resolve(id, ApprovalDecision{Allow: allow, Reason: reason})
+}
