@@ -476,51 +476,111 @@ func TestHTTPProgressOverSSE(t *testing.T) {
 	}
 }
 
+// A call the client cancels gets no response (the spec's cancellation):
+// its POST is answered with an SSE stream that ends empty. Only a client
+// that cannot take SSE, against the transport's rule, gets an error, as a
+// JSON answer must hold a response.
 func TestHTTPCancel(t *testing.T) {
 	f := newFixture(t, gateway.Options{})
 	c := newHTTP(t, f)
 	c.initialize()
 	c.rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`)
 
-	done := make(chan *http.Response, 1)
-	go func() {
-		// c.do calls t.Fatal only on transport failures; a plain request
-		// keeps that off this goroutine.
-		req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(request(3, "tools/call", `{"name":"mcp__a__slow","arguments":{"ms":60000,"started":true}}`)))
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Mcp-Session-Id", c.sid)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- nil
-			return
-		}
-		done <- resp
-	}()
-	f.waitNotification(t, "a", "event/started")
-	start := time.Now()
-	c.notify("notifications/cancelled", `{"requestId":3,"reason":"test"}`)
-	select {
-	case resp := <-done:
-		if resp == nil {
-			t.Fatal("the slow call's POST failed")
-		}
-		defer resp.Body.Close()
-		got := c.readFrame(resp.Body)
-		if got.Error == nil || got.Result != nil {
-			t.Fatalf("cancelled call answered %s", got.Result)
-		}
-	case <-time.After(waitFor):
-		t.Fatal("the cancelled call did not end")
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Fatalf("cancel took %v", d)
+	for i, tc := range []struct {
+		name, accept, wantType string
+		wantError              bool
+	}{
+		{name: "sse", accept: "application/json, text/event-stream", wantType: "text/event-stream"},
+		{name: "json only", accept: "application/json", wantType: "application/json", wantError: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := 10 + i
+			done := make(chan *http.Response, 1)
+			go func() {
+				// c.do calls t.Fatal only on transport failures; a plain
+				// request keeps that off this goroutine.
+				req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(request(id, "tools/call", `{"name":"mcp__a__slow","arguments":{"ms":60000,"started":true}}`)))
+				req.Header.Set("Accept", tc.accept)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Mcp-Session-Id", c.sid)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					done <- nil
+					return
+				}
+				done <- resp
+			}()
+			f.waitNotification(t, "a", "event/started")
+			start := time.Now()
+			c.notify("notifications/cancelled", `{"requestId":`+itoa(id)+`,"reason":"test"}`)
+			var resp *http.Response
+			select {
+			case resp = <-done:
+				if resp == nil {
+					t.Fatal("the slow call's POST failed")
+				}
+				defer resp.Body.Close()
+			case <-time.After(waitFor):
+				t.Fatal("the cancelled call did not end")
+			}
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != tc.wantType {
+				t.Fatalf("status %d, Content-Type %q, want 200 and %s", resp.StatusCode, resp.Header.Get("Content-Type"), tc.wantType)
+			}
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantError {
+				if got := decode[frame](t, body); got.Error == nil || got.Result != nil || string(got.ID) != itoa(id) {
+					t.Fatalf("cancelled call answered %s, want an error", body)
+				}
+			} else if len(body) != 0 {
+				t.Fatalf("cancelled call answered %q, want a stream that ends empty", body)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Fatalf("cancel took %v", d)
+			}
+		})
 	}
 	waitHistory(t, f.h, "mcp__a__slow", "cancelled")
 	// The session still works.
 	if p := c.rpc(4, "ping", ""); p.Error != nil {
 		t.Fatal(p.Error)
 	}
+}
+
+// A call cancelled after its answer turned into an SSE stream: the stream
+// ends after what it carried, without a response.
+func TestHTTPCancelStreaming(t *testing.T) {
+	f := newFixture(t, gateway.Options{})
+	c := newHTTP(t, f)
+	c.initialize()
+	c.rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`)
+
+	resp := c.do(http.MethodPost, request(3, "tools/call", `{"name":"mcp__a__progress","arguments":{"steps":2,"delay_ms":600000},"_meta":{"progressToken":"p"}}`), nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, Content-Type %q, want an SSE stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := sseEvents(resp.Body)
+	if p := next(t, events, "the first progress"); p.Method != "notifications/progress" {
+		t.Fatalf("got %+v, want progress", p)
+	}
+	c.notify("notifications/cancelled", `{"requestId":3}`)
+	// The request's own deadline is waitFor: the stream must end well
+	// before, not because the client gave up.
+	timeout := time.After(waitFor / 2)
+	for ended := false; !ended; {
+		select {
+		case ev, ok := <-events:
+			if ok {
+				t.Errorf("the cancelled call's stream went on with %+v", ev)
+			}
+			ended = !ok
+		case <-timeout:
+			t.Fatal("the cancelled call's stream did not end")
+		}
+	}
+	waitHistory(t, f.h, "mcp__a__progress", "cancelled")
 }
 
 func TestHTTPTransportErrors(t *testing.T) {
@@ -780,6 +840,27 @@ func TestStdioContextEnds(t *testing.T) {
 
 // waitHistory waits until the journal holds a call of tool with outcome.
 // The history is written behind the call, so this polls, bounded.
+// TestStdioCancelRightAfterRequest: a cancel read just after its request
+// reaches it, although the request is served on a goroutine of its own.
+func TestStdioCancelRightAfterRequest(t *testing.T) {
+	f := newFixture(t, gateway.Options{})
+	c, _ := startStdio(t, f)
+	c.send(request(1, "initialize", initParams))
+	c.await(1, nil)
+	c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
+	c.await(2, func(frame) {})
+	// One write: the cancel is read while the call is being started.
+	c.send(request(3, "tools/call", `{"name":"mcp__a__slow","arguments":{"ms":60000}}`) + "\n" +
+		notification("notifications/cancelled", `{"requestId":3}`))
+	waitHistory(t, f.h, "mcp__a__slow", "cancelled")
+	c.send(request(4, "ping", ""))
+	c.await(4, func(fr frame) {
+		if string(fr.ID) == "3" {
+			t.Errorf("the cancelled call was answered: %+v", fr)
+		}
+	})
+}
+
 func waitHistory(t *testing.T, h *mcpvisor.Host, tool, outcome string) {
 	t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)

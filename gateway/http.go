@@ -35,8 +35,10 @@ const (
 //     unknown or ended session).
 //   - POST of a request is answered as application/json, or as an SSE
 //     stream (progress, then the response) for a tools/call asking for
-//     progress from a client that accepts text/event-stream. POST of a
-//     notification or response is answered 202.
+//     progress from a client that accepts text/event-stream. A tools/call
+//     the client cancels (notifications/cancelled) gets no response, as
+//     the spec's cancellation says: its answer is an SSE stream that ends
+//     without one. POST of a notification or response is answered 202.
 //   - GET opens the session's stream of server notifications
 //     (notifications/tools/list_changed).
 //   - DELETE ends the session.
@@ -130,6 +132,9 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp == nil {
+		// Cancelled, from a client that breaks the transport's rule to
+		// accept SSE: a JSON answer must hold a response, and an error
+		// at least ends its wait.
 		resp = protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "request cancelled", nil)
 	}
 	writeJSON(w, resp)
@@ -139,7 +144,11 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 // client before the response (progress, or a request such as an
 // elicitation): the first such frame turns the answer into an SSE stream,
 // which carries those frames as they come, then the response, then ends.
-// A call the client cancelled ends the stream without a response.
+// A call the client cancelled gets no response (the spec's cancellation):
+// its stream ends without one, and if nothing was streamed yet its answer
+// is an SSE stream that ends empty, since a request's POST must be
+// answered as JSON, which holds a response, or as SSE. The stream has no
+// event id, so the client has nothing to resume.
 type lazyStream struct {
 	mu   sync.Mutex
 	w    http.ResponseWriter
@@ -159,14 +168,18 @@ func (l *lazyStream) send(frame []byte) {
 	l.sse.event(frame)
 }
 
-// finish writes resp on the stream if it was opened and reports whether
-// it was; otherwise the caller answers with JSON.
+// finish ends the answer: resp on the stream if one was opened, and for a
+// cancelled call (resp nil) a stream with no response. It reports whether
+// it answered; if not, the caller answers resp as JSON.
 func (l *lazyStream) finish(resp []byte) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.done = true
 	if l.sse == nil {
-		return false
+		if resp != nil {
+			return false
+		}
+		l.sse = newSSEWriter(l.w)
 	}
 	if resp != nil {
 		l.sse.event(resp)

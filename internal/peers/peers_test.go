@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +131,64 @@ func TestEverythingStdio(t *testing.T) {
 	}
 	if !strings.Contains(" "+strings.Join(names, " ")+" ", " echo ") {
 		t.Errorf("tools/list has no echo: %v", names)
+	}
+}
+
+// TestSDKClient imports the SDK's client the way a script outside the cache
+// must, by file URL, and reads the protocol revision it speaks.
+func TestSDKClient(t *testing.T) {
+	node, sdk := peers.SDKClient(t)
+	if !filepath.IsAbs(node) || !filepath.IsAbs(sdk) {
+		t.Fatalf("paths not absolute: %q %q", node, sdk)
+	}
+	const script = `
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+const esm = (p) => import(pathToFileURL(join(process.argv[1], 'dist', 'esm', p)).href);
+const { Client } = await esm('client/index.js');
+const { LATEST_PROTOCOL_VERSION } = await esm('types.js');
+console.log(typeof Client, LATEST_PROTOCOL_VERSION);
+`
+	cmd := exec.Command(node, "--input-type=module", "-e", script, sdk)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "function 2025-11-25" {
+		t.Fatalf("the SDK says %q, want a Client class speaking 2025-11-25", got)
+	}
+}
+
+// TestRunSteps runs a step script that waits on the test once.
+func TestRunSteps(t *testing.T) {
+	node, _ := peers.SDKClient(t)
+	script := filepath.Join(t.TempDir(), "steps.mjs")
+	if err := os.WriteFile(script, []byte(`
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+out({ step: 'waiting', arg: process.argv[2] });
+process.stdin.once('data', (d) => {
+	out({ step: 'got', line: String(d).trim() });
+	out({ step: 'done' });
+	process.exit(0);
+});
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	steps := peers.RunSteps(t, time.Minute, node, script, []string{"the arg"}, func(s peers.Step, stdin io.Writer) {
+		seen = append(seen, s.Name)
+		if s.Name == "waiting" {
+			var w struct{ Arg string }
+			s.Decode(t, &w)
+			if _, err := io.WriteString(stdin, "hello "+w.Arg+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	var got struct{ Line string }
+	steps["got"].Decode(t, &got)
+	if got.Line != "hello the arg" || strings.Join(seen, " ") != "waiting got done" || len(steps) != 3 {
+		t.Fatalf("steps %v (seen %v), got %+v", steps, seen, got)
 	}
 }
 
