@@ -33,6 +33,12 @@ const notesQueue = 64
 // endTimeout bounds ending a session's grants when the session goes away.
 const endTimeout = 5 * time.Second
 
+// Defaults of Options.IdleTimeout and Options.MaxSessions.
+const (
+	DefaultIdleTimeout = 30 * time.Minute
+	DefaultMaxSessions = 1000
+)
+
 // Options configure a Gateway. The zero value is a gateway for local
 // clients that logs to slog.Default().
 type Options struct {
@@ -42,6 +48,16 @@ type Options struct {
 	// host's management tools (registering servers: running commands).
 	// False: a downstream client cannot grant itself that group.
 	AllowConfigGroup bool
+	// IdleTimeout ends an HTTP session that has had no request in flight
+	// and no open GET stream for this long: its calls are cancelled, its
+	// grants deleted, and its id answers 404, so the client starts a new
+	// session. Zero: DefaultIdleTimeout; negative: sessions never expire.
+	IdleTimeout time.Duration
+	// MaxSessions caps the HTTP sessions held at once. An initialize over
+	// the cap ends the least recently used idle session to make room, or,
+	// when every session is busy, is refused with 503. Zero:
+	// DefaultMaxSessions; negative: no cap.
+	MaxSessions int
 	// AllowedOrigins lists the Origin header values the HTTP transport
 	// accepts, exactly as browsers send them ("https://app.example").
 	// Empty: only requests without Origin or from a loopback origin
@@ -64,11 +80,14 @@ type Gateway struct {
 	subMu sync.Mutex
 	subs  map[string]int // upstream subscriptions: server NUL uri → sessions holding it
 
+	now   func() time.Time // the clock of idle expiry
+	sweep *time.Timer      // next idle sweep; nil when sessions never expire
+
 	mu       sync.Mutex
 	sessions map[string]*session // HTTP sessions by id
 	local    map[*session]bool   // stdio sessions
 	closed   bool
-	wg       sync.WaitGroup // request handlers running in sessions
+	wg       sync.WaitGroup // request handlers and idle sweeps running
 }
 
 // New returns a gateway over h. It starts nothing: sessions come with
@@ -81,7 +100,18 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Gateway{h: h, opts: opts, log: opts.Logger, sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	g := &Gateway{h: h, opts: opts, log: opts.Logger, now: time.Now,
+		sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}}
+	if opts.IdleTimeout > 0 {
+		g.sweep = time.AfterFunc(sweepInterval(opts.IdleTimeout), g.sweepIdle)
+	}
+	return g
 }
 
 // Close ends every session: in-flight calls are cancelled, GET streams
@@ -92,6 +122,9 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	g.closed = true
+	if g.sweep != nil {
+		g.sweep.Stop()
+	}
 	sessions := make([]*session, 0, len(g.sessions)+len(g.local))
 	for _, s := range g.sessions {
 		sessions = append(sessions, s)
@@ -171,6 +204,11 @@ type session struct {
 	notes chan []byte
 
 	nextOut atomic.Int64 // ids of the requests sent to the client
+
+	// busy counts the HTTP requests and GET streams in progress; used is
+	// when the last one ended (unix ns). An idle session may expire.
+	busy atomic.Int32
+	used atomic.Int64
 
 	mu       sync.Mutex
 	caps     clientCaps                       // from initialize

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -107,8 +106,22 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g.mu.Lock()
-		g.sessions[s.id] = s
+		evicted, ok := g.makeRoom()
+		if ok {
+			s.used.Store(g.now().UnixNano())
+			g.sessions[s.id] = s
+		}
 		g.mu.Unlock()
+		if evicted != nil {
+			g.log.Info("gateway: session ended to make room", "max_sessions", g.opts.MaxSessions)
+			g.endSession(evicted)
+		}
+		if !ok {
+			s.cancel()
+			w.Header().Set("Retry-After", "1")
+			httpError(w, http.StatusServiceUnavailable, "too many sessions, all busy: try again later")
+			return
+		}
 		w.Header().Set(headerSession, s.id)
 		writeJSON(w, resp)
 		return
@@ -116,6 +129,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 	if s = g.lookup(w, r); s == nil {
 		return
 	}
+	defer s.leave()
 	if msg.Kind != protocol.KindRequest {
 		s.handle(msg, nil)
 		w.WriteHeader(http.StatusAccepted)
@@ -192,6 +206,7 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	defer s.leave()
 	if !accepts(r, contentSSE) {
 		httpError(w, http.StatusNotAcceptable, "GET needs Accept: "+contentSSE)
 		return
@@ -221,18 +236,17 @@ func (g *Gateway) delete(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	defer s.leave()
 	g.mu.Lock()
 	delete(g.sessions, s.id)
 	g.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), endTimeout)
-	defer cancel()
-	if err := s.end(ctx); err != nil {
-		g.log.Warn("gateway: ending a session", "err", err)
-	}
+	g.endSession(s)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// lookup finds the request's session, or answers 400 (no header) or 404.
+// lookup finds the request's session and marks it busy (the caller must
+// call leave), or answers 400 (no header) or 404 (unknown, ended or
+// expired: the client starts a new session).
 func (g *Gateway) lookup(w http.ResponseWriter, r *http.Request) *session {
 	id := r.Header.Get(headerSession)
 	if id == "" {
@@ -241,6 +255,9 @@ func (g *Gateway) lookup(w http.ResponseWriter, r *http.Request) *session {
 	}
 	g.mu.Lock()
 	s := g.sessions[id]
+	if s != nil {
+		s.enter() // under g.mu: a sweep cannot expire it in between
+	}
 	g.mu.Unlock()
 	if s == nil {
 		httpError(w, http.StatusNotFound, "unknown session")
