@@ -124,7 +124,10 @@ func (s *Server) noteCall(tool string, res *mcpvisor.Result, err error, d time.D
 	case res.IsError:
 		outcome = "tool_error"
 	}
-	server, _, _ := strings.Cut(strings.TrimPrefix(tool, "mcp__"), "__")
+	server := "" // the host's own tools belong to no server
+	if !mcpvisor.IsHostTool(tool) {
+		server, _, _ = strings.Cut(strings.TrimPrefix(tool, "mcp__"), "__")
+	}
 	s.opts.OnCall(server, tool, outcome, d)
 }
 

@@ -1,9 +1,10 @@
 // Package sidecar serves a Host over HTTP, so that an agent platform written
 // in any language can supervise MCP servers through mcpvisor: the /v1 JSON
 // API (servers, tools, calls with SSE progress, sessions, events,
-// elicitations, tasks, media) and the open /healthz and /readyz probes.
+// elicitations, host-tool approvals, tasks, media), the inbox page at /ui/,
+// and the open /healthz and /readyz probes.
 //
-//	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true})
+//	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true, ApprovalInbox: true})
 //	defer h.Close()
 //	srv := &http.Server{Addr: "127.0.0.1:7071", Handler: sidecar.New(h, sidecar.Options{Token: token, DataDir: dir}).Handler()}
 //	srv.ListenAndServe()

@@ -23,6 +23,7 @@ const (
 	CodeUnknownServer       = "unknown_server"
 	CodeUnknownGroup        = "unknown_group"
 	CodeUnknownElicitation  = "unknown_elicitation"
+	CodeUnknownApproval     = "unknown_approval"
 	CodeUnknownTask         = "unknown_task"
 	CodeUnknownEvent        = "unknown_event"
 	CodeUnavailable         = "unavailable"
@@ -79,6 +80,8 @@ func classify(err error) apiError {
 		e.status, e.Code = http.StatusNotFound, CodeUnknownGroup
 	case errors.Is(err, mcpvisor.ErrUnknownElicitation):
 		e.status, e.Code = http.StatusNotFound, CodeUnknownElicitation
+	case errors.Is(err, mcpvisor.ErrUnknownApproval):
+		e.status, e.Code = http.StatusNotFound, CodeUnknownApproval
 	case errors.Is(err, mcpvisor.ErrUnknownTask):
 		e.status, e.Code = http.StatusNotFound, CodeUnknownTask
 	case errors.Is(err, mcpvisor.ErrUnknownEvent):

@@ -27,6 +27,7 @@ func TestErrorShape(t *testing.T) {
 		{"timeout", fmt.Errorf("x: %w", mcpvisor.ErrTimeout), 504, CodeTimeout, "", 0},
 		{"not granted", fmt.Errorf("x: %w", mcpvisor.ErrNotGranted), 403, CodeNotGranted, "", 0},
 		{"unknown tool", fmt.Errorf("x: %w", mcpvisor.ErrUnknownTool), 404, CodeUnknownTool, "", 0},
+		{"unknown approval", fmt.Errorf("x: %w", mcpvisor.ErrUnknownApproval), 404, CodeUnknownApproval, "", 0},
 		{"config", fmt.Errorf("x: %w", mcpvisor.ErrConfig), 400, CodeInvalidConfig, "", 0},
 		{"other", errors.New("boom"), 500, CodeInternal, "", 0},
 	} {

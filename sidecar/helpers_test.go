@@ -45,14 +45,21 @@ type api struct {
 // enabled servers. Both are closed when the test ends.
 func openAPI(t *testing.T, sopts sidecar.Options, servers ...mcpvisor.ServerConfig) *api {
 	t.Helper()
+	return openAPIHost(t, mcpvisor.Options{}, sopts, servers...)
+}
+
+// openAPIHost is openAPI with hopts for the Host (its approval options,
+// AlwaysOn); the config, data directory, logger, grace periods, restart
+// policy and Inbox are set here.
+func openAPIHost(t *testing.T, hopts mcpvisor.Options, sopts sidecar.Options, servers ...mcpvisor.ServerConfig) *api {
+	t.Helper()
 	data := t.TempDir()
-	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
-		Config: &mcpvisor.Config{Servers: servers}, DataDir: data, Inbox: true,
-		Logger:    slog.New(slog.DiscardHandler),
-		StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
-		Restart: mcpvisor.RestartPolicy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
-			RandomizationFactor: -1},
-	})
+	hopts.Config, hopts.DataDir, hopts.Inbox = &mcpvisor.Config{Servers: servers}, data, true
+	hopts.Logger = slog.New(slog.DiscardHandler)
+	hopts.StopGrace, hopts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
+	hopts.Restart = mcpvisor.RestartPolicy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
+		RandomizationFactor: -1}
+	h, err := mcpvisor.Open(context.Background(), hopts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

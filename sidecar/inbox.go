@@ -23,11 +23,12 @@ func (s *Server) elicitationViews() []elicitationView {
 }
 
 // inboxView is one event of GET /v1/inbox/stream: everything the inbox page
-// shows but the journal's events, as GET /v1/servers and GET
-// /v1/elicitations list them.
+// shows but the journal's events, as GET /v1/servers, GET
+// /v1/elicitations and GET /v1/approvals list them.
 type inboxView struct {
 	Servers      []serverView      `json:"servers"`
 	Elicitations []elicitationView `json:"elicitations"`
+	Approvals    []approvalView    `json:"approvals"`
 }
 
 // inboxGap is the shortest time between two inbox events: a server
@@ -35,9 +36,9 @@ type inboxView struct {
 // snapshot per gap rather than one per change.
 const inboxGap = 100 * time.Millisecond
 
-// inboxStream sends an "inbox" event with the servers and the pending
-// elicitations at once and after every change to either, until the client
-// leaves or the server shuts down.
+// inboxStream sends an "inbox" event with the servers, the pending
+// elicitations and the pending approvals at once and after every change to
+// any of them, until the client leaves or the server shuts down.
 func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	sse := newSSE(w)
@@ -45,8 +46,9 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		// Taken before the snapshot: a change while it is read fires them.
-		status, asks := s.h.StatusChanged(), s.h.ElicitationsChanged()
-		if sse.event("inbox", inboxView{Servers: s.serverViews(), Elicitations: s.elicitationViews()}) != nil {
+		status, asks, approvals := s.h.StatusChanged(), s.h.ElicitationsChanged(), s.h.ApprovalsChanged()
+		view := inboxView{Servers: s.serverViews(), Elicitations: s.elicitationViews(), Approvals: s.approvalViews()}
+		if sse.event("inbox", view) != nil {
 			return
 		}
 		next := time.Now().Add(inboxGap)
@@ -55,6 +57,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 			case <-status:
 				changed = true
 			case <-asks:
+				changed = true
+			case <-approvals:
 				changed = true
 			case <-tick.C:
 				if sse.comment("keep-alive") != nil {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -22,6 +25,8 @@ type inboxEvent struct {
 		Server  string `json:"server"`
 		Message string `json:"message"`
 	} `json:"elicitations"`
+	Approvals []approvalJSON `json:"approvals"`
+	raw       string         // the event's data, as sent
 }
 
 func (e inboxEvent) state(name string) string {
@@ -67,6 +72,7 @@ func followInbox(t *testing.T, ctx context.Context, a *api) <-chan inboxEvent {
 					t.Errorf("inbox event: %v: %s", err, line)
 					return
 				}
+				ev.raw = strings.TrimPrefix(line, "data: ")
 				out <- ev
 			}
 		}
@@ -131,4 +137,50 @@ func TestInboxStream(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
 	nextInbox(t, ctx, evs, "u removed", func(ev inboxEvent) bool { return ev.state("u") == "" && ev.state("t") == "ready" })
+}
+
+// The inbox stream carries a host-tool call waiting for approval, without
+// its arguments, and its removal once answered.
+func TestInboxStreamCarriesApprovals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true, AlwaysOn: []string{mcpvisor.ConfigGroup}}, sidecar.Options{})
+	evs := followInbox(t, ctx, a)
+	first := nextInbox(t, ctx, evs, "the first snapshot", func(inboxEvent) bool { return true })
+	if first.Approvals == nil || len(first.Approvals) != 0 || !strings.Contains(first.raw, `"approvals":[]`) {
+		t.Fatalf("first snapshot %s, want an empty approvals list", first.raw)
+	}
+
+	args, command := registerArgs("fresh")
+	raw, _ := json.Marshal(args)
+	done := make(chan *mcpvisor.Result, 1)
+	var calls sync.WaitGroup
+	callCtx, cancelCall := context.WithCancel(ctx)
+	t.Cleanup(func() { cancelCall(); calls.Wait() })
+	calls.Go(func() {
+		res, _ := a.h.Session("s", "k").Call(callCtx, "register_mcp", raw)
+		done <- res
+	})
+	ev := nextInbox(t, ctx, evs, "the pending approval", func(ev inboxEvent) bool { return len(ev.Approvals) == 1 })
+	got := ev.Approvals[0]
+	if got.Tool != "register_mcp" || got.Session != "s" || got.Stack != "k" || got.Server != "fresh" ||
+		!slices.Equal(got.Command, command) || got.ID == "" || got.Deadline.IsZero() {
+		t.Errorf("the pending approval %+v, want register_mcp of fresh from s/k running %q", got, command)
+	}
+	if strings.Contains(ev.raw, secretValue) || strings.Contains(ev.raw, `"arguments"`) {
+		t.Errorf("the inbox event shows the arguments: %s", ev.raw)
+	}
+
+	if r := a.do("POST", "/v1/approvals/"+got.ID, map[string]any{"decision": "deny"}); r.status != http.StatusNoContent {
+		t.Fatalf("deny: %d %s", r.status, r.body)
+	}
+	nextInbox(t, ctx, evs, "the approval gone", func(ev inboxEvent) bool { return len(ev.Approvals) == 0 })
+	select {
+	case res := <-done:
+		if res == nil || !res.IsError || !strings.Contains(res.Wire(), "not approved") {
+			t.Errorf("the denied call returned %+v", res)
+		}
+	case <-ctx.Done():
+		t.Fatal("the denied call did not return")
+	}
 }

@@ -86,8 +86,8 @@ var serverStates = []mcpvisor.State{
 	mcpvisor.StateFailed,
 }
 
-// hostCollector reads the host at scrape time. Host.Status, Journal.Stats
-// and Host.Elicitations are snapshots that do not queue behind the actors,
+// hostCollector reads the host at scrape time. Host.Status, Journal.Stats,
+// Host.Elicitations and Host.Approvals are snapshots that do not queue behind the actors,
 // so a scrape cannot wedge on a busy or silent server.
 type hostCollector struct {
 	host *mcpvisor.Host
@@ -99,7 +99,7 @@ type hostCollector struct {
 	journalCommits, journalRecords, journalWriteFailures *prometheus.Desc
 	journalQueued, journalSize                           *prometheus.Desc
 
-	elicitationsPending *prometheus.Desc
+	elicitationsPending, approvalsPending *prometheus.Desc
 }
 
 func newHostCollector(h *mcpvisor.Host) *hostCollector {
@@ -124,6 +124,7 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 		journalSize:          d("journal_size_bytes", "Size of the journal on disk, by part: lsm (tables) and vlog (value log, preallocated).", "part"),
 
 		elicitationsPending: d("elicitations_pending", "Elicitations waiting in the built-in inbox for a person's answer."),
+		approvalsPending:    d("approvals_pending", "Host-tool calls (register_mcp, delete_mcp, toggle_item) waiting in the approval inbox for a person's decision."),
 	}
 }
 
@@ -132,7 +133,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.serverState, c.serverRestarts, c.serverTools, c.pendingCalls,
 		c.eventsIngested, c.eventsDropped, c.eventsPending,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
-		c.elicitationsPending,
+		c.elicitationsPending, c.approvalsPending,
 	} {
 		ch <- d
 	}
@@ -173,4 +174,5 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.journalSize, float64(s.VLogBytes), "vlog")
 
 	gauge(c.elicitationsPending, float64(len(c.host.Elicitations())))
+	gauge(c.approvalsPending, float64(len(c.host.Approvals())))
 }

@@ -282,3 +282,41 @@ func TestMetricsObserveCall(t *testing.T) {
 		t.Error("a second Metrics shows the first one's calls")
 	}
 }
+
+func TestMetricsApprovalsPending(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := openMetricsHost(t, mcpvisor.Options{ApprovalInbox: true})
+	m := sidecar.NewMetrics(h)
+	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 0 {
+		t.Errorf("mcpvisor_approvals_pending = %v before any call, want 0", got)
+	}
+
+	args, _ := json.Marshal(map[string]any{"name": "x", "transport": "stdio", "command": mcptestBin})
+	done := make(chan error, 1)
+	changed := h.ApprovalsChanged()
+	go func() {
+		_, err := h.Call(ctx, "register_mcp", args)
+		done <- err
+	}()
+	for len(h.Approvals()) == 0 {
+		select {
+		case <-changed:
+			changed = h.ApprovalsChanged()
+		case <-ctx.Done():
+			t.Fatal("the register_mcp call never reached the approval inbox")
+		}
+	}
+	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 1 {
+		t.Errorf("mcpvisor_approvals_pending = %v while register_mcp waits, want 1", got)
+	}
+	if err := h.ResolveApproval(h.Approvals()[0].ID, false, ""); err != nil {
+		t.Fatalf("ResolveApproval: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("register_mcp: %v", err)
+	}
+	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 0 {
+		t.Errorf("mcpvisor_approvals_pending = %v after the answer, want 0", got)
+	}
+}

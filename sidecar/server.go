@@ -32,7 +32,7 @@ type Options struct {
 	// Streamable HTTP endpoint.
 	MCP http.Handler
 	// OnCall, when set, is told of every POST /v1/call once it ends: the
-	// server and namespaced tool, the outcome ("ok", "tool_error" or an
+	// server ("" for the host's own tools) and namespaced tool, the outcome ("ok", "tool_error" or an
 	// error code) and how long it took. It runs on the request's goroutine.
 	OnCall func(server, tool, outcome string, d time.Duration)
 }
@@ -96,6 +96,8 @@ func (s *Server) routes() {
 		"GET /v1/elicitations":                 s.elicitations,
 		"GET /v1/inbox/stream":                 s.inboxStream,
 		"POST /v1/elicitations/{id}":           s.resolveElicitation,
+		"GET /v1/approvals":                    s.approvals,
+		"POST /v1/approvals/{id}":              s.resolveApproval,
 		"GET /v1/tasks":                        s.tasks,
 		"GET /v1/tasks/{id}":                   s.task,
 		"GET /v1/media/{file}":                 s.media,

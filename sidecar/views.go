@@ -198,3 +198,29 @@ func newElicitationView(r mcpvisor.ElicitationRequest) elicitationView {
 	}
 	return v
 }
+
+// approvalView is a host-tool call waiting for a person's decision: what
+// it would do, never the model's arguments (which may hold secrets).
+// Command is the exact command line of a stdio registration, every
+// argument as it will be run; empty for other calls.
+type approvalView struct {
+	ID          string    `json:"id"`
+	Session     string    `json:"session"`
+	Stack       string    `json:"stack"`
+	Tool        string    `json:"tool"`
+	Server      string    `json:"server"`
+	Summary     string    `json:"summary"`
+	Command     []string  `json:"command"`
+	Destructive bool      `json:"destructive"`
+	Created     time.Time `json:"created"`
+	Deadline    time.Time `json:"deadline"`
+}
+
+func newApprovalView(r mcpvisor.ApprovalRequest) approvalView {
+	cmd := r.Command
+	if cmd == nil {
+		cmd = []string{}
+	}
+	return approvalView{ID: r.ID, Session: r.Scope.Session, Stack: r.Scope.Stack, Tool: r.Tool, Server: r.Server,
+		Summary: r.Summary, Command: cmd, Destructive: r.Destructive, Created: r.Created, Deadline: r.Deadline}
+}

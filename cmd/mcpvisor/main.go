@@ -1,7 +1,8 @@
 // Command mcpvisor supervises MCP servers and calls their tools.
 //
 //	mcpvisor run    --config FILE            supervise in the foreground until interrupted
-//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]   the HTTP API (sidecar)
+//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]   the HTTP API (sidecar)
+//	mcpvisor stdio  --config FILE [--approve-host-tools]   the MCP gateway on stdin/stdout
 //	mcpvisor tools  --config FILE [--json]   list every namespaced tool
 //	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
 //	mcpvisor status --config FILE [--json]
@@ -13,6 +14,8 @@
 //	mcpvisor resources read --config FILE --server S URI
 //	mcpvisor prompts --config FILE [--server S] [--json]
 //	mcpvisor prompts get --config FILE --server S PROMPT [key=value ...]
+//	mcpvisor approvals [--json]               the running sidecar's host-tool calls waiting for approval
+//	mcpvisor approvals allow|deny ID [--reason R]
 //
 // It is a thin shell over the package mcpvisor API that Go platforms embed.
 package main
@@ -40,11 +43,16 @@ const usage = `usage: mcpvisor <command> [flags]
 
 commands:
   run     --config FILE             start every server and supervise them until interrupted
-  serve   --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F]
+  serve   --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]
                                     supervise the servers behind the HTTP API on loopback
                                     (default 127.0.0.1:7071; token in DIR/token unless given);
-                                    /mcp is every server as one MCP server (Streamable HTTP)
-  stdio   --config FILE             the same MCP gateway on stdin/stdout, for MCP clients
+                                    /mcp is every server as one MCP server (Streamable HTTP);
+                                    a model's register_mcp, delete_mcp and toggle_item wait for
+                                    approval unless --approve-host-tools
+  stdio   --config FILE [--approve-host-tools]
+                                    the same MCP gateway on stdin/stdout, for MCP clients; the
+                                    config group (register_mcp, ...) only with --approve-host-tools,
+                                    which runs those calls without asking
   tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
   call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
                                     start the one server TOOL needs, call it, print the result;
@@ -54,6 +62,10 @@ commands:
   elicitations [--json]             the running sidecar's pending requests for input
   elicitations resolve ID accept|decline|cancel [CONTENT_JSON]
                                     answer one (through the sidecar's API)
+  approvals [--json]                the running sidecar's host-tool calls waiting for approval,
+                                    with the full command line of each stdio registration
+  approvals allow|deny ID [--reason R]
+                                    answer one; a denial's reason is shown to the model
   servers enable|disable|delete NAME
                                     change a server of the running sidecar, at once
   (events and events ack go through the sidecar's API when one holds the journal)
@@ -116,8 +128,10 @@ type flags struct {
 
 	// events, history
 	pending, follow, calls bool
-	templates              bool // resources
-	detach                 bool // call
+	templates              bool   // resources
+	detach                 bool   // call
+	approveHostTools       bool   // stdio
+	reason                 string // approvals deny
 	server, method         string
 	after                  uint64
 	limit                  int
@@ -136,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServe(ctx, args[1:], stderr)
 	}
 	switch cmd {
-	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio", "elicitations", "servers":
+	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio", "elicitations", "approvals", "servers":
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
 	}
@@ -154,6 +168,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.calls, "calls", false, "")
 	fs.BoolVar(&f.templates, "templates", false, "")
 	fs.BoolVar(&f.detach, "detach", false, "")
+	fs.BoolVar(&f.approveHostTools, "approve-host-tools", false, "")
+	fs.StringVar(&f.reason, "reason", "", "")
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.method, "method", "", "")
 	fs.Uint64Var(&f.after, "after", 0, "")
@@ -175,6 +191,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdTasks(f, logger, pos, stdout)
 	case "elicitations":
 		return cmdElicitations(ctx, f, pos, stdout)
+	case "approvals":
+		return cmdApprovals(ctx, f, pos, stdout)
 	case "servers":
 		return cmdServers(ctx, f, pos, stdout)
 	}

@@ -276,6 +276,96 @@ func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Write
 	return nil
 }
 
+// cmdApprovals lists the sidecar's host-tool calls waiting for approval,
+// or answers one: approvals allow|deny ID [--reason R].
+func cmdApprovals(ctx context.Context, f flags, pos []string, stdout io.Writer) error {
+	const want = "approvals: want approvals [--json] or approvals allow|deny ID [--reason R]"
+	answer := len(pos) > 0
+	switch {
+	case answer && (len(pos) != 2 || (pos[0] != "allow" && pos[0] != "deny")):
+		return &exitError{code: 2, msg: want}
+	case f.reason != "" && (!answer || pos[0] != "deny"):
+		return &exitError{code: 2, msg: "approvals: --reason goes with deny (it is shown to the model)"}
+	}
+	r, err := findSidecar(ctx, f)
+	if err != nil {
+		return err
+	}
+	if answer {
+		body := map[string]string{"decision": pos[0]}
+		if f.reason != "" {
+			body["reason"] = f.reason
+		}
+		if err := r.do(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(pos[1]), body, nil); err != nil {
+			return err
+		}
+		past := map[string]string{"allow": "allowed", "deny": "denied"}[pos[0]]
+		fmt.Fprintf(stdout, "approval %s %s\n", pos[1], past)
+		return nil
+	}
+	var out struct {
+		Approvals []json.RawMessage `json:"approvals"`
+	}
+	if err := r.do(ctx, http.MethodGet, "/v1/approvals", nil, &out); err != nil {
+		return err
+	}
+	if f.json {
+		for _, a := range out.Approvals {
+			fmt.Fprintln(stdout, string(a))
+		}
+		return nil
+	}
+	for _, raw := range out.Approvals {
+		var a struct {
+			ID, Session, Stack, Tool, Summary string
+			Command                           []string
+			Destructive                       bool
+			Deadline                          time.Time
+		}
+		_ = json.Unmarshal(raw, &a)
+		who := "a call without a session"
+		if a.Session != "" {
+			who = "session " + a.Session
+			if a.Stack != "" {
+				who += " (stack frame " + a.Stack + ")"
+			}
+		}
+		mark := ""
+		if a.Destructive {
+			mark = " [destructive]"
+		}
+		fmt.Fprintf(stdout, "%s  %s wants to run %s%s; decide by %s\n", printable(a.ID), printable(who), printable(a.Tool),
+			mark, a.Deadline.Local().Format(time.TimeOnly))
+		fmt.Fprintf(stdout, "    %s\n", printable(a.Summary))
+		if len(a.Command) > 0 {
+			// Go-quoted, so every argument's bounds and any invisible
+			// character show.
+			q := make([]string, len(a.Command))
+			for i, arg := range a.Command {
+				q[i] = strconv.Quote(arg)
+			}
+			fmt.Fprintf(stdout, "    command: %s\n", strings.Join(q, " "))
+		}
+	}
+	return nil
+}
+
+// printable escapes what a terminal would not print as text (control
+// characters such as ESC, bidi overrides, zero-width characters) as Go
+// does in a quoted string: a model-chosen argument cannot rewrite the
+// line a person reads.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strconv.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		}
+	}
+	return b.String()
+}
+
 // cmdServers changes a server through the sidecar: servers enable|disable|
 // delete NAME.
 func cmdServers(ctx context.Context, f flags, pos []string, stdout io.Writer) error {

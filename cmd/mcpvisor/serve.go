@@ -25,13 +25,17 @@ import (
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--log-level LEVEL] [--log-format text|json]
+const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools] [--log-level LEVEL] [--log-format text|json]
 
   --listen ADDR      address to serve the HTTP API on (default 127.0.0.1:7071); a
                      non-loopback address needs --tls-cert and --tls-key
   --tls-cert F       PEM certificate (chain) to serve HTTPS with
   --tls-key F        PEM private key of --tls-cert
   --token-file F     file holding the bearer token; default DIR/token, generated (mode 0600) on first start
+  --approve-host-tools
+                     run the host tools that change the servers (register_mcp, delete_mcp,
+                     toggle_item) without asking; by default each waits in the approval
+                     inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)
 `
 
 // Serve defaults and bounds.
@@ -49,6 +53,7 @@ var errShuttingDown = errors.New("mcpvisor serve is shutting down")
 // until ctx ends or SIGINT/SIGTERM arrives.
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	var config, data, listen, tokenFile, logLevel, logFormat, tlsCert, tlsKey string
+	var approveHostTools bool
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&config, "config", "", "")
@@ -59,6 +64,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&tlsKey, "tls-key", "", "")
 	fs.StringVar(&logLevel, "log-level", "warn", "")
 	fs.StringVar(&logFormat, "log-format", "text", "")
+	fs.BoolVar(&approveHostTools, "approve-host-tools", false, "")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, msg: fmt.Sprintf("serve: %v\n\n%s", err, serveUsage)}
 	}
@@ -107,7 +113,11 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	// The gateway is made after the host, which takes its event hook at
 	// Open: catalog changes reach it through this pointer.
 	var gw atomic.Pointer[gateway.Gateway]
+	// Host tools that change the servers wait for a person in the approval
+	// inbox, which the API, the page and the CLI answer (or run at once
+	// with --approve-host-tools), so a gateway client may activate them.
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
+		ApprovalInbox: true, Approve: hostToolApproval(approveHostTools),
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)
@@ -118,7 +128,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return lockHint(err)
 	}
 	defer h.Close()
-	g := gateway.New(h, gateway.Options{Logger: logger})
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true})
 	gw.Store(g)
 	defer g.Close()
 
@@ -272,12 +282,30 @@ func loadToken(data, tokenFile string) (token, path string, err error) {
 	return token, path, nil
 }
 
+// hostToolApproval is the Options.Approve of --approve-host-tools: every
+// host-tool call runs; nil without the flag.
+func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
+	if !approveAll {
+		return nil
+	}
+	return func(context.Context, *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+		return mcpvisor.ApprovalDecision{Allow: true}, nil
+	}
+}
+
 // cmdStdio serves every supervised server as one MCP server on stdin and
 // stdout (the gateway's stdio transport), for MCP clients that launch
 // their servers.
+//
+// Nothing can answer an approval inbox here, so the client may activate
+// the config group (the host tools that change the servers) only with
+// --approve-host-tools, which runs them without asking. The inbox stays
+// on regardless: were a call to reach it, it would wait and be denied,
+// not run.
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
 	var gw atomic.Pointer[gateway.Gateway]
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
+		ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)
@@ -287,7 +315,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		return lockHint(err)
 	}
 	defer h.Close()
-	g := gateway.New(h, gateway.Options{Logger: logger})
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: f.approveHostTools})
 	gw.Store(g)
 	defer g.Close()
 	err = g.ServeStdio(ctx, stdin, stdout)

@@ -1,5 +1,6 @@
-// The mcpvisor inbox page: server status, recent events and pending
-// elicitations, answered in place. Plain JavaScript, no build step.
+// The mcpvisor inbox page: server status, recent events, pending
+// elicitations and host-tool calls waiting for approval, answered in
+// place. Plain JavaScript, no build step.
 //
 // Every API call sends the bearer token, taken from the URL fragment
 // (#token=...) or the login form and kept in sessionStorage. Everything a
@@ -165,12 +166,14 @@
     }
   }
 
-  // onInbox takes one snapshot of the servers and the pending elicitations.
+  // onInbox takes one snapshot of the servers, the pending elicitations
+  // and the pending approvals.
   function onInbox(name, data) {
     if (name !== "inbox") return;
     setConn("live", "live");
     renderServers(data.servers || []);
     renderInbox(data.elicitations || []);
+    renderApprovals(data.approvals || []);
   }
 
   function sleep(ms, signal) {
@@ -408,6 +411,127 @@
     wrap.append(input);
     form.append(wrap);
     return read;
+  }
+
+  // --- approvals -------------------------------------------------------
+
+  const approvalCards = new Map(); // id -> card element; kept so a reason being typed survives a refresh
+
+  function renderApprovals(list) {
+    const live = new Set(list.map((r) => r.id));
+    for (const [id, card] of approvalCards) {
+      if (!live.has(id)) {
+        card.remove();
+        approvalCards.delete(id);
+      }
+    }
+    for (const req of list) {
+      if (!approvalCards.has(req.id)) {
+        const card = renderApproval(req);
+        approvalCards.set(req.id, card);
+        $("approvals").append(card);
+      }
+    }
+    countApprovals();
+  }
+
+  function countApprovals() {
+    $("approvals-count").textContent = String(approvalCards.size);
+    $("approvals-empty").hidden = approvalCards.size > 0;
+  }
+
+  // renderApproval shows what the call would do, never its arguments (the
+  // API does not send them): the tool, who asks, the summary and, for a
+  // stdio server, the command line one argument per item, as it will run.
+  function renderApproval(req) {
+    const card = el("form", { class: "card approval", "data-id": req.id });
+    const from = el("p", { class: "from" });
+    if (req.session) {
+      from.append("Session ", el("strong", { class: "session" }, req.session));
+      if (req.stack) from.append(" (stack frame ", el("strong", { class: "stack" }, req.stack), ")");
+    } else {
+      from.append("A call without a session");
+    }
+    from.append(" wants to run ", el("strong", { class: "tool" }, req.tool));
+    if (req.destructive) from.append(" ", el("span", { class: "badge destructive", title: "irreversible" }, "destructive"));
+    if (req.deadline) {
+      from.append(" · decide by ", el("time", { class: "deadline", datetime: req.deadline },
+        new Date(req.deadline).toLocaleTimeString()));
+    }
+    card.append(from);
+    card.append(visible(el("p", { class: "summary" }), req.summary));
+
+    const argv = req.command || [];
+    if (argv.length > 0) {
+      card.append(el("p", { class: "label" }, "Command line, one argument per line, exactly as it will run:"));
+      const list = el("ol", { class: "command", start: "0" });
+      for (const arg of argv) {
+        const code = el("code");
+        if (arg === "") code.append(el("span", { class: "esc" }, "(empty)"));
+        else visible(code, arg);
+        const li = el("li");
+        li.append(code);
+        list.append(li);
+      }
+      card.append(list);
+    }
+
+    const reasonID = "reason-" + String(req.id).replace(/[^A-Za-z0-9_-]/g, "_");
+    const field = el("div", { class: "field" });
+    const reason = el("input", { id: reasonID, name: "reason", type: "text", autocomplete: "off", maxlength: "500" });
+    field.append(el("label", { for: reasonID }, "Reason for a denial (optional; the model reads it)"), reason);
+    card.append(field);
+
+    const err = el("p", { class: "error", role: "alert" });
+    const actions = el("div", { class: "actions" });
+    const allow = el("button", { type: "button", class: "allow" }, "Allow");
+    // Deny is the form's submit button: Enter in the reason field denies.
+    const deny = el("button", { type: "submit", class: "deny" }, "Deny");
+    actions.append(allow, deny);
+    card.append(actions, err);
+
+    const send = async (decision) => {
+      err.textContent = "";
+      const body = { decision };
+      if (decision === "deny" && reason.value.trim() !== "") body.reason = reason.value.trim();
+      for (const b of [allow, deny]) b.disabled = true;
+      try {
+        await api("POST", "/v1/approvals/" + encodeURIComponent(req.id), body);
+        card.remove();
+        approvalCards.delete(req.id);
+        countApprovals();
+      } catch (e) {
+        if (e instanceof Unauthorized) return;
+        err.textContent = e.message;
+        for (const b of [allow, deny]) b.disabled = false;
+      }
+    };
+    card.addEventListener("submit", (e) => {
+      e.preventDefault();
+      send("deny");
+    });
+    allow.addEventListener("click", () => send("allow"));
+    return card;
+  }
+
+  // HIDDEN matches what a person cannot see or tell apart in text: control
+  // and format characters (bidi overrides, zero-width) and every space but
+  // the plain one.
+  const HIDDEN = /(?! )[\p{Cc}\p{Cf}\p{Z}]/gu;
+
+  // visible appends text to node with each HIDDEN character shown as its
+  // code point, so what runs is what is read.
+  function visible(node, text) {
+    const s = String(text === undefined || text === null ? "" : text);
+    let last = 0;
+    for (const m of s.matchAll(HIDDEN)) {
+      if (m.index > last) node.append(s.slice(last, m.index));
+      const cp = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+      node.append(el("span", { class: "esc", title: "invisible character " + cp }, "\u27e8" + cp + "\u27e9"));
+      last = m.index + m[0].length;
+    }
+    if (last < s.length) node.append(s.slice(last));
+    return node;
   }
 
   // --- boot ------------------------------------------------------------
