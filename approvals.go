@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,6 +189,13 @@ func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.changed.C
 
 // ResolveApproval decides a call waiting in the approval inbox. An id that
 // is not pending (answered, expired, abandoned) is ErrUnknownApproval.
+// A reason longer than MaxApprovalReason bytes is cut: it reaches a model.
 func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
+	if len(reason) > MaxApprovalReason {
+		reason = strings.ToValidUTF8(reason[:MaxApprovalReason], "") + "…"
+	}
 	return h.approvals.resolve(id, ApprovalDecision{Allow: allow, Reason: reason})
 }
+
+// MaxApprovalReason bounds the reason given with a decision.
+const MaxApprovalReason = 1000

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -413,17 +415,28 @@ func (a *registerArgs) summary() string {
 }
 
 // shellQuote renders argv as a POSIX shell would need it typed, so the
-// person approving reads every argument's exact bounds.
+// person approving reads every argument's exact bounds. An argument with a
+// character that does not show (a control, a bidi override, a zero-width
+// or unusual space) is written as a Go string literal instead, escapes
+// spelled out, so nothing in it hides from that person.
 func shellQuote(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "" {
+		switch {
+		case strings.ContainsFunc(a, hidden):
+			q[i] = strconv.QuoteToGraphic(a)
+		case a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "":
 			q[i] = a
-		} else {
+		default:
 			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 	}
 	return strings.Join(q, " ")
+}
+
+// hidden reports a rune a person would not see as typed.
+func hidden(r rune) bool {
+	return r != ' ' && (!unicode.IsGraphic(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r))
 }
 
 // --- delete_mcp -------------------------------------------------------

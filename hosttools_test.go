@@ -298,7 +298,7 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 		}}, mcptest("a"))
 	s := h.Session("chat", "")
 	args := map[string]any{"name": "c", "transport": "stdio", "command": bin.mcptest,
-		"args": []string{"-name", "it's c"}, "env": map[string]string{"TOKEN": "tok-123"}}
+		"args": []string{"-name", "it's c", "x\u202eevil"}, "env": map[string]string{"TOKEN": "tok-123"}}
 	res := hostCall(t, s, mcpvisor.ToolRegister, args)
 	if !res.IsError || !strings.Contains(res.Text, "not approved (denied: not on a Friday)") {
 		t.Fatalf("a denied register_mcp answered %q", res.Text)
@@ -312,10 +312,10 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 	}
 	req := seen[0]
 	mu.Unlock()
-	if !slices.Equal(req.Command, []string{bin.mcptest, "-name", "it's c"}) {
+	if !slices.Equal(req.Command, []string{bin.mcptest, "-name", "it's c", "x\u202eevil"}) {
 		t.Errorf("Command = %q", req.Command)
 	}
-	if !strings.Contains(req.Summary, `-name 'it'\''s c'`) || !strings.Contains(req.Summary, "with env TOKEN") ||
+	if !strings.Contains(req.Summary, `-name 'it'\''s c' "x\u202eevil"`) || !strings.Contains(req.Summary, "with env TOKEN") ||
 		strings.Contains(req.Summary, "tok-123") {
 		t.Errorf("Summary = %q: want the quoted command line and the env names only", req.Summary)
 	}
@@ -410,6 +410,16 @@ func TestApprovalInbox(t *testing.T) {
 	}
 	if len(h.Approvals()) != 0 {
 		t.Error("a decided approval is still listed")
+	}
+
+	// A reason reaches the model, bounded.
+	done = toggle()
+	req = pending()
+	if err := h.ResolveApproval(req.ID, false, strings.Repeat("no ", 5000)); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-done; o.err != nil || len(o.res.Text) > mcpvisor.MaxApprovalReason+200 {
+		t.Fatalf("a long reason: %v, %d bytes", o.err, len(o.res.Text))
 	}
 }
 
