@@ -258,9 +258,11 @@ func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Write
 			} `json:"fields"`
 		}
 		_ = json.Unmarshal(raw, &e)
-		fmt.Fprintf(stdout, "%s  %s asks (%s): %s\n", e.ID, e.Server, e.Mode, e.Message)
+		// A server wrote the message and the field names: escaped, so a
+		// terminal sequence in them cannot rewrite the screen.
+		fmt.Fprintf(stdout, "%s  %s asks (%s): %s\n", printable(e.ID), printable(e.Server), printable(e.Mode), printable(e.Message))
 		if e.URL != "" {
-			fmt.Fprintf(stdout, "    url: %s\n", e.URL)
+			fmt.Fprintf(stdout, "    url: %s\n", printable(e.URL))
 		}
 		for _, fl := range e.Fields {
 			var marks []string
@@ -270,7 +272,7 @@ func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Write
 			if fl.Sensitive {
 				marks = append(marks, "sensitive")
 			}
-			fmt.Fprintf(stdout, "    %s: %s %s\n", fl.Name, fl.Type, strings.Join(marks, ", "))
+			fmt.Fprintf(stdout, "    %s: %s %s\n", printable(fl.Name), printable(fl.Type), strings.Join(marks, ", "))
 		}
 	}
 	return nil
