@@ -22,34 +22,16 @@
 //
 // Every wait is on an event (a response, a notification, a line on stdin);
 // timeoutMs only bounds a run that went wrong.
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fail, out, start, text } from './steps.mjs';
 import { createInterface } from 'node:readline';
 
 const plan = JSON.parse(process.argv[2]);
 
-function out(step, fields = {}) {
-	process.stdout.write(JSON.stringify({ step, ...fields }) + '\n');
-}
-
-function fail(err) {
-	out('fail', { error: err instanceof Error ? `${err.message}\n${err.stack}` : String(err) });
-	process.exit(1);
-}
-
-process.on('unhandledRejection', fail);
-process.on('uncaughtException', fail);
-setTimeout(() => fail(`timed out after ${plan.timeoutMs} ms`), plan.timeoutMs).unref();
-
-// The SDK lives in another node_modules, where this script cannot import
-// it by name: import its files by URL, as its exports map ("./*" →
-// "./dist/esm/*") would resolve "@modelcontextprotocol/sdk/<path>".
-const esm = (path) => import(pathToFileURL(join(plan.sdk, 'dist', 'esm', path)).href);
+const esm = start(plan.sdk, plan.timeoutMs);
 const { Client } = await esm('client/index.js');
 const { ElicitRequestSchema, ToolListChangedNotificationSchema } = await esm('types.js');
 
 const ns = (tool) => `mcp__${plan.group}__${tool}`;
-const text = (res) => (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 const rejection = (e) => ({ code: e?.code, message: String(e?.message ?? e) });
 
 // Every error the SDK reports (a response or progress for an unknown id,
