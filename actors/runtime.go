@@ -722,8 +722,10 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	if !spec.Enabled {
 		initial = StateDisabled
 	}
+	// Tools counts the last known catalog until the server lists its own,
+	// so a disabled server reports what it had, before and after a restart.
 	e.status.Store(&ServerStatus{Name: spec.Name, FriendlyName: spec.FriendlyName, Description: spec.Description,
-		Transport: spec.Transport, Enabled: spec.Enabled, State: initial, Since: time.Now()})
+		Transport: spec.Transport, Enabled: spec.Enabled, State: initial, Since: time.Now(), Tools: len(spec.LastCatalog)})
 	if len(spec.LastCatalog) > 0 {
 		// The last known catalog answers Tools at once, marked unavailable
 		// until the server has listed its tools again.
