@@ -142,15 +142,6 @@ func runHostToolsClient(t *testing.T, node string, plan hostToolsPlan, onStep fu
 // toolErrorSteps are the script's steps whose call should fail.
 var toolErrorSteps = map[string]bool{"delete-denied": true}
 
-func hostStep(t *testing.T, steps map[string]hostToolsStep, name string) hostToolsStep {
-	t.Helper()
-	s, ok := steps[name]
-	if !ok {
-		t.Fatalf("no step %q", name)
-	}
-	return s
-}
-
 // lockedBuffer is the host's log: written by the host's goroutines, read
 // by the test.
 type lockedBuffer struct {
@@ -496,14 +487,14 @@ func checkClientSession(t *testing.T, steps map[string]hostToolsStep, secret str
 			t.Fatalf("the client was sent the secret: %s", s.Raw)
 		}
 	}
-	init := hostStep(t, steps, "initialize")
+	init := step(t, steps, "initialize")
 	if init.Server == nil || init.Server.Name != "mcpvisor" || !init.ToolsListChanged {
 		t.Fatalf("initialize: %s", init.Raw)
 	}
-	if names := hostStep(t, steps, "list-before").names(); !slices.Equal(names, []string{mcpvisor.ToolActivate}) {
+	if names := step(t, steps, "list-before").names(); !slices.Equal(names, []string{mcpvisor.ToolActivate}) {
 		t.Fatalf("tools before activation: %v, want only %s", names, mcpvisor.ToolActivate)
 	}
-	act := hostStep(t, steps, "activate-config")
+	act := step(t, steps, "activate-config")
 	if act.Call == nil || act.Call.IsError || !strings.Contains(act.Call.Text, "Active groups: config") {
 		t.Fatalf("activate_tools config: %s", act.Raw)
 	}
@@ -530,17 +521,17 @@ func checkClientSession(t *testing.T, steps map[string]hostToolsStep, secret str
 		}
 	}
 
-	if errs := hostStep(t, steps, "errors").Errors; len(errs) != 0 {
+	if errs := step(t, steps, "errors").Errors; len(errs) != 0 {
 		t.Fatalf("the SDK reported errors during the session: %q", errs)
 	}
-	term := hostStep(t, steps, "terminate")
+	term := step(t, steps, "terminate")
 	if term.SessionID == "" || term.SessionIDAfter != nil {
 		t.Fatalf("terminateSession: %s", term.Raw)
 	}
 	if len(term.Streams) != 1 || term.Streams[0].Status != http.StatusOK || term.Streams[0].ContentType != "text/event-stream" || term.Streams[0].Error != nil {
 		t.Fatalf("GET streams %s, want one SSE stream, ended without error", term.Raw)
 	}
-	if errs := hostStep(t, steps, "closed").Errors; len(errs) != 0 {
+	if errs := step(t, steps, "closed").Errors; len(errs) != 0 {
 		t.Fatalf("the SDK reported errors while closing: %q", errs)
 	}
 }
@@ -632,12 +623,12 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 	approvals := inbox.stop(t)
 	checkClientSession(t, steps, secret)
 
-	reg := hostStep(t, steps, "register")
+	reg := step(t, steps, "register")
 	regOut := outcomeOf(t, "register", reg.hostToolsResult)
 	if regOut.Name != server || regOut.State != mcpvisor.StateReady || !slices.Contains(regOut.Tools, ns("echo")) || !slices.Contains(regOut.Tools, ns("t0000")) {
 		t.Fatalf("register_mcp: %s, want %s ready with %s and %s", reg.Raw, server, ns("echo"), ns("t0000"))
 	}
-	act := hostStep(t, steps, "activate-server")
+	act := step(t, steps, "activate-server")
 	if act.Call == nil || act.Call.IsError || act.ListChanged < 1 {
 		t.Fatalf("activate_tools %s: %s, want a list_changed", server, act.Raw)
 	}
@@ -646,14 +637,14 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 			t.Fatalf("tools after activating %s lack %s: %v", server, want, act.names())
 		}
 	}
-	if e := hostStep(t, steps, "echo"); e.IsError || !strings.Contains(e.Text, `"text":"hello register"`) {
+	if e := step(t, steps, "echo"); e.IsError || !strings.Contains(e.Text, `"text":"hello register"`) {
 		t.Fatalf("echo: %s, want the arguments echoed", e.Raw)
 	}
 	if len(pids) != 1 {
 		t.Fatalf("server pids %v, want the one the pid step reported", pids)
 	}
 
-	li := hostStep(t, steps, "list-items")
+	li := step(t, steps, "list-items")
 	if !bytes.Contains(li.Raw, []byte(description)) {
 		t.Fatalf("list_items: %s, want the server's description", li.Raw) // else the check for the secret could miss it
 	}
@@ -667,7 +658,7 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 		t.Fatalf("list_items lists %v, want a and %s", items, server)
 	}
 
-	dis := hostStep(t, steps, "disable")
+	dis := step(t, steps, "disable")
 	if dis.Call == nil || dis.Call.IsError || !strings.Contains(string(dis.Call.StructuredContent), `"state":"disabled"`) {
 		t.Fatalf("toggle_item off: %s", dis.Raw)
 	}
@@ -682,7 +673,7 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 	if !slices.Contains(dis.names(), mcpvisor.ToolList) {
 		t.Fatalf("tools after disabling %s: %v, want the config group's still", server, dis.names())
 	}
-	if it := serverItems(t, hostStep(t, steps, "list-items-disabled"))[server]; it.Enabled || it.State != mcpvisor.StateDisabled {
+	if it := serverItems(t, step(t, steps, "list-items-disabled"))[server]; it.Enabled || it.State != mcpvisor.StateDisabled {
 		t.Fatalf("list_items after disabling: %+v", it)
 	}
 
@@ -743,47 +734,47 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 	steps = runHostToolsClient(t, node, plan(h2, "restart"), checkServerProcess(t, secret, &pids))
 	checkClientSession(t, steps, secret)
 
-	li = hostStep(t, steps, "list-items")
+	li = step(t, steps, "list-items")
 	want.Enabled, want.State = false, mcpvisor.StateDisabled
 	got := serverItems(t, li)[server]
 	got.Tools = want.Tools // a disabled server's count is not at issue
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("list_items after a restart: %s (-want +got):\n%s", server, diff)
 	}
-	en := hostStep(t, steps, "enable")
+	en := step(t, steps, "enable")
 	if o := outcomeOf(t, "enable", en.hostToolsResult); o.State != mcpvisor.StateReady || !slices.Contains(o.Tools, ns("t0000")) {
 		t.Fatalf("toggle_item on: %s, want %s ready with %s (its environment restored)", en.Raw, server, ns("t0000"))
 	}
-	act = hostStep(t, steps, "activate-server")
+	act = step(t, steps, "activate-server")
 	if act.Call == nil || act.Call.IsError || act.ListChanged < 1 || !slices.Contains(act.names(), ns("echo")) || !slices.Contains(act.names(), ns("t0000")) {
 		t.Fatalf("activate_tools %s after enabling: %s", server, act.Raw)
 	}
-	if e := hostStep(t, steps, "echo"); e.IsError || !strings.Contains(e.Text, `"text":"hello restart"`) {
+	if e := step(t, steps, "echo"); e.IsError || !strings.Contains(e.Text, `"text":"hello restart"`) {
 		t.Fatalf("echo after enabling: %s", e.Raw)
 	}
 	if len(pids) != 2 || pids[1] == pids[0] {
 		t.Fatalf("server pids %v, want a new process after the restart", pids)
 	}
 	want.Enabled, want.State = true, mcpvisor.StateReady
-	if diff := cmp.Diff(want, serverItems(t, hostStep(t, steps, "list-items-enabled"))[server]); diff != "" {
+	if diff := cmp.Diff(want, serverItems(t, step(t, steps, "list-items-enabled"))[server]); diff != "" {
 		t.Fatalf("list_items after enabling: %s (-want +got):\n%s", server, diff)
 	}
 
-	denied := hostStep(t, steps, "delete-denied")
+	denied := step(t, steps, "delete-denied")
 	if !denied.IsError || !strings.Contains(denied.Text, "not approved") || !strings.Contains(denied.Text, denyReason) {
 		t.Fatalf("the denied delete_mcp: %s", denied.Raw)
 	}
-	if _, ok := serverItems(t, hostStep(t, steps, "list-items-kept"))[server]; !ok {
+	if _, ok := serverItems(t, step(t, steps, "list-items-kept"))[server]; !ok {
 		t.Fatalf("%s is gone after a denied delete_mcp", server)
 	}
-	del := hostStep(t, steps, "delete")
+	del := step(t, steps, "delete")
 	if del.Call == nil || del.Call.IsError || !strings.Contains(string(del.Call.StructuredContent), `"deleted":true`) {
 		t.Fatalf("delete_mcp: %s", del.Raw)
 	}
 	if del.ListChanged < 1 || slices.ContainsFunc(del.names(), func(n string) bool { return strings.HasPrefix(n, ns("")) }) {
 		t.Fatalf("after delete_mcp: %s, want a list_changed and no %s tools", del.Raw, server)
 	}
-	after := serverItems(t, hostStep(t, steps, "list-items-deleted"))
+	after := serverItems(t, step(t, steps, "list-items-deleted"))
 	if _, ok := after[server]; ok || len(after) != 1 {
 		t.Fatalf("list_items after delete_mcp: %v, want only a", after)
 	}
@@ -812,7 +803,7 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 	}
 	steps = runHostToolsClient(t, node, plan(h3, "gone"), nil)
 	checkClientSession(t, steps, secret)
-	if items := serverItems(t, hostStep(t, steps, "list-items")); len(items) != 1 || items["a"].Name != "a" {
+	if items := serverItems(t, step(t, steps, "list-items")); len(items) != 1 || items["a"].Name != "a" {
 		t.Fatalf("list_items after delete_mcp and a restart: %v, want only a", items)
 	}
 	h3.close(t)

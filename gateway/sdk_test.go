@@ -102,7 +102,7 @@ func runSDKClient(t *testing.T, node string, plan sdkPlan, onStep func(sdkStep, 
 
 // step returns the named step, failing the test when the script never
 // reached it.
-func step(t *testing.T, steps map[string]sdkStep, name string) sdkStep {
+func step[S any](t *testing.T, steps map[string]S, name string) S {
 	t.Helper()
 	s, ok := steps[name]
 	if !ok {

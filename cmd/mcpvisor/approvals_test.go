@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -252,41 +251,14 @@ func TestStdioHostTools(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeConfig(t, `{"mcpServers":{}}`)
-			cmd := exec.Command(cliBin, append([]string{"stdio", "--config", cfg, "--data", t.TempDir()}, tc.flag...)...)
-			in, _ := cmd.StdinPipe()
-			outPipe, _ := cmd.StdoutPipe()
-			cmd.Stderr = io.Discard
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				in.Close()
-				if err := cmd.Wait(); err != nil {
-					t.Errorf("mcpvisor stdio exited with %v at the end of its input", err)
-				}
-			}()
-			out := bufio.NewScanner(outPipe)
-			out.Buffer(make([]byte, 1<<20), 1<<20)
+			c := startStdioCLI(t, append([]string{"--config", cfg, "--data", t.TempDir()}, tc.flag...)...)
 			rpc := func(id int, method, params string) string {
 				t.Helper()
-				msg := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + `}`
-				if _, err := io.WriteString(in, msg+"\n"); err != nil {
-					t.Fatal(err)
-				}
-				for out.Scan() {
-					var m struct {
-						ID     json.RawMessage `json:"id"`
-						Method string          `json:"method"`
-					}
-					if json.Unmarshal(out.Bytes(), &m) == nil && string(m.ID) == strconv.Itoa(id) && m.Method == "" {
-						return out.Text()
-					}
-				}
-				t.Fatalf("no answer to %s: %v", method, out.Err())
-				return ""
+				c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + `}`)
+				return c.answer(strconv.Itoa(id), nil)
 			}
 			rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-			io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			activated := rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["config"]}}`)
 			if tc.flag == nil {
 				if !strings.Contains(activated, `"isError":true`) || !strings.Contains(activated, "not available through this gateway") {

@@ -18,59 +18,28 @@ import (
 // host tool activate_tools, activates a server's group and calls its tool.
 func TestStdioGateway(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]}}}`)
-	cmd := exec.Command(cliBin, "stdio", "--config", cfg, "--data", t.TempDir())
-	in, _ := cmd.StdinPipe()
-	outPipe, _ := cmd.StdoutPipe()
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("mcpvisor stdio exited with %v at the end of its input", err)
-		}
-	}()
-	out := bufio.NewScanner(outPipe)
-	out.Buffer(make([]byte, 1<<20), 1<<20)
-	send := func(s string) {
-		if _, err := io.WriteString(in, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := startStdioCLI(t, "--config", cfg, "--data", t.TempDir())
 	// answer reads until the response with id, counting the list_changed
 	// notifications it skips.
 	changes := 0
 	answer := func(id string) string {
 		t.Helper()
-		for out.Scan() {
-			if strings.Contains(out.Text(), `"notifications/tools/list_changed"`) {
+		return c.answer(id, func(line string) {
+			if strings.Contains(line, `"notifications/tools/list_changed"`) {
 				changes++
 			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-				t.Fatalf("not JSON-RPC on stdout: %s", out.Text())
-			}
-			if string(m.ID) == id && m.Method == "" {
-				return out.Text()
-			}
-		}
-		t.Fatalf("no answer to %s: %v", id, out.Err())
-		return ""
+		})
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if a := answer("1"); !strings.Contains(a, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize: %s", a)
 	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if a := answer("2"); !strings.Contains(a, `"activate_tools"`) || strings.Contains(a, "mcp__a__echo") {
 		t.Fatalf("tools/list before activation: %s", a)
 	}
-	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"activate_tools","arguments":{"groups":["a"]}}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"activate_tools","arguments":{"groups":["a"]}}}`)
 	// The server may still be starting: its tools then arrive with a
 	// notifications/tools/list_changed, and tools/list shows them.
 	listed := answer("3")
@@ -79,16 +48,74 @@ func TestStdioGateway(t *testing.T) {
 			t.Fatalf("mcp__a__echo never listed: %s", listed)
 		}
 		if changes == 0 {
-			waitListChanged(t, out)
+			waitListChanged(t, c.out)
 		}
 		changes = 0
-		send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
+		c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
 		listed = answer(strconv.Itoa(id))
 	}
-	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"said":"through the gateway"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"said":"through the gateway"}}}`)
 	if a := answer("4"); !strings.Contains(a, "through the gateway") || strings.Contains(a, `"isError":true`) {
 		t.Fatalf("echo: %s", a)
 	}
+}
+
+// stdioCLI is mcpvisor stdio with an MCP client's pipes; the process must
+// exit 0 once its input closes at the end of the test.
+type stdioCLI struct {
+	t   *testing.T
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startStdioCLI(t *testing.T, args ...string) *stdioCLI {
+	t.Helper()
+	cmd := exec.Command(cliBin, append([]string{"stdio"}, args...)...)
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("mcpvisor stdio exited with %v at the end of its input", err)
+		}
+	})
+	out := bufio.NewScanner(outPipe)
+	out.Buffer(make([]byte, 1<<20), 1<<20)
+	return &stdioCLI{t: t, in: in, out: out}
+}
+
+func (c *stdioCLI) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// answer reads stdout until the response with id, handing every other
+// line to other (nil: skipped).
+func (c *stdioCLI) answer(id string, other func(line string)) string {
+	c.t.Helper()
+	for c.out.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
+			c.t.Fatalf("not JSON-RPC on stdout: %s", c.out.Text())
+		}
+		if string(m.ID) == id && m.Method == "" {
+			return c.out.Text()
+		}
+		if other != nil {
+			other(c.out.Text())
+		}
+	}
+	c.t.Fatalf("no answer to %s: %v", id, c.out.Err())
+	return ""
 }
 
 // waitListChanged reads stdout until a notifications/tools/list_changed.
