@@ -43,8 +43,11 @@ type ApprovalRequest struct {
 	// that whoever approves a model-initiated server sees it in full.
 	Command     []string
 	Destructive bool // delete_mcp: irreversible
-	Created     time.Time
-	Deadline    time.Time // zero unless the request waits in the inbox
+	// Changes is true for the calls that change the servers (register_mcp,
+	// delete_mcp, toggle_item): the ones the approval inbox holds.
+	Changes  bool
+	Created  time.Time
+	Deadline time.Time // zero unless the request waits in the inbox
 }
 
 // LogValue keeps Arguments, which may hold secrets, out of logs.

@@ -92,6 +92,12 @@ type CallOptions struct {
 	// returns ErrElicitationPassed, the host's own handler or inbox answers.
 	// The host declares elicitation only with Options.Elicitation or Inbox.
 	Elicitation ElicitationHandler
+	// Approve, for a host-tool call, is asked after the host's own approval
+	// (Options.Approve or the approval inbox) allowed it: a caller can add
+	// a check, never skip one. A gateway uses it to ask the person at its
+	// client. It sees every host-tool call; ApprovalRequest.Changes tells
+	// the ones that change the servers.
+	Approve ApprovalFunc
 
 	asker *asker // set by the host while the call runs
 }

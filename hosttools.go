@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,9 +190,14 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 	if approve == nil && h.opts.ApprovalInbox && t.mutates() {
 		approve = h.approvals.decide
 	}
-	if approve != nil {
+	// The host's approval first, then the caller's own: both must allow.
+	for _, approve := range []ApprovalFunc{approve, opts.Approve} {
+		if approve == nil {
+			continue
+		}
 		req := &ApprovalRequest{Scope: scope, Tool: t.name, Arguments: bytes.Clone(args), Server: hc.server,
-			Summary: hc.summary, Command: hc.command, Destructive: t.destructive, Created: time.Now()}
+			Summary: hc.summary, Command: slices.Clone(hc.command), Destructive: t.destructive,
+			Changes: t.mutates(), Created: time.Now()}
 		d, err := approve(ctx, req)
 		switch {
 		case ctx.Err() != nil:

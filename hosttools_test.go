@@ -467,3 +467,40 @@ func TestRegisterKeepsCredentialsOutOfTheJournal(t *testing.T) {
 		t.Errorf("after a restart the server got Authorization %q, X-Team %q", got.Get("Authorization"), got.Get("X-Team"))
 	}
 }
+
+// TestCallApproverAddsToTheHosts: CallOptions.Approve is asked only once
+// the host's approval allowed the call, and may still refuse it.
+func TestCallApproverAddsToTheHosts(t *testing.T) {
+	var hostAllows bool
+	var mu sync.Mutex
+	h := openHost(t, mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup},
+		Approve: func(context.Context, *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return mcpvisor.ApprovalDecision{Allow: hostAllows, Reason: "host says no"}, nil
+		}}, mcptest("a"))
+	var asked []mcpvisor.ApprovalRequest
+	opts := mcpvisor.CallOptions{Approve: func(_ context.Context, req *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+		asked = append(asked, *req)
+		return mcpvisor.ApprovalDecision{Allow: !req.Changes, Reason: "caller says no"}, nil
+	}}
+	s := h.Session("chat", "")
+	toggle := json.RawMessage(`{"kind":"mcp","id":"a","enabled":false}`)
+	res, err := s.CallWith(context.Background(), mcpvisor.ToolToggle, toggle, opts)
+	if err != nil || !strings.Contains(res.Text, "host says no") || len(asked) != 0 {
+		t.Fatalf("host denies: %v %v; the caller was asked %d times, want 0", res, err, len(asked))
+	}
+	mu.Lock()
+	hostAllows = true
+	mu.Unlock()
+	res, err = s.CallWith(context.Background(), mcpvisor.ToolToggle, toggle, opts)
+	if err != nil || !strings.Contains(res.Text, "caller says no") || len(asked) != 1 || !asked[0].Changes {
+		t.Fatalf("host allows, caller denies: %v %v (asked %+v)", res, err, asked)
+	}
+	if st := status(t, h, "a"); !st.Enabled || st.State == mcpvisor.StateDisabled {
+		t.Fatalf("a denied toggle took effect: %s", st.State)
+	}
+	if res, err := s.CallWith(context.Background(), mcpvisor.ToolList, nil, opts); err != nil || res.IsError || asked[1].Changes {
+		t.Fatalf("list_items: %v %v (Changes %v)", res, err, asked[1].Changes)
+	}
+}

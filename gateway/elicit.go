@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -54,6 +55,51 @@ func (s *session) elicitHandler(send func([]byte)) mcpvisor.ElicitationHandler {
 		}
 		return s.elicit(ctx, send, req)
 	}
+}
+
+// approveWithClient is a host-tool call's approval by the person at the
+// client (Options.ApproveWithClient): calls that change nothing pass; the
+// others are asked as a form with no fields, where accept allows.
+func (s *session) approveWithClient(send func([]byte)) mcpvisor.ApprovalFunc {
+	return func(ctx context.Context, req *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+		if !req.Changes {
+			return mcpvisor.ApprovalDecision{Allow: true}, nil
+		}
+		if send == nil || !s.clientCaps().elicitForm {
+			return mcpvisor.ApprovalDecision{Reason: "this client cannot ask its user (it declared no form elicitation, or did not accept a stream for the call)"}, nil
+		}
+		resp, err := s.elicit(ctx, send, &mcpvisor.ElicitationRequest{Mode: mcpvisor.ElicitForm,
+			Message: approvalMessage(req), Schema: json.RawMessage(`{"type":"object","properties":{}}`)})
+		if err != nil {
+			return mcpvisor.ApprovalDecision{}, err
+		}
+		switch resp.Action {
+		case mcpvisor.ElicitAccept:
+			return mcpvisor.ApprovalDecision{Allow: true}, nil
+		case mcpvisor.ElicitDecline:
+			return mcpvisor.ApprovalDecision{Reason: "the user declined"}, nil
+		}
+		return mcpvisor.ApprovalDecision{Reason: "the user did not answer"}, nil
+	}
+}
+
+// approvalMessage is what the person reads: the summary, and a stdio
+// registration's command line one argument a line, quoted so that every
+// argument's bounds and any invisible character show.
+func approvalMessage(req *mcpvisor.ApprovalRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow the model to %s?\n%s.", strings.ReplaceAll(req.Tool, "_", " "), req.Summary)
+	if len(req.Command) > 0 {
+		b.WriteString("\nThe command it will run, one argument a line:")
+		for i, a := range req.Command {
+			fmt.Fprintf(&b, "\n  [%d] %s", i, strconv.QuoteToGraphic(a))
+		}
+	}
+	if req.Destructive {
+		b.WriteString("\nThis cannot be undone.")
+	}
+	b.WriteString("\nAccept to allow, decline to refuse.")
+	return b.String()
 }
 
 // elicit asks the client and waits for its answer. The host completes and

@@ -48,6 +48,15 @@ type Options struct {
 	// host's management tools (registering servers: running commands).
 	// False: a downstream client cannot grant itself that group.
 	AllowConfigGroup bool
+	// ApproveWithClient puts each host-tool call that changes the servers
+	// (register_mcp, delete_mcp, toggle_item) to the person at the client
+	// that made it, as a form elicitation on the call's stream: what the
+	// call does and, for a stdio registration, every argument of the
+	// command line; accepting allows it. A client that did not declare
+	// form elicitation cannot be asked, and such calls are refused. This is
+	// asked after the Host's own approval (mcpvisor.Options.Approve or its
+	// inbox), never in its place.
+	ApproveWithClient bool
 	// IdleTimeout ends an HTTP session that has had no request in flight
 	// and no open GET stream for this long: its calls are cancelled, its
 	// grants deleted, and its id answers 404, so the client starts a new
@@ -430,6 +439,9 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
 	opts.Elicitation = s.elicitHandler(send)
+	if hostTool && s.g.opts.ApproveWithClient {
+		opts.Approve = s.approveWithClient(send)
+	}
 	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
 	if hostTool {
 		// Activation changes what this session sees; registering or

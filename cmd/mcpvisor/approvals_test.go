@@ -239,40 +239,72 @@ func TestServeApproveHostTools(t *testing.T) {
 	}
 }
 
-// mcpvisor stdio has no inbox a person can answer: a client may activate
-// config only with --approve-host-tools, and then its calls run at once.
+// mcpvisor stdio has no inbox a person can answer: the calls that change
+// the servers are put to the client's user as a form elicitation showing
+// the whole command line, refused to a client that cannot ask, and run at
+// once with --approve-host-tools.
 func TestStdioHostTools(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		flag []string
+		name    string
+		flag    []string
+		caps    string // the client's capabilities
+		answer  string // the client's elicitation action; "" when it must not be asked
+		allowed bool
+		reason  string
 	}{
-		{"refused", nil},
-		{"approved", []string{"--approve-host-tools"}},
+		{"client accepts", nil, `{"elicitation":{"form":{}}}`, "accept", true, ""},
+		{"client declines", nil, `{"elicitation":{"form":{}}}`, "decline", false, "the user declined"},
+		{"client cannot ask", nil, `{}`, "", false, "cannot ask its user"},
+		{"approved by flag", []string{"--approve-host-tools"}, `{"elicitation":{"form":{}}}`, "", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeConfig(t, `{"mcpServers":{}}`)
 			c := startStdioCLI(t, append([]string{"--config", cfg, "--data", t.TempDir()}, tc.flag...)...)
+			var asked []string
 			rpc := func(id int, method, params string) string {
 				t.Helper()
 				c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + `}`)
-				return c.answer(strconv.Itoa(id), nil)
+				return c.answer(strconv.Itoa(id), func(line string) {
+					var m struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+						Params struct {
+							Message string `json:"message"`
+						} `json:"params"`
+					}
+					if json.Unmarshal([]byte(line), &m) != nil || m.Method != "elicitation/create" {
+						return
+					}
+					asked = append(asked, m.Params.Message)
+					action := tc.answer
+					if action == "" {
+						action = "cancel"
+					}
+					c.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"` + action + `"}}`)
+				})
 			}
-			rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+			rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+tc.caps+`,"clientInfo":{"name":"t","version":"1"}}`)
 			c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-			activated := rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["config"]}}`)
-			if tc.flag == nil {
-				if !strings.Contains(activated, `"isError":true`) || !strings.Contains(activated, "not available through this gateway") {
-					t.Fatalf("activate config without the flag: %s", activated)
-				}
-				return
+			if activated := rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["config"]}}`); strings.Contains(activated, `"isError":true`) {
+				t.Fatalf("activate config: %s", activated)
 			}
-			if strings.Contains(activated, `"isError":true`) {
-				t.Fatalf("activate config with the flag: %s", activated)
+			if listed := rpc(3, "tools/call", `{"name":"list_items","arguments":{"type":"mcp"}}`); strings.Contains(listed, `"isError":true`) || len(asked) > 0 {
+				t.Fatalf("list_items changes nothing and must not ask: %s (asked %q)", listed, asked)
 			}
-			args, _ := json.Marshal(map[string]any{"name": "fresh", "transport": "stdio", "command": mcptestBin})
-			registered := rpc(3, "tools/call", `{"name":"register_mcp","arguments":`+string(args)+`}`)
-			if strings.Contains(registered, `"isError":true`) || !strings.Contains(registered, "ready") {
-				t.Fatalf("register_mcp with the flag: %s", registered)
+			args, _ := json.Marshal(map[string]any{"name": "fresh", "transport": "stdio", "command": mcptestBin, "args": []string{"-name", "two words"}})
+			registered := rpc(4, "tools/call", `{"name":"register_mcp","arguments":`+string(args)+`}`)
+			switch {
+			case tc.answer == "" && len(asked) > 0:
+				t.Errorf("the client was asked %q", asked)
+			case tc.answer != "" && (len(asked) != 1 || !strings.Contains(asked[0], strconv.Quote(mcptestBin)) ||
+				!strings.Contains(asked[0], `[2] "two words"`)):
+				t.Errorf("the client was asked %q; want one question with every argument of the command line", asked)
+			}
+			if tc.allowed != !strings.Contains(registered, `"isError":true`) || !strings.Contains(registered, tc.reason) {
+				t.Fatalf("register_mcp: %s; want allowed %v, reason %q", registered, tc.allowed, tc.reason)
+			}
+			if tc.allowed && !strings.Contains(registered, "ready") {
+				t.Fatalf("register_mcp allowed but not ready: %s", registered)
 			}
 		})
 	}

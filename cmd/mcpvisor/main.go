@@ -50,9 +50,9 @@ commands:
                                     a model's register_mcp, delete_mcp and toggle_item wait for
                                     approval unless --approve-host-tools
   stdio   --config FILE [--approve-host-tools]
-                                    the same MCP gateway on stdin/stdout, for MCP clients; the
-                                    config group (register_mcp, ...) only with --approve-host-tools,
-                                    which runs those calls without asking
+                                    the same MCP gateway on stdin/stdout, for MCP clients; a
+                                    model's register_mcp, delete_mcp and toggle_item are put to the
+                                    client's user (elicitation) unless --approve-host-tools
   tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
   call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
                                     start the one server TOOL needs, call it, print the result;

@@ -297,15 +297,15 @@ func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
 // stdout (the gateway's stdio transport), for MCP clients that launch
 // their servers.
 //
-// Nothing can answer an approval inbox here, so the client may activate
-// the config group (the host tools that change the servers) only with
-// --approve-host-tools, which runs them without asking. The inbox stays
-// on regardless: were a call to reach it, it would wait and be denied,
-// not run.
+// Nothing can answer an approval inbox here: the host tools that change
+// the servers are put to the person at the client instead, as a form
+// elicitation showing the whole command line (a client without form
+// elicitation is refused them), or, with --approve-host-tools, run
+// without asking.
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
 	var gw atomic.Pointer[gateway.Gateway]
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
-		ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
+		Approve: hostToolApproval(f.approveHostTools),
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)
@@ -315,7 +315,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		return lockHint(err)
 	}
 	defer h.Close()
-	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: f.approveHostTools})
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools})
 	gw.Store(g)
 	defer g.Close()
 	err = g.ServeStdio(ctx, stdin, stdout)
