@@ -98,6 +98,11 @@ type CallOptions struct {
 	// client. It sees every host-tool call; ApprovalRequest.Changes tells
 	// the ones that change the servers.
 	Approve ApprovalFunc
+	// Sampling answers the sampling/createMessage requests that belong to
+	// this call (by the rule of Elicitation), in place of Options.Sampling:
+	// a gateway forwards them to the client that made the call. The host
+	// declares sampling with Options.Sampling or Options.CallSampling.
+	Sampling SamplingHandler
 
 	asker *asker // set by the host while the call runs
 }
@@ -168,7 +173,7 @@ func (h *Host) clientHooks() (protocol.ClientCapabilities, map[string]actors.Han
 			}
 		}
 	}
-	if h.opts.Sampling != nil {
+	if h.opts.Sampling != nil || h.opts.CallSampling {
 		caps.Sampling = json.RawMessage(`{}`)
 		handlers[protocol.MethodSamplingCreateMessage] = actors.Handler{Serve: h.serveSampling, PausesCalls: true}
 	}
@@ -202,7 +207,7 @@ func (h *Host) serveElicitation(ctx context.Context, sr actors.ServerRequest) (j
 	}
 	var resp ElicitationResponse
 	passed := true
-	if a := h.askers.pick(sr.Server, req.RelatedTask, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
+	if a := h.askers.pick(sr.Server, req.RelatedTask, askerElicits, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
 		// The question ends with the call it belongs to.
 		actx, acancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(a.ctx, acancel)
@@ -251,14 +256,18 @@ func (h *Host) answer(ctx context.Context, handle ElicitationHandler, req *Elici
 	return resp, false
 }
 
-// asker is a call in flight with its own elicitation handler.
+// asker is a call in flight with its own elicitation or sampling handler.
 type asker struct {
 	ctx    context.Context // the call's
 	server string
 	scope  Scope
 	handle ElicitationHandler
+	sample SamplingHandler
 	task   atomic.Pointer[string] // the call's task id, once it runs as one
 }
+
+func askerElicits(a *asker) bool { return a.handle != nil }
+func askerSamples(a *asker) bool { return a.sample != nil }
 
 // askers tracks the calls in flight that have their own elicitation
 // handler, by server, to attribute a server's elicitation to one of them.
@@ -287,13 +296,15 @@ func (as *askers) remove(a *asker) {
 	as.byServer[a.server] = list
 }
 
-// pick returns the call an elicitation from server belongs to, or nil (see
-// CallOptions.Elicitation). pending counts the requests in flight on the
-// server's connection; it is asked only when the elicitation names no task.
-func (as *askers) pick(server, task string, pending func() int) *asker {
+// pick returns the call a request from server belongs to, or nil (see
+// CallOptions.Elicitation), among the calls that can answer it (can).
+// pending counts the requests in flight on the server's connection; it is
+// asked only when the request names no task.
+func (as *askers) pick(server, task string, can func(*asker) bool, pending func() int) *asker {
 	as.mu.Lock()
 	list := slices.Clone(as.byServer[server])
 	as.mu.Unlock()
+	list = slices.DeleteFunc(list, func(a *asker) bool { return !can(a) })
 	if len(list) == 0 {
 		return nil
 	}
@@ -351,7 +362,18 @@ func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json
 	if len(p.Tools) > 0 || len(p.ToolChoice) > 0 {
 		return nil, invalidParams(errors.New("sampling with tools needs the sampling.tools capability, which this host does not declare"))
 	}
-	res, err := h.opts.Sampling(ctx, sr.Server, &p)
+	sample := h.opts.Sampling
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if a := h.askers.pick(sr.Server, protocol.RelatedTaskID(p.Meta), askerSamples, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
+		// The request ends with the call it belongs to.
+		sample = a.sample
+		defer context.AfterFunc(a.ctx, cancel)()
+	}
+	if sample == nil {
+		return nil, &protocol.Error{Code: -1, Message: "sampling/createMessage: no client of this host can answer it (it belongs to no call whose client samples)"}
+	}
+	res, err := sample(ctx, sr.Server, &p)
 	if err != nil {
 		var perr *protocol.Error
 		if errors.As(err, &perr) {

@@ -105,6 +105,10 @@ type Options struct {
 	// roots/list; each capability is declared only when its hook is set.
 	Sampling SamplingHandler
 	Roots    RootsProvider
+	// CallSampling declares sampling to servers without a Sampling hook,
+	// for calls that bring their own (CallOptions.Sampling, as a gateway's
+	// do); a request that belongs to no such call is refused.
+	CallSampling bool
 
 	// MediaURL is the URL prefix of media files written from tool results
 	// (DataDir/media/<id>.<ext>). "": /v1/media/, as the sidecar serves them.
@@ -434,8 +438,8 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 			}
 		}
 	}
-	if opts.Elicitation != nil {
-		opts.asker = &asker{ctx: ctx, server: serverOf(tool), scope: scope, handle: opts.Elicitation}
+	if opts.Elicitation != nil || opts.Sampling != nil {
+		opts.asker = &asker{ctx: ctx, server: serverOf(tool), scope: scope, handle: opts.Elicitation, sample: opts.Sampling}
 		h.askers.add(opts.asker)
 		defer h.askers.remove(opts.asker)
 	}

@@ -20,12 +20,24 @@ import (
 // clientCaps is what the downstream client declared that the gateway uses.
 type clientCaps struct {
 	elicitForm, elicitURL bool
+	sampling              bool
 }
 
-// parseClientCaps reads elicitation's modes: an empty object is form mode
-// only, as the spec says for clients of earlier revisions.
+// parseClientCaps reads sampling, and elicitation's modes: an empty object
+// is form mode only, as the spec says for clients of earlier revisions.
 func parseClientCaps(c protocol.ClientCapabilities) clientCaps {
-	if len(c.Elicitation) == 0 || bytes.Equal(bytes.TrimSpace(c.Elicitation), []byte("null")) {
+	caps := parseElicitation(c)
+	caps.sampling = declared(c.Sampling)
+	return caps
+}
+
+// declared reports whether a capability is present (an object, not null).
+func declared(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func parseElicitation(c protocol.ClientCapabilities) clientCaps {
+	if !declared(c.Elicitation) {
 		return clientCaps{}
 	}
 	var modes struct {
@@ -54,6 +66,30 @@ func (s *session) elicitHandler(send func([]byte)) mcpvisor.ElicitationHandler {
 			return mcpvisor.ElicitationResponse{}, mcpvisor.ErrElicitationPassed
 		}
 		return s.elicit(ctx, send, req)
+	}
+}
+
+// sampleHandler returns the call's sampling handler: the server's
+// sampling/createMessage forwarded to the client on the call's stream, or
+// nil when the client did not declare sampling or the call has no stream.
+func (s *session) sampleHandler(send func([]byte)) mcpvisor.SamplingHandler {
+	if send == nil || !s.clientCaps().sampling {
+		return nil
+	}
+	return func(ctx context.Context, _ string, req *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		params, err := json.Marshal(req)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := s.request(ctx, send, protocol.MethodSamplingCreateMessage, params)
+		if err != nil {
+			return nil, err // the client's JSON-RPC error passes through
+		}
+		var res protocol.CreateMessageResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("gateway: the client's sampling result: %w", err)
+		}
+		return &res, nil
 	}
 }
 

@@ -330,3 +330,53 @@ func skipListChanged(t *testing.T) func(frame) {
 		}
 	}
 }
+
+// TestStdioSampling: a server's sampling/createMessage during a call goes
+// to the client that made it, and the client's answer back to the server;
+// a client that did not declare sampling is not asked, and the server is
+// refused.
+func TestStdioSampling(t *testing.T) {
+	f := newFixture(t, gateway.Options{}, func(o *mcpvisor.Options) { o.CallSampling = true })
+	for _, tc := range []struct {
+		name, caps string
+		asked      bool
+	}{
+		{"client samples", `{"sampling":{}}`, true},
+		{"client cannot", `{}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := startStdio(t, f)
+			c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+tc.caps+`,"clientInfo":{"name":"test","version":"1"}}`))
+			c.await(1, nil)
+			c.send(notification("notifications/initialized", ""))
+			c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
+			c.await(2, skipListChanged(t))
+
+			c.send(request(3, "tools/call", `{"name":"mcp__a__sample","arguments":{"prompt":"Say hi"}}`))
+			var prompt string
+			res := c.await(3, func(fr frame) {
+				if fr.Method == "notifications/tools/list_changed" {
+					return
+				}
+				if fr.Method != "sampling/createMessage" {
+					t.Fatalf("unexpected frame %+v", fr)
+				}
+				prompt = string(fr.Params)
+				c.send(`{"jsonrpc":"2.0","id":` + string(fr.ID) + `,"result":{"role":"assistant","content":{"type":"text","text":"hi from the client"},"model":"client-model"}}`)
+			})
+			r := decode[callResult](t, res.Result)
+			if !tc.asked {
+				if prompt != "" || !r.IsError || !strings.Contains(r.text(), "sampling/createMessage") {
+					t.Fatalf("a client without sampling: asked %q, result %+v", prompt, r)
+				}
+				return
+			}
+			if !strings.Contains(prompt, `"Say hi"`) || !strings.Contains(prompt, `"maxTokens":50`) {
+				t.Fatalf("the client was asked %s", prompt)
+			}
+			if r.IsError || r.text() != "hi from the client" || !strings.Contains(string(res.Result), `"model":"client-model"`) {
+				t.Fatalf("the server received %s", res.Result)
+			}
+		})
+	}
+}

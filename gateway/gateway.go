@@ -439,6 +439,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
 	opts.Elicitation = s.elicitHandler(send)
+	opts.Sampling = s.sampleHandler(send)
 	if hostTool && s.g.opts.ApproveWithClient {
 		opts.Approve = s.approveWithClient(send)
 	}

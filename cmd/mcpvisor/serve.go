@@ -117,7 +117,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	// inbox, which the API, the page and the CLI answer (or run at once
 	// with --approve-host-tools), so a gateway client may activate them.
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
-		ApprovalInbox: true, Approve: hostToolApproval(approveHostTools),
+		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(approveHostTools),
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)
@@ -305,7 +305,7 @@ func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
 	var gw atomic.Pointer[gateway.Gateway]
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
-		Approve: hostToolApproval(f.approveHostTools),
+		CallSampling: true, Approve: hostToolApproval(f.approveHostTools),
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)

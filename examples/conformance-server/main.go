@@ -91,6 +91,9 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 		DataDir:  dataDir,
 		Logger:   logger,
 		AlwaysOn: []string{serverName},
+		// As mcpvisor serve: elicitations and sampling reach the client
+		// whose call they belong to.
+		Inbox: true, CallSampling: true,
 		OnEvent: func(ev mcpvisor.Event) {
 			if g := gw.Load(); g != nil {
 				g.Observe(ev)
