@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -342,6 +343,10 @@ func prepareRegister(h *Host, args json.RawMessage) (hostCall, error) {
 		return hostCall{}, errors.New(registerFieldNames.Replace(strings.TrimPrefix(err.Error(), "config: ")))
 	}
 	hc := hostCall{server: a.Name, summary: a.summary()}
+	if st, ok := h.rt.ServerStatus(a.Name); ok {
+		// The person approving must know an existing server is replaced.
+		hc.summary = fmt.Sprintf("%s, replacing the %s server of that name (%s)", hc.summary, st.Transport, st.State)
+	}
 	if a.Transport == "stdio" {
 		hc.command = append([]string{a.Command}, a.Args...)
 	}
@@ -457,15 +462,29 @@ func prepareDelete(h *Host, args json.RawMessage) (hostCall, error) {
 	if err := h.knownServer(a.Name); err != nil {
 		return hostCall{}, err
 	}
+	// A server of the config file comes back at the next start: the file,
+	// not the registry, is where it is defined.
+	rec, _, err := h.registryRow(a.Name)
+	if err != nil {
+		return hostCall{}, err
+	}
+	fromFile := rec.Origin == persistence.OriginConfig
+	summary := fmt.Sprintf("Delete server %q for good: its configuration is discarded and its process stopped", a.Name)
+	if fromFile {
+		summary = fmt.Sprintf("Delete server %q: its process is stopped; it is defined in the config file, so it returns at the next start", a.Name)
+	}
 	return hostCall{
 		server:  a.Name,
-		summary: fmt.Sprintf("Delete server %q for good: its configuration is discarded and its process stopped", a.Name),
+		summary: summary,
 		run: func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
 			if err := h.Unregister(ctx, a.Name); err != nil {
 				return nil, err
 			}
 			text := fmt.Sprintf("Server %q deleted: its process is stopped and its configuration gone.", a.Name)
-			return structured(text, map[string]any{"name": a.Name, "deleted": true}, false), nil
+			if fromFile {
+				text = fmt.Sprintf("Server %q deleted: its process is stopped. It is defined in the host's config file, so it comes back when the host starts again; to keep it off across restarts, use toggle_item instead.", a.Name)
+			}
+			return structured(text, map[string]any{"name": a.Name, "deleted": true, "in_config_file": fromFile}, false), nil
 		},
 	}, nil
 }

@@ -330,13 +330,48 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 	if res := hostCall(t, s, mcpvisor.ToolList, map[string]any{}); res.IsError {
 		t.Fatalf("list_items: %s", res.Wire())
 	}
-	if res := hostCall(t, s, mcpvisor.ToolDelete, map[string]any{"name": "a"}); res.IsError {
-		t.Fatalf("delete_mcp: %s", res.Wire())
+	res = hostCall(t, s, mcpvisor.ToolRegister, map[string]any{"name": "a", "transport": "stdio", "command": bin.mcptest})
+	if res.IsError {
+		t.Fatalf("replacing a: %s", res.Wire())
+	}
+	if res := hostCall(t, s, mcpvisor.ToolDelete, map[string]any{"name": "a"}); res.IsError || strings.Contains(res.Text, "config file") {
+		t.Fatalf("delete_mcp of a server registered by a model: %s", res.Wire())
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 3 || !seen[2].Destructive || seen[1].Tool != mcpvisor.ToolList {
-		t.Errorf("the hook saw %v, want list_items then a destructive delete_mcp", seen)
+	if len(seen) != 4 || seen[1].Tool != mcpvisor.ToolList || !seen[3].Destructive {
+		t.Fatalf("the hook saw %v, want list_items, register_mcp, then a destructive delete_mcp", seen)
+	}
+	if !strings.Contains(seen[2].Summary, "replacing the stdio server of that name") {
+		t.Errorf("replacing a server: the summary %q does not say so", seen[2].Summary)
+	}
+}
+
+// TestDeleteConfigServerSaysItReturns: the config file defines its servers;
+// delete_mcp stops one but says it comes back at the next start, as it does.
+func TestDeleteConfigServerSaysItReturns(t *testing.T) {
+	data := t.TempDir()
+	var summary string
+	opts := mcpvisor.Options{DataDir: data, AlwaysOn: []string{mcpvisor.ConfigGroup},
+		Approve: func(_ context.Context, req *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+			summary = req.Summary
+			return mcpvisor.ApprovalDecision{Allow: true}, nil
+		}}
+	h := openHost(t, opts, mcptest("a"))
+	res := hostCall(t, h.Session("chat", ""), mcpvisor.ToolDelete, map[string]any{"name": "a"})
+	if res.IsError || !strings.Contains(res.Text, "comes back when the host starts again") ||
+		!strings.Contains(summary, "defined in the config file") {
+		t.Fatalf("delete_mcp of a config server: %s (summary %q)", res.Wire(), summary)
+	}
+	if len(h.Status()) != 0 {
+		t.Fatal("a is still running")
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h = openHost(t, opts, mcptest("a"))
+	if len(h.Status()) != 1 {
+		t.Fatal("the config file's server did not come back")
 	}
 }
 
