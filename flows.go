@@ -351,6 +351,7 @@ func (h *Host) recordElicitation(req *ElicitationRequest, action ElicitationActi
 // Journal event methods of the host's own events.
 const (
 	EventMethodElicitation = "mcpvisor/elicitation"
+	EventMethodApproval    = "mcpvisor/approval"
 	EventMethodTask        = "mcpvisor/task"
 )
 

@@ -200,6 +200,7 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 			Summary: hc.summary, Command: slices.Clone(hc.command), Destructive: t.destructive,
 			Changes: t.mutates(), Created: time.Now()}
 		d, err := approve(ctx, req)
+		h.recordApproval(req, d, err)
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("%s: %w: %w", t.name, ErrCancelled, ctx.Err())
@@ -227,6 +228,27 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 		return toolError("%s: %v", t.name, err), nil
 	}
 	return res, nil
+}
+
+// recordApproval journals a decision on a host-tool call, as an
+// mcpvisor/approval event: who asked for what, the summary a person read,
+// and the answer. Never the arguments.
+func (h *Host) recordApproval(req *ApprovalRequest, d ApprovalDecision, err error) {
+	if err != nil {
+		d = ApprovalDecision{Reason: err.Error()}
+	}
+	params, _ := json.Marshal(struct {
+		Tool    string `json:"tool"`
+		Server  string `json:"server,omitempty"`
+		Session string `json:"session,omitempty"`
+		Stack   string `json:"stack,omitempty"`
+		Summary string `json:"summary"`
+		Allowed bool   `json:"allowed"`
+		Reason  string `json:"reason,omitempty"`
+	}{req.Tool, req.Server, req.Scope.Session, req.Scope.Stack, req.Summary, d.Allow, d.Reason})
+	h.journal.writer.Ingest(req.Server, persistence.AppendEvent(persistence.EventRecord{
+		Server: req.Server, Method: EventMethodApproval, Params: params, Received: time.Now(),
+	}))
 }
 
 // decodeArgs decodes a tool's arguments strictly: an unknown field is

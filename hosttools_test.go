@@ -345,6 +345,29 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 	if !strings.Contains(seen[2].Summary, "replacing the stdio server of that name") {
 		t.Errorf("replacing a server: the summary %q does not say so", seen[2].Summary)
 	}
+
+	// Each decision is journaled, without the arguments.
+	var evs []mcpvisor.JournalEvent
+	for deadline := time.Now().Add(10 * time.Second); len(evs) < 4; {
+		var err error
+		if evs, err = h.Journal().Events(mcpvisor.EventFilter{Method: mcpvisor.EventMethodApproval}); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) < 4 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d approval events journaled, want 4", len(evs))
+			}
+			<-time.After(10 * time.Millisecond) // the journal commits in the background
+		}
+	}
+	first := string(evs[0].Params)
+	if !strings.Contains(first, `"tool":"register_mcp"`) || !strings.Contains(first, `"allowed":false`) ||
+		!strings.Contains(first, `"reason":"not on a Friday"`) || strings.Contains(first, "tok-123") {
+		t.Errorf("the first approval event: %s", first)
+	}
+	if last := string(evs[3].Params); !strings.Contains(last, `"tool":"delete_mcp"`) || !strings.Contains(last, `"allowed":true`) {
+		t.Errorf("the last approval event: %s", last)
+	}
 }
 
 // TestDeleteConfigServerSaysItReturns: the config file defines its servers;
