@@ -176,9 +176,10 @@ func TestInboxElicitationSecretIsNeverWritten(t *testing.T) {
 	}
 
 	// The journal knows it happened, and how it ended.
-	evs, err := h.Journal().Events(mcpvisor.EventFilter{Method: mcpvisor.EventMethodElicitation})
-	if err != nil || len(evs) != 1 || !strings.Contains(string(evs[0].Params), `"action":"accept"`) {
-		t.Fatalf("elicitation events %v (%v), want one accept", evs, err)
+	// It is journaled in the background: the call may return first.
+	evs := waitEvents(t, h, mcpvisor.EventFilter{Method: mcpvisor.EventMethodElicitation}, 1)
+	if len(evs) != 1 || !strings.Contains(string(evs[0].Params), `"action":"accept"`) {
+		t.Fatalf("elicitation events %v, want one accept", evs)
 	}
 	var everything bytes.Buffer
 	for _, ev := range evs {

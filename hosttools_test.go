@@ -347,19 +347,7 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 	}
 
 	// Each decision is journaled, without the arguments.
-	var evs []mcpvisor.JournalEvent
-	for deadline := time.Now().Add(10 * time.Second); len(evs) < 4; {
-		var err error
-		if evs, err = h.Journal().Events(mcpvisor.EventFilter{Method: mcpvisor.EventMethodApproval}); err != nil {
-			t.Fatal(err)
-		}
-		if len(evs) < 4 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d approval events journaled, want 4", len(evs))
-			}
-			<-time.After(10 * time.Millisecond) // the journal commits in the background
-		}
-	}
+	evs := waitEvents(t, h, mcpvisor.EventFilter{Method: mcpvisor.EventMethodApproval}, 4)
 	first := string(evs[0].Params)
 	if !strings.Contains(first, `"tool":"register_mcp"`) || !strings.Contains(first, `"allowed":false`) ||
 		!strings.Contains(first, `"reason":"not on a Friday"`) || strings.Contains(first, "tok-123") {

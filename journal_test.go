@@ -188,18 +188,20 @@ func TestEventsArePendingUntilAcked(t *testing.T) {
 	}
 }
 
-// waitEvents waits, on the journal's subscription, until f matches n events.
-func waitEvents(t *testing.T, h *mcpvisor.Host, f mcpvisor.EventFilter, n int) {
+// waitEvents waits, on the journal's subscription, until f matches n
+// events, and returns them.
+func waitEvents(t *testing.T, h *mcpvisor.Host, f mcpvisor.EventFilter, n int) []mcpvisor.JournalEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	seen := 0
-	for range h.Journal().Subscribe(ctx, f) {
-		if seen++; seen >= n {
-			return
+	var seen []mcpvisor.JournalEvent
+	for ev := range h.Journal().Subscribe(ctx, f) {
+		if seen = append(seen, ev); len(seen) >= n {
+			return seen
 		}
 	}
-	t.Fatalf("only %d of %d events arrived", seen, n)
+	t.Fatalf("only %d of %d events arrived", len(seen), n)
+	return nil
 }
 
 func TestGrantsSessionsAndStackFrames(t *testing.T) {
