@@ -200,7 +200,11 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 			Summary: hc.summary, Command: slices.Clone(hc.command), Destructive: t.destructive,
 			Changes: t.mutates(), Created: time.Now()}
 		d, err := approve(ctx, req)
-		h.recordApproval(req, d, err)
+		if req.Changes || err != nil || !d.Allow {
+			// Calls that change nothing, allowed, would only be noise
+			// among the events an agent processes.
+			h.recordApproval(req, d, err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("%s: %w: %w", t.name, ErrCancelled, ctx.Err())
@@ -232,7 +236,8 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 
 // recordApproval journals a decision on a host-tool call, as an
 // mcpvisor/approval event: who asked for what, the summary a person read,
-// and the answer. Never the arguments.
+// and the answer. Never the arguments. Every decision on a call that
+// changes the servers is recorded, and every refusal.
 func (h *Host) recordApproval(req *ApprovalRequest, d ApprovalDecision, err error) {
 	if err != nil {
 		d = ApprovalDecision{Reason: err.Error()}

@@ -347,14 +347,20 @@ func TestApproveHookSeesTheCommandLine(t *testing.T) {
 	}
 
 	// Each decision is journaled, without the arguments.
-	evs := waitEvents(t, h, mcpvisor.EventFilter{Method: mcpvisor.EventMethodApproval}, 4)
+	// (list_items, allowed, changes nothing: not recorded).
+	evs := waitEvents(t, h, mcpvisor.EventFilter{Method: mcpvisor.EventMethodApproval}, 3)
 	first := string(evs[0].Params)
 	if !strings.Contains(first, `"tool":"register_mcp"`) || !strings.Contains(first, `"allowed":false`) ||
 		!strings.Contains(first, `"reason":"not on a Friday"`) || strings.Contains(first, "tok-123") {
 		t.Errorf("the first approval event: %s", first)
 	}
-	if last := string(evs[3].Params); !strings.Contains(last, `"tool":"delete_mcp"`) || !strings.Contains(last, `"allowed":true`) {
+	if last := string(evs[2].Params); !strings.Contains(last, `"tool":"delete_mcp"`) || !strings.Contains(last, `"allowed":true`) {
 		t.Errorf("the last approval event: %s", last)
+	}
+	for _, ev := range evs {
+		if strings.Contains(string(ev.Params), `"tool":"list_items"`) {
+			t.Errorf("an allowed list_items was journaled: %s", ev.Params)
+		}
 	}
 }
 
