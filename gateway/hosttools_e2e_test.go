@@ -108,23 +108,13 @@ func (s hostToolsStep) tool(t *testing.T, name string) listedTool {
 // stdin (see peers.RunSteps).
 func runHostToolsClient(t *testing.T, node string, plan hostToolsPlan, onStep func(hostToolsStep, io.Writer)) map[string]hostToolsStep {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "hosttools-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := map[string]hostToolsStep{}
 	decode := func(s peers.Step) hostToolsStep {
 		var st hostToolsStep
 		s.Decode(t, &st)
 		st.Raw = s.Line
 		return st
 	}
-	for name, s := range peers.RunSteps(t, 2*waitFor, node, script, []string{string(raw)}, func(s peers.Step, stdin io.Writer) {
-		st := decode(s)
+	return runScript(t, node, "hosttools-client.mjs", plan, decode, func(st hostToolsStep, stdin io.Writer) {
 		// A call that went wrong may leave the script waiting for a
 		// list_changed that cannot come: stop at once.
 		if isErr := st.IsError || st.Call != nil && st.Call.IsError; isErr != toolErrorSteps[st.Step] {
@@ -133,10 +123,7 @@ func runHostToolsClient(t *testing.T, node string, plan hostToolsPlan, onStep fu
 		if onStep != nil {
 			onStep(st, stdin)
 		}
-	}) {
-		steps[name] = decode(s)
-	}
-	return steps
+	})
 }
 
 // toolErrorSteps are the script's steps whose call should fail.

@@ -77,7 +77,20 @@ type sdkStep struct {
 // steps by name; onStep is as for peers.RunSteps.
 func runSDKClient(t *testing.T, node string, plan sdkPlan, onStep func(sdkStep, io.Writer)) map[string]sdkStep {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "sdk-client.mjs"))
+	return runScript(t, node, "sdk-client.mjs", plan, func(s peers.Step) sdkStep {
+		var st sdkStep
+		s.Decode(t, &st)
+		return st
+	}, onStep)
+}
+
+// runScript runs testdata/<script> with plan (as JSON, its one argument)
+// and returns its steps by name, each decoded; onStep, if not nil, sees
+// each step as it comes and may write to the script's stdin (see
+// peers.RunSteps).
+func runScript[S any](t *testing.T, node, script string, plan any, decode func(peers.Step) S, onStep func(S, io.Writer)) map[string]S {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("testdata", script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,17 +98,13 @@ func runSDKClient(t *testing.T, node string, plan sdkPlan, onStep func(sdkStep, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := map[string]sdkStep{}
-	for name, s := range peers.RunSteps(t, 2*waitFor, node, script, []string{string(raw)}, func(s peers.Step, stdin io.Writer) {
+	steps := map[string]S{}
+	for name, s := range peers.RunSteps(t, 2*waitFor, node, path, []string{string(raw)}, func(s peers.Step, stdin io.Writer) {
 		if onStep != nil {
-			var st sdkStep
-			s.Decode(t, &st)
-			onStep(st, stdin)
+			onStep(decode(s), stdin)
 		}
 	}) {
-		var st sdkStep
-		s.Decode(t, &st)
-		steps[name] = st
+		steps[name] = decode(s)
 	}
 	return steps
 }
