@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -153,6 +154,7 @@ type Host struct {
 	askers    askers // calls with their own elicitation handler
 	media     *mediaStore
 	secrets   *secretStore
+	hostDefs  atomic.Pointer[hostToolCache]
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
 

@@ -149,30 +149,45 @@ func (t *hostTool) tool(h *Host) Tool {
 // HostTools lists the host's own tools: activate_tools, then the config
 // group's. Empty with Options.NoHostTools.
 func (h *Host) HostTools() []Tool {
-	if h.opts.NoHostTools {
-		return nil
-	}
-	out := make([]Tool, 0, len(hostTools))
-	for _, t := range hostTools {
-		out = append(out, t.tool(h))
-	}
-	return out
+	return slices.Clone(h.hostToolsFor(groupSet{ConfigGroup: time.Time{}}))
 }
 
 // hostToolsFor lists the host tools a scope sees: activate_tools, and the
-// config group's once granted (or always on).
+// config group's once granted (or always on). The slice is shared: read
+// it, never write it.
 func (h *Host) hostToolsFor(set groupSet) []Tool {
 	if h.opts.NoHostTools {
 		return nil
 	}
-	config := set.has(ConfigGroup) || h.alwaysOn[ConfigGroup]
-	var out []Tool
-	for _, t := range hostTools {
-		if !t.config || config {
-			out = append(out, t.tool(h))
+	all := h.hostToolDefs()
+	if set.has(ConfigGroup) || h.alwaysOn[ConfigGroup] {
+		return all
+	}
+	return all[:1] // activate_tools comes first
+}
+
+// hostToolCache holds the host tools' definitions until the servers'
+// status next changes (activate_tools' description names the enabled
+// servers), so Session.Tools, read at every model round, builds none.
+type hostToolCache struct {
+	valid <-chan struct{} // closed once the definitions are stale
+	tools []Tool
+}
+
+func (h *Host) hostToolDefs() []Tool {
+	if c := h.hostDefs.Load(); c != nil {
+		select {
+		case <-c.valid:
+		default:
+			return c.tools
 		}
 	}
-	return out
+	c := &hostToolCache{valid: h.rt.StatusChanged()} // taken before Status is read
+	for _, t := range hostTools {
+		c.tools = append(c.tools, t.tool(h))
+	}
+	h.hostDefs.Store(c)
+	return c.tools
 }
 
 // callHostTool runs one host-tool call: arguments checked, then approved,
@@ -187,12 +202,12 @@ func (h *Host) callHostTool(ctx context.Context, scope Scope, t *hostTool, args 
 	if t.name == ToolActivate && scope.Session == "" {
 		return toolError("%s: a call without a session has nothing to activate tools for", t.name), nil
 	}
-	approve := h.opts.Approve
-	if approve == nil && h.opts.ApprovalInbox && t.mutates() {
-		approve = h.approvals.decide
+	hostApproval := h.opts.Approve
+	if hostApproval == nil && h.opts.ApprovalInbox && t.mutates() {
+		hostApproval = h.approvals.decide
 	}
 	// The host's approval first, then the caller's own: both must allow.
-	for _, approve := range []ApprovalFunc{approve, opts.Approve} {
+	for _, approve := range []ApprovalFunc{hostApproval, opts.Approve} {
 		if approve == nil {
 			continue
 		}
@@ -659,7 +674,7 @@ func (h *Host) awaitSettled(ctx context.Context, server string) ServerStatus {
 // its tools, or why not (a tool error, so the model notices).
 func serverOutcome(h *Host, st ServerStatus, done string) *Result {
 	var tools []string
-	for _, t := range h.rt.ToolsOf(func(s string) bool { return s == st.Name }) {
+	for _, t := range h.rt.ToolsOf(nil, func(s string) bool { return s == st.Name }) {
 		tools = append(tools, t.Name)
 	}
 	v := map[string]any{"name": st.Name, "state": st.State, "tools": tools}

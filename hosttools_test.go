@@ -143,6 +143,9 @@ func TestHostToolsManageServers(t *testing.T) {
 	if st := status(t, h, "b"); st.ProtocolVersion != "2025-06-18" {
 		t.Errorf("b negotiated %q: its env did not reach it", st.ProtocolVersion)
 	}
+	if desc := s.Tools()[0].Description; !strings.Contains(desc, "Groups: a, b.") {
+		t.Errorf("activate_tools' description does not name the new server: %q", desc)
+	}
 	items := listItems(t, s)
 	if b := items["b"]; b.FriendlyName != "Bee" || b.Description != "A test server" || b.Transport != "stdio" ||
 		!b.Enabled || b.State != "ready" || b.Tools == 0 {

@@ -118,8 +118,7 @@ func (s Session) Groups() []string {
 // published snapshots and never waits on a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.get(s.scope)
-	servers := s.h.rt.ToolsOf(func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
-	return append(s.h.hostToolsFor(set), servers...)
+	return s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
 }
 
 // Servers lists the servers whose tools this scope may call (granted or

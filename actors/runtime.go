@@ -433,10 +433,11 @@ func (r *Runtime) Tools() []Tool {
 	return out
 }
 
-// ToolsOf lists the tools of the named servers among the enabled ones, in
-// registration order: the view of a session holding those groups. It costs
-// the servers in the snapshot plus the tools returned.
-func (r *Runtime) ToolsOf(servers func(name string) bool) []Tool {
+// ToolsOf lists prefix, then the tools of the named servers among the
+// enabled ones, in registration order: the view of a session holding those
+// groups. It costs the servers in the snapshot plus the tools returned,
+// copied once into a new slice.
+func (r *Runtime) ToolsOf(prefix []Tool, servers func(name string) bool) []Tool {
 	type pick struct {
 		e  *serverEntry
 		st *ServerStatus
@@ -457,7 +458,8 @@ func (r *Runtime) ToolsOf(servers func(name string) bool) []Tool {
 		picked = append(picked, pick{e, st})
 	}
 	// One allocation of the final size: the tools are copied once.
-	out := make([]Tool, 0, n)
+	out := make([]Tool, 0, len(prefix)+n)
+	out = append(out, prefix...)
 	for _, p := range picked {
 		out = appendTools(out, p.e, p.st)
 	}
