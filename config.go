@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/actors"
-	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 // ErrConfig is wrapped by every error that reports an invalid configuration,

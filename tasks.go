@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/actors"
-	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 

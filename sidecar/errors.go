@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/elicit"
 )
 
 // Stable error codes of the API's JSON errors.

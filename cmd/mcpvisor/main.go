@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/actors"
 )
 
 const usage = `usage: mcpvisor <command> [flags]

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpvisor/mcpvisor/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/elicit"
 )
 
 func Example() {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
 )
 
 // A journal takes batches of ops and returns once they are durable; seqs

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
-	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 // stallThreshold is how long a child's stdin may stay full before new calls

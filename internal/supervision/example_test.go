@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 func ExampleStartProcess() {

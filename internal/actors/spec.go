@@ -3,7 +3,7 @@ package actors
 import (
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 // Transport names how the host reaches a server.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
-	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 // Messages a server actor receives. Every message from a connection's

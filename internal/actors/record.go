@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
