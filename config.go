@@ -17,10 +17,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
-// ErrConfig is wrapped by every error that reports an invalid configuration,
-// including JSON syntax errors: test with errors.Is(err, ErrConfig).
-var ErrConfig = errors.New("invalid config")
-
 // Config is one configuration file: the servers it names and what was
 // accepted without being used.
 //

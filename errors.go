@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -45,8 +46,31 @@ var (
 	ErrTaskCancelled     = errors.New("task cancelled") // the task was cancelled (by the server or the host)
 	ErrTaskLost          = errors.New("task lost")      // the server no longer knows the task
 
+	// ErrInvalidAnswer: an answer to an elicitation does not fit the spec
+	// or the requested schema, or its action is not accept, decline or
+	// cancel.
+	ErrInvalidAnswer = elicit.ErrInvalid
+	ErrInvalidAction = elicit.ErrInvalidAction
+
 	// Host tools.
 	ErrUnknownApproval = errors.New("unknown approval") // no such pending host-tool call (decided, expired, abandoned)
+
+	// ErrConfig is wrapped by every error that reports an invalid
+	// configuration, including JSON syntax errors.
+	ErrConfig = errors.New("invalid config")
+	// ErrUnsupported: the server is ready and did not declare, in
+	// initialize, the capability a request needs (resources,
+	// resources.subscribe, prompts).
+	ErrUnsupported = errors.New("not supported by the server")
+
+	// Schemas. A document that does not match its schema is a *SchemaError
+	// instead. ErrUnsupportedDialect: the schema's $schema names a dialect
+	// other than 2020-12 (the default), 2019-09, draft-07, draft-06 and
+	// draft-04. ErrInvalidSchema: the schema is not valid in its dialect,
+	// or refers to a document other than itself and the bundled
+	// meta-schemas.
+	ErrUnsupportedDialect = errors.New("unsupported JSON Schema dialect")
+	ErrInvalidSchema      = errors.New("invalid JSON Schema")
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

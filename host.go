@@ -15,8 +15,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
-	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Re-exported runtime types: the public API never shows actor-system types.
@@ -262,6 +263,12 @@ func (h *Host) Close() error {
 	return errors.Join(h.rt.Close(ctx), h.journal.Close())
 }
 
+// LogFile is the path of the named server's log file: its stderr, log
+// messages and lifecycle, one line each. The file may not exist yet.
+func (h *Host) LogFile(name string) string {
+	return filepath.Join(h.opts.DataDir, "logs", serverlog.SanitizeName(name)+".log")
+}
+
 // Journal is the host's journal: events, history, the registry.
 func (h *Host) Journal() *Journal { return h.journal }
 
@@ -501,7 +508,7 @@ func (h *Host) finishResult(tool string, t Tool, known bool, raw json.RawMessage
 // recordCall journals one call. It never blocks: the record joins the
 // journal's bounded queue.
 func (h *Host) recordCall(scope Scope, tool string, args, raw json.RawMessage, start time.Time, res *Result, err error) {
-	server, _, _ := actors.SplitToolName(tool)
+	server, _, _ := SplitToolName(tool)
 	rec := persistence.HistoryRecord{
 		Time: start, Kind: persistence.HistoryCall, Server: server, Scope: scope, Tool: tool,
 		Duration: time.Since(start), Outcome: callOutcome(res, err), ResultSize: len(raw),
@@ -516,6 +523,6 @@ func (h *Host) recordCall(scope Scope, tool string, args, raw json.RawMessage, s
 }
 
 func serverOf(tool string) string {
-	server, _, _ := actors.SplitToolName(tool)
+	server, _, _ := SplitToolName(tool)
 	return server
 }

@@ -28,6 +28,17 @@ type (
 	HistoryKind = persistence.HistoryKind
 	// JournalStats are the journal writer's counters.
 	JournalStats = actors.JournalStats
+	// StoreStats are the store's sizes and sequence high-water marks.
+	StoreStats = persistence.Stats
+	// ServerRecord is one server of the registry: its origin, whether it is
+	// enabled, and its entry as JSON with ${VAR} references unexpanded.
+	ServerRecord = persistence.ServerRecord
+)
+
+// Origins of a ServerRecord.
+const (
+	OriginConfig = persistence.OriginConfig // from the config file
+	OriginAPI    = persistence.OriginAPI    // from Register or a host tool
 )
 
 // Event statuses and history kinds.
@@ -192,15 +203,15 @@ func (j *Journal) History(f HistoryFilter) ([]HistoryRecord, error) { return j.s
 // group named) at the instant at, from the grant history.
 func (j *Journal) WhoHadAccess(tool string, at time.Time) ([]Scope, error) {
 	group := tool
-	if server, _, ok := actors.SplitToolName(tool); ok {
+	if server, _, ok := SplitToolName(tool); ok {
 		group = server
 	}
 	return j.store.AccessAt(group, at)
 }
 
 // Stats returns the writer's counters and the store's sizes.
-func (j *Journal) Stats() (JournalStats, persistence.Stats) { return j.writer.Stats(), j.store.Stats() }
+func (j *Journal) Stats() (JournalStats, StoreStats) { return j.writer.Stats(), j.store.Stats() }
 
 // Servers lists the registry: every server the journal knows, with its
 // origin and whether it is enabled.
-func (j *Journal) Servers() ([]persistence.ServerRecord, error) { return j.store.Servers() }
+func (j *Journal) Servers() ([]ServerRecord, error) { return j.store.Servers() }

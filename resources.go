@@ -3,7 +3,6 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,10 +29,6 @@ type (
 	// GetPromptResult is a prompt rendered with its arguments.
 	GetPromptResult = protocol.GetPromptResult
 )
-
-// ErrUnsupported: the server is ready and did not declare, in initialize,
-// the capability a request needs (resources, resources.subscribe, prompts).
-var ErrUnsupported = errors.New("not supported by the server")
 
 // maxListPages caps the pages one listing walks: a server that never
 // clears its cursor gets a warning, not a hang (as tools/list does).

@@ -15,17 +15,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Schema errors, for errors.Is. A document that does not match its schema
-// is a *SchemaError instead.
-var (
-	// ErrUnsupportedDialect: the schema's $schema names a dialect other
-	// than 2020-12 (the default), 2019-09, draft-07, draft-06 and draft-04.
-	ErrUnsupportedDialect = errors.New("unsupported JSON Schema dialect")
-	// ErrInvalidSchema: the schema is not valid in its dialect, or refers
-	// to a document other than itself and the bundled meta-schemas.
-	ErrInvalidSchema = errors.New("invalid JSON Schema")
-)
-
 // dialect is a JSON Schema draft the validator supports.
 type dialect struct {
 	name  string

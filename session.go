@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 )
 
@@ -150,7 +149,7 @@ func (s Session) call(ctx context.Context, tool string, args json.RawMessage, op
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	group, _, ok := actors.SplitToolName(tool)
+	group, _, ok := SplitToolName(tool)
 	if t := lookupHostTool(tool); t != nil && t.config {
 		group, ok = ConfigGroup, true
 	}

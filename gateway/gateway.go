@@ -458,11 +458,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 // knownServer reports whether tool names a registered server, so a
 // made-up server is an unknown tool, not a group to activate.
 func (s *session) knownServer(tool string) bool {
-	rest, ok := strings.CutPrefix(tool, "mcp__")
-	if !ok {
-		return false
-	}
-	server, _, ok := strings.Cut(rest, "__")
+	server, _, ok := mcpvisor.SplitToolName(tool)
 	if !ok {
 		return false
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
 	"github.com/mcpvisor/mcpvisor/internal/peers"
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -702,11 +701,11 @@ func TestHostToolsE2EThroughSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(rows, func(r persistence.ServerRecord) bool { return r.Name == server })
+	i := slices.IndexFunc(rows, func(r mcpvisor.ServerRecord) bool { return r.Name == server })
 	if i < 0 {
 		t.Fatalf("the registry has no row for %s: %+v", server, rows)
 	}
-	if row := rows[i]; row.Enabled || row.Origin != persistence.OriginAPI || !strings.Contains(string(row.Config), "${MCPVISOR_SECRET_") {
+	if row := rows[i]; row.Enabled || row.Origin != mcpvisor.OriginAPI || !strings.Contains(string(row.Config), "${MCPVISOR_SECRET_") {
 		t.Fatalf("the registry's row for %s: origin %s, enabled %v, config %s; want origin api, disabled, its secrets referenced", server, row.Origin, row.Enabled, row.Config)
 	}
 	h1.close(t)

@@ -213,7 +213,7 @@ func (s *session) releaseAll(ctx context.Context) {
 func (s *session) listPrompts(ctx context.Context, msg protocol.Message) []byte {
 	list := gather(ctx, s, msg.Method, hasPrompts, s.g.h.Prompts, func(server string, ps []protocol.Prompt) []protocol.Prompt {
 		for i := range ps {
-			ps[i].Name = "mcp__" + server + "__" + ps[i].Name
+			ps[i].Name = mcpvisor.ToolName(server, ps[i].Name)
 		}
 		return ps
 	})
@@ -225,7 +225,7 @@ func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Name == "" {
 		return invalidParams(msg.ID, "prompts/get: params must hold a name")
 	}
-	server, name, ok := splitName(p.Name)
+	server, name, ok := mcpvisor.SplitToolName(p.Name)
 	if !ok || !slices.Contains(s.providers(hasPrompts), server) {
 		return invalidParams(msg.ID, "unknown prompt: %s", p.Name)
 	}
@@ -303,13 +303,4 @@ func (s *session) notify(frame []byte) {
 	default:
 		s.g.log.Warn("gateway: a client's notification queue is full; notification dropped", "queued", cap(s.notes))
 	}
-}
-
-func splitName(namespaced string) (server, name string, ok bool) {
-	rest, ok := strings.CutPrefix(namespaced, "mcp__")
-	if !ok {
-		return "", "", false
-	}
-	server, name, ok = strings.Cut(rest, "__")
-	return server, name, ok && server != "" && name != ""
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
@@ -126,7 +125,7 @@ func (s *Server) noteCall(tool string, res *mcpvisor.Result, err error, d time.D
 	}
 	server := "" // the host's own tools belong to no server
 	if !mcpvisor.IsHostTool(tool) {
-		server, _, _ = strings.Cut(strings.TrimPrefix(tool, "mcp__"), "__")
+		server, _, _ = mcpvisor.SplitToolName(tool)
 	}
 	s.opts.OnCall(server, tool, outcome, d)
 }

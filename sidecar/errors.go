@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/internal/elicit"
 )
 
 // Stable error codes of the API's JSON errors.
@@ -88,7 +87,7 @@ func classify(err error) apiError {
 		e.status, e.Code = http.StatusNotFound, CodeUnknownEvent
 	case errors.Is(err, mcpvisor.ErrNotGranted):
 		e.status, e.Code = http.StatusForbidden, CodeNotGranted
-	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, elicit.ErrInvalid), errors.Is(err, elicit.ErrInvalidAction):
+	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, mcpvisor.ErrInvalidAnswer), errors.Is(err, mcpvisor.ErrInvalidAction):
 		e.status, e.Code = http.StatusBadRequest, CodeInvalidRequest
 	case errors.Is(err, mcpvisor.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		e.status, e.Code = http.StatusGatewayTimeout, CodeTimeout

@@ -8,12 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 )
 
 // Log tail bounds: lines returned by default and at most, and how much of
@@ -119,7 +117,7 @@ func (s *Server) serverLog(w http.ResponseWriter, r *http.Request) {
 		}
 		n = v
 	}
-	path := filepath.Join(s.opts.DataDir, "logs", serverlog.SanitizeName(name)+".log")
+	path := s.h.LogFile(name)
 	lines, err := tailLines(path, n)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		writeErr(w, fmt.Errorf("reading the log of %q: %w", name, err))

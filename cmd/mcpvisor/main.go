@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/internal/actors"
 )
 
 const usage = `usage: mcpvisor <command> [flags]
@@ -375,7 +374,7 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 			return &exitError{code: 2, msg: fmt.Sprintf("call: ARGS_JSON is not valid JSON: %s", pos[1])}
 		}
 	}
-	server, _, ok := actors.SplitToolName(tool)
+	server, _, ok := mcpvisor.SplitToolName(tool)
 	if !ok {
 		return &exitError{code: 2, msg: fmt.Sprintf("call: %q is not a namespaced tool name (mcp__<server>__<tool>)", tool)}
 	}

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // stallThreshold is how long a child's stdin may stay full before new calls

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Messages a server actor receives. Every message from a connection's

@@ -14,8 +14,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
-	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // maxToolPages caps tools/list pagination: a server that never clears its
