@@ -103,17 +103,6 @@ type CallOptions struct {
 	// a gateway forwards them to the client that made the call. The host
 	// declares sampling with Options.Sampling or Options.CallSampling.
 	Sampling SamplingHandler
-
-	asker *asker // set by the host while the call runs
-}
-
-func (o *CallOptions) runtime() *actors.CallOptions {
-	return &actors.CallOptions{
-		OnProgress:             o.OnProgress,
-		Timeout:                o.Timeout,
-		ResetTimeoutOnProgress: o.ResetTimeoutOnProgress,
-		MaxTotalTimeout:        o.MaxTotalTimeout,
-	}
 }
 
 // URLElicitationRequiredError is a server's -32042 answer: the call needs

@@ -17,7 +17,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
-	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Re-exported runtime types: the public API never shows actor-system types.
@@ -66,8 +65,10 @@ type Options struct {
 	// Logger receives the host's logs. nil: slog.Default().
 	Logger *slog.Logger
 	// OnEvent receives server notifications and state changes in order, on a
-	// goroutine the host owns. It should return quickly: events queue behind
-	// it and, past a bound, are dropped and counted.
+	// goroutine the host owns, from the first server's start on: a
+	// subscriber (see Host.Subscribe) that misses nothing. It should return
+	// quickly: events queue behind it and, past a bound, are dropped and
+	// counted.
 	OnEvent func(Event)
 	// Restart overrides the restart policy of every server (zero fields:
 	// defaults: 500 ms doubling to 60 s with jitter, reset after 60 s ready,
@@ -135,6 +136,12 @@ type Options struct {
 	// ApprovalDeadline is how long a call waits in the approval inbox.
 	// Zero: DefaultApprovalDeadline (5 minutes).
 	ApprovalDeadline time.Duration
+
+	// CallMiddleware are the embedder's stages of the call pipeline, the
+	// first outermost. They see every call, whoever makes it (Host.Call,
+	// sessions, the gateway, the sidecar), after the call history stage
+	// and before the host's own checks (grants, arguments, host tools).
+	CallMiddleware []CallMiddleware
 }
 
 // DefaultCallTimeout bounds a tool call when neither the server's config
@@ -158,6 +165,9 @@ type Host struct {
 	hostDefs  atomic.Pointer[hostToolCache]
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
+
+	calls CallFunc    // the call pipeline (pipeline.go)
+	subs  subscribers // Subscribe
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
@@ -210,12 +220,13 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		approvals:  newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
 		media:      newMediaStore(filepath.Join(opts.DataDir, "media"), opts.MediaURL, opts.MaxMediaBytes),
 	}
+	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	caps, handlers, notify := h.clientHooks()
 	h.rt = actors.New(actors.Options{
 		Logger:        opts.Logger,
 		LogDir:        logDir,
-		OnEvent:       opts.OnEvent,
+		OnEvent:       h.deliver,
 		Journal:       journal.writer,
 		Capabilities:  caps,
 		Handlers:      handlers,
@@ -421,108 +432,4 @@ func (h *Host) Call(ctx context.Context, tool string, args json.RawMessage) (*Re
 // CallWith is Call with options: progress, timeouts, detached tasks.
 func (h *Host) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
 	return h.call(ctx, Scope{}, tool, args, &opts)
-}
-
-func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	if len(args) > 0 && !json.Valid(args) {
-		return nil, fmt.Errorf("%s: arguments are not valid JSON", tool)
-	}
-	if opts == nil {
-		opts = &CallOptions{}
-	}
-	start := time.Now()
-	if ht := lookupHostTool(tool); ht != nil && !h.opts.NoHostTools {
-		res, err := h.callHostTool(ctx, scope, ht, args, opts)
-		if !h.opts.Journal.NoCallHistory {
-			h.recordCall(scope, tool, redactHostArgs(tool, args), nil, start, res, err)
-		}
-		return res, err
-	}
-	t, _, known := h.rt.Lookup(tool)
-	if known {
-		if _, ok := h.validate.Load(t.Server); ok {
-			if res := h.schemas.checkArguments(t, args); res != nil {
-				h.recordCall(scope, tool, args, nil, start, res, nil)
-				return res, nil
-			}
-		}
-	}
-	if opts.Elicitation != nil || opts.Sampling != nil {
-		opts.asker = &asker{ctx: ctx, server: serverOf(tool), scope: scope, handle: opts.Elicitation, sample: opts.Sampling}
-		h.askers.add(opts.asker)
-		defer h.askers.remove(opts.asker)
-	}
-	ro := opts.runtime()
-	ro.Task = taskField(opts.TaskTTL) // used if the tool runs as a task
-	if opts.OnProgress != nil {
-		// If the call becomes a task, its token stays valid until the
-		// task ends: one subscription serves the call and the polling.
-		if sub, err := h.rt.WatchProgress(serverOf(tool)); err == nil {
-			ro.Progress = sub
-			defer sub.Close()
-		}
-	}
-	raw, err := h.rt.Call(ctx, tool, args, nil, ro)
-	if !known {
-		// The call waited for its server to list its tools.
-		t, _, known = h.rt.Lookup(tool)
-	}
-	server := serverOf(tool)
-	var res *Result
-	if err == nil {
-		if task, ok := protocol.ParseCreateTaskResult(raw); ok {
-			raw, res, err = h.runTask(ctx, scope, tool, server, task, opts, ro.Progress)
-		}
-	}
-	if err == nil && res == nil {
-		res, err = h.finishResult(tool, t, known, raw)
-	}
-	if err != nil {
-		err = urlElicitationRequired(server, err)
-	}
-	if !h.opts.Journal.NoCallHistory {
-		h.recordCall(scope, tool, args, raw, start, res, err)
-	}
-	return res, err
-}
-
-// finishResult decodes a raw CallToolResult, checks structuredContent
-// against the tool's outputSchema and writes its media files.
-func (h *Host) finishResult(tool string, t Tool, known bool, raw json.RawMessage) (*Result, error) {
-	res, err := decodeResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
-	}
-	if known {
-		if err := h.schemas.checkOutput(t, res); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.media.render(res); err != nil {
-		// The result says which items were not saved; the reason is ours.
-		h.opts.Logger.Warn("media not saved", "tool", tool, "err", err)
-	}
-	return res, nil
-}
-
-// recordCall journals one call. It never blocks: the record joins the
-// journal's bounded queue.
-func (h *Host) recordCall(scope Scope, tool string, args, raw json.RawMessage, start time.Time, res *Result, err error) {
-	server, _, _ := SplitToolName(tool)
-	rec := persistence.HistoryRecord{
-		Time: start, Kind: persistence.HistoryCall, Server: server, Scope: scope, Tool: tool,
-		Duration: time.Since(start), Outcome: callOutcome(res, err), ResultSize: len(raw),
-	}
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	if h.opts.Journal.KeepCallPayloads {
-		rec.Arguments, rec.Result = args, raw
-	}
-	h.journal.writer.Ingest(server, persistence.AppendHistory(rec))
-}
-
-func serverOf(tool string) string {
-	server, _, _ := SplitToolName(tool)
-	return server
 }

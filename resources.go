@@ -103,20 +103,20 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) ([]Resource
 	return res.Contents, nil
 }
 
-// Subscribe asks the server to send notifications/resources/updated when
-// the resource at uri changes; they reach the journal and Options.OnEvent
-// as the server's other notifications do. It needs resources.subscribe
+// SubscribeResource asks the server to send notifications/resources/updated
+// when the resource at uri changes; they reach the journal and the host's
+// event subscribers as the server's other notifications do. It needs resources.subscribe
 // declared (else ErrUnsupported), and blocks as Resources does.
 //
 // Subscriptions belong to the server's session: after a restart of the
 // server they are gone, and must be made again.
-func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
+func (h *Host) SubscribeResource(ctx context.Context, server, uri string) error {
 	return h.request(ctx, server, protocol.MethodResourcesSubscribe, uri, needSubscribe,
 		protocol.SubscribeParams{URI: uri}, nil)
 }
 
-// Unsubscribe ends a subscription made with Subscribe.
-func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
+// UnsubscribeResource ends a subscription made with SubscribeResource.
+func (h *Host) UnsubscribeResource(ctx context.Context, server, uri string) error {
 	return h.request(ctx, server, protocol.MethodResourcesUnsubscribe, uri, needSubscribe,
 		protocol.SubscribeParams{URI: uri}, nil)
 }

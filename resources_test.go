@@ -168,7 +168,7 @@ func TestResourceSubscribe(t *testing.T) {
 	ctx := featureCtx(t)
 	const a, b = "demo://resource/dynamic/text/1", "demo://resource/dynamic/text/2"
 	for _, uri := range []string{a, b} {
-		if err := h.Subscribe(ctx, "everything", uri); err != nil {
+		if err := h.SubscribeResource(ctx, "everything", uri); err != nil {
 			t.Fatalf("Subscribe(%s): %v", uri, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestResourceSubscribe(t *testing.T) {
 		t.Fatalf("updates = %q, want %q", got, []string{a, b})
 	}
 	toggle() // off
-	if err := h.Unsubscribe(ctx, "everything", a); err != nil {
+	if err := h.UnsubscribeResource(ctx, "everything", a); err != nil {
 		t.Fatalf("Unsubscribe: %v", err)
 	}
 	toggle() // on: b alone
@@ -236,8 +236,8 @@ func TestResourcesUnsupported(t *testing.T) {
 		{"Resources", func() error { _, err := h.Resources(ctx, "plain"); return err }, `server "plain": resources/list: not supported by the server`},
 		{"ResourceTemplates", func() error { _, err := h.ResourceTemplates(ctx, "plain"); return err }, `server "plain": resources/templates/list: `},
 		{"ReadResource", func() error { _, err := h.ReadResource(ctx, "plain", "file:///a"); return err }, `server "plain": resources/read "file:///a": not supported`},
-		{"Subscribe", func() error { return h.Subscribe(ctx, "plain", "file:///a") }, `resources/subscribe "file:///a": not supported by the server (no resources.subscribe capability`},
-		{"Unsubscribe", func() error { return h.Unsubscribe(ctx, "plain", "file:///a") }, `resources/unsubscribe "file:///a": `},
+		{"Subscribe", func() error { return h.SubscribeResource(ctx, "plain", "file:///a") }, `resources/subscribe "file:///a": not supported by the server (no resources.subscribe capability`},
+		{"Unsubscribe", func() error { return h.UnsubscribeResource(ctx, "plain", "file:///a") }, `resources/unsubscribe "file:///a": `},
 		{"Prompts", func() error { _, err := h.Prompts(ctx, "plain"); return err }, `server "plain": prompts/list: not supported by the server (no prompts capability`},
 		{"GetPrompt", func() error { _, err := h.GetPrompt(ctx, "plain", "p", nil); return err }, `server "plain": prompts/get "p": `},
 	}
@@ -478,7 +478,7 @@ func TestPromptsPagingAndCapabilities(t *testing.T) {
 	}
 
 	// resources declared without subscribe: Subscribe is refused here.
-	if err := h.Subscribe(ctx, "web", "test://r/1"); !errors.Is(err, mcpvisor.ErrUnsupported) {
+	if err := h.SubscribeResource(ctx, "web", "test://r/1"); !errors.Is(err, mcpvisor.ErrUnsupported) {
 		t.Errorf("Subscribe without resources.subscribe: %v", err)
 	}
 	if n := len(f.requests("resources/subscribe")); n != 0 {

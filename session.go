@@ -3,7 +3,6 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -148,13 +147,6 @@ func (s Session) CallWith(ctx context.Context, tool string, args json.RawMessage
 func (s Session) call(ctx context.Context, tool string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if err := s.check(); err != nil {
 		return nil, err
-	}
-	group, _, ok := SplitToolName(tool)
-	if t := lookupHostTool(tool); t != nil && t.config {
-		group, ok = ConfigGroup, true
-	}
-	if ok && !s.h.alwaysOn[group] && !s.h.grants.get(s.scope).has(group) {
-		return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, tool, group)
 	}
 	return s.h.call(ctx, s.scope, tool, args, opts)
 }
@@ -312,21 +304,4 @@ func (t *grantTable) load(recs []persistence.GrantRecord) {
 			t.add(s, []string{r.Group}, r.Granted)
 		}
 	}
-}
-
-// callOutcome classifies a call for the history.
-func callOutcome(res *Result, err error) string {
-	switch {
-	case err == nil && res.IsError:
-		return "tool_error"
-	case err == nil:
-		return "ok"
-	case errors.Is(err, ErrTimeout):
-		return "timeout"
-	case errors.Is(err, ErrCancelled):
-		return "cancelled"
-	case errors.Is(err, ErrUnavailable):
-		return "unavailable"
-	}
-	return "error"
 }

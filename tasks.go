@@ -126,7 +126,9 @@ func clampPoll(d time.Duration) time.Duration {
 // runTask drives a task the server just created. Attached, it polls on the
 // caller's goroutine and returns the call's raw result; detached, it hands
 // the task to a background poller and returns a Result that says so.
-func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, task *protocol.Task, opts *CallOptions, sub *actors.ProgressSub) (json.RawMessage, *Result, error) {
+func (h *Host) runTask(ctx context.Context, c *Call, task *protocol.Task) (*Result, error) {
+	scope, tool, server, opts := c.Scope, c.Tool, c.Server, c.Options
+	c.raw = nil // the CreateTaskResult is not the call's answer
 	now := time.Now()
 	rec := persistence.TaskRecord{
 		Server: server, TaskID: task.TaskID, Tool: tool, Scope: scope, Created: now, Updated: now,
@@ -145,10 +147,10 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 	cancel()
 	if err != nil {
 		h.cancelTask(&rec, "the host could not journal it")
-		return nil, nil, fmt.Errorf("%s: task %s: journal: %w", tool, rec.TaskID, err)
+		return nil, fmt.Errorf("%s: task %s: journal: %w", tool, rec.TaskID, err)
 	}
-	if opts.asker != nil {
-		opts.asker.task.Store(&rec.TaskID)
+	if c.asker != nil {
+		c.asker.task.Store(&rec.TaskID)
 	}
 	info := taskInfo(rec)
 	if opts.OnTask != nil {
@@ -156,23 +158,24 @@ func (h *Host) runTask(ctx context.Context, scope Scope, tool, server string, ta
 	}
 	if opts.Detached {
 		h.pollInBackground(rec)
-		return nil, &Result{
+		return &Result{
 			Type: ResultString,
 			Text: fmt.Sprintf("Task %s started on server %q (status %s); its outcome arrives as an %s event.", rec.TaskID, server, rec.Status, EventMethodTask),
 			Task: &info,
 		}, nil
 	}
-	raw, err := h.driveTask(ctx, &rec, opts.OnProgress, sub)
+	raw, err := h.driveTask(ctx, &rec, opts.OnProgress, c.progress)
 	switch {
 	case errors.Is(err, ErrClosed):
 		// The host is closing: the record stays unfinished and the task
 		// is resumed at the next start.
-		return nil, nil, err
+		return nil, err
 	case ctx.Err() != nil && !rec.Done:
 		h.cancelTask(&rec, "the caller gave up")
 	}
 	h.finishTask(&rec, raw, err, false)
-	return raw, nil, err
+	c.raw = raw
+	return nil, err
 }
 
 // driveTask polls rec's task until it ends, the deadline, the host closing

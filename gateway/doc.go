@@ -2,21 +2,12 @@
 // server (revision 2025-11-25), so any MCP client (Claude Code, Cursor, an
 // SDK) can use them all through one endpoint:
 //
-//	var gw atomic.Pointer[gateway.Gateway] // the host's events start before the gateway exists
-//	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
-//		Config: cfg,
-//		OnEvent: func(ev mcpvisor.Event) {
-//			if g := gw.Load(); g != nil {
-//				g.Observe(ev) // catalog changes → notifications/tools/list_changed
-//			}
-//		},
-//	})
+//	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg})
 //	if err != nil {
 //		return err
 //	}
 //	defer h.Close()
-//	g := gateway.New(h, gateway.Options{})
-//	gw.Store(g)
+//	g := gateway.New(h, gateway.Options{}) // subscribes to h's events: catalog changes → notifications/tools/list_changed
 //	defer g.Close()
 //	http.Handle("/mcp", g.Handler()) // Streamable HTTP
 //	// or, one session over stdio: g.ServeStdio(ctx, os.Stdin, os.Stdout)

@@ -97,10 +97,13 @@ type Gateway struct {
 	local    map[*session]bool   // stdio sessions
 	closed   bool
 	wg       sync.WaitGroup // request handlers and idle sweeps running
+
+	unsubscribe func() // from the host's events
 }
 
-// New returns a gateway over h. It starts nothing: sessions come with
-// clients. opts is copied.
+// New returns a gateway over h, subscribed to h's events (catalog and
+// resource changes become notifications to its sessions) until Close. It
+// starts nothing: sessions come with clients. opts is copied.
 func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if h == nil {
 		panic("gateway: New with a nil Host")
@@ -120,6 +123,7 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if opts.IdleTimeout > 0 {
 		g.sweep = time.AfterFunc(sweepInterval(opts.IdleTimeout), g.sweepIdle)
 	}
+	g.unsubscribe = h.Subscribe(g.observe)
 	return g
 }
 
@@ -129,6 +133,7 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 // caller joins its own call), and is idempotent; deleting grants is
 // bounded in time. Later HTTP requests get 503.
 func (g *Gateway) Close() error {
+	g.unsubscribe()
 	g.mu.Lock()
 	g.closed = true
 	if g.sweep != nil {
@@ -153,12 +158,10 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// Observe tells the gateway of a host event, so sessions whose tools it
-// changes get notifications/tools/list_changed. The host takes its event
-// hook at Open, before the gateway exists: pass a closure to
-// mcpvisor.Options.OnEvent that calls Observe once the gateway is made.
-// It never blocks.
-func (g *Gateway) Observe(ev mcpvisor.Event) {
+// observe takes a host event: sessions whose tools it changes get
+// notifications/tools/list_changed, and resource and prompt changes are
+// forwarded. It never blocks.
+func (g *Gateway) observe(ev mcpvisor.Event) {
 	switch ev.Kind {
 	case mcpvisor.EventTools, mcpvisor.EventState:
 	case mcpvisor.EventNotification:

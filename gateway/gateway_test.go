@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +41,6 @@ type fixture struct {
 func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.Options)) *fixture {
 	t.Helper()
 	f := &fixture{events: make(chan mcpvisor.Event, 4096)}
-	var gw struct {
-		sync.Mutex
-		g *gateway.Gateway
-	}
 	servers := []mcpvisor.ServerConfig{}
 	for _, name := range []string{"a", "b"} {
 		servers = append(servers, mcpvisor.ServerConfig{Name: name, Type: "stdio", Command: bin.mcptest, Args: []string{"-name", name}, Enabled: true})
@@ -55,12 +50,6 @@ func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.O
 		DataDir: t.TempDir(),
 		Logger:  slog.New(slog.DiscardHandler),
 		OnEvent: func(ev mcpvisor.Event) {
-			gw.Lock()
-			g := gw.g
-			gw.Unlock()
-			if g != nil {
-				g.Observe(ev)
-			}
 			select {
 			case f.events <- ev:
 			default:
@@ -89,9 +78,6 @@ func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.O
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	f.h, f.g = h, gateway.New(h, opts)
-	gw.Lock()
-	gw.g = f.g
-	gw.Unlock()
 	t.Cleanup(func() {
 		if err := f.g.Close(); err != nil {
 			t.Errorf("gateway Close: %v", err)

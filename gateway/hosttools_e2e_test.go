@@ -161,24 +161,12 @@ type hostToolsHost struct {
 // activate the config group. A cleanup closes what close has not.
 func openHostToolsHost(t *testing.T, dir string, logger *slog.Logger, configure func(*mcpvisor.Options)) *hostToolsHost {
 	t.Helper()
-	var gw struct {
-		sync.Mutex
-		g *gateway.Gateway
-	}
 	o := mcpvisor.Options{
 		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{
 			{Name: "a", Type: "stdio", Command: bin.mcptest, Args: []string{"-name", "a"}, Enabled: true},
 		}},
 		DataDir: dir,
 		Logger:  logger,
-		OnEvent: func(ev mcpvisor.Event) {
-			gw.Lock()
-			g := gw.g
-			gw.Unlock()
-			if g != nil {
-				g.Observe(ev)
-			}
-		},
 		// Host-tool arguments are journaled (redacted): a secret that
 		// slipped through would be on disk to find.
 		Journal:   mcpvisor.JournalOptions{KeepCallPayloads: true},
@@ -198,9 +186,6 @@ func openHostToolsHost(t *testing.T, dir string, logger *slog.Logger, configure 
 		t.Fatalf("WaitReady: %v", err)
 	}
 	r := &hostToolsHost{h: h, g: gateway.New(h, gateway.Options{AllowConfigGroup: true, Logger: logger})}
-	gw.Lock()
-	gw.g = r.g
-	gw.Unlock()
 	r.srv = httptest.NewServer(r.g.Handler())
 	t.Cleanup(func() { r.close(t) })
 	return r

@@ -177,7 +177,7 @@ func (g *Gateway) hold(ctx context.Context, server, uri string) error {
 	g.subMu.Lock()
 	defer g.subMu.Unlock()
 	if g.subs[key] == 0 {
-		if err := g.h.Subscribe(ctx, server, uri); err != nil {
+		if err := g.h.SubscribeResource(ctx, server, uri); err != nil {
 			return err
 		}
 	}
@@ -194,7 +194,7 @@ func (g *Gateway) release(ctx context.Context, server, uri string) {
 		return
 	}
 	delete(g.subs, key)
-	if err := g.h.Unsubscribe(ctx, server, uri); err != nil {
+	if err := g.h.UnsubscribeResource(ctx, server, uri); err != nil {
 		g.log.Debug("gateway: resources/unsubscribe", "server", server, "err", err)
 	}
 }

@@ -137,19 +137,12 @@ func (a *api) listApprovals() []approvalJSON {
 	return l.Approvals
 }
 
-type observedCall struct{ server, tool, outcome string }
-
 func TestApprovalsThroughTheAPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var observed []observedCall
-	onCall := func(server, tool, outcome string, _ time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		observed = append(observed, observedCall{server, tool, outcome})
-	}
-	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true}, sidecar.Options{OnCall: onCall}, mcptest("keep"))
+	m := sidecar.NewMetrics()
+	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true, CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}},
+		sidecar.Options{}, mcptest("keep"))
 	if r := a.do("POST", "/v1/sessions/s/activate", map[string]any{"groups": []string{"config"}}); r.status != http.StatusOK {
 		t.Fatalf("activate config: %d %s", r.status, r.body)
 	}
@@ -253,11 +246,10 @@ func TestApprovalsThroughTheAPI(t *testing.T) {
 		t.Error("the denied delete_mcp deleted keep")
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, want := range []observedCall{{"", "register_mcp", "ok"}, {"", "delete_mcp", "tool_error"}} {
-		if !slices.Contains(observed, want) {
-			t.Errorf("OnCall saw %+v, want %+v among them", observed, want)
+	fams := metricsScrape(t, m)
+	for _, c := range []struct{ tool, outcome string }{{"register_mcp", "ok"}, {"delete_mcp", "tool_error"}} {
+		if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome="+c.outcome, "server=", "tool="+c.tool); got < 1 {
+			t.Errorf("mcpvisor_calls_total{,%s,%s} = %v, want at least 1", c.tool, c.outcome, got)
 		}
 	}
 }

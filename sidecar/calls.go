@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
@@ -83,7 +82,6 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	start := time.Now()
 	var res *mcpvisor.Result
 	var err error
 	if req.Session != "" {
@@ -98,7 +96,6 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("%w (%v)", err, cause)
 		}
 	}
-	s.noteCall(req.Tool, res, err, time.Since(start))
 
 	switch {
 	case sse != nil && err != nil:
@@ -110,24 +107,6 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, NewResultView(res))
 	}
-}
-
-func (s *Server) noteCall(tool string, res *mcpvisor.Result, err error, d time.Duration) {
-	if s.opts.OnCall == nil {
-		return
-	}
-	outcome := "ok"
-	switch {
-	case err != nil:
-		outcome = classify(err).Code
-	case res.IsError:
-		outcome = "tool_error"
-	}
-	server := "" // the host's own tools belong to no server
-	if !mcpvisor.IsHostTool(tool) {
-		server, _, _ = mcpvisor.SplitToolName(tool)
-	}
-	s.opts.OnCall(server, tool, outcome, d)
 }
 
 type scopeRequest struct {

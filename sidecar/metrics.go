@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -12,9 +13,11 @@ import (
 )
 
 // Metrics is the sidecar's Prometheus instrumentation: call counts and
-// latencies observed by the API, and the host's state read at scrape time.
-// It has its own registry, so several sidecars (or tests) in one process do
-// not collide and nothing leaks into prometheus.DefaultRegisterer.
+// latencies, observed by a stage of the host's call pipeline
+// (CallMiddleware), so every call is counted whoever made it (the API, the
+// /mcp gateway, an embedder), and the host's state, read at scrape time
+// (Watch). It has its own registry, so several sidecars (or tests) in one
+// process do not collide and nothing leaks into prometheus.DefaultRegisterer.
 //
 // Its methods are safe for concurrent use. It starts no goroutine and holds
 // nothing that needs closing.
@@ -32,27 +35,25 @@ var callDurationBuckets = []float64{
 	1, 2.5, 5, 10, 30, 60, 120, 300,
 }
 
-// NewMetrics registers the metrics of h, the Go runtime and the process on
-// a new registry. h's state is read on each scrape, not cached; h may be
-// closed before the Metrics is dropped (a scrape then reports what the
-// closed host still knows).
-func NewMetrics(h *mcpvisor.Host) *Metrics {
+// NewMetrics registers the call metrics, the Go runtime's and the
+// process's on a new registry. Pass its CallMiddleware to the host's
+// Options, then Watch the host once it is open.
+func NewMetrics() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpvisor_calls_total",
-			Help: "Tool calls through the sidecar, by server, tool (the server's own name) and outcome.",
+			Help: "Tool calls, by server, tool (the server's own name) and outcome.",
 		}, []string{"server", "tool", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpvisor_call_duration_seconds",
-			Help:    "Latency of tool calls through the sidecar, by server and outcome.",
+			Help:    "Latency of tool calls, by server and outcome.",
 			Buckets: callDurationBuckets,
 		}, []string{"server", "outcome"}),
 	}
 	m.registry.MustRegister(
 		m.calls,
 		m.duration,
-		newHostCollector(h),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -60,15 +61,46 @@ func NewMetrics(h *mcpvisor.Host) *Metrics {
 	return m
 }
 
+// Watch registers h's state (servers, pending calls, the journal, the
+// inboxes), read on each scrape, not cached. Call it once per host; h may
+// be closed before the Metrics is dropped (a scrape then reports what the
+// closed host still knows).
+func (m *Metrics) Watch(h *mcpvisor.Host) {
+	m.registry.MustRegister(newHostCollector(h))
+}
+
+// CallMiddleware is the stage of the host's call pipeline that observes
+// every call: pass it in mcpvisor.Options.CallMiddleware.
+func (m *Metrics) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
+	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
+		res, err := next(ctx, c)
+		m.ObserveCall(c.Server, c.Name, callOutcome(res, err), time.Since(c.Start))
+		return res, err
+	}
+}
+
+// callOutcome is a finished call's outcome label: "ok", "tool_error" (the
+// tool answered with IsError) or the API's error code.
+func callOutcome(res *mcpvisor.Result, err error) string {
+	switch {
+	case err != nil:
+		return classify(err).Code
+	case res.IsError:
+		return "tool_error"
+	}
+	return "ok"
+}
+
 // Handler serves the metrics in the Prometheus exposition formats (text or
 // protobuf, as the scraper asks). It does no authentication: mount it
 // behind the API's.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
-// ObserveCall records one finished tool call: tool is the server's own name
-// for it (not the namespaced mcp__<server>__<tool>), outcome a short stable
-// word such as "ok", "tool_error" (the tool answered with IsError), "error"
-// or "timeout". It never blocks.
+// ObserveCall records one finished tool call: server is "" for the host's
+// own tools, tool the server's own name for it (not the namespaced
+// mcp__<server>__<tool>), outcome a short stable word such as "ok",
+// "tool_error" (the tool answered with IsError) or an error code. It never
+// blocks.
 func (m *Metrics) ObserveCall(server, tool, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, tool, outcome).Inc()
 	m.duration.WithLabelValues(server, outcome).Observe(d.Seconds())

@@ -3,6 +3,8 @@ package sidecar_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/gateway"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -105,7 +108,8 @@ func TestMetricsHostState(t *testing.T) {
 	if err := h.WaitReady(ctx, "alpha"); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
-	m := sidecar.NewMetrics(h)
+	m := sidecar.NewMetrics()
+	m.Watch(h)
 
 	// One server event, committed: seen through Subscribe, then acked. The
 	// ack is a durable write after the event's, so the writer has counted
@@ -224,10 +228,12 @@ func TestMetricsHostState(t *testing.T) {
 
 func TestMetricsObserveCall(t *testing.T) {
 	h := openMetricsHost(t, mcpvisor.Options{})
-	m := sidecar.NewMetrics(h)
+	m := sidecar.NewMetrics()
+	m.Watch(h)
 	// A second Metrics on the same host registers nothing globally, so it
 	// neither panics nor shares counts.
-	other := sidecar.NewMetrics(h)
+	other := sidecar.NewMetrics()
+	other.Watch(h)
 
 	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
 	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
@@ -287,7 +293,8 @@ func TestMetricsApprovalsPending(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h := openMetricsHost(t, mcpvisor.Options{ApprovalInbox: true})
-	m := sidecar.NewMetrics(h)
+	m := sidecar.NewMetrics()
+	m.Watch(h)
 	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 0 {
 		t.Errorf("mcpvisor_approvals_pending = %v before any call, want 0", got)
 	}
@@ -318,5 +325,61 @@ func TestMetricsApprovalsPending(t *testing.T) {
 	}
 	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 0 {
 		t.Errorf("mcpvisor_approvals_pending = %v after the answer, want 0", got)
+	}
+}
+
+// Calls through the /mcp gateway are counted like calls through the API:
+// the count is a stage of the host's call pipeline, which both use.
+func TestMetricsCountGatewayCalls(t *testing.T) {
+	m := sidecar.NewMetrics()
+	h := openMetricsHost(t, mcpvisor.Options{CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}}, mcptest("t"))
+	m.Watch(h)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.WaitReady(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(h, gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer g.Close()
+	ts := httptest.NewServer(sidecar.New(h, sidecar.Options{Token: testToken, MCP: g.Handler(), Logger: slog.New(slog.DiscardHandler)}).Handler())
+	defer ts.Close()
+
+	session := ""
+	post := func(body string) string {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			session = id
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("POST %s: %d %s", body, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, call := range []string{`{"name":"activate_tools","arguments":{"groups":["t"]}}`, `{"name":"mcp__t__echo","arguments":{"a":1}}`} {
+		if out := post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+2, call)); !strings.Contains(out, `"result"`) || strings.Contains(out, `"isError":true`) {
+			t.Fatalf("tools/call %s: %s", call, out)
+		}
+	}
+
+	fams := metricsScrape(t, m)
+	for _, c := range []struct{ server, tool string }{{"", "activate_tools"}, {"t", "echo"}} {
+		if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome=ok", "server="+c.server, "tool="+c.tool); got != 1 {
+			t.Errorf("mcpvisor_calls_total{%q,%q,ok} = %v, want 1", c.server, c.tool, got)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
@@ -31,10 +30,6 @@ type Options struct {
 	// MCP, when set, is served at /mcp behind the token: the gateway's
 	// Streamable HTTP endpoint.
 	MCP http.Handler
-	// OnCall, when set, is told of every POST /v1/call once it ends: the
-	// server ("" for the host's own tools) and namespaced tool, the outcome ("ok", "tool_error" or an
-	// error code) and how long it took. It runs on the request's goroutine.
-	OnCall func(server, tool, outcome string, d time.Duration)
 }
 
 // Server is the HTTP API of one Host. It holds no goroutines of its own:

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -327,14 +326,8 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 }
 
 func TestCall(t *testing.T) {
-	var mu sync.Mutex
-	var calls []string
-	onCall := func(server, tool, outcome string, d time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, server+" "+tool+" "+outcome)
-	}
-	a := openAPI(t, sidecar.Options{OnCall: onCall}, mcptest("t"))
+	m := sidecar.NewMetrics()
+	a := openAPIHost(t, mcpvisor.Options{CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}}, sidecar.Options{}, mcptest("t"))
 
 	var res callResult
 	r := a.do("POST", "/v1/call", map[string]any{"tool": "mcp__t__echo", "arguments": map[string]any{"a": 1}})
@@ -379,15 +372,12 @@ func TestCall(t *testing.T) {
 		})
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"t mcp__t__echo ok", "t mcp__t__structured ok", "t mcp__t__nope unknown_tool"}
-	if len(calls) < len(want) {
-		t.Fatalf("OnCall saw %q", calls)
-	}
-	for i, w := range want {
-		if calls[i] != w {
-			t.Errorf("OnCall[%d] = %q, want %q", i, calls[i], w)
+	// Counted by the host's pipeline, labelled with the server's own tool
+	// names.
+	fams := metricsScrape(t, m)
+	for _, c := range []struct{ tool, outcome string }{{"echo", "ok"}, {"structured", "ok"}, {"nope", sidecar.CodeUnknownTool}} {
+		if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome="+c.outcome, "server=t", "tool="+c.tool); got != 1 {
+			t.Errorf("mcpvisor_calls_total{t,%s,%s} = %v, want 1", c.tool, c.outcome, got)
 		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
@@ -110,35 +109,28 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	// The gateway is made after the host, which takes its event hook at
-	// Open: catalog changes reach it through this pointer.
-	var gw atomic.Pointer[gateway.Gateway]
+	metrics := sidecar.NewMetrics()
 	// Host tools that change the servers wait for a person in the approval
 	// inbox, which the API, the page and the CLI answer (or run at once
 	// with --approve-host-tools), so a gateway client may activate them.
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(approveHostTools),
-		OnEvent: func(ev mcpvisor.Event) {
-			if g := gw.Load(); g != nil {
-				g.Observe(ev)
-			}
-		}})
+		CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
 	}
 	defer h.Close()
+	metrics.Watch(h)
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true})
-	gw.Store(g)
 	defer g.Close()
 
 	// Every request's context derives from base: cancelling it at shutdown
 	// cancels in-flight calls and ends event streams.
 	base, cancelBase := context.WithCancelCause(context.Background())
 	defer cancelBase(nil)
-	metrics := sidecar.NewMetrics(h)
 	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
-		Metrics: metrics.Handler(), OnCall: metrics.ObserveCall, MCP: g.Handler()})
+		Metrics: metrics.Handler(), MCP: g.Handler()})
 	srv := &http.Server{
 		Handler:           api.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return base },
@@ -303,20 +295,13 @@ func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
 // elicitation is refused them), or, with --approve-host-tools, run
 // without asking.
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
-	var gw atomic.Pointer[gateway.Gateway]
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
-		CallSampling: true, Approve: hostToolApproval(f.approveHostTools),
-		OnEvent: func(ev mcpvisor.Event) {
-			if g := gw.Load(); g != nil {
-				g.Observe(ev)
-			}
-		}})
+		CallSampling: true, Approve: hostToolApproval(f.approveHostTools)})
 	if err != nil {
 		return lockHint(err)
 	}
 	defer h.Close()
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools})
-	gw.Store(g)
 	defer g.Close()
 	err = g.ServeStdio(ctx, stdin, stdout)
 	if errors.Is(err, context.Canceled) || errors.Is(err, gateway.ErrClosed) {

@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -85,7 +84,6 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 		Enabled:        true,
 		StartupTimeout: mcpvisor.Duration(ready),
 	}}}
-	var gw atomic.Pointer[gateway.Gateway] // the host's events start before the gateway exists
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
 		Config:   cfg,
 		DataDir:  dataDir,
@@ -94,11 +92,6 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 		// As mcpvisor serve: elicitations and sampling reach the client
 		// whose call they belong to.
 		Inbox: true, CallSampling: true,
-		OnEvent: func(ev mcpvisor.Event) {
-			if g := gw.Load(); g != nil {
-				g.Observe(ev)
-			}
-		},
 	})
 	if err != nil {
 		return err
@@ -112,7 +105,6 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 	}
 
 	g := gateway.New(h, gateway.Options{Logger: logger})
-	gw.Store(g)
 	defer g.Close()
 
 	ln, err := net.Listen("tcp", listen)

@@ -1,0 +1,27 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// argumentStage refuses arguments that are not JSON with an error, and,
+// for a server with validateArguments, answers arguments that do not match
+// the tool's inputSchema with a tool error the model can correct.
+func (h *Host) argumentStage(next CallFunc) CallFunc {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+			return nil, fmt.Errorf("%s: arguments are not valid JSON", c.Tool)
+		}
+		c.def, _, c.known = h.rt.Lookup(c.Tool)
+		if c.known {
+			if _, ok := h.validate.Load(c.def.Server); ok {
+				if res := h.schemas.checkArguments(c.def, c.Arguments); res != nil {
+					return res, nil
+				}
+			}
+		}
+		return next(ctx, c)
+	}
+}

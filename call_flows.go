@@ -1,0 +1,26 @@
+package mcpvisor
+
+import "context"
+
+// flowStage ties the call's own elicitation and sampling handlers
+// (CallOptions.Elicitation, Sampling) to the server's requests while the
+// call runs, and subscribes to its progress. If the call becomes a task,
+// its progress token stays valid until the task ends: one subscription
+// serves the call and the polling.
+func (h *Host) flowStage(next CallFunc) CallFunc {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		o := c.Options
+		if o.Elicitation != nil || o.Sampling != nil {
+			c.asker = &asker{ctx: ctx, server: c.Server, scope: c.Scope, handle: o.Elicitation, sample: o.Sampling}
+			h.askers.add(c.asker)
+			defer h.askers.remove(c.asker)
+		}
+		if o.OnProgress != nil {
+			if sub, err := h.rt.WatchProgress(c.Server); err == nil {
+				c.progress = sub
+				defer sub.Close()
+			}
+		}
+		return next(ctx, c)
+	}
+}

@@ -1,0 +1,62 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
+)
+
+// recordStage journals every call that reaches the pipeline, whatever
+// answered it, unless Journal.NoCallHistory is set. It never blocks: the
+// record joins the journal's bounded queue.
+func (h *Host) recordStage(next CallFunc) CallFunc {
+	if h.opts.Journal.NoCallHistory {
+		return next
+	}
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		res, err := next(ctx, c)
+		h.recordCall(c, res, err)
+		return res, err
+	}
+}
+
+func (h *Host) recordCall(c *Call, res *Result, err error) {
+	rec := persistence.HistoryRecord{
+		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool,
+		Duration: time.Since(c.Start), Outcome: callOutcome(res, err), ResultSize: len(c.raw),
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if h.opts.Journal.KeepCallPayloads {
+		args := c.Arguments
+		if h.isHostTool(c.Tool) {
+			args = redactHostArgs(c.Tool, args)
+		}
+		if json.Valid(args) {
+			rec.Arguments = args
+		}
+		rec.Result = c.raw
+	}
+	h.journal.writer.Ingest(c.Server, persistence.AppendHistory(rec))
+}
+
+// callOutcome classifies a call for the history.
+func callOutcome(res *Result, err error) string {
+	switch {
+	case err == nil && res.IsError:
+		return "tool_error"
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrCancelled):
+		return "cancelled"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "error"
+}

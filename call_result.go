@@ -1,0 +1,40 @@
+package mcpvisor
+
+import (
+	"context"
+	"fmt"
+)
+
+// resultStage turns the server's raw CallToolResult into a Result: decoded
+// on the caller's goroutine, structuredContent checked against the tool's
+// outputSchema, media items written to files. A -32042 error becomes a
+// *URLElicitationRequiredError.
+func (h *Host) resultStage(next CallFunc) CallFunc {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		res, err := next(ctx, c)
+		if err != nil {
+			return nil, urlElicitationRequired(c.Server, err)
+		}
+		if res != nil {
+			return res, nil // a detached task's handle
+		}
+		if !c.known {
+			// The call waited for its server to list its tools.
+			c.def, _, c.known = h.rt.Lookup(c.Tool)
+		}
+		res, err = decodeResult(c.raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Tool, err)
+		}
+		if c.known {
+			if err := h.schemas.checkOutput(c.def, res); err != nil {
+				return nil, err
+			}
+		}
+		if err := h.media.render(res); err != nil {
+			// The result says which items were not saved; the reason is ours.
+			h.opts.Logger.Warn("media not saved", "tool", c.Tool, "err", err)
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,111 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+)
+
+// Call is one tool call on its way through the host's call pipeline. The
+// host makes one for every call, whoever makes it (Host.Call, a Session,
+// the gateway, the sidecar), and hands it down the pipeline's stages; a
+// stage may read it, change Arguments, or answer without calling on.
+type Call struct {
+	// Tool is the name as the caller gave it: mcp__<server>__<tool>, or
+	// one of the host's own tools.
+	Tool string
+	// Server and Name split Tool: the server and the server's own name for
+	// the tool. A host tool has no Server and its own Name.
+	Server, Name string
+	// Arguments is the call's JSON object; nil means {}.
+	Arguments json.RawMessage
+	// Scope is the calling session and stack frame; zero for Host.Call,
+	// which no grant limits.
+	Scope Scope
+	// Options are the caller's; never nil.
+	Options *CallOptions
+	// Start is when the call entered the pipeline.
+	Start time.Time
+
+	def      Tool // the catalog's entry for Tool, once known
+	known    bool
+	raw      json.RawMessage     // the server's CallToolResult, once received
+	asker    *asker              // the call's own elicitation or sampling handler
+	progress *actors.ProgressSub // the call's progress, kept through a task's polling
+}
+
+// CallFunc runs a call: it returns the tool's result, or an error as
+// Host.Call documents them.
+type CallFunc func(ctx context.Context, c *Call) (*Result, error)
+
+// CallMiddleware is one stage of the call pipeline: it wraps the stages
+// after it. It may act before and after calling next, or answer itself
+// (a tool error for a refused call, say) without calling next.
+type CallMiddleware func(next CallFunc) CallFunc
+
+// pipeline builds the host's call pipeline, outermost stage first:
+//
+//	record       the call history, for every call (Journal.NoCallHistory)
+//	Options.CallMiddleware, in order: the embedder's stages
+//	grants       a session's call needs its tool's group granted
+//	arguments    valid JSON; inputSchema when the server validates arguments
+//	host tools   the host's own tools, answered here
+//	flows        the call's own elicitation and sampling handlers; progress
+//	result       decoding, outputSchema, media files, -32042
+//	tasks        a call the server runs as a task, polled to its end
+//	send         the server actor: the tools/call request itself
+//
+// Every concern a call must pass through is one stage here, so no early
+// return can skip it.
+func (h *Host) pipeline() CallFunc {
+	stages := []CallMiddleware{h.recordStage}
+	stages = append(stages, h.opts.CallMiddleware...)
+	stages = append(stages, h.grantStage, h.argumentStage, h.hostToolStage, h.flowStage, h.resultStage, h.taskStage)
+	return chain(h.send, stages...)
+}
+
+// chain wraps last in stages, the first outermost.
+func chain(last CallFunc, stages ...CallMiddleware) CallFunc {
+	for i := len(stages) - 1; i >= 0; i-- {
+		last = stages[i](last)
+	}
+	return last
+}
+
+// newCall makes the pipeline's record of a call.
+func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	c := &Call{Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
+	if server, name, ok := SplitToolName(tool); ok {
+		c.Server, c.Name = server, name
+	} else {
+		c.Name = tool
+	}
+	return c
+}
+
+// call runs one call through the pipeline.
+func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	return h.calls(ctx, h.newCall(scope, tool, args, opts))
+}
+
+// send is the pipeline's last stage: the call goes to its server's actor,
+// and the server's raw answer is left in c.raw for the stages above.
+func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
+	o := c.Options
+	ro := &actors.CallOptions{
+		OnProgress:             o.OnProgress,
+		Timeout:                o.Timeout,
+		ResetTimeoutOnProgress: o.ResetTimeoutOnProgress,
+		MaxTotalTimeout:        o.MaxTotalTimeout,
+		Task:                   taskField(o.TaskTTL), // used if the tool runs as a task
+		Progress:               c.progress,
+	}
+	raw, err := h.rt.Call(ctx, c.Tool, c.Arguments, nil, ro)
+	c.raw = raw
+	return nil, err
+}

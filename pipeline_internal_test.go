@@ -1,0 +1,235 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Unit tests of the call pipeline's stages: each stage over a scripted
+// next, on a host with a real journal and no servers.
+
+func openBareHost(t *testing.T, opts Options) *Host {
+	t.Helper()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	h, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// scripted is a next stage that counts its calls and answers as told.
+type scripted struct {
+	calls int
+	raw   string
+	res   *Result
+	err   error
+}
+
+func (s *scripted) next(_ context.Context, c *Call) (*Result, error) {
+	s.calls++
+	if s.raw != "" {
+		c.raw = json.RawMessage(s.raw)
+	}
+	return s.res, s.err
+}
+
+func TestChainOrder(t *testing.T) {
+	var trace []string
+	stage := func(name string) CallMiddleware {
+		return func(next CallFunc) CallFunc {
+			return func(ctx context.Context, c *Call) (*Result, error) {
+				trace = append(trace, name+" in")
+				res, err := next(ctx, c)
+				trace = append(trace, name+" out")
+				return res, err
+			}
+		}
+	}
+	last := func(context.Context, *Call) (*Result, error) { trace = append(trace, "last"); return nil, nil }
+	chain(last, stage("a"), stage("b"))(context.Background(), &Call{})
+	if diff := cmp.Diff([]string{"a in", "b in", "last", "b out", "a out"}, trace); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewCallSplitsTheName(t *testing.T) {
+	h := openBareHost(t, Options{})
+	for _, tc := range []struct{ tool, server, name string }{
+		{"mcp__fs__read", "fs", "read"},
+		{"mcp__fs__a__b", "fs", "a__b"},
+		{ToolActivate, "", ToolActivate},
+		{"mcp__broken", "", "mcp__broken"},
+	} {
+		c := h.newCall(Scope{}, tc.tool, nil, nil)
+		if c.Server != tc.server || c.Name != tc.name || c.Options == nil {
+			t.Errorf("%s: server %q name %q options %v, want %q %q and options", tc.tool, c.Server, c.Name, c.Options, tc.server, tc.name)
+		}
+	}
+}
+
+func TestGrantStage(t *testing.T) {
+	h := openBareHost(t, Options{AlwaysOn: []string{"always"}})
+	h.grants.add(Scope{Session: "s"}, []string{"granted"}, time.Now())
+	for _, tc := range []struct {
+		name      string
+		scope     Scope
+		tool      string
+		wantGrant bool // refused with ErrNotGranted
+	}{
+		{"host call, no grants needed", Scope{}, "mcp__other__t", false},
+		{"granted group", Scope{Session: "s"}, "mcp__granted__t", false},
+		{"always-on group", Scope{Session: "s"}, "mcp__always__t", false},
+		{"group not granted", Scope{Session: "s"}, "mcp__other__t", true},
+		{"a frame does not inherit its session's grants", Scope{Session: "s", Stack: "f"}, "mcp__granted__t", true},
+		{"config tools need the config group", Scope{Session: "s"}, ToolRegister, true},
+		{"activate_tools belongs to no group", Scope{Session: "s"}, ToolActivate, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := &scripted{}
+			_, err := h.grantStage(next.next)(context.Background(), h.newCall(tc.scope, tc.tool, nil, nil))
+			if got := errors.Is(err, ErrNotGranted); got != tc.wantGrant {
+				t.Fatalf("err %v, want ErrNotGranted: %v", err, tc.wantGrant)
+			}
+			if tc.wantGrant == (next.calls != 0) {
+				t.Errorf("next called %d times", next.calls)
+			}
+		})
+	}
+}
+
+func TestArgumentStage(t *testing.T) {
+	h := openBareHost(t, Options{})
+	next := &scripted{}
+	stage := h.argumentStage(next.next)
+	if _, err := stage(context.Background(), h.newCall(Scope{}, "mcp__a__t", json.RawMessage(`{"a":`), nil)); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("malformed arguments: %v", err)
+	}
+	if next.calls != 0 {
+		t.Fatal("malformed arguments went on")
+	}
+	for _, args := range []string{"", `{"a":1}`} {
+		if _, err := stage(context.Background(), h.newCall(Scope{}, "mcp__a__t", json.RawMessage(args), nil)); err != nil {
+			t.Errorf("arguments %q: %v", args, err)
+		}
+	}
+	if next.calls != 2 {
+		t.Errorf("next called %d times, want 2", next.calls)
+	}
+}
+
+func TestHostToolStage(t *testing.T) {
+	for _, hide := range []bool{false, true} {
+		h := openBareHost(t, Options{NoHostTools: hide})
+		next := &scripted{}
+		res, err := h.hostToolStage(next.next)(context.Background(), h.newCall(Scope{}, ToolList, json.RawMessage(`{"type":"mcp"}`), nil))
+		if hide {
+			if next.calls != 1 {
+				t.Errorf("NoHostTools: %s did not go on to the servers", ToolList)
+			}
+			continue
+		}
+		if err != nil || res == nil || res.IsError || next.calls != 0 {
+			t.Errorf("%s: %v %+v, next called %d times", ToolList, err, res, next.calls)
+		}
+	}
+}
+
+func TestResultStage(t *testing.T) {
+	h := openBareHost(t, Options{})
+	ctx := context.Background()
+
+	next := &scripted{raw: `{"content":[{"type":"text","text":"hi"}],"structuredContent":{"x":1}}`}
+	res, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil))
+	if err != nil || res.Type != ResultJSON || res.Text != "hi" || string(res.JSON) != `{"x":1}` {
+		t.Errorf("decoded %+v, %v", res, err)
+	}
+
+	next = &scripted{raw: `{"content":"not a list"}`}
+	if _, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil)); err == nil || !strings.Contains(err.Error(), "mcp__a__t: malformed tools/call result") {
+		t.Errorf("malformed result: %v", err)
+	}
+
+	handle := &Result{Text: "a task's handle"}
+	next = &scripted{res: handle}
+	if res, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil)); res != handle || err != nil {
+		t.Errorf("a result from below: %+v %v, want it unchanged", res, err)
+	}
+
+	data, _ := json.Marshal(protocol.URLElicitationRequiredData{Elicitations: []protocol.ElicitRequestParams{
+		{Message: "sign in", URL: "https://example.com/login", ElicitationID: "e1"}}})
+	next = &scripted{err: &protocol.Error{Code: protocol.CodeURLElicitationRequired, Message: "sign in first", Data: data}}
+	_, err = h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil))
+	var urlErr *URLElicitationRequiredError
+	if !errors.As(err, &urlErr) || urlErr.Server != "a" || len(urlErr.Elicitations) != 1 {
+		t.Errorf("-32042: %v, want a URLElicitationRequiredError for server a with one URL", err)
+	}
+}
+
+func TestTaskStagePassesPlainResults(t *testing.T) {
+	h := openBareHost(t, Options{})
+	next := &scripted{raw: `{"content":[]}`}
+	c := h.newCall(Scope{}, "mcp__a__t", nil, nil)
+	res, err := h.taskStage(next.next)(context.Background(), c)
+	if res != nil || err != nil || string(c.raw) != `{"content":[]}` {
+		t.Errorf("plain result: %+v %v raw %s, want it left for the result stage", res, err, c.raw)
+	}
+}
+
+// The call history records every call the pipeline answers, whichever
+// stage answered it, and none with Journal.NoCallHistory: a call refused
+// by an inner stage (as validateArguments refuses one) included.
+func TestRecordStage(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		dir := t.TempDir()
+		h := openBareHost(t, Options{DataDir: dir, Journal: JournalOptions{NoCallHistory: off, KeepCallPayloads: true}})
+		refused := &scripted{res: toolError("arguments do not match")}
+		c := h.newCall(Scope{Session: "s"}, "mcp__a__t", json.RawMessage(`{"a":1}`), nil)
+		if res, _ := h.recordStage(refused.next)(context.Background(), c); res == nil || !res.IsError {
+			t.Fatalf("the stage changed the answer: %+v", res)
+		}
+		failed := &scripted{err: ErrTimeout}
+		h.recordStage(failed.next)(context.Background(), h.newCall(Scope{}, "mcp__a__u", json.RawMessage(`{`), nil))
+		if err := h.Close(); err != nil { // commits what is queued
+			t.Fatal(err)
+		}
+		j, err := OpenJournal(dir, JournalOptions{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist, err := j.History(HistoryFilter{Kind: HistoryCall})
+		j.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off {
+			if len(hist) != 0 {
+				t.Errorf("NoCallHistory: %d calls recorded: %+v", len(hist), hist)
+			}
+			continue
+		}
+		if len(hist) != 2 {
+			t.Fatalf("%d calls recorded, want 2: %+v", len(hist), hist)
+		}
+		a, u := hist[0], hist[1]
+		if a.Tool != "mcp__a__t" || a.Server != "a" || a.Scope != (Scope{Session: "s"}) || a.Outcome != "tool_error" || string(a.Arguments) != `{"a":1}` {
+			t.Errorf("refused call recorded as %+v", a)
+		}
+		if u.Outcome != "timeout" || u.Error == "" || u.Arguments != nil {
+			t.Errorf("failed call with malformed arguments recorded as %+v, want a timeout and no arguments", u)
+		}
+	}
+}
