@@ -1,0 +1,354 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
+)
+
+// The host tools' arguments, approval summaries and work, one section per
+// tool. Their definitions are in hosttools.go; the pipeline stage that runs
+// them, with approval, in call_hosttools.go.
+
+// --- activate_tools ---------------------------------------------------
+
+func activateDescription(h *Host) string {
+	var groups []string
+	for _, st := range h.rt.Status() {
+		if st.Enabled {
+			groups = append(groups, st.Name)
+		}
+	}
+	desc := "Load the tools of MCP servers (tool groups) into this session; from the next step they are listed and callable as mcp__<group>__<tool>."
+	if len(groups) > 0 {
+		desc += " Groups: " + strings.Join(groups, ", ") + "."
+	}
+	return desc
+}
+
+func prepareActivate(h *Host, args json.RawMessage) (hostCall, error) {
+	var a struct {
+		Groups []string `json:"groups"`
+	}
+	if err := decodeArgs(args, &a, `"groups"`); err != nil {
+		return hostCall{}, err
+	}
+	if len(a.Groups) == 0 {
+		return hostCall{}, errors.New(`field "groups": list at least one group (a server name, or "config")`)
+	}
+	return hostCall{
+		summary: "Activate " + strings.Join(a.Groups, ", "),
+		run: func(ctx context.Context, h *Host, scope Scope) (*Result, error) {
+			s := h.Session(scope.Session, scope.Stack)
+			// Not cut short by the caller: a grant whose wait was abandoned
+			// would land anyway, unannounced.
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantWriteTimeout)
+			defer cancel()
+			if err := s.Activate(wctx, a.Groups...); err != nil {
+				return nil, err
+			}
+			var names []string
+			for _, t := range s.Tools() {
+				names = append(names, t.Name)
+			}
+			text := fmt.Sprintf("Active groups: %s. Tools available from the next step: %s.", strings.Join(s.Groups(), ", "), strings.Join(names, ", "))
+			if len(names) == 0 {
+				text = fmt.Sprintf("Active groups: %s. No tools are listed yet (a server still starting lists its tools once ready).", strings.Join(s.Groups(), ", "))
+			}
+			if scope.Stack != "" {
+				text += " They last until stack frame " + scope.Stack + " ends."
+			}
+			return structured(text, map[string]any{"groups": s.Groups(), "tools": names}, false), nil
+		},
+	}, nil
+}
+
+// grantWriteTimeout bounds an activation's durable write once started.
+const grantWriteTimeout = 10 * time.Second
+
+// --- register_mcp -----------------------------------------------------
+
+type registerArgs struct {
+	Name         string            `json:"name"`
+	Transport    string            `json:"transport"`
+	Command      string            `json:"command"`
+	Args         []string          `json:"args"`
+	Env          map[string]string `json:"env"`
+	URL          string            `json:"url"`
+	APIKey       string            `json:"api_key"`
+	Headers      map[string]string `json:"headers"`
+	Description  string            `json:"description"`
+	FriendlyName string            `json:"friendly_name"`
+}
+
+const registerFields = "name, transport, command, args, env, url, api_key, headers, description, friendly_name"
+
+// registerFieldNames maps the config file's field names, which validation
+// errors use, to register_mcp's.
+var registerFieldNames = strings.NewReplacer(`field "type"`, `field "transport"`,
+	`field "apiKey"`, `field "api_key"`, `field "friendlyName"`, `field "friendly_name"`)
+
+func prepareRegister(h *Host, args json.RawMessage) (hostCall, error) {
+	var a registerArgs
+	if err := decodeArgs(args, &a, registerFields); err != nil {
+		return hostCall{}, err
+	}
+	if err := a.check(); err != nil {
+		return hostCall{}, err
+	}
+	sc := ServerConfig{Name: a.Name, Type: a.Transport, Command: a.Command, Args: a.Args, Env: a.Env,
+		URL: a.URL, APIKey: a.APIKey, Headers: a.Headers, Description: a.Description,
+		FriendlyName: a.FriendlyName, Enabled: true}
+	if err := sc.Validate(); err != nil {
+		return hostCall{}, errors.New(registerFieldNames.Replace(strings.TrimPrefix(err.Error(), "config: ")))
+	}
+	hc := hostCall{server: a.Name, summary: a.summary()}
+	if st, ok := h.rt.ServerStatus(a.Name); ok {
+		// The person approving must know an existing server is replaced.
+		hc.summary = fmt.Sprintf("%s, replacing the %s server of that name (%s)", hc.summary, st.Transport, st.State)
+	}
+	if a.Transport == "stdio" {
+		hc.command = append([]string{a.Command}, a.Args...)
+	}
+	hc.run = func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
+		if err := h.Register(ctx, sc); err != nil {
+			return nil, err
+		}
+		st := h.awaitSettled(ctx, a.Name)
+		return serverOutcome(h, st, "registered"), nil
+	}
+	return hc, nil
+}
+
+// check refuses what the config file would take but a model may not give:
+// fields of the other transport, and ${VAR} references, which would read
+// the host's environment into a server the model chose.
+func (a *registerArgs) check() error {
+	if a.Name == "" {
+		return errors.New(`field "name": required`)
+	}
+	switch a.Transport {
+	case "stdio":
+		for field, set := range map[string]bool{"url": a.URL != "", "api_key": a.APIKey != "", "headers": len(a.Headers) > 0} {
+			if set {
+				return fmt.Errorf("field %q: only for http and sse servers", field)
+			}
+		}
+	case "http", "sse":
+		for field, set := range map[string]bool{"command": a.Command != "", "args": len(a.Args) > 0, "env": len(a.Env) > 0} {
+			if set {
+				return fmt.Errorf("field %q: only for stdio servers", field)
+			}
+		}
+	case "":
+		return errors.New(`field "transport": required: "stdio", "http" or "sse"`)
+	default:
+		return fmt.Errorf(`field "transport": %q is not "stdio", "http" or "sse"`, a.Transport)
+	}
+	refs := []fieldValue{{"name", a.Name}, {"command", a.Command}, {"url", a.URL}, {"api_key", a.APIKey}}
+	for i, v := range a.Args {
+		refs = append(refs, fieldValue{fmt.Sprintf("args[%d]", i), v})
+	}
+	for _, k := range sortedMapKeys(a.Env) {
+		refs = append(refs, fieldValue{"env." + k, a.Env[k]})
+	}
+	for _, k := range sortedMapKeys(a.Headers) {
+		refs = append(refs, fieldValue{"headers." + k, a.Headers[k]})
+	}
+	for _, f := range refs {
+		if strings.Contains(f.value, "${") {
+			return fmt.Errorf("field %q: ${...} references to the host's environment are not taken from a tool call; give the value itself", f.field)
+		}
+	}
+	return nil
+}
+
+// summary describes the registration for a person: everything but secret
+// values.
+func (a *registerArgs) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Register %s server %q: ", a.Transport, a.Name)
+	if a.Transport == "stdio" {
+		b.WriteString("run " + shellQuote(append([]string{a.Command}, a.Args...)))
+		if len(a.Env) > 0 {
+			fmt.Fprintf(&b, " with env %s", strings.Join(sortedMapKeys(a.Env), ", "))
+		}
+	} else {
+		b.WriteString("connect to " + a.URL)
+		if a.APIKey != "" {
+			b.WriteString(" with an API key")
+		}
+		if len(a.Headers) > 0 {
+			fmt.Fprintf(&b, " with headers %s", strings.Join(sortedMapKeys(a.Headers), ", "))
+		}
+	}
+	return b.String()
+}
+
+// shellQuote renders argv as a POSIX shell would need it typed, so the
+// person approving reads every argument's exact bounds. An argument with a
+// character that does not show (a control, a bidi override, a zero-width
+// or unusual space) is written as a Go string literal instead, escapes
+// spelled out, so nothing in it hides from that person.
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		switch {
+		case strings.ContainsFunc(a, hidden):
+			q[i] = strconv.QuoteToGraphic(a)
+		case a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-") == "":
+			q[i] = a
+		default:
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+// hidden reports a rune a person would not see as typed.
+func hidden(r rune) bool {
+	return r != ' ' && (!unicode.IsGraphic(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r))
+}
+
+// --- delete_mcp -------------------------------------------------------
+
+func prepareDelete(h *Host, args json.RawMessage) (hostCall, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := decodeArgs(args, &a, `"name"`); err != nil {
+		return hostCall{}, err
+	}
+	if err := h.knownServer(a.Name); err != nil {
+		return hostCall{}, err
+	}
+	// A server of the config file comes back at the next start: the file,
+	// not the registry, is where it is defined.
+	rec, _, err := h.registryRow(a.Name)
+	if err != nil {
+		return hostCall{}, err
+	}
+	fromFile := rec.Origin == persistence.OriginConfig
+	summary := fmt.Sprintf("Delete server %q for good: its configuration is discarded and its process stopped", a.Name)
+	if fromFile {
+		summary = fmt.Sprintf("Delete server %q: its process is stopped; it is defined in the config file, so it returns at the next start", a.Name)
+	}
+	return hostCall{
+		server:  a.Name,
+		summary: summary,
+		run: func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
+			if err := h.Unregister(ctx, a.Name); err != nil {
+				return nil, err
+			}
+			text := fmt.Sprintf("Server %q deleted: its process is stopped and its configuration gone.", a.Name)
+			if fromFile {
+				text = fmt.Sprintf("Server %q deleted: its process is stopped. It is defined in the host's config file, so it comes back when the host starts again; to keep it off across restarts, use toggle_item instead.", a.Name)
+			}
+			return structured(text, map[string]any{"name": a.Name, "deleted": true, "in_config_file": fromFile}, false), nil
+		},
+	}, nil
+}
+
+// --- toggle_item ------------------------------------------------------
+
+func prepareToggle(h *Host, args json.RawMessage) (hostCall, error) {
+	var a struct {
+		Kind    string `json:"kind"`
+		ID      string `json:"id"`
+		Enabled *bool  `json:"enabled"`
+	}
+	if err := decodeArgs(args, &a, `"kind", "id", "enabled"`); err != nil {
+		return hostCall{}, err
+	}
+	switch {
+	case a.Kind != "mcp":
+		return hostCall{}, fmt.Errorf(`field "kind": %q is not a kind of item this host has; the kinds are: "mcp"`, a.Kind)
+	case a.Enabled == nil:
+		return hostCall{}, errors.New(`field "enabled": required (true or false)`)
+	}
+	if err := h.knownServer(a.ID); err != nil {
+		return hostCall{}, err
+	}
+	enabled := *a.Enabled
+	verb := "Disable"
+	if enabled {
+		verb = "Enable"
+	}
+	return hostCall{
+		server:  a.ID,
+		summary: fmt.Sprintf("%s server %q", verb, a.ID),
+		run: func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
+			if err := h.SetEnabled(ctx, a.ID, enabled); err != nil {
+				return nil, err
+			}
+			if !enabled {
+				text := fmt.Sprintf("Server %q disabled: its process is stopped and its tools are gone until it is enabled again.", a.ID)
+				return structured(text, map[string]any{"name": a.ID, "enabled": false, "state": StateDisabled}, false), nil
+			}
+			return serverOutcome(h, h.awaitSettled(ctx, a.ID), "enabled"), nil
+		},
+	}, nil
+}
+
+// --- list_items -------------------------------------------------------
+
+// ServerItem is one server as list_items reports it. No field carries a
+// secret.
+type ServerItem struct {
+	Name         string `json:"name"`
+	FriendlyName string `json:"friendly_name,omitempty"`
+	Description  string `json:"description,omitempty"`
+	Transport    string `json:"transport"`
+	Enabled      bool   `json:"enabled"`
+	State        State  `json:"state"`
+	Tools        int    `json:"tools"`
+	LastError    string `json:"last_error,omitempty"`
+}
+
+func prepareList(h *Host, args json.RawMessage) (hostCall, error) {
+	var a struct {
+		Type string `json:"type"`
+	}
+	if err := decodeArgs(args, &a, `"type"`); err != nil {
+		return hostCall{}, err
+	}
+	if a.Type != "" && a.Type != "mcp" {
+		return hostCall{}, fmt.Errorf(`field "type": %q is not a type of item this host has; the types are: "mcp"`, a.Type)
+	}
+	return hostCall{
+		summary: "List the MCP servers",
+		run: func(context.Context, *Host, Scope) (*Result, error) {
+			items := []ServerItem{}
+			var lines []string
+			for _, st := range h.Status() {
+				it := ServerItem{Name: st.Name, FriendlyName: st.FriendlyName, Description: st.Description,
+					Transport: string(st.Transport), Enabled: st.Enabled, State: st.State, Tools: st.Tools, LastError: st.LastError}
+				items = append(items, it)
+				line := fmt.Sprintf("- %s (%s, %s): %s, %d tools", it.Name, it.Transport, enabledWord(it.Enabled), it.State, it.Tools)
+				if it.LastError != "" {
+					line += "; last error: " + it.LastError
+				}
+				lines = append(lines, line)
+			}
+			text := "No MCP servers."
+			if len(lines) > 0 {
+				text = "MCP servers:\n" + strings.Join(lines, "\n")
+			}
+			return structured(text, map[string]any{"items": items}, false), nil
+		},
+	}, nil
+}
+
+func enabledWord(on bool) string {
+	if on {
+		return "enabled"
+	}
+	return "disabled"
+}
