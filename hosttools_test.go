@@ -202,14 +202,21 @@ func TestHostToolsManageServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var registered bool
+	var registered, refused bool
 	for _, r := range hist {
+		if r.Tool == mcpvisor.ToolRegister && strings.Contains(r.Error, "not granted") {
+			refused = true // the call before config was activated: history too
+			continue
+		}
 		if r.Tool == mcpvisor.ToolRegister {
 			registered = true
 			if !strings.Contains(string(r.Arguments), `"MCPTEST_ARGS":"(redacted)"`) {
 				t.Errorf("register_mcp's history arguments: %s", r.Arguments)
 			}
 		}
+	}
+	if !refused {
+		t.Error("no call record of the register_mcp refused for want of a grant")
 	}
 	if !registered {
 		t.Error("no call record of register_mcp")
