@@ -57,24 +57,30 @@ func open(t *testing.T, in *Inbox[string, answer], req string) *Ticket[string, a
 	return tk
 }
 
+// answered returns the answer already on c, if there is one.
+func answered(c <-chan answer) (answer, bool) {
+	select {
+	case a := <-c:
+		return a, true
+	default:
+		return answer{}, false
+	}
+}
+
 // received returns the answer already on c, failing if there is none.
 func received(t *testing.T, c <-chan answer) answer {
 	t.Helper()
-	select {
-	case a := <-c:
-		return a
-	default:
+	a, ok := answered(c)
+	if !ok {
 		t.Fatal("no answer delivered")
-		return answer{}
 	}
+	return a
 }
 
 func assertNoAnswer(t *testing.T, c <-chan answer) {
 	t.Helper()
-	select {
-	case a := <-c:
+	if a, ok := answered(c); ok {
 		t.Fatalf("unexpected answer %+v", a)
-	default:
 	}
 }
 
