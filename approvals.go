@@ -3,17 +3,15 @@ package mcpvisor
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/broadcast"
+	"github.com/mcpvisor/mcpvisor/internal/inbox"
 )
 
 // DefaultApprovalDeadline is how long a host-tool call waits in the
@@ -76,93 +74,58 @@ type ApprovalFunc func(ctx context.Context, req *ApprovalRequest) (ApprovalDecis
 // approvalInbox holds host-tool calls until ResolveApproval or their
 // deadline. All methods are safe for concurrent use.
 type approvalInbox struct {
-	deadline time.Duration
-	log      *slog.Logger
-	changed  broadcast.Signal
-
-	mu      sync.Mutex
-	pending map[string]*pendingApproval
-	closed  bool
-}
-
-type pendingApproval struct {
-	req   ApprovalRequest
-	reply chan ApprovalDecision // buffered: one decision
+	in  *inbox.Inbox[ApprovalRequest, ApprovalDecision]
+	log *slog.Logger
 }
 
 func newApprovalInbox(deadline time.Duration, log *slog.Logger) *approvalInbox {
 	if deadline <= 0 {
 		deadline = DefaultApprovalDeadline
 	}
-	return &approvalInbox{deadline: deadline, log: log, pending: map[string]*pendingApproval{}}
+	b := &approvalInbox{log: log}
+	expired := ApprovalDecision{Reason: fmt.Sprintf("no decision within %s", deadline)}
+	b.in = inbox.New(inbox.Options[ApprovalRequest, ApprovalDecision]{
+		Deadline: deadline, OnDeadline: expired, OnClose: ApprovalDecision{Reason: "the host is closing"},
+		Left: func(e inbox.Entry[ApprovalRequest], why error) {
+			reason := "the call was abandoned"
+			switch {
+			case errors.Is(why, inbox.ErrClosed):
+				return
+			case errors.Is(why, inbox.ErrExpired):
+				reason = expired.Reason
+			}
+			log.Info("host tool call not approved", "approval", approval(e), "reason", reason)
+		},
+	})
+	return b
 }
 
 // decide is an ApprovalFunc: it queues req and waits for an answer, the
 // deadline (denied) or ctx.
 func (b *approvalInbox) decide(ctx context.Context, req *ApprovalRequest) (ApprovalDecision, error) {
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	p := &pendingApproval{req: *req, reply: make(chan ApprovalDecision, 1)}
-	p.req.ID = hex.EncodeToString(raw[:])
-	p.req.Deadline = p.req.Created.Add(b.deadline)
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	t, err := b.in.Open(*req)
+	if err != nil {
 		return ApprovalDecision{}, ErrClosed
 	}
-	b.pending[p.req.ID] = p
-	b.changed.Notify()
-	b.mu.Unlock()
-	b.log.Info("host tool call waits for approval", "approval", p.req)
-
-	timer := time.NewTimer(time.Until(p.req.Deadline))
-	defer timer.Stop()
-	var d ApprovalDecision
-	select {
-	case d = <-p.reply:
-		return d, nil
-	case <-timer.C:
-		d = ApprovalDecision{Reason: fmt.Sprintf("no decision within %s", b.deadline)}
-	case <-ctx.Done():
-		d = ApprovalDecision{Reason: "the call was abandoned"}
-	}
-	if b.take(p.req.ID) == nil {
-		// Answered as the wait ended: the answer stands.
-		return <-p.reply, nil
-	}
-	b.log.Info("host tool call not approved", "approval", p.req, "reason", d.Reason)
-	return d, ctx.Err()
-}
-
-// take removes a pending request; nil if it is not pending.
-func (b *approvalInbox) take(id string) *pendingApproval {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.pending[id]
-	if p != nil {
-		delete(b.pending, id)
-		b.changed.Notify()
-	}
-	return p
+	b.log.Info("host tool call waits for approval", "approval", approval(t.Entry))
+	return t.Wait(ctx)
 }
 
 func (b *approvalInbox) resolve(id string, d ApprovalDecision) error {
-	p := b.take(id)
-	if p == nil {
+	e, err := b.in.Resolve(id, d)
+	if err != nil {
 		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
 	}
-	b.log.Info("host tool call decided", "approval", p.req, "allow", d.Allow)
-	p.reply <- d
+	b.log.Info("host tool call decided", "approval", approval(e), "allow", d.Allow)
 	return nil
 }
 
 func (b *approvalInbox) list() []ApprovalRequest {
-	b.mu.Lock()
-	out := make([]ApprovalRequest, 0, len(b.pending))
-	for _, p := range b.pending {
-		out = append(out, p.req)
+	es := b.in.Pending()
+	out := make([]ApprovalRequest, len(es))
+	for i, e := range es {
+		out[i] = approval(e)
 	}
-	b.mu.Unlock()
 	slices.SortFunc(out, func(a, b ApprovalRequest) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 	})
@@ -170,16 +133,13 @@ func (b *approvalInbox) list() []ApprovalRequest {
 }
 
 // close denies every pending request, and any queued later.
-func (b *approvalInbox) close() {
-	b.mu.Lock()
-	b.closed = true
-	pending := b.pending
-	b.pending = map[string]*pendingApproval{}
-	b.changed.Notify()
-	b.mu.Unlock()
-	for _, p := range pending {
-		p.reply <- ApprovalDecision{Reason: "the host is closing"}
-	}
+func (b *approvalInbox) close() { b.in.Close() }
+
+// approval is the waiting call e, with its id and deadline.
+func approval(e inbox.Entry[ApprovalRequest]) ApprovalRequest {
+	r := e.Req
+	r.ID, r.Deadline = e.ID, e.Deadline
+	return r
 }
 
 // Approvals lists the host-tool calls waiting in the approval inbox
@@ -188,7 +148,7 @@ func (h *Host) Approvals() []ApprovalRequest { return h.approvals.list() }
 
 // ApprovalsChanged returns a channel closed at the next change to
 // Approvals. Take it before calling Approvals, and again once it fires.
-func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.changed.C() }
+func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.in.Changed() }
 
 // ResolveApproval decides a call waiting in the approval inbox. An id that
 // is not pending (answered, expired, abandoned) is ErrUnknownApproval.
