@@ -144,8 +144,9 @@ func (c *command) flagSet(f *flags) *flag.FlagSet {
 	return fs
 }
 
-// lookup returns the command args select and the arguments left for it: a
-// subcommand when the first positional argument names one of cmd's.
+// lookup returns the command args select and the arguments left for it:
+// args[0] names a command, or, when the first positional argument after it
+// names one of its subcommands, that subcommand.
 func lookup(cmds []command, args []string) (*command, []string, bool) {
 	var parent *command
 	var subs []*command
@@ -232,6 +233,7 @@ func (c *command) flagError(cmds []command, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err
 	}
+	// The flag package says so in these words, and has no error type for it.
 	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !unknown {
 		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v%s", c.name, err, seeHelp(c.name))}
