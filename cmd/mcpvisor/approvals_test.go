@@ -186,8 +186,8 @@ func TestServeHostToolsWaitForApproval(t *testing.T) {
 	}{
 		{[]string{"approvals", "allow"}, 2, "approvals allow|deny ID"},
 		{[]string{"approvals", "maybe", pending.ID}, 2, "approvals allow|deny ID"},
-		{[]string{"approvals", "--reason", "why"}, 2, "--reason goes with deny"},
-		{[]string{"approvals", "allow", pending.ID, "--reason", "why"}, 2, "--reason goes with deny"},
+		{[]string{"approvals", "--reason", "why"}, 2, "unknown flag --reason; it goes with approvals deny"},
+		{[]string{"approvals", "allow", pending.ID, "--reason", "why"}, 2, "unknown flag --reason; it goes with approvals deny"},
 		{[]string{"approvals", "allow", "no-such-id"}, 1, "unknown_approval"},
 	} {
 		if _, errOut, code := runCLIData(t, data, tc.args...); code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,10 +35,18 @@ type eventJSON struct {
 	ProcessedAt *time.Time      `json:"processed_at,omitempty"`
 }
 
+// eventsFlags are the filters of events, and --follow.
+func eventsFlags(fs *flag.FlagSet, f *flags) {
+	configFlag(fs, f)
+	fs.BoolVar(&f.follow, "follow", false, "run the servers of --config and print their events as they are journaled")
+	fs.BoolVar(&f.pending, "pending", false, "only the events not yet marked processed")
+	fs.StringVar(&f.server, "server", "", "only the events of server `NAME`")
+	fs.StringVar(&f.method, "method", "", "only the events of notification `METHOD`")
+	fs.Uint64Var(&f.after, "after", 0, "only the events after event `ID`")
+	fs.IntVar(&f.limit, "limit", 0, "at most `N` events (default: all)")
+}
+
 func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) > 0 && pos[0] == "ack" {
-		return cmdAck(ctx, f, logger, pos[1:], stdout)
-	}
 	if len(pos) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", pos[0])}
 	}
@@ -183,6 +192,12 @@ type historyJSON struct {
 	ResultSize int       `json:"result_size,omitempty"`
 }
 
+// historyFlags are the flags of history alone.
+func historyFlags(fs *flag.FlagSet, f *flags) {
+	fs.BoolVar(&f.calls, "calls", false, "the tool calls instead of the server transitions")
+	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records")
+}
+
 func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	j, err := openJournal(f, logger)
 	if err != nil {
@@ -244,7 +259,7 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 
 func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
 	if len(pos) > 1 {
-		return &exitError{code: 2, msg: "tasks: want at most one task ID\n\n" + usage}
+		return &exitError{code: 2, msg: "tasks: want at most one task ID" + seeHelp("tasks")}
 	}
 	j, err := openJournal(f, logger)
 	if err != nil {

@@ -1,23 +1,3 @@
-// Command mcpvisor supervises MCP servers and calls their tools.
-//
-//	mcpvisor run    --config FILE            supervise in the foreground until interrupted
-//	mcpvisor serve  --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]   the HTTP API (sidecar)
-//	mcpvisor stdio  --config FILE [--approve-host-tools]   the MCP gateway on stdin/stdout
-//	mcpvisor tools  --config FILE [--json]   list every namespaced tool
-//	mcpvisor call   --config FILE TOOL [ARGS_JSON] [--json]
-//	mcpvisor status --config FILE [--json]
-//	mcpvisor events [--pending] [--server S] [--json]
-//	mcpvisor events --follow --config FILE
-//	mcpvisor events ack ID...
-//	mcpvisor history [--server S] [--calls] [--json]
-//	mcpvisor resources --config FILE [--server S] [--templates] [--json]
-//	mcpvisor resources read --config FILE --server S URI
-//	mcpvisor prompts --config FILE [--server S] [--json]
-//	mcpvisor prompts get --config FILE --server S PROMPT [key=value ...]
-//	mcpvisor approvals [--json]               the running sidecar's host-tool calls waiting for approval
-//	mcpvisor approvals allow|deny ID [--reason R]
-//
-// It is a thin shell over the package mcpvisor API that Go platforms embed.
 package main
 
 import (
@@ -29,69 +9,114 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
 
-const usage = `usage: mcpvisor <command> [flags]
+// commands is the command table: the usage text, the flag parser and the
+// dispatcher all read it, and doc.go lists it.
+func commands() []command {
+	return []command{
+		{name: "run", summary: "start every server and supervise them until interrupted", setup: setupHost,
+			flags: []flagGroup{waitFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdRun(ctx, e.f, e.cfg, e.logger, e.stdout) }},
+		{name: "serve", summary: "supervise the servers behind the HTTP API (the sidecar), on loopback unless given TLS",
+			detail: "The token is in DIR/token unless --token-file names one. /mcp is every server as one MCP server\n" +
+				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
+				"unless --approve-host-tools.",
+			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags,
+				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
+			run: func(ctx context.Context, e *env) error { return cmdServe(ctx, e.f, e.args, e.stderr) }},
+		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
+			flags: []flagGroup{approveFlag("each is put to the client's user (elicitation)")},
+			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
+		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost,
+			flags: []flagGroup{waitFlag, jsonFlag},
+			run: func(ctx context.Context, e *env) error {
+				return cmdTools(ctx, e.f, e.cfg, e.logger, e.stdout, e.stderr)
+			}},
+		{name: "call", args: "TOOL [ARGS_JSON]", summary: "start the one server TOOL needs, call it, print the result",
+			detail: "Progress and task ids go to stderr.", setup: setupHost,
+			flags: []flagGroup{jsonFlag, func(fs *flag.FlagSet, f *flags) {
+				fs.BoolVar(&f.detach, "detach", false, "return once a task-running tool has started its task")
+			}},
+			run: func(ctx context.Context, e *env) error {
+				return cmdCall(ctx, e.f, e.cfg, e.logger, e.args, e.stdout, e.stderr)
+			}},
+		{name: "status", summary: "start the servers, wait for them, print their states", setup: setupHost,
+			flags: []flagGroup{waitFlag, jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdStatus(ctx, e.f, e.cfg, e.logger, e.stdout) }},
+		{name: "events", summary: "list the events servers pushed (oldest first), or follow them with --follow",
+			detail: "Through the sidecar's API when one holds the journal.", setup: setupLogging,
+			flags: []flagGroup{eventsFlags, jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdEvents(ctx, e.f, e.logger, e.args, e.stdout) }},
+		{name: "events ack", args: "ID...", summary: "mark events processed",
+			detail: "Through the sidecar's API when one holds the journal.", setup: setupLogging,
+			run: func(ctx context.Context, e *env) error { return cmdAck(ctx, e.f, e.logger, e.args, e.stdout) }},
+		{name: "history", summary: "server transitions, or tool calls with --calls (newest first)", setup: setupLogging,
+			flags: []flagGroup{serverFlag("only the records of server `NAME`"), historyFlags, jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdHistory(e.f, e.logger, e.stdout) }},
+		{name: "tasks", args: "[ID]", summary: "list the journal's tasks, or show one with its outcome", setup: setupLogging,
+			flags: []flagGroup{pendingFlag("only the unfinished tasks"), jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdTasks(e.f, e.logger, e.args, e.stdout) }},
+		{name: "resources", summary: "list the resources (or resource templates) of every server, or of one", setup: setupHost,
+			flags: []flagGroup{waitFlag, serverFlag("start only server `NAME` and list its resources"), jsonFlag,
+				func(fs *flag.FlagSet, f *flags) {
+					fs.BoolVar(&f.templates, "templates", false, "list the resource templates instead")
+				}},
+			run: func(ctx context.Context, e *env) error {
+				return cmdResources(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
+			}},
+		{name: "resources read", args: "URI", summary: "print a resource's text; binary contents are described, not printed",
+			setup: setupHost, flags: []flagGroup{waitFlag, serverFlag("the server `NAME` to read from (required)"), jsonFlag},
+			run: func(ctx context.Context, e *env) error {
+				return cmdReadResource(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
+			}},
+		{name: "prompts", summary: "list the prompts of every server, or of one", setup: setupHost,
+			flags: []flagGroup{waitFlag, serverFlag("start only server `NAME` and list its prompts"), jsonFlag},
+			run: func(ctx context.Context, e *env) error {
+				return cmdPrompts(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
+			}},
+		{name: "prompts get", args: "PROMPT [key=value ...]", summary: `render a prompt with its arguments, one "role: text" line per message`,
+			setup: setupHost, flags: []flagGroup{waitFlag, serverFlag("the server `NAME` of the prompt (required)"), jsonFlag},
+			run: func(ctx context.Context, e *env) error {
+				return cmdGetPrompt(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
+			}},
+		{name: "elicitations", summary: "the running sidecar's pending requests for input", setup: setupData,
+			flags: []flagGroup{jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdElicitations(ctx, e.f, e.args, e.stdout) }},
+		{name: "elicitations resolve", args: "ID accept|decline|cancel [CONTENT_JSON]", summary: "answer one (through the sidecar's API)",
+			setup: setupData, run: sidecarVerb(cmdElicitations, "resolve")},
+		{name: "approvals", summary: "the running sidecar's host-tool calls waiting for approval",
+			detail: "Each stdio registration is shown with its full command line.", setup: setupData,
+			flags: []flagGroup{jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdApprovals(ctx, e.f, e.args, e.stdout) }},
+		{name: "approvals allow", args: "ID", summary: "let a host-tool call run", setup: setupData,
+			run: sidecarVerb(cmdApprovals, "allow")},
+		{name: "approvals deny", args: "ID", summary: "refuse a host-tool call; the reason is shown to the model", setup: setupData,
+			flags: []flagGroup{func(fs *flag.FlagSet, f *flags) {
+				fs.StringVar(&f.reason, "reason", "", "why, in a `REASON` the model is shown")
+			}},
+			run: sidecarVerb(cmdApprovals, "deny")},
+		{name: "servers", args: "enable|disable|delete NAME", summary: "change a server of the running sidecar, at once",
+			setup: setupData, run: func(ctx context.Context, e *env) error { return cmdServers(ctx, e.f, e.args, e.stdout) }},
+		{name: "help", args: "[COMMAND]", summary: "print the usage of mcpvisor, or of one command",
+			run: func(ctx context.Context, e *env) error { return cmdHelp(commands(), e.args, e.stdout) }},
+		{name: "version", summary: "print the version of this binary and what it was built from",
+			run: func(ctx context.Context, e *env) error { return cmdVersion(e.stdout) }},
+	}
+}
 
-commands:
-  run     --config FILE             start every server and supervise them until interrupted
-  serve   --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]
-                                    supervise the servers behind the HTTP API on loopback
-                                    (default 127.0.0.1:7071; token in DIR/token unless given);
-                                    /mcp is every server as one MCP server (Streamable HTTP);
-                                    a model's register_mcp, delete_mcp and toggle_item wait for
-                                    approval unless --approve-host-tools
-  stdio   --config FILE [--approve-host-tools]
-                                    the same MCP gateway on stdin/stdout, for MCP clients; a
-                                    model's register_mcp, delete_mcp and toggle_item are put to the
-                                    client's user (elicitation) unless --approve-host-tools
-  tools   --config FILE [--json]    start the servers, list every namespaced tool, exit
-  call    --config FILE TOOL [ARGS_JSON] [--json] [--detach]
-                                    start the one server TOOL needs, call it, print the result;
-                                    progress and task ids go to stderr; --detach returns once a
-                                    task-running tool has started its task
-  tasks   [ID] [--pending] [--json] list the journal's tasks (--pending: unfinished), or show one
-  elicitations [--json]             the running sidecar's pending requests for input
-  elicitations resolve ID accept|decline|cancel [CONTENT_JSON]
-                                    answer one (through the sidecar's API)
-  approvals [--json]                the running sidecar's host-tool calls waiting for approval,
-                                    with the full command line of each stdio registration
-  approvals allow|deny ID [--reason R]
-                                    answer one; a denial's reason is shown to the model
-  servers enable|disable|delete NAME
-                                    change a server of the running sidecar, at once
-  (events and events ack go through the sidecar's API when one holds the journal)
-  status  --config FILE [--json]    start the servers, wait for them, print their states
-  events  [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
-                                    list the events servers pushed (oldest first)
-  events  --follow --config FILE [filters]
-                                    run the servers and print their events as they are journaled
-  events ack ID...                  mark events processed
-  history [--server S] [--calls] [--limit N] [--json]
-                                    server transitions, or tool calls with --calls (newest N, default 50)
-  resources --config FILE [--server S] [--templates] [--json]
-                                    list the resources (or resource templates) of S, or of every server
-  resources read --config FILE --server S URI
-                                    print a resource's text; binary contents are described, not printed
-  prompts --config FILE [--server S] [--json]
-                                    list the prompts of S, or of every server
-  prompts get --config FILE --server S PROMPT [key=value ...]
-                                    render a prompt with its arguments, one "role: text" line per message
-
-flags (every command):
-  --config FILE      MCP servers, in the mcpServers JSON format (required by all but events and history)
-  --data DIR         data directory: the journal in DIR/journal, logs in DIR/logs (default ./.mcpvisor)
-  --log-level LEVEL  debug, info, warn or error (default warn)
-  --log-format FMT   text or json (structured slog records, one JSON object per line)
-  --wait DURATION    how long tools, status, resources and prompts wait for servers (default 30s)
-`
+// sidecarVerb runs a sidecar command whose first argument is verb, which
+// the table gives as a subcommand of its own with its own flags.
+func sidecarVerb(cmd func(context.Context, flags, []string, io.Writer) error, verb string) func(context.Context, *env) error {
+	return func(ctx context.Context, e *env) error {
+		return cmd(ctx, e.f, append([]string{verb}, e.args...), e.stdout)
+	}
+}
 
 // exitError carries a process exit code with its message.
 type exitError struct {
@@ -117,198 +142,20 @@ func main() {
 	os.Exit(code)
 }
 
-type flags struct {
-	config    string
-	data      string
-	logLevel  string
-	logFormat string
-	json      bool
-	wait      time.Duration
-
-	// events, history
-	pending, follow, calls bool
-	templates              bool   // resources
-	detach                 bool   // call
-	approveHostTools       bool   // stdio
-	reason                 string // approvals deny
-	server, method         string
-	after                  uint64
-	limit                  int
-}
-
+// run runs the command args name; without any it prints the overview and
+// exits 2.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
-		if len(args) == 0 {
-			return &exitError{code: 2}
-		}
-		return nil
+	cmds := commands()
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, overview(cmds))
+		return &exitError{code: 2}
+	case args[0] == "-h" || args[0] == "--help":
+		args = []string{"help"}
+	case args[0] == "--version":
+		args = []string{"version"}
 	}
-	cmd := args[0]
-	if cmd == "serve" {
-		return cmdServe(ctx, args[1:], stderr)
-	}
-	switch cmd {
-	case "run", "tools", "call", "status", "events", "history", "resources", "prompts", "tasks", "stdio", "elicitations", "approvals", "servers":
-	default:
-		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", cmd, usage)}
-	}
-	var f flags
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.config, "config", "", "")
-	fs.StringVar(&f.data, "data", mcpvisor.DefaultDataDir, "")
-	fs.StringVar(&f.logLevel, "log-level", "warn", "")
-	fs.StringVar(&f.logFormat, "log-format", "text", "")
-	fs.BoolVar(&f.json, "json", false, "")
-	fs.DurationVar(&f.wait, "wait", 30*time.Second, "")
-	fs.BoolVar(&f.pending, "pending", false, "")
-	fs.BoolVar(&f.follow, "follow", false, "")
-	fs.BoolVar(&f.calls, "calls", false, "")
-	fs.BoolVar(&f.templates, "templates", false, "")
-	fs.BoolVar(&f.detach, "detach", false, "")
-	fs.BoolVar(&f.approveHostTools, "approve-host-tools", false, "")
-	fs.StringVar(&f.reason, "reason", "", "")
-	fs.StringVar(&f.server, "server", "", "")
-	fs.StringVar(&f.method, "method", "", "")
-	fs.Uint64Var(&f.after, "after", 0, "")
-	fs.IntVar(&f.limit, "limit", 0, "")
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v\n\n%s", cmd, err, usage)}
-	}
-	logger, err := newLogger(f.logLevel, f.logFormat, stderr)
-	if err != nil {
-		return &exitError{code: 2, msg: err.Error()}
-	}
-	switch cmd {
-	case "events":
-		return cmdEvents(ctx, f, logger, pos, stdout)
-	case "history":
-		return cmdHistory(f, logger, stdout)
-	case "tasks":
-		return cmdTasks(f, logger, pos, stdout)
-	case "elicitations":
-		return cmdElicitations(ctx, f, pos, stdout)
-	case "approvals":
-		return cmdApprovals(ctx, f, pos, stdout)
-	case "servers":
-		return cmdServers(ctx, f, pos, stdout)
-	}
-	if f.config == "" {
-		return &exitError{code: 2, msg: cmd + ": --config FILE is required"}
-	}
-	cfg, err := mcpvisor.LoadConfig(f.config)
-	if err != nil {
-		return err
-	}
-	for _, w := range cfg.Warnings {
-		logger.Warn(w)
-	}
-	ctx, stop := signalContext(ctx)
-	defer stop()
-
-	switch cmd {
-	case "tools":
-		return cmdTools(ctx, f, cfg, logger, stdout, stderr)
-	case "call":
-		return cmdCall(ctx, f, cfg, logger, pos, stdout, stderr)
-	case "status":
-		return cmdStatus(ctx, f, cfg, logger, stdout)
-	case "stdio":
-		return cmdStdio(ctx, f, cfg, logger, os.Stdin, stdout)
-	case "resources":
-		return cmdResources(ctx, f, cfg, logger, pos, stdout)
-	case "prompts":
-		return cmdPrompts(ctx, f, cfg, logger, pos, stdout)
-	default: // "run"
-		return cmdRun(ctx, f, cfg, logger, stdout)
-	}
-}
-
-// signalContext ends with Ctrl-C or SIGTERM.
-func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
-
-// parseInterspersed parses flags wherever they appear among the positional
-// arguments, as users type them (call TOOL ARGS --json).
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "", "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
-}
-
-func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
-	return h, lockHint(err)
-}
-
-// lockHint adds what to do about a journal another process holds.
-func lockHint(err error) error {
-	if errors.Is(err, mcpvisor.ErrJournalLocked) {
-		return fmt.Errorf("%w (another mcpvisor is running on this data directory; stop it or pass a different --data)", err)
-	}
-	return err
-}
-
-// waitAll waits for every enabled server and reports the ones not ready.
-func waitAll(ctx context.Context, h *mcpvisor.Host, wait time.Duration) []mcpvisor.ServerStatus {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	for _, st := range h.Status() {
-		if st.Enabled {
-			_ = h.WaitReady(ctx, st.Name) // each server on its own: one failure does not stop the wait for others
-		}
-	}
-	var bad []mcpvisor.ServerStatus
-	for _, st := range h.Status() {
-		if st.Enabled && st.State != mcpvisor.StateReady {
-			bad = append(bad, st)
-		}
-	}
-	return bad
-}
-
-func notReadyError(bad []mcpvisor.ServerStatus) error {
-	if len(bad) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	for i, st := range bad {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "server %q is %s", st.Name, st.State)
-		if st.LastError != "" {
-			fmt.Fprintf(&b, ": %s", st.LastError)
-		}
-	}
-	return &exitError{code: 1, msg: b.String()}
+	return dispatch(ctx, cmds, args, stdout, stderr)
 }
 
 type toolJSON struct {
@@ -364,7 +211,7 @@ type resultJSON struct {
 
 func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) < 1 || len(pos) > 2 {
-		return &exitError{code: 2, msg: "call: want TOOL [ARGS_JSON]\n\n" + usage}
+		return &exitError{code: 2, msg: "call: want TOOL [ARGS_JSON]" + seeHelp("call")}
 	}
 	tool := pos[0]
 	var args json.RawMessage

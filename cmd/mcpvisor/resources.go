@@ -34,9 +34,6 @@ type promptJSON struct {
 }
 
 func cmdResources(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) > 0 && pos[0] == "read" {
-		return cmdReadResource(ctx, f, cfg, logger, pos[1:], stdout)
-	}
 	if len(pos) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("resources: unexpected argument %q (want resources [flags] or resources read --server NAME URI)", pos[0])}
 	}
@@ -73,7 +70,7 @@ func cmdResources(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *sl
 // contents are described, never written out.
 func cmdReadResource(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, args []string, stdout io.Writer) error {
 	if f.server == "" || len(args) != 1 {
-		return &exitError{code: 2, msg: "resources read: want --server NAME URI\n\n" + usage}
+		return &exitError{code: 2, msg: "resources read: want --server NAME URI" + seeHelp("resources read")}
 	}
 	h, err := openServer(ctx, f, cfg, logger, "resources read")
 	if err != nil {
@@ -116,9 +113,6 @@ func describeBlob(mime, data string) string {
 }
 
 func cmdPrompts(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) > 0 && pos[0] == "get" {
-		return cmdGetPrompt(ctx, f, cfg, logger, pos[1:], stdout)
-	}
 	if len(pos) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("prompts: unexpected argument %q (want prompts [flags] or prompts get --server NAME PROMPT [key=value ...])", pos[0])}
 	}
@@ -151,7 +145,7 @@ func cmdPrompts(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog
 
 func cmdGetPrompt(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, args []string, stdout io.Writer) error {
 	if f.server == "" || len(args) == 0 {
-		return &exitError{code: 2, msg: "prompts get: want --server NAME PROMPT [key=value ...]\n\n" + usage}
+		return &exitError{code: 2, msg: "prompts get: want --server NAME PROMPT [key=value ...]" + seeHelp("prompts get")}
 	}
 	name := args[0]
 	var pargs map[string]string

@@ -24,18 +24,13 @@ import (
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-const serveUsage = `usage: mcpvisor serve --config FILE [--data DIR] [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools] [--log-level LEVEL] [--log-format text|json]
-
-  --listen ADDR      address to serve the HTTP API on (default 127.0.0.1:7071); a
-                     non-loopback address needs --tls-cert and --tls-key
-  --tls-cert F       PEM certificate (chain) to serve HTTPS with
-  --tls-key F        PEM private key of --tls-cert
-  --token-file F     file holding the bearer token; default DIR/token, generated (mode 0600) on first start
-  --approve-host-tools
-                     run the host tools that change the servers (register_mcp, delete_mcp,
-                     toggle_item) without asking; by default each waits in the approval
-                     inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)
-`
+// serveFlags are the flags of serve alone.
+func serveFlags(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.listen, "listen", defaultListen, "the `ADDR` to serve the HTTP API on; a non-loopback one needs --tls-cert and --tls-key")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) `FILE` to serve HTTPS with")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
+}
 
 // Serve defaults and bounds.
 const (
@@ -50,25 +45,10 @@ var errShuttingDown = errors.New("mcpvisor serve is shutting down")
 
 // cmdServe runs the sidecar: the host with its inbox, behind the HTTP API,
 // until ctx ends or SIGINT/SIGTERM arrives.
-func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
-	var config, data, listen, tokenFile, logLevel, logFormat, tlsCert, tlsKey string
-	var approveHostTools bool
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&config, "config", "", "")
-	fs.StringVar(&data, "data", mcpvisor.DefaultDataDir, "")
-	fs.StringVar(&listen, "listen", defaultListen, "")
-	fs.StringVar(&tokenFile, "token-file", "", "")
-	fs.StringVar(&tlsCert, "tls-cert", "", "")
-	fs.StringVar(&tlsKey, "tls-key", "", "")
-	fs.StringVar(&logLevel, "log-level", "warn", "")
-	fs.StringVar(&logFormat, "log-format", "text", "")
-	fs.BoolVar(&approveHostTools, "approve-host-tools", false, "")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2, msg: fmt.Sprintf("serve: %v\n\n%s", err, serveUsage)}
-	}
-	if fs.NArg() > 0 {
-		return &exitError{code: 2, msg: fmt.Sprintf("serve: unexpected argument %q\n\n%s", fs.Arg(0), serveUsage)}
+func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) error {
+	config, data, listen, tokenFile, tlsCert, tlsKey := f.config, f.data, f.listen, f.tokenFile, f.tlsCert, f.tlsKey
+	if len(args) > 0 {
+		return &exitError{code: 2, msg: fmt.Sprintf("serve: unexpected argument %q%s", args[0], seeHelp("serve"))}
 	}
 	if config == "" {
 		return &exitError{code: 2, msg: "serve: --config FILE is required"}
@@ -87,7 +67,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	logger, err := newLogger(logLevel, logFormat, stderr)
+	logger, err := newLogger(f.logLevel, f.logFormat, stderr)
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
@@ -114,7 +94,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	// inbox, which the API, the page and the CLI answer (or run at once
 	// with --approve-host-tools), so a gateway client may activate them.
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
-		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(approveHostTools),
+		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}})
 	if err != nil {
 		ln.Close()

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// command is one entry of the command table (main.go): everything the
+// usage text, the flag parser and the dispatcher know of a command.
+type command struct {
+	// name is the words that select the command: "events", or "events
+	// ack" for a subcommand, which comes first among the arguments.
+	name string
+	// args is the synopsis of the positional arguments, "TOOL [ARGS_JSON]".
+	args string
+	// summary is one line: what the command does.
+	summary string
+	// detail, when set, is said after the summary in the command's help.
+	detail string
+	// setup is what the dispatcher prepares; it registers its flags.
+	setup setup
+	// flags are the command's other flag groups.
+	flags []flagGroup
+	// run is the handler.
+	run func(context.Context, *env) error
+}
+
+// setup is what the dispatcher prepares before a handler runs. Each level
+// includes the ones before it and registers their flags.
+type setup int
+
+const (
+	setupNone    setup = iota // no shared flags
+	setupData                 // --data
+	setupLogging              // and --log-level, --log-format: env.logger is set
+	setupHost                 // and --config, required and loaded into env.cfg; ctx ends at SIGINT or SIGTERM
+)
+
+// env is what a handler gets: its flags and positional arguments, what its
+// setup prepared, and the process's streams.
+type env struct {
+	f      flags
+	args   []string
+	logger *slog.Logger
+	cfg    *mcpvisor.Config
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// flags holds the values of every flag of every command; a command's flag
+// set binds only the fields it takes, the others keep their zero value.
+type flags struct {
+	config    string
+	data      string
+	logLevel  string
+	logFormat string
+	json      bool
+	wait      time.Duration
+
+	// events, history
+	pending, follow, calls bool
+	templates              bool   // resources
+	detach                 bool   // call
+	approveHostTools       bool   // stdio, serve
+	reason                 string // approvals deny
+	server, method         string
+	after                  uint64
+	limit                  int
+
+	// serve
+	listen, tokenFile, tlsCert, tlsKey string
+}
+
+// flagGroup registers one or more flags, written once for every command
+// that takes them.
+type flagGroup func(*flag.FlagSet, *flags)
+
+func dataFlag(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.data, "data", mcpvisor.DefaultDataDir, "the data directory `DIR`: the journal in DIR/journal, logs in DIR/logs")
+}
+
+func logFlags(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log `FORMAT`: text, or json (slog records, one JSON object per line)")
+}
+
+func configFlag(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.config, "config", "", "the `FILE` of MCP servers, in the mcpServers JSON format")
+}
+
+func waitFlag(fs *flag.FlagSet, f *flags) {
+	fs.DurationVar(&f.wait, "wait", 30*time.Second, "how long to wait for the servers to be ready (a `DURATION`)")
+}
+
+func jsonFlag(fs *flag.FlagSet, f *flags) {
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
+}
+
+// serverFlag is --server with the meaning it has for the command.
+func serverFlag(usage string) flagGroup {
+	return func(fs *flag.FlagSet, f *flags) { fs.StringVar(&f.server, "server", "", usage) }
+}
+
+// pendingFlag is --pending with the meaning it has for the command.
+func pendingFlag(usage string) flagGroup {
+	return func(fs *flag.FlagSet, f *flags) { fs.BoolVar(&f.pending, "pending", false, usage) }
+}
+
+// approveFlag is --approve-host-tools; by default the host tools wait for
+// the person whom where says.
+func approveFlag(where string) flagGroup {
+	return func(fs *flag.FlagSet, f *flags) {
+		fs.BoolVar(&f.approveHostTools, "approve-host-tools", false,
+			"run the host tools that change the servers (register_mcp, delete_mcp, toggle_item) without asking; by default "+where)
+	}
+}
+
+// flagSet is the command's flag set, bound to f.
+func (c *command) flagSet(f *flags) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if c.setup >= setupData {
+		dataFlag(fs, f)
+	}
+	if c.setup >= setupLogging {
+		logFlags(fs, f)
+	}
+	if c.setup >= setupHost {
+		configFlag(fs, f)
+	}
+	for _, g := range c.flags {
+		g(fs, f)
+	}
+	return fs
+}
+
+// lookup returns the command args select and the arguments left for it:
+// args[0] names a command, or, when the first positional argument after it
+// names one of its subcommands, that subcommand.
+func lookup(cmds []command, args []string) (*command, []string, bool) {
+	var parent *command
+	var subs []*command
+	for i := range cmds {
+		switch c := &cmds[i]; {
+		case c.name == args[0]:
+			parent = c
+		case strings.HasPrefix(c.name, args[0]+" "):
+			subs = append(subs, c)
+		}
+	}
+	if parent == nil {
+		return nil, nil, false
+	}
+	rest := args[1:]
+	if i := firstPositional(rest, parent, subs); i >= 0 {
+		for _, s := range subs {
+			if s.name == parent.name+" "+rest[i] {
+				return s, append(rest[:i:i], rest[i+1:]...), true
+			}
+		}
+	}
+	return parent, rest, true
+}
+
+// firstPositional returns the index in args of the first argument that is
+// not a flag or a flag's value, or -1. Whether a flag takes a value is
+// what the parent or any subcommand says; a flag none has takes none.
+func firstPositional(args []string, parent *command, subs []*command) int {
+	var sets []*flag.FlagSet
+	for _, c := range append([]*command{parent}, subs...) {
+		sets = append(sets, c.flagSet(&flags{}))
+	}
+	takesValue := func(name string) bool {
+		for _, fs := range sets {
+			if fl := fs.Lookup(name); fl != nil {
+				b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+				return !ok || !b.IsBoolFlag()
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case len(a) < 2 || a[0] != '-':
+			return i
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		if !strings.Contains(name, "=") && takesValue(name) {
+			i++
+		}
+	}
+	return -1
+}
+
+// parse parses the command's flags wherever they appear among its
+// positional arguments, as users type them (call TOOL ARGS --json).
+func (c *command) parse(cmds []command, args []string) (flags, []string, error) {
+	var f flags
+	fs := c.flagSet(&f)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return f, nil, c.flagError(cmds, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return f, pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// flagError says what is wrong with a flag, and for one the command does
+// not take, which commands take it.
+func (c *command) flagError(cmds []command, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	// The flag package says so in these words, and has no error type for it.
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !unknown {
+		return &exitError{code: 2, msg: fmt.Sprintf("%s: %v%s", c.name, err, seeHelp(c.name))}
+	}
+	var others []string
+	for i := range cmds {
+		if cmds[i].flagSet(&flags{}).Lookup(name) != nil {
+			others = append(others, cmds[i].name)
+		}
+	}
+	msg := fmt.Sprintf("%s: unknown flag --%s", c.name, name)
+	if len(others) > 0 {
+		msg += "; it goes with " + strings.Join(others, ", ")
+	}
+	return &exitError{code: 2, msg: msg + seeHelp(c.name)}
+}
+
+// seeHelp points to the help of the command name.
+func seeHelp(name string) string {
+	return fmt.Sprintf(" (see 'mcpvisor help %s')", name)
+}
+
+// prepare does the command's setup on e.
+func (c *command) prepare(ctx context.Context, e *env) (context.Context, context.CancelFunc, error) {
+	if c.setup >= setupLogging {
+		logger, err := newLogger(e.f.logLevel, e.f.logFormat, e.stderr)
+		if err != nil {
+			return nil, nil, &exitError{code: 2, msg: err.Error()}
+		}
+		e.logger = logger
+	}
+	if c.setup < setupHost {
+		return ctx, func() {}, nil
+	}
+	if e.f.config == "" {
+		return nil, nil, &exitError{code: 2, msg: c.name + ": --config FILE is required"}
+	}
+	cfg, err := mcpvisor.LoadConfig(e.f.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range cfg.Warnings {
+		e.logger.Warn(w)
+	}
+	e.cfg = cfg
+	ctx, stop := signalContext(ctx)
+	return ctx, stop, nil
+}
+
+// dispatch runs the command args select.
+func dispatch(ctx context.Context, cmds []command, args []string, stdout, stderr io.Writer) error {
+	c, rest, ok := lookup(cmds, args)
+	if !ok {
+		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", args[0], overview(cmds))}
+	}
+	f, pos, err := c.parse(cmds, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, commandHelp(cmds, c))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e := &env{f: f, args: pos, stdin: os.Stdin, stdout: stdout, stderr: stderr}
+	ctx, stop, err := c.prepare(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return c.run(ctx, e)
+}

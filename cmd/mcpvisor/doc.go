@@ -1,0 +1,35 @@
+// Command mcpvisor supervises MCP servers and calls their tools. It is a
+// thin shell over the package mcpvisor API that Go platforms embed.
+//
+//	mcpvisor run --config FILE                  supervise in the foreground until interrupted
+//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]
+//	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
+//	mcpvisor stdio --config FILE [--approve-host-tools]
+//	                                            the MCP gateway on stdin/stdout
+//	mcpvisor tools --config FILE [--json]       list every namespaced tool
+//	mcpvisor call --config FILE TOOL [ARGS_JSON] [--json] [--detach]
+//	mcpvisor status --config FILE [--json]      the servers' states
+//	mcpvisor events [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
+//	mcpvisor events --follow --config FILE [filters]
+//	mcpvisor events ack ID...                   mark events processed
+//	mcpvisor history [--server S] [--calls] [--limit N] [--json]
+//	mcpvisor tasks [ID] [--pending] [--json]    the journal's tasks, or one with its outcome
+//	mcpvisor resources --config FILE [--server S] [--templates] [--json]
+//	mcpvisor resources read --config FILE --server S URI
+//	mcpvisor prompts --config FILE [--server S] [--json]
+//	mcpvisor prompts get --config FILE --server S PROMPT [key=value ...]
+//	mcpvisor elicitations [--json]              the running sidecar's pending requests for input
+//	mcpvisor elicitations resolve ID accept|decline|cancel [CONTENT_JSON]
+//	mcpvisor approvals [--json]                 the running sidecar's host-tool calls waiting for approval
+//	mcpvisor approvals allow ID
+//	mcpvisor approvals deny ID [--reason R]
+//	mcpvisor servers enable|disable|delete NAME change a server of the running sidecar
+//	mcpvisor help [COMMAND]                     the usage of mcpvisor, or of one command (also COMMAND --help)
+//	mcpvisor version                            the version and what it was built from (also --version)
+//
+// Every command but help and version takes --data DIR, the data directory
+// (default ./.mcpvisor). Each takes only its own flags, which mcpvisor
+// help COMMAND lists, and refuses any other. The command table in main.go
+// declares each command's name, synopsis, flags and handler; this list
+// follows it, and a test checks that it names every command.
+package main

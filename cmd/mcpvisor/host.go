@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// What the commands that run a host or open the journal share.
+
+// signalContext ends with Ctrl-C or SIGTERM.
+func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// parseInterspersed parses flags wherever they appear among the positional
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
+}
+
+func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
+	return h, lockHint(err)
+}
+
+// lockHint adds what to do about a journal another process holds.
+func lockHint(err error) error {
+	if errors.Is(err, mcpvisor.ErrJournalLocked) {
+		return fmt.Errorf("%w (another mcpvisor is running on this data directory; stop it or pass a different --data)", err)
+	}
+	return err
+}
+
+// waitAll waits for every enabled server and reports the ones not ready.
+func waitAll(ctx context.Context, h *mcpvisor.Host, wait time.Duration) []mcpvisor.ServerStatus {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, st := range h.Status() {
+		if st.Enabled {
+			_ = h.WaitReady(ctx, st.Name) // each server on its own: one failure does not stop the wait for others
+		}
+	}
+	var bad []mcpvisor.ServerStatus
+	for _, st := range h.Status() {
+		if st.Enabled && st.State != mcpvisor.StateReady {
+			bad = append(bad, st)
+		}
+	}
+	return bad
+}
+
+func notReadyError(bad []mcpvisor.ServerStatus) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, st := range bad {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "server %q is %s", st.Name, st.State)
+		if st.LastError != "" {
+			fmt.Fprintf(&b, ": %s", st.LastError)
+		}
+	}
+	return &exitError{code: 1, msg: b.String()}
+}
