@@ -7,6 +7,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/internal/schema"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -69,8 +70,8 @@ var (
 	// draft-04. ErrInvalidSchema: the schema is not valid in its dialect,
 	// or refers to a document other than itself and the bundled
 	// meta-schemas.
-	ErrUnsupportedDialect = errors.New("unsupported JSON Schema dialect")
-	ErrInvalidSchema      = errors.New("invalid JSON Schema")
+	ErrUnsupportedDialect = schema.ErrUnsupportedDialect
+	ErrInvalidSchema      = schema.ErrInvalidSchema
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for
