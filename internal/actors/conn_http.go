@@ -58,7 +58,7 @@ type httpConn struct {
 	router   router
 	secrets  []string
 
-	out    chan []byte
+	out    chan outMsg
 	ctx    context.Context // ends when the connection closes
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -83,7 +83,7 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*prot
 		spec:     spec,
 		endpoint: spec.URL,
 		router:   newRouter(gen, spec, deliver, event),
-		out:      make(chan []byte, spec.WriteQueue),
+		out:      make(chan outMsg, spec.WriteQueue),
 		ctx:      ctx,
 		cancel:   cancel,
 		inflight: map[int64]context.CancelFunc{},
@@ -109,9 +109,9 @@ func (c *httpConn) pending() *pendingTable {
 	return c.router.pending
 }
 
-func (c *httpConn) send(frame []byte) error {
+func (c *httpConn) send(m outMsg) error {
 	select {
-	case c.out <- frame:
+	case c.out <- m:
 		return nil
 	default:
 		return fmt.Errorf("%w: %d requests queued for the server (all %d connections busy)", ErrNotReading, cap(c.out), httpWorkers)
@@ -159,17 +159,17 @@ func (c *httpConn) dispatch() {
 	defer c.wg.Done()
 	sem := make(chan struct{}, httpWorkers)
 	for {
-		var frame []byte
+		var m outMsg
 		select {
-		case frame = <-c.out:
+		case m = <-c.out:
 		case <-c.ctx.Done():
 			return
 		}
-		if isInitialized(frame) {
+		if m.kind == outNotification && m.method == protocol.MethodInitialized {
 			// Posted before anything that follows it, so the server sees
 			// the handshake end before the next request (and the next
 			// request reuses this connection instead of dialling another).
-			c.post(frame)
+			c.post(m)
 			continue
 		}
 		select {
@@ -181,28 +181,20 @@ func (c *httpConn) dispatch() {
 		go func() {
 			defer c.wg.Done()
 			defer func() { <-sem }()
-			c.post(frame)
+			c.post(m)
 		}()
 	}
 }
 
-func isInitialized(frame []byte) bool {
-	if !bytes.Contains(frame, []byte(protocol.MethodInitialized)) {
-		return false
-	}
-	msg, err := protocol.Classify(frame)
-	return err == nil && msg.Kind == protocol.KindNotification && msg.Method == protocol.MethodInitialized
-}
-
 // post sends one message and handles whatever comes back.
-func (c *httpConn) post(frame []byte) {
-	msg, err := protocol.Classify(frame)
-	if err != nil {
-		return // our own frames are always valid
+func (c *httpConn) post(m outMsg) {
+	isRequest := m.kind == outRequest
+	id := m.id
+	isInit := isRequest && m.method == protocol.MethodInitialize
+	var reqID json.RawMessage // the request's id as sent, for errors made up here
+	if isRequest {
+		reqID = m.rawID()
 	}
-	isRequest := msg.Kind == protocol.KindRequest
-	id, _ := msg.IntID()
-	isInit := isRequest && msg.Method == protocol.MethodInitialize
 
 	ctx := c.ctx
 	if isRequest {
@@ -239,7 +231,7 @@ func (c *httpConn) post(frame []byte) {
 		}
 	}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(frame))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(m.frame))
 	if err != nil {
 		c.fail(err, true)
 		return
@@ -249,7 +241,7 @@ func (c *httpConn) post(frame []byte) {
 	c.setHeaders(req, !isInit)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		c.requestError(ctx, msg, err)
+		c.requestError(ctx, &m, err)
 		return
 	}
 	defer drain(resp)
@@ -266,25 +258,25 @@ func (c *httpConn) post(frame []byte) {
 		// Legacy transport: answers come on the SSE stream; the POST only
 		// acknowledges.
 		if resp.StatusCode >= 300 && isRequest {
-			c.deliverError(msg.ID, fmt.Sprintf("HTTP %d from %s", resp.StatusCode, c.where(target)))
+			c.deliverError(reqID, fmt.Sprintf("HTTP %d from %s", resp.StatusCode, c.where(target)))
 		}
 		return
 	case isInit && (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) && !isJSONRPCError(resp):
 		// "a POST initialize answered 400, 404 or 405 falls back" to the
 		// 2024-11-05 HTTP+SSE transport.
-		c.fallBackToLegacy(frame)
+		c.fallBackToLegacy(m)
 		return
 	case resp.StatusCode == http.StatusNotFound && c.sessionID() != "":
 		c.fail(fmt.Errorf("%w: the server answered 404 to our session id", ErrSessionExpired), false)
 		return
 	case resp.StatusCode == http.StatusAccepted:
 		if isRequest {
-			c.deliverError(msg.ID, "the server answered 202 Accepted to a request")
+			c.deliverError(reqID, "the server answered 202 Accepted to a request")
 		}
 		return
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
 		if isRequest {
-			c.deliverError(msg.ID, fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.where(target), c.excerpt(resp.Body)))
+			c.deliverError(reqID, fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.where(target), c.excerpt(resp.Body)))
 		}
 		return
 	}
@@ -294,9 +286,9 @@ func (c *httpConn) post(frame []byte) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		c.readStream(ctx, resp.Body, msg.ID, id)
+		c.readStream(ctx, resp.Body, reqID, id)
 	default:
-		c.readJSON(resp, msg.ID)
+		c.readJSON(resp, reqID)
 	}
 }
 
@@ -510,7 +502,7 @@ func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, erro
 
 // fallBackToLegacy switches to the 2024-11-05 transport: GET the SSE
 // stream, wait for the endpoint event, then POST the initialize again there.
-func (c *httpConn) fallBackToLegacy(initFrame []byte) {
+func (c *httpConn) fallBackToLegacy(init outMsg) {
 	resp, err := c.get(c.ctx, "")
 	if err != nil {
 		c.fail(fmt.Errorf("legacy HTTP+SSE: %s", c.redact(err.Error())), false)
@@ -564,7 +556,7 @@ func (c *httpConn) fallBackToLegacy(initFrame []byte) {
 			}
 		}
 	}()
-	c.post(initFrame)
+	c.post(init)
 }
 
 func (c *httpConn) setHeaders(req *http.Request, afterInit bool) {
@@ -638,7 +630,7 @@ func (c *httpConn) deliverError(id json.RawMessage, reason string) {
 const codeTransport = -32000
 
 // requestError handles a POST that got no HTTP response at all.
-func (c *httpConn) requestError(ctx context.Context, msg protocol.Message, err error) {
+func (c *httpConn) requestError(ctx context.Context, m *outMsg, err error) {
 	if ctx.Err() != nil {
 		return // abandoned or closing
 	}
@@ -654,12 +646,12 @@ func (c *httpConn) requestError(ctx context.Context, msg protocol.Message, err e
 		}
 	}
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" || msg.Method == protocol.MethodInitialize {
+	if errors.As(err, &op) && op.Op == "dial" || m.kind == outRequest && m.method == protocol.MethodInitialize {
 		c.fail(fmt.Errorf("%s unreachable: %s", c.where(c.endpoint), text), false)
 		return
 	}
-	if msg.Kind == protocol.KindRequest {
-		c.deliverError(msg.ID, text)
+	if m.kind == outRequest {
+		c.deliverError(m.rawID(), text)
 	}
 }
 

@@ -114,13 +114,13 @@ func startCall(c conn, m *callMsg) error {
 	if err != nil {
 		return err
 	}
-	var frame []byte
+	var out outMsg
 	if m.method == "" {
-		frame = protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta)
+		out = requestOut(id, protocol.MethodToolsCall, protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta))
 	} else {
-		frame = protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params)
+		out = requestOut(id, m.method, protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params))
 	}
-	if err := c.send(frame); err != nil {
+	if err := c.send(out); err != nil {
 		c.pending().takeCall(m)
 		return err
 	}

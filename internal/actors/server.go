@@ -107,7 +107,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onServerReplied(m)
 	case *notifyMsg:
 		if a.state == StateReady {
-			a.reply(protocol.AppendNotification(nil, m.method, m.params))
+			a.sendOut(notificationOut(m.method, m.params))
 		}
 	case *actor.Started:
 		a.self = ctx.Self()
@@ -243,7 +243,7 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 func (a *serverActor) request(kind reqKind, method string, params json.RawMessage) {
 	id, err := a.conn.pending().add(&pendingReq{kind: kind})
 	if err == nil {
-		err = a.conn.send(protocol.AppendRequest(nil, id, method, params))
+		err = a.conn.send(requestOut(id, method, protocol.AppendRequest(nil, id, method, params)))
 	}
 	if err != nil {
 		a.fail(fmt.Errorf("%s: %w", method, err), false)
@@ -291,7 +291,7 @@ func (a *serverActor) onCancel(m *cancelMsg) {
 		RequestID: json.RawMessage(strconv.FormatInt(m.call.id, 10)),
 		Reason:    m.reason,
 	})
-	_ = a.conn.send(protocol.AppendNotification(nil, protocol.MethodCancelled, params))
+	_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
 	a.conn.abandon(m.call.id)
 }
 
@@ -347,7 +347,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 		a.logLifecycle("warning: server negotiated older protocol revision %s (we speak %s)", res.ProtocolVersion, protocol.ProtocolVersion)
 	}
 	a.init = res
-	if err := a.conn.send(protocol.AppendNotification(nil, protocol.MethodInitialized, nil)); err != nil {
+	if err := a.conn.send(notificationOut(protocol.MethodInitialized, nil)); err != nil {
 		a.fail(fmt.Errorf("notifications/initialized: %w", err), false)
 		return
 	}
