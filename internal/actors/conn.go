@@ -33,6 +33,21 @@ type conn interface {
 	pid() int // the process id, 0 when there is no process
 }
 
+// dialFunc starts one incarnation (generation gen) of a process-backed
+// server's connection. It runs on a goroutine of its own, not in the actor,
+// and may block while it spawns. The Runtime's is dialStdio; tests replace
+// it (Options.dial) to script a server without a process.
+type dialFunc func(gen uint64, spec *ServerSpec, cio connIO) (conn, error)
+
+// connIO is how a connection reports to its actor. deliver sends a message
+// to the actor and never blocks; event takes the server's events on the
+// reader's goroutine (see newRouter); stderr takes the child's stderr lines.
+type connIO struct {
+	deliver func(any)
+	event   func(*protocol.Message) bool
+	stderr  func([]byte)
+}
+
 // outKind says what an outbound message is.
 type outKind uint8
 

@@ -45,6 +45,15 @@ type stdioConn struct {
 	kick         chan struct{}
 }
 
+// dialStdio is the dialFunc of stdio servers: it spawns the process.
+func dialStdio(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
+	c, err := startStdio(gen, spec, cio.deliver, cio.event, cio.stderr)
+	if err != nil {
+		return nil, err // never a typed nil in the interface
+	}
+	return c, nil
+}
+
 // startStdio spawns the process and its goroutines. deliver sends a message
 // to the owning actor; it must not block.
 func startStdio(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message) bool, stderr func([]byte)) (*stdioConn, error) {

@@ -43,6 +43,10 @@ type Options struct {
 	// handle itself (e.g. notifications/elicitation/complete), by method,
 	// in the server's actor: they must not block.
 	Notifications map[string]func(server string, params json.RawMessage)
+
+	// dial replaces how stdio servers are started (nil: dialStdio). It is
+	// the package's test seam: a fake connection scripts the server.
+	dial dialFunc
 }
 
 // Runtime is the actor system that supervises servers: a registry actor and
@@ -67,6 +71,7 @@ type Runtime struct {
 	journal    *Journal
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
+	dial       dialFunc
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
 }
@@ -98,6 +103,10 @@ func New(opts Options) *Runtime {
 		journal:    opts.Journal,
 		handlers:   opts.Handlers,
 		notify:     opts.Notifications,
+		dial:       opts.dial,
+	}
+	if r.dial == nil {
+		r.dial = dialStdio
 	}
 	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))

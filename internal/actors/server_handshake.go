@@ -28,9 +28,10 @@ func (a *serverActor) start() {
 	}
 	deliver := a.deliverer()
 	a.busy++
+	cio := connIO{deliver: deliver, event: a.eventSink(), stderr: a.stderrLine}
 	a.rt.goroutine(func() {
 		msg := &connStarted{gen: gen}
-		c, err := startStdio(gen, &spec, deliver, a.eventSink(), a.stderrLine)
+		c, err := a.rt.dial(gen, &spec, cio)
 		if err != nil {
 			msg.err = err
 		} else {
