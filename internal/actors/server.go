@@ -49,17 +49,22 @@ type serverActor struct {
 	stopSelf   bool
 
 	init     protocol.InitializeResult
-	pages    int
-	lastCur  string
-	listed   []protocol.Tool
-	listing  bool
-	relist   bool
+	walk     toolWalk
 	known    []string
 	cat      *catalog
 	warnings []string
 	banners  uint64
 
 	serving map[string]*serving // server requests a handler is at work on, by id
+}
+
+// toolWalk is a tools/list walk under way, page by page.
+type toolWalk struct {
+	listing bool            // a walk is under way
+	relist  bool            // list_changed arrived during it: walk again
+	pages   int             // pages so far
+	lastCur string          // the cursor asked for last
+	listed  []protocol.Tool // the tools of the pages so far
 }
 
 func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverActor {

@@ -125,14 +125,13 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 
 // listTools starts a full tools/list walk.
 func (a *serverActor) listTools() {
-	a.listing, a.relist = true, false
-	a.pages, a.lastCur, a.listed = 0, "", nil
+	a.walk = toolWalk{listing: true}
 	a.request(reqToolsList, protocol.MethodToolsList, nil)
 }
 
 func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if msg.Error != nil {
-		a.listing = false
+		a.walk.listing = false
 		if a.state == StateInitializing {
 			if a.init.Capabilities.Tools == nil {
 				// Tools were never promised: a server without tools.
@@ -147,23 +146,23 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	}
 	var page protocol.ListToolsResult
 	if err := json.Unmarshal(msg.Result, &page); err != nil {
-		a.listing = false
+		a.walk.listing = false
 		if a.state == StateInitializing {
 			a.fail(fmt.Errorf("tools/list: malformed result: %w", err), false)
 		}
 		return
 	}
-	a.listed = append(a.listed, page.Tools...)
-	a.pages++
+	a.walk.listed = append(a.walk.listed, page.Tools...)
+	a.walk.pages++
 	var warn string
 	switch {
 	case page.NextCursor == "":
-	case a.pages >= maxToolPages:
+	case a.walk.pages >= maxToolPages:
 		warn = fmt.Sprintf("tools/list: stopped after %d pages; the server keeps returning nextCursor", maxToolPages)
-	case page.NextCursor == a.lastCur:
+	case page.NextCursor == a.walk.lastCur:
 		warn = "tools/list: the server repeated its cursor; listing stopped"
 	default:
-		a.lastCur = page.NextCursor
+		a.walk.lastCur = page.NextCursor
 		params, _ := json.Marshal(protocol.ListToolsParams{Cursor: page.NextCursor})
 		a.request(reqToolsList, protocol.MethodToolsList, params)
 		return
@@ -172,8 +171,8 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 		a.slog.Warn(warn)
 		a.logLifecycle("warning: %s", warn)
 	}
-	listed := a.listed
-	a.listed, a.listing = nil, false
+	listed := a.walk.listed
+	a.walk.listed, a.walk.listing = nil, false
 	cat := buildCatalog(&a.spec, listed, a.known)
 	if warn != "" {
 		cat.warnings = append(cat.warnings, warn)
@@ -182,7 +181,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if a.state == StateInitializing {
 		a.becomeReady(cat)
 	}
-	if a.relist {
+	if a.walk.relist {
 		a.listTools()
 	}
 }

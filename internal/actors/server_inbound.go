@@ -109,8 +109,8 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		if a.state != StateReady {
 			return
 		}
-		if a.listing {
-			a.relist = true
+		if a.walk.listing {
+			a.walk.relist = true
 			return
 		}
 		a.listTools()

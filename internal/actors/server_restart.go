@@ -89,7 +89,7 @@ func (a *serverActor) dropConn(err error) {
 		a.closeConn(a.conn)
 		a.conn = nil
 	}
-	a.listing, a.relist, a.listed = false, false, nil
+	a.walk = toolWalk{}
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
