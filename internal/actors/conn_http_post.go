@@ -193,8 +193,8 @@ func (c *httpConn) noteInitResult(msg *protocol.Message) {
 // deliverError answers request id, on the connection's behalf, with a
 // JSON-RPC error: the call fails with a clear reason, the connection lives.
 func (c *httpConn) deliverError(id json.RawMessage, reason string) {
-	frame := protocol.AppendError(nil, id, codeTransport, reason, nil)
-	c.deliverFrame(frame)
+	msg := protocol.Message{Kind: protocol.KindResponse, ID: id, Error: &protocol.Error{Code: codeTransport, Message: reason}}
+	c.deliverMsg(msg, len(id)+len(reason))
 }
 
 // codeTransport is the implementation-defined code of errors the host
