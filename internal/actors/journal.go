@@ -342,11 +342,12 @@ func (j *Journal) Stats() JournalStats {
 	}
 }
 
-// Close commits everything queued, then stops the writer and joins its
-// goroutine. Writes after Close fail with ErrClosed and ingested records
-// are counted as dropped. If ctx ends before the flush, Close stops waiting
-// for it but still joins the goroutine, which ends once the commit under way
-// returns. Idempotent; it does not close the store.
+// Close commits everything queued, then stops the writer and returns once
+// its goroutine has exited. Writes after Close fail with ErrClosed and
+// ingested records are counted as dropped. If ctx ends first (a store that
+// does not return), Close returns ctx's error without waiting further; the
+// goroutine then ends when the commit under way returns. Idempotent; it
+// does not close the store.
 func (j *Journal) Close(ctx context.Context) error {
 	var err error
 	j.closeOnce.Do(func() {
@@ -366,7 +367,13 @@ func (j *Journal) Close(ctx context.Context) error {
 		j.room = make(chan struct{})
 		j.mu.Unlock()
 		close(j.quit)
-		<-j.exited
+		select {
+		case <-j.exited:
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("journal: waiting for the writer: %w", ctx.Err())
+			}
+		}
 		close(j.done)
 		j.wake()
 	})
