@@ -18,29 +18,6 @@ import (
 // fail at once with ErrNotReading instead of queueing behind it.
 const stallThreshold = time.Second
 
-// conn is one incarnation of a server connection, whatever the transport.
-// Its goroutines answer callers through the pendingTable and report
-// everything else to the owning actor with messages tagged with its
-// generation: inboundMsg, responseMsg, badFrame, oversizedFrame,
-// readerDone, writeFailed, processExited, connFailed.
-type conn interface {
-	// send writes or queues one frame (without its newline); it never blocks.
-	send(frame []byte) error
-	// pending is the table of requests in flight on this connection.
-	pending() *pendingTable
-	// release returns the flow-control credit of a handled inbound frame.
-	release(n int)
-	// abandon tells the transport that the caller of request id gave up.
-	abandon(id int64)
-	// ready tells the transport the handshake is complete.
-	ready()
-	// close ends the connection and joins its goroutines; it blocks and is
-	// idempotent.
-	close(ctx context.Context)
-	generation() uint64
-	pid() int // the process id, 0 when there is no process
-}
-
 var _ conn = (*stdioConn)(nil)
 
 // stdioConn is one incarnation of a stdio server: the process, a reader
@@ -66,6 +43,15 @@ type stdioConn struct {
 	broken       error
 	maxBacklog   int
 	kick         chan struct{}
+}
+
+// dialStdio is the dialFunc of stdio servers: it spawns the process.
+func dialStdio(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
+	c, err := startStdio(gen, spec, cio.deliver, cio.event, cio.stderr)
+	if err != nil {
+		return nil, err // never a typed nil in the interface
+	}
+	return c, nil
 }
 
 // startStdio spawns the process and its goroutines. deliver sends a message
@@ -115,12 +101,13 @@ func (c *stdioConn) release(n int)          { c.router.flow.release(n) }
 func (c *stdioConn) abandon(int64)          {}
 func (c *stdioConn) ready()                 {}
 
-// send writes frame and its newline to stdin without blocking: directly
+// send writes m's frame and its newline to stdin without blocking: directly
 // when nothing is queued and the pipe has room, otherwise (the rest of it)
 // through the writer goroutine. A server that has not drained its stdin for
 // stallThreshold, or a backlog past its bound, means the server is not
 // reading: the frame is refused with ErrNotReading.
-func (c *stdioConn) send(frame []byte) error {
+func (c *stdioConn) send(m outMsg) error {
+	frame := m.frame
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.broken != nil {
@@ -274,61 +261,4 @@ func (c *stdioConn) close(ctx context.Context) {
 		c.proc.Stop(ctx)
 		c.wg.Wait()
 	})
-}
-
-// flow bounds the bytes read from a server but not yet handled by its actor,
-// so a server that floods stdout cannot grow the host's memory without limit.
-type flow struct {
-	limit int64
-	mu    sync.Mutex
-	used  int64
-	wake  chan struct{} // closed when used drops below limit
-}
-
-func newFlow(limit int64) *flow { return &flow{limit: limit} }
-
-// flowMinCharge is the least a message is charged against the limit. A
-// message costs more than its frame (its classified form, the actor
-// message, the mailbox slot), and counting only frame bytes let a flood of
-// 60-byte notifications hold ~160 MB under a 32 MiB limit. With each
-// charged at least 8 KiB, at most limit/8 KiB messages wait (4096 with the
-// default frame limit): small floods hold a few MB, big frames still pass.
-const flowMinCharge = 8 << 10
-
-func flowCharge(n int) int64 { return int64(max(n, flowMinCharge)) }
-
-// acquire takes n bytes, waiting while the limit is exceeded. It returns
-// false if stop closed first. A single frame larger than the limit passes
-// once nothing else is in flight.
-func (f *flow) acquire(n int, stop <-chan struct{}) bool {
-	c := flowCharge(n)
-	for {
-		f.mu.Lock()
-		if f.used == 0 || f.used+c <= f.limit {
-			f.used += c
-			f.mu.Unlock()
-			return true
-		}
-		if f.wake == nil {
-			f.wake = make(chan struct{})
-		}
-		wake := f.wake
-		f.mu.Unlock()
-		select {
-		case <-wake:
-		case <-stop:
-			return false
-		}
-	}
-}
-
-// release returns n bytes.
-func (f *flow) release(n int) {
-	f.mu.Lock()
-	f.used -= flowCharge(n)
-	if f.wake != nil && f.used < f.limit {
-		close(f.wake)
-		f.wake = nil
-	}
-	f.mu.Unlock()
 }

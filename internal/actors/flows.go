@@ -321,11 +321,20 @@ func (a *serverActor) endServing(key string, s *serving) {
 	}
 }
 
-func (a *serverActor) reply(frame []byte) {
+// reply answers a request the server sent; frame is the response.
+func (a *serverActor) reply(frame []byte) { a.sendOut(responseOut(frame)) }
+
+// sendOut sends a message that needs no answer (a response or a
+// notification), if connected; a refusal is only logged.
+func (a *serverActor) sendOut(m outMsg) {
 	if a.conn == nil {
 		return
 	}
-	if err := a.conn.send(frame); err != nil {
-		a.slog.Warn("could not answer a server request", "err", err)
+	if err := a.conn.send(m); err != nil {
+		if m.kind == outResponse {
+			a.slog.Warn("could not answer a server request", "err", err)
+		} else {
+			a.slog.Warn("could not send a notification", "method", m.method, "err", err)
+		}
 	}
 }

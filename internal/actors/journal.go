@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 )
 
@@ -48,9 +46,10 @@ type JournalStats struct {
 	WriteFailures uint64
 }
 
-// Journal is the single writer to a persistence.Store: an actor that
-// batches every write that arrives while the previous commit is under way
-// into one commit (group commit), so a burst of events costs one sync.
+// Journal is the single writer to a persistence.Store. One goroutine, started
+// by NewJournal and joined by Close, commits: every write that arrives while
+// a commit is under way is held, and goes into the next commit with the
+// others (group commit), so a burst of events costs one sync.
 //
 // Durable writes (Write) return once their ops are committed. Ingestion from
 // server actors (Ingest) never blocks: it is bounded, and what overflows is
@@ -58,8 +57,6 @@ type JournalStats struct {
 type Journal struct {
 	store  *persistence.Store
 	logger *slog.Logger
-	system *actor.ActorSystem
-	pid    *actor.PID
 	limit  int64
 	pace   time.Duration
 
@@ -71,23 +68,29 @@ type Journal struct {
 	dropMu  sync.Mutex
 	dropped map[string]uint64 // per server, not yet journaled
 
-	// Ingested records wait here, not in the actor's mailbox: one append
-	// under a lock per record, and one message to the actor per batch.
-	ingestMu sync.Mutex
+	// What waits for the next commit. Ingested records cost one append
+	// under this lock; the writer is kicked when the queue was empty.
+	mu       sync.Mutex
+	writes   []*journalWrite
 	ingested []ingestedOp
-	room     chan struct{} // closed when a commit frees room in the queue
-	stalled  atomic.Bool   // a paced wait timed out: drop until room returns
+	flushing []chan struct{} // closed once nothing is left to commit
+	room     chan struct{}   // closed when a commit frees room in the queue
+	stalled  atomic.Bool     // a paced wait timed out: drop until room returns
+	closed   atomic.Bool     // set under mu
+
+	kick   chan struct{} // something was queued (capacity 1)
+	quit   chan struct{} // closed by Close once flushed
+	exited chan struct{} // closed when the writer goroutine returns
 
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
 
 	closeOnce sync.Once
-	closed    atomic.Bool
 	done      chan struct{}
 }
 
-// NewJournal starts the writer for store. The caller keeps owning store and
-// closes it after Journal.Close.
+// NewJournal starts the writer for store: its goroutine runs until Close.
+// The caller keeps owning store and closes it after Journal.Close.
 func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
 	logger := opts.Logger
 	if logger == nil {
@@ -108,12 +111,13 @@ func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
 		pace:    pace,
 		room:    make(chan struct{}),
 		dropped: map[string]uint64{},
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		exited:  make(chan struct{}),
 		notify:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
-	j.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
-	j.pid = j.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &journalActor{j: j} }))
+	go j.run()
 	return j
 }
 
@@ -148,11 +152,23 @@ func (j *Journal) WriteAsync(ops []persistence.Op, done func(error)) {
 // write queues ops; done gets what the whole commit applied, which may
 // hold other writers' ops too.
 func (j *Journal) write(ops []persistence.Op, done func(persistence.Applied, error)) {
+	j.mu.Lock()
 	if j.closed.Load() {
+		j.mu.Unlock()
 		done(persistence.Applied{}, ErrClosed)
 		return
 	}
-	j.system.Root.Send(j.pid, &journalWrite{ops: ops, done: done})
+	j.writes = append(j.writes, &journalWrite{ops: ops, done: done})
+	j.mu.Unlock()
+	j.wakeWriter()
+}
+
+// wakeWriter tells the writer goroutine something is queued.
+func (j *Journal) wakeWriter() {
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Ack marks events processed and returns once that is durable, with the
@@ -231,51 +247,39 @@ func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
 // tryIngest queues op if there is room. When there is none it returns the
 // channel closed when a commit frees some (nil once closed).
 func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan struct{}) {
-	j.ingestMu.Lock()
+	j.mu.Lock()
 	if j.closed.Load() {
-		j.ingestMu.Unlock()
+		j.mu.Unlock()
 		return false, nil
 	}
 	if j.queued.Load() >= j.limit {
 		room := j.room
-		j.ingestMu.Unlock()
+		j.mu.Unlock()
 		return false, room
 	}
 	j.queued.Add(1)
 	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
 	first := len(j.ingested) == 1
-	j.ingestMu.Unlock()
+	j.mu.Unlock()
 	if first {
-		j.system.Root.Send(j.pid, journalKick{})
+		j.wakeWriter()
 	}
 	return true, nil
 }
 
 // freed wakes the readers waiting for room after a commit.
 func (j *Journal) freed() {
-	j.ingestMu.Lock()
+	j.mu.Lock()
 	close(j.room)
 	j.room = make(chan struct{})
-	j.ingestMu.Unlock()
+	j.mu.Unlock()
 	j.stalled.Store(false)
-}
-
-// takeIngested hands the records ingested so far to a commit.
-func (j *Journal) takeIngested() []ingestedOp {
-	j.ingestMu.Lock()
-	defer j.ingestMu.Unlock()
-	in := j.ingested
-	j.ingested = nil
-	return in
 }
 
 type ingestedOp struct {
 	server string
 	op     persistence.Op
 }
-
-// journalKick tells the writer that records were ingested.
-type journalKick struct{}
 
 func (j *Journal) drop(server string, n uint64) {
 	j.stats.dropped.Add(n)
@@ -338,26 +342,38 @@ func (j *Journal) Stats() JournalStats {
 	}
 }
 
-// Close commits everything queued, then stops the writer. Writes after
-// Close fail with ErrClosed and ingested records are counted as dropped.
-// Idempotent; it does not close the store.
+// Close commits everything queued, then stops the writer and returns once
+// its goroutine has exited. Writes after Close fail with ErrClosed and
+// ingested records are counted as dropped. If ctx ends first (a store that
+// does not return), Close returns ctx's error without waiting further; the
+// goroutine then ends when the commit under way returns. Idempotent; it
+// does not close the store.
 func (j *Journal) Close(ctx context.Context) error {
 	var err error
 	j.closeOnce.Do(func() {
 		flushed := make(chan struct{})
-		j.system.Root.Send(j.pid, &journalClose{done: flushed})
+		j.mu.Lock()
+		j.flushing = append(j.flushing, flushed)
+		j.mu.Unlock()
+		j.wakeWriter()
 		select {
 		case <-flushed:
 		case <-ctx.Done():
 			err = fmt.Errorf("journal: flushing on close: %w", ctx.Err())
 		}
-		j.ingestMu.Lock()
+		j.mu.Lock()
 		j.closed.Store(true)
 		close(j.room) // paced readers see closed and drop
 		j.room = make(chan struct{})
-		j.ingestMu.Unlock()
-		_ = j.system.Root.StopFuture(j.pid).Wait()
-		j.system.Shutdown()
+		j.mu.Unlock()
+		close(j.quit)
+		select {
+		case <-j.exited:
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("journal: waiting for the writer: %w", ctx.Err())
+			}
+		}
 		close(j.done)
 		j.wake()
 	})
@@ -370,81 +386,48 @@ type journalWrite struct {
 	done func(persistence.Applied, error)
 }
 
-type journalCommitted struct {
-	writes   []*journalWrite
-	ingested []ingestedOp
-	applied  persistence.Applied
-	err      error
-}
-
-type journalClose struct{ done chan struct{} }
-
-// journalActor holds the writes that arrive while a commit is under way
-// and commits them together when it ends. The commit itself runs on a
-// goroutine, so Receive never waits on the disk.
-type journalActor struct {
-	j          *Journal
-	pending    []*journalWrite
-	committing bool
-	closing    []chan struct{}
-	commitDone sync.WaitGroup
-}
-
-func (a *journalActor) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
-	case *journalWrite:
-		a.pending = append(a.pending, m)
-		if !a.committing {
-			a.commit(ctx)
+// run is the writer goroutine. It commits everything queued, again and
+// again while more arrives during each commit, then waits for a kick. Once
+// quit is closed nothing more can be queued: it commits what is left and
+// returns.
+func (j *Journal) run() {
+	defer close(j.exited)
+	for {
+		for j.commit() {
 		}
-	case journalKick:
-		if !a.committing {
-			a.commit(ctx)
+		j.mu.Lock()
+		flushed := j.flushing
+		j.flushing = nil
+		j.mu.Unlock()
+		for _, c := range flushed {
+			close(c)
 		}
-	case *journalCommitted:
-		a.committing = false
-		a.finish(m)
-		if len(a.pending) > 0 || a.hasDrops() || a.j.queued.Load() > 0 {
-			a.commit(ctx)
-		} else {
-			a.settleClose()
+		select {
+		case <-j.kick:
+		case <-j.quit:
+			for j.commit() {
+			}
+			return
 		}
-	case *journalClose:
-		a.closing = append(a.closing, m.done)
-		switch {
-		case a.committing: // settles when the commit ends
-		case len(a.pending) > 0 || a.hasDrops() || a.j.queued.Load() > 0:
-			a.commit(ctx)
-		default:
-			a.settleClose()
-		}
-	case *actor.Stopping:
-		a.commitDone.Wait() // nothing is committing once close settled
 	}
 }
 
-func (a *journalActor) hasDrops() bool {
-	a.j.dropMu.Lock()
-	defer a.j.dropMu.Unlock()
-	return len(a.j.dropped) > 0
-}
-
-func (a *journalActor) settleClose() {
-	for _, c := range a.closing {
-		close(c)
-	}
-	a.closing = nil
-}
-
-func (a *journalActor) commit(ctx actor.Context) {
-	writes := a.pending
-	a.pending = nil
-	ingested := a.j.takeIngested()
+// commit takes everything queued (writes, ingested records, drop counts),
+// applies it in one transaction and answers the writers. It reports false
+// when there was nothing to commit.
+func (j *Journal) commit() bool {
+	j.mu.Lock()
+	writes, ingested := j.writes, j.ingested
+	j.writes, j.ingested = nil, nil
+	j.mu.Unlock()
 	n := len(ingested)
 	for _, w := range writes {
 		n += len(w.ops)
 	}
-	drops := a.j.takeDrops(time.Now())
+	drops := j.takeDrops(time.Now())
+	if n+len(drops) == 0 {
+		return false
+	}
 	ops := make([]persistence.Op, 0, n+len(drops))
 	for _, w := range writes {
 		ops = append(ops, w.ops...)
@@ -453,48 +436,37 @@ func (a *journalActor) commit(ctx actor.Context) {
 		ops = append(ops, in.op)
 	}
 	ops = append(ops, drops...)
-	if len(ops) == 0 {
-		return
-	}
-	a.committing = true
-	self := ctx.Self()
-	root := a.j.system.Root
-	store := a.j.store
-	a.commitDone.Add(1)
-	go func() {
-		defer a.commitDone.Done()
-		applied, err := store.Apply(ops)
-		root.Send(self, &journalCommitted{writes: writes, ingested: ingested, applied: applied, err: err})
-	}()
+	applied, err := j.store.Apply(ops)
+	j.finish(writes, ingested, applied, err)
+	return true
 }
 
-func (a *journalActor) finish(m *journalCommitted) {
-	j := a.j
-	j.queued.Add(-int64(len(m.ingested)))
-	if len(m.ingested) > 0 {
+func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {
+	j.queued.Add(-int64(len(ingested)))
+	if len(ingested) > 0 {
 		j.freed()
 	}
-	if m.err != nil {
+	if err != nil {
 		j.stats.failures.Add(1)
-		j.logger.Error("journal: commit failed", "err", m.err)
+		j.logger.Error("journal: commit failed", "err", err)
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
-		for _, in := range m.ingested {
+		for _, in := range ingested {
 			j.drop(in.server, 1)
 		}
 	} else {
 		j.stats.commits.Add(1)
-		n := len(m.ingested)
-		for _, w := range m.writes {
+		n := len(ingested)
+		for _, w := range writes {
 			n += len(w.ops)
 		}
 		j.stats.records.Add(uint64(n))
-		j.stats.events.Add(uint64(len(m.applied.Events)))
+		j.stats.events.Add(uint64(len(applied.Events)))
 	}
-	for _, w := range m.writes {
-		w.done(m.applied, m.err)
+	for _, w := range writes {
+		w.done(applied, err)
 	}
-	if len(m.applied.Events) > 0 {
+	if len(applied.Events) > 0 {
 		j.wake()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -314,5 +316,60 @@ func TestJournalIngestPacedLosesNothing(t *testing.T) {
 		if string(ev.Params) != strconv.Itoa(i) {
 			t.Fatalf("event %d has params %s: out of order", i, ev.Params)
 		}
+	}
+}
+
+// Close answers every write, even one racing with it: committed before
+// the writer goroutine ends, or refused with ErrClosed; none is left
+// waiting. Ingest after Close drops and counts.
+func TestJournalCloseAnswersEveryWrite(t *testing.T) {
+	_, j := testJournal(t, JournalOptions{})
+	const writers = 8
+	var wg sync.WaitGroup
+	var committed, refused atomic.Int64
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				err := j.Write(context.Background(), persistence.AppendEvent(persistence.EventRecord{
+					Server: "s", Method: "event/x", Params: []byte(strconv.Itoa(w*1_000_000 + i))}))
+				switch {
+				case err == nil:
+					committed.Add(1)
+				case errors.Is(err, ErrClosed):
+					refused.Add(1)
+					return
+				default:
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for j.Stats().Commits < 3 {
+		<-j.Changed()
+	}
+	if err := j.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait() // every writer got an answer
+	select {
+	case <-j.Done():
+	default:
+		t.Error("Done is not closed after Close")
+	}
+	if got := j.Stats().Events; got != uint64(committed.Load()) {
+		t.Errorf("%d events committed, %d writes told so", got, committed.Load())
+	}
+	if refused.Load() != writers {
+		t.Errorf("%d writers refused, want %d", refused.Load(), writers)
+	}
+	dropped := j.Stats().Dropped
+	if j.Ingest("s", persistence.AckEvents(1)) {
+		t.Error("Ingest after Close succeeded")
+	}
+	if j.Stats().Dropped != dropped+1 {
+		t.Error("Ingest after Close was not counted as dropped")
 	}
 }

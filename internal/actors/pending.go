@@ -105,37 +105,6 @@ func (p *pendingReq) answer(server string, msg *protocol.Message) {
 	p.call.reply <- callReply{result: msg.Result}
 }
 
-// startCall sends m as a tools/call on c. It runs on the caller's
-// goroutine when the server is ready (the fast path), or in the actor for
-// calls queued during start-up.
-func startCall(c conn, m *callMsg) error {
-	p := &pendingReq{kind: reqCall, call: m}
-	id, err := c.pending().add(p)
-	if err != nil {
-		return err
-	}
-	var frame []byte
-	if m.method == "" {
-		frame = protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta)
-	} else {
-		frame = protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params)
-	}
-	if err := c.send(frame); err != nil {
-		c.pending().takeCall(m)
-		return err
-	}
-	return nil
-}
-
-// fastPath is what a caller needs to send a call without the actor: the
-// ready connection and its catalog. The actor publishes it on becoming
-// ready and withdraws it on leaving ready.
-type fastPath struct {
-	conn  conn
-	cat   *catalog
-	tasks bool // the server declared tasks.requests.tools.call
-}
-
 // responseMsg carries the answer to one of the actor's own requests
 // (initialize, tools/list).
 type responseMsg struct {

@@ -1,0 +1,195 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Call runs tools/call for a namespaced tool and returns the raw result.
+// It blocks until the result, the call's timeout, or ctx; an abandoned call
+// is cancelled at the server (notifications/cancelled). opts may be nil.
+func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	server, tool, ok := SplitToolName(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a namespaced tool name (mcp__<server>__<tool>)", ErrUnknownTool, name)
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return nil, fmt.Errorf("%w: %q (tool %q)", ErrUnknownServer, server, name)
+	}
+	if cat := e.catalog.Load(); cat != nil {
+		if _, ok := cat.lookup(tool); !ok {
+			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
+		}
+	}
+	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
+	if opts != nil {
+		m.task = opts.Task
+	}
+	return r.do(ctx, e, name, m, opts)
+}
+
+// Request sends one request of any method to a server (resources/read,
+// tasks/get, logging/setLevel…) and returns its raw result. It waits for a
+// server still starting, like a call, and is bounded the same way. opts may
+// be nil.
+func (r *Runtime) Request(ctx context.Context, server, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return nil, errUnknownServer(server)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	m := &callMsg{method: method, params: params, reply: make(chan callReply, 1)}
+	return r.do(ctx, e, method, m, opts)
+}
+
+// do sends m (directly when the server is ready, else through its actor)
+// and waits for its answer.
+func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMsg, opts *CallOptions) (json.RawMessage, error) {
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	sub := o.Progress
+	if sub == nil && o.OnProgress != nil {
+		sub = e.watchProgress()
+		defer sub.Close()
+	}
+	var progress <-chan Progress
+	if sub != nil {
+		progress = sub.c
+		if err := m.addMeta(protocol.MetaProgressToken, sub.tokJSON); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	if f := e.fast.Load(); f != nil {
+		// Ready: send it from this goroutine; the reader answers it here.
+		if m.method == "" {
+			t, ok := f.cat.lookup(m.tool)
+			if !ok {
+				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
+			}
+			if err := m.applyTask(t, f.tasks); err != nil {
+				return nil, err
+			}
+		}
+		if err := startCall(f.conn, m); err != nil {
+			return nil, fmt.Errorf("server %q: %w", e.name, err)
+		}
+	} else {
+		r.send(e.pid, m) // starting (the actor queues it) or unavailable
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = e.spec.CallTimeout
+	}
+	if o.MaxTotalTimeout <= 0 {
+		o.MaxTotalTimeout = e.spec.MaxTotalTimeout
+	}
+	o.ResetTimeoutOnProgress = o.ResetTimeoutOnProgress || e.spec.ResetTimeoutOnProgress
+	t := newCallTimer(&e.clock, o.Timeout, o.MaxTotalTimeout)
+	timer := time.NewTimer(o.Timeout)
+	defer timer.Stop()
+	var resumed <-chan struct{}
+	for {
+		select {
+		case rep := <-m.reply:
+			drainProgress(progress, o.OnProgress)
+			return rep.result, rep.err
+		case p := <-progress:
+			if o.OnProgress != nil {
+				o.OnProgress(p)
+			}
+			if o.ResetTimeoutOnProgress {
+				t.progressed()
+			}
+		case <-resumed:
+			resumed = nil
+			timer.Reset(0) // look again now that the clock runs
+		case <-timer.C:
+			left, wait, total := t.remaining()
+			switch {
+			case wait != nil:
+				resumed = wait // stood still: nothing counts until it runs
+			case left > 0:
+				timer.Reset(left)
+			default:
+				r.send(e.pid, &cancelMsg{call: m, reason: "timeout"})
+				if total {
+					return nil, fmt.Errorf("%s: %w: over the maximum total of %s", what, ErrTimeout, o.MaxTotalTimeout)
+				}
+				return nil, fmt.Errorf("%s: %w after %s", what, ErrTimeout, o.Timeout)
+			}
+		case <-ctx.Done():
+			r.send(e.pid, &cancelMsg{call: m, reason: "cancelled by the caller"})
+			return nil, fmt.Errorf("%s: %w: %w", what, ErrCancelled, ctx.Err())
+		case <-e.stopped:
+			// The actor stopped before it could answer (unregistered, closed).
+			select {
+			case rep := <-m.reply:
+				return rep.result, rep.err
+			default:
+			}
+			return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
+		}
+	}
+}
+
+// drainProgress hands on the notifications that arrived before the answer.
+func drainProgress(c <-chan Progress, fn func(Progress)) {
+	if c == nil || fn == nil {
+		return
+	}
+	for {
+		select {
+		case p := <-c:
+			fn(p)
+		default:
+			return
+		}
+	}
+}
+
+func errUnknownServer(name string) error { return fmt.Errorf("%w: %q", ErrUnknownServer, name) }
+
+// startCall sends m as a tools/call on c. It runs on the caller's
+// goroutine when the server is ready (the fast path), or in the actor for
+// calls queued during start-up.
+func startCall(c conn, m *callMsg) error {
+	p := &pendingReq{kind: reqCall, call: m}
+	id, err := c.pending().add(p)
+	if err != nil {
+		return err
+	}
+	var out outMsg
+	if m.method == "" {
+		out = requestOut(id, protocol.MethodToolsCall, protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta))
+	} else {
+		out = requestOut(id, m.method, protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params))
+	}
+	if err := c.send(out); err != nil {
+		c.pending().takeCall(m)
+		return err
+	}
+	return nil
+}
+
+// fastPath is what a caller needs to send a call without the actor: the
+// ready connection and its catalog. The actor publishes it on becoming
+// ready and withdraws it on leaving ready.
+type fastPath struct {
+	conn  conn
+	cat   *catalog
+	tasks bool // the server declared tasks.requests.tools.call
+}

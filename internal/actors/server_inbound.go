@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+func (a *serverActor) onCall(m *callMsg) {
+	switch a.state {
+	case StateReady:
+		a.sendCall(m)
+	case StateStarting, StateInitializing:
+		a.queued = append(a.queued, m)
+	default:
+		m.reply <- callReply{err: a.unavailable()}
+	}
+}
+
+func (a *serverActor) sendCall(m *callMsg) {
+	t, ok := a.cat.lookup(m.tool)
+	if !ok && m.tool != "" {
+		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
+		return
+	}
+	if err := m.applyTask(t, a.init.Capabilities.TaskToolCalls()); err != nil {
+		m.reply <- callReply{err: err}
+		return
+	}
+	if err := startCall(a.conn, m); err != nil {
+		m.reply <- callReply{err: fmt.Errorf("server %q: %w", a.spec.Name, err)}
+	}
+}
+
+func (a *serverActor) onCancel(m *cancelMsg) {
+	for i, q := range a.queued {
+		if q == m.call { // not sent yet
+			a.queued = append(a.queued[:i], a.queued[i+1:]...)
+			return
+		}
+	}
+	if a.conn == nil || !a.conn.pending().takeCall(m.call) {
+		return // answered, failed, or sent on a connection since replaced
+	}
+	// A late response to this id is now unknown and dropped.
+	params, _ := json.Marshal(protocol.CancelledParams{
+		RequestID: json.RawMessage(strconv.FormatInt(m.call.id, 10)),
+		Reason:    m.reason,
+	})
+	_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
+	a.conn.abandon(m.call.id)
+}
+
+func (a *serverActor) onInbound(msg *protocol.Message) {
+	switch msg.Kind {
+	case protocol.KindResponse:
+		// Its id matched nothing in flight: late (after a cancel) or bogus.
+		a.slog.Debug("response with unknown id dropped", "id", string(msg.ID))
+	case protocol.KindRequest:
+		a.onServerRequest(msg)
+	case protocol.KindNotification:
+		a.onNotification(msg)
+	}
+}
+
+func (a *serverActor) onResponse(m *responseMsg) {
+	switch m.req.kind {
+	case reqInitialize:
+		a.onInitialized(&m.msg)
+	case reqToolsList:
+		a.onToolsPage(&m.msg)
+	case reqSetLevel:
+		if m.msg.Error != nil {
+			a.slog.Warn("logging/setLevel refused", "level", a.spec.LogLevel, "err", m.msg.Error)
+			a.logLifecycle("warning: logging/setLevel %s refused: %v", a.spec.LogLevel, m.msg.Error)
+		}
+		if a.state == StateInitializing {
+			a.listTools()
+		}
+	}
+}
+
+func (a *serverActor) onServerRequest(msg *protocol.Message) {
+	if msg.Method == protocol.MethodPing {
+		a.reply(protocol.AppendResult(nil, msg.ID, json.RawMessage("{}")))
+		return
+	}
+	a.serveRequest(msg)
+}
+
+func (a *serverActor) onNotification(msg *protocol.Message) {
+	switch msg.Method {
+	case protocol.MethodLoggingMessage:
+		var p protocol.LoggingMessageParams
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			return
+		}
+		text := logData(p.Data)
+		if p.Logger != "" {
+			text = p.Logger + ": " + text
+		}
+		a.log.Write(logLevelTag(p.Level), text)
+		a.slog.Debug("server log", "level", p.Level, "text", text)
+	case protocol.MethodToolsListChanged:
+		if a.state != StateReady {
+			return
+		}
+		if a.walk.listing {
+			a.walk.relist = true
+			return
+		}
+		a.listTools()
+	case protocol.MethodCancelled:
+		a.cancelServing(msg.Params)
+	default:
+		if fn := a.rt.notify[msg.Method]; fn != nil {
+			fn(a.spec.Name, msg.Params)
+		}
+		// Events and progress take the router's sink (eventSink) and do
+		// not come here.
+	}
+}
+
+// eventSink takes the notifications that need nothing of the actor's:
+// progress goes to the caller that asked for it, and the server's events are
+// journaled and emitted. Connections call it on their reader goroutine, so
+// it touches nothing of the actor's but what never changes; it may wait for
+// room in the journal (IngestPaced), which slows this server's reading and
+// no one else's. It returns false for what the actor must handle.
+func (a *serverActor) eventSink() func(*protocol.Message) bool {
+	rt, name, entry := a.rt, a.spec.Name, a.entry
+	return func(msg *protocol.Message) bool {
+		if msg.Method == protocol.MethodProgress {
+			entry.deliverProgress(msg.Params)
+			return true
+		}
+		if isPlumbing(msg.Method) || rt.notify[msg.Method] != nil {
+			return false
+		}
+		now := time.Now()
+		if rt.journal != nil {
+			rt.journal.IngestPaced(name, persistence.AppendEvent(persistence.EventRecord{
+				Server: name, Method: msg.Method, Params: msg.Params, Received: now,
+			}))
+		}
+		rt.emit(Event{Time: now, Server: name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
+		return true
+	}
+}
+
+func (a *serverActor) onBadFrame(m *badFrame) {
+	a.banners++
+	// The first lines are logged in full; a flood is summarised.
+	if a.banners <= 20 || a.banners%1000 == 0 {
+		a.log.Write("stdout", fmt.Sprintf("non-JSON-RPC line skipped (#%d): %s", a.banners, m.line))
+		a.slog.Debug("non-JSON-RPC line on stdout skipped", "count", a.banners, "line", string(m.line))
+	}
+	a.publish()
+}
+
+func (a *serverActor) onOversized(m *oversizedFrame) {
+	a.slog.Warn("oversized frame rejected", "size", m.size, "limit", m.limit)
+	a.logLifecycle("warning: frame of %d bytes or more rejected (limit %d)", m.size, m.limit)
+	if m.req != nil {
+		a.fail(m.err, false) // the handshake cannot go on without it
+	}
+}
+
+// logData renders a notifications/message data value: strings bare, other
+// JSON compact.
+func logData(data json.RawMessage) string {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		return s
+	}
+	return string(data)
+}
+
+var logLevels = map[string]bool{
+	"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true,
+}
+
+func logLevelTag(level string) string {
+	if logLevels[level] {
+		return level
+	}
+	return "info"
+}

@@ -1,0 +1,213 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Tools lists the tools of every enabled server that has listed them (its
+// last known catalog while it restarts), in registration order.
+func (r *Runtime) Tools() []Tool {
+	var out []Tool
+	for _, e := range r.snap.Load().order {
+		st := e.status.Load()
+		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
+			continue
+		}
+		out = appendTools(out, e, st)
+	}
+	return out
+}
+
+// ToolsOf lists prefix, then the tools of the named servers among the
+// enabled ones, in registration order: the view of a session holding those
+// groups. It costs the servers in the snapshot plus the tools returned,
+// copied once into a new slice.
+func (r *Runtime) ToolsOf(prefix []Tool, servers func(name string) bool) []Tool {
+	type pick struct {
+		e  *serverEntry
+		st *ServerStatus
+	}
+	var picked []pick
+	n := 0
+	for _, e := range r.snap.Load().order {
+		if !servers(e.name) {
+			continue
+		}
+		st := e.status.Load()
+		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
+			continue
+		}
+		if cat := e.catalog.Load(); cat != nil {
+			n += len(cat.tools)
+		}
+		picked = append(picked, pick{e, st})
+	}
+	// One allocation of the final size: the tools are copied once.
+	out := make([]Tool, 0, len(prefix)+n)
+	out = append(out, prefix...)
+	for _, p := range picked {
+		out = appendTools(out, p.e, p.st)
+	}
+	return out
+}
+
+// appendTools appends e's catalog, each tool marked available when the
+// server is ready (a restored or last known catalog is listed, not callable
+// yet).
+func appendTools(out []Tool, e *serverEntry, st *ServerStatus) []Tool {
+	cat := e.catalog.Load()
+	if cat == nil {
+		return out
+	}
+	n := len(out)
+	out = append(out, cat.tools...)
+	if st.State == StateReady {
+		for i := n; i < len(out); i++ {
+			out[i].Available = true
+		}
+	}
+	return out
+}
+
+// StatusChanged returns a channel closed at the next change to any
+// server's status or to the set of servers. Take it before reading Status,
+// then take it again once it fires. It never blocks.
+func (r *Runtime) StatusChanged() <-chan struct{} { return r.statusChanged.C() }
+
+// Status returns every server's status, in registration order. It never
+// waits on a server.
+func (r *Runtime) Status() []ServerStatus {
+	snap := r.snap.Load()
+	out := make([]ServerStatus, 0, len(snap.order))
+	for _, e := range snap.order {
+		if st := e.status.Load(); st != nil {
+			out = append(out, *st)
+		}
+	}
+	return out
+}
+
+// WaitReady blocks until the named servers (all enabled ones if none are
+// named) are ready. It returns early with an error when one of them is
+// disabled, failed or stopped, and with the states of the rest when ctx ends.
+func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
+	snap := r.snap.Load()
+	var entries []*serverEntry
+	if len(names) == 0 {
+		for _, e := range snap.order {
+			if st := e.status.Load(); st != nil && st.Enabled {
+				entries = append(entries, e)
+			} else if st == nil && e.spec.Enabled {
+				entries = append(entries, e)
+			}
+		}
+	} else {
+		for _, n := range names {
+			e := snap.byName[n]
+			if e == nil {
+				return fmt.Errorf("%w: %q", ErrUnknownServer, n)
+			}
+			entries = append(entries, e)
+		}
+	}
+	for _, e := range entries {
+		for {
+			ch := e.changed.C()
+			if done, err := settled(e.status.Load()); done {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return r.notReady(entries, ctx.Err())
+			}
+		}
+	}
+	return nil
+}
+
+// settled reports whether a server waited for is ready (nil) or will not
+// become ready without an operator (an error).
+func settled(st *ServerStatus) (bool, error) {
+	if st == nil {
+		return false, nil
+	}
+	switch st.State {
+	case StateReady:
+		return true, nil
+	case StateFailed, StateDisabled, StateStopped:
+		return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
+	}
+	return false, nil
+}
+
+func (r *Runtime) notReady(entries []*serverEntry, cause error) error {
+	var parts []string
+	for _, e := range entries {
+		st := e.status.Load()
+		if st == nil {
+			parts = append(parts, fmt.Sprintf("%s: not started", e.name))
+			continue
+		}
+		if st.State == StateReady {
+			continue
+		}
+		s := fmt.Sprintf("%s: %s", st.Name, st.State)
+		if st.LastError != "" {
+			s += " (" + st.LastError + ")"
+		}
+		parts = append(parts, s)
+	}
+	sort.Strings(parts)
+	return fmt.Errorf("%w: not ready: %s: %w", ErrUnavailable, strings.Join(parts, "; "), cause)
+}
+
+// Lookup finds a namespaced tool in its server's catalog (the last known one
+// while the server starts), with the server's status.
+func (r *Runtime) Lookup(name string) (Tool, ServerStatus, bool) {
+	server, tool, ok := SplitToolName(name)
+	if !ok {
+		return Tool{}, ServerStatus{}, false
+	}
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return Tool{}, ServerStatus{}, false
+	}
+	st := e.status.Load()
+	t, ok := e.catalog.Load().lookup(tool)
+	if !ok || st == nil {
+		return Tool{}, ServerStatus{}, false
+	}
+	return *t, *st, true
+}
+
+// ServerStatus returns one server's status.
+func (r *Runtime) ServerStatus(name string) (ServerStatus, bool) {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return ServerStatus{}, false
+	}
+	st := e.status.Load()
+	if st == nil {
+		return ServerStatus{}, false
+	}
+	return *st, true
+}
+
+// PendingCalls counts, per ready server, the requests in flight on its
+// connection (calls, and the task polls and other requests of the host).
+func (r *Runtime) PendingCalls() map[string]int {
+	out := map[string]int{}
+	for _, e := range r.snap.Load().order {
+		if f := e.fast.Load(); f != nil {
+			out[e.name] = f.conn.pending().size()
+		}
+	}
+	return out
+}
