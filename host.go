@@ -298,7 +298,7 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
 	}
-	spec, err := sc.Spec(h.lookupFor(sc.Name), h.opts.Environ)
+	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil && sc.Enabled {
 		return actors.ServerSpec{}, err
 	}
