@@ -339,7 +339,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		lifecycleOp(name, "unregistered", "")); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	if err := h.secrets.set(name, nil); err != nil {
+	if err := h.secrets.Set(name, nil); err != nil {
 		return err
 	}
 	h.mu.Lock()
