@@ -4,15 +4,15 @@ import "github.com/mcpvisor/mcpvisor/internal/media"
 
 // Media kinds.
 const (
-	MediaKindImage = media.KindImage
-	MediaKindAudio = media.KindAudio
-	MediaKindFile  = media.KindFile // an embedded resource's blob
+	MediaKindImage = "image"
+	MediaKindAudio = "audio"
+	MediaKindFile  = "file" // an embedded resource's blob
 )
 
 // Defaults of a media store.
 const (
-	DefaultMediaURLBase  = media.DefaultURLBase
-	DefaultMediaMaxBytes = media.DefaultMaxBytes // per item, decoded
+	DefaultMediaURLBase  = "/v1/media/"
+	DefaultMediaMaxBytes = 32 << 20 // per item, decoded
 )
 
 // MediaFile is one inline media item of a tool result, saved to the data
