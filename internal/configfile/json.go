@@ -151,7 +151,8 @@ func sortedMapKeys(m map[string]string) []string {
 	return keys
 }
 
-// ParseDuration decodes one JSON value into a duration: a number is
+// ParseDuration decodes one well-formed JSON value (as encoding/json hands
+// to an UnmarshalJSON method) into a duration: a number is
 // milliseconds (the unit Gemini CLI's "timeout" uses), a string is a Go
 // duration such as "30s". Negative durations are rejected. Its messages are
 // written to follow a field name: `field "timeout": must not be negative`.

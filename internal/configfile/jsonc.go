@@ -2,7 +2,7 @@ package configfile
 
 import "bytes"
 
-// position converts a json.SyntaxError offset (bytes read, so the bad byte
+// syntaxPosition converts a json.SyntaxError offset (bytes read, so the bad byte
 // is at offset-1) to a 1-based line and byte column.
 func syntaxPosition(data []byte, offset int64) (line, col int) {
 	i := int(offset) - 1

@@ -233,7 +233,8 @@ func (c Server) expandable() []fieldValue {
 type unsetVariable struct{ field, name string }
 
 // unsetVariables lists the references that lookup cannot resolve and that
-// have no default, in field order, in the fields the host expands when it starts the server.
+// have no default, in field order, in the fields the host expands when it
+// starts the server.
 func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariable {
 	t, _ := c.Transport()
 	var out []unsetVariable
