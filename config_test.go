@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/configfile"
 )
 
 // cfgLookup is a variable lookup over a fixed map, for tests that must not
@@ -641,74 +643,6 @@ func TestParseConfigNamesTheFile(t *testing.T) {
 	}
 }
 
-func TestExpandVars(t *testing.T) {
-	vars := map[string]string{"A": "1", "B": "two", "EMPTY": "", "URL": "https://x.example"}
-	tests := []struct {
-		in      string
-		want    string
-		unset   []string
-		wantErr string
-	}{
-		{in: "plain", want: "plain"},
-		{in: "", want: ""},
-		{in: "${A}", want: "1"},
-		{in: "${env:B}", want: "two"},
-		{in: "${MISSING}", want: "", unset: []string{"MISSING"}},
-		{in: "${MISSING:-def}", want: "def"},
-		{in: "${EMPTY:-def}", want: "def"},
-		{in: "${EMPTY}", want: ""},
-		{in: "${MISSING:-}", want: ""},
-		{in: "${A:-def}", want: "1"},
-		{in: "${env:MISSING:-def}", want: "def"},
-		{in: "pre-${A}-mid-${B}-post", want: "pre-1-mid-two-post"},
-		{in: "${URL}/mcp?k=${A}", want: "https://x.example/mcp?k=1"},
-		{in: "${A}${B}${A}", want: "1two1"},
-		{in: "${MISSING}-${ALSO}-${MISSING}", want: "--", unset: []string{"MISSING", "ALSO"}},
-		{in: "${MISSING:-a b:c}", want: "a b:c"},
-		{in: "${MISSING:-${A}}", want: "1"},
-		{in: "${MISSING:-x${B}y}", want: "xtwoy"},
-		{in: "${MISSING:-${ALSO}}", want: "", unset: []string{"ALSO"}},
-		{in: "${A:-${ALSO}}", want: "1"},
-		{in: "$$", want: "$$"},
-		{in: "$${A}", want: "$1"},
-		{in: "$A and $ and $5", want: "$A and $ and $5"},
-		{in: "trailing $", want: "trailing $"},
-		{in: "{A} and }", want: "{A} and }"},
-		{in: "${A", wantErr: `unterminated variable reference "${A"`},
-		{in: "${", wantErr: `unterminated variable reference "${"`},
-		{in: "x ${A:-default", wantErr: `unterminated variable reference "${A"`},
-		{in: "${A:-${B}", wantErr: `unterminated variable reference "${A"`},
-		{in: "${A:-${B", wantErr: `unterminated variable reference "${B"`},
-		{in: "${}", wantErr: `invalid variable reference "${}" (want ${NAME} or ${NAME:-default})`},
-		{in: "${1A}", wantErr: `invalid variable reference "${1A}" (want ${NAME} or ${NAME:-default})`},
-		{in: "${A-b}", wantErr: `invalid variable reference "${A-b}" (want ${NAME} or ${NAME:-default})`},
-		{in: "${A:=b}", wantErr: `invalid variable reference "${A:=b}" (want ${NAME} or ${NAME:-default})`},
-		{in: "${A.B", wantErr: `unterminated variable reference "${A"`},
-		{in: "${" + strings.Repeat("x", 30) + " " + strings.Repeat("y", 40) + "}", wantErr: `invalid variable reference "${` + strings.Repeat("x", 30) + " " + strings.Repeat("y", 28) + `..." (want ${NAME} or ${NAME:-default})`},
-		{in: "${input:key}", wantErr: `"${input:key}" is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, unset, err := expandVars(tt.in, cfgLookup(vars), "")
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("expandVars(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("expandVars(%q): %v", tt.in, err)
-			}
-			if got != tt.want {
-				t.Errorf("expandVars(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			if diff := cmp.Diff(tt.unset, unset); diff != "" {
-				t.Errorf("expandVars(%q) unset (-want +got):\n%s", tt.in, diff)
-			}
-		})
-	}
-}
-
 func TestDurationUnmarshal(t *testing.T) {
 	tests := []struct {
 		in      string
@@ -959,7 +893,7 @@ func TestSpecStdio(t *testing.T) {
 		MaxTools:       4,
 		MaxDescription: -1,
 	}
-	got, err := sc.Spec(cfgLookup(vars), environ)
+	got, err := sc.spec(cfgLookup(vars), environ)
 	if err != nil {
 		t.Fatalf("Spec: %v", err)
 	}
@@ -975,7 +909,7 @@ func TestSpecStdio(t *testing.T) {
 
 	t.Run("inheritEnv", func(t *testing.T) {
 		sc := ServerConfig{Name: "a", Command: "x", InheritEnv: true, Env: map[string]string{"PATH": "/opt/bin", "EXTRA": "1"}}
-		got, err := sc.Spec(nil, environ)
+		got, err := sc.spec(nil, environ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -989,7 +923,7 @@ func TestSpecStdio(t *testing.T) {
 		}
 	})
 	t.Run("no overrides", func(t *testing.T) {
-		got, err := ServerConfig{Name: "a", Command: "x"}.Spec(nil, environ)
+		got, err := ServerConfig{Name: "a", Command: "x"}.spec(nil, environ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1009,7 +943,7 @@ func TestSpecRemote(t *testing.T) {
 		AllowPrivate: true,
 		Enabled:      true,
 	}
-	got, err := sc.Spec(cfgLookup(map[string]string{"TICKETS_TOKEN": "t0k"}), []string{"PATH=/usr/bin"})
+	got, err := sc.spec(cfgLookup(map[string]string{"TICKETS_TOKEN": "t0k"}), []string{"PATH=/usr/bin"})
 	if err != nil {
 		t.Fatalf("Spec: %v", err)
 	}
@@ -1026,8 +960,8 @@ func TestSpecRemote(t *testing.T) {
 	}
 
 	sse := ServerConfig{Name: "events", URL: "https://x.example/sse"}
-	if got, err := sse.Spec(nil, nil); err != nil || got.Transport != actors.TransportSSE {
-		t.Errorf("Spec(%+v) = %v, %v; want an sse spec", sse, got.Transport, err)
+	if got, err := sse.spec(nil, nil); err != nil || got.Transport != actors.TransportSSE {
+		t.Errorf("spec(%+v) = %v, %v; want an sse spec", sse, got.Transport, err)
 	}
 }
 
@@ -1063,7 +997,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.sc.Spec(cfgLookup(tt.vars), nil)
+			_, err := tt.sc.spec(cfgLookup(tt.vars), nil)
 			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
 				t.Errorf("Spec error lines (-want +got):\n%s", diff)
 			}
@@ -1071,21 +1005,6 @@ func TestSpecErrors(t *testing.T) {
 				t.Errorf("errors.Is(%v, ErrConfig) = false", err)
 			}
 		})
-	}
-}
-
-func TestSyntaxPosition(t *testing.T) {
-	data := []byte("ab\ncde\n\nf")
-	tests := []struct {
-		offset    int64
-		line, col int
-	}{
-		{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 1}, {6, 2, 3}, {8, 3, 1}, {9, 4, 1}, {10, 4, 2}, {0, 1, 1}, {99, 4, 2},
-	}
-	for _, tt := range tests {
-		if line, col := syntaxPosition(data, tt.offset); line != tt.line || col != tt.col {
-			t.Errorf("syntaxPosition(%d) = %d:%d, want %d:%d", tt.offset, line, col, tt.line, tt.col)
-		}
 	}
 }
 
@@ -1148,10 +1067,42 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("round trip through %s (-want +got):\n%s", out, diff)
 			}
 			if sc.Enabled {
-				if _, err := sc.Spec(lookup, nil); err != nil {
+				if _, err := sc.spec(lookup, nil); err != nil {
 					t.Fatalf("an enabled server that loads has no Spec: %v", err)
 				}
 			}
 		}
 	})
+}
+
+// TestServerConfigEntryCarriesEveryField fills every field of a
+// ServerConfig and checks that the file format's view of it gives back the
+// same value: a field added to one struct and not to the other, or not
+// copied, fails here.
+func TestServerConfigEntryCarriesEveryField(t *testing.T) {
+	var sc ServerConfig
+	v := reflect.ValueOf(&sc).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(v.Type().Field(i).Name)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{v.Type().Field(i).Name}))
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]string{"k": v.Type().Field(i).Name}))
+		default:
+			t.Fatalf("field %s: kind %s not filled by this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	if n := reflect.TypeOf(configfile.Server{}).NumField(); n != v.NumField() {
+		t.Errorf("configfile.Server has %d fields, ServerConfig %d", n, v.NumField())
+	}
+	if diff := cmp.Diff(sc, fromEntry(sc.entry())); diff != "" {
+		t.Errorf("fromEntry(entry()) (-want +got):\n%s", diff)
+	}
 }

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/configfile"
 )
 
 // Duration is a time.Duration as written in a configuration file: a JSON
@@ -30,46 +30,10 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
-	v, err := parseDuration(data)
+	v, err := configfile.ParseDuration(data)
 	if err != nil {
 		return fmt.Errorf("duration: %w", err)
 	}
-	*d = v
+	*d = Duration(v)
 	return nil
-}
-
-// parseDuration decodes one JSON value into a Duration. Its messages are
-// written to follow a field name: `field "timeout": must not be negative`.
-func parseDuration(raw json.RawMessage) (Duration, error) {
-	raw = bytes.TrimSpace(raw)
-	switch kind := jsonKind(raw); kind {
-	case "a number":
-		ms, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return 0, fmt.Errorf("invalid number %s", raw)
-		}
-		if ms < 0 {
-			return 0, fmt.Errorf("must not be negative, got %s", raw)
-		}
-		ns := math.Round(ms * float64(time.Millisecond))
-		if ns >= math.MaxInt64 {
-			return 0, fmt.Errorf("too large, got %s milliseconds", raw)
-		}
-		return Duration(ns), nil
-	case "a string":
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, err
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("invalid duration %q (want milliseconds as a number, or a string like \"30s\" or \"1m30s\")", s)
-		}
-		if v < 0 {
-			return 0, fmt.Errorf("must not be negative, got %q", s)
-		}
-		return Duration(v), nil
-	default:
-		return 0, fmt.Errorf("want milliseconds (a number) or a duration string like \"30s\", got %s", kind)
-	}
 }

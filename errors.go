@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/configfile"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
@@ -58,7 +59,7 @@ var (
 
 	// ErrConfig is wrapped by every error that reports an invalid
 	// configuration, including JSON syntax errors.
-	ErrConfig = errors.New("invalid config")
+	ErrConfig = configfile.ErrInvalid
 	// ErrUnsupported: the server is ready and did not declare, in
 	// initialize, the capability a request needs (resources,
 	// resources.subscribe, prompts).

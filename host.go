@@ -309,7 +309,7 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
 	}
-	spec, err := sc.Spec(h.lookupFor(sc.Name), h.opts.Environ)
+	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil && sc.Enabled {
 		return actors.ServerSpec{}, err
 	}
@@ -350,7 +350,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		lifecycleOp(name, "unregistered", "")); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	if err := h.secrets.set(name, nil); err != nil {
+	if err := h.secrets.Set(name, nil); err != nil {
 		return err
 	}
 	h.mu.Lock()

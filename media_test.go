@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpvisor/mcpvisor/internal/media"
 )
 
 // tinyPNG is a real 2x2 PNG.
@@ -199,102 +200,19 @@ func TestMediaRenderWriteFailure(t *testing.T) {
 	}
 }
 
-func TestMediaBase64Variants(t *testing.T) {
-	data := []byte{0xfb, 0xef, 0xff, 0x00, 0x10}
-	for name, s := range map[string]string{
-		"std":          base64.StdEncoding.EncodeToString(data),
-		"std unpadded": base64.RawStdEncoding.EncodeToString(data),
-		"url":          base64.URLEncoding.EncodeToString(data),
-		"url unpadded": base64.RawURLEncoding.EncodeToString(data),
-		"wrapped":      wrap(base64.StdEncoding.EncodeToString(data)),
+// TestMediaConstants keeps the constants the root documents equal to the
+// ones the store uses: the root writes the values out for the reader of
+// its docs.
+func TestMediaConstants(t *testing.T) {
+	for _, c := range []struct{ root, store any }{
+		{MediaKindImage, media.KindImage},
+		{MediaKindAudio, media.KindAudio},
+		{MediaKindFile, media.KindFile},
+		{DefaultMediaURLBase, media.DefaultURLBase},
+		{DefaultMediaMaxBytes, media.DefaultMaxBytes},
 	} {
-		t.Run(name, func(t *testing.T) {
-			enc, clean := base64Variant(s)
-			got, err := enc.DecodeString(clean)
-			if err != nil || !bytes.Equal(got, data) {
-				t.Errorf("decode %q = %x, %v; want %x", s, got, err, data)
-			}
-		})
-	}
-}
-
-// wrap breaks s into lines of 4, as MIME encoders do with longer lines.
-func wrap(s string) string {
-	var b strings.Builder
-	for len(s) > 4 {
-		b.WriteString(s[:4] + "\r\n")
-		s = s[4:]
-	}
-	return b.String() + s + "\n"
-}
-
-func TestMediaExtensions(t *testing.T) {
-	for mt, ext := range map[string]string{
-		"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/svg+xml": "svg",
-		"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/webm": "weba",
-		"application/pdf": "pdf", "text/plain": "txt", "application/json": "json", "video/mp4": "bin", "": "bin",
-		"IMAGE/PNG; q=1": "png",
-	} {
-		store := newMediaStore(t.TempDir(), "", 0)
-		r := mediaResult(t, "", map[string]any{"type": "image", "mimeType": mt, "data": "AAAA"})
-		if err := store.render(r); err != nil || len(r.Media) != 1 {
-			t.Fatalf("%q: render: %v, Media %+v", mt, err, r.Media)
-		}
-		if !strings.HasSuffix(r.Media[0].Name, "."+ext) || !ValidMediaName(r.Media[0].Name) {
-			t.Errorf("%q stored as %q, want .%s", mt, r.Media[0].Name, ext)
-		}
-		if ct, ok := MediaContentType(r.Media[0].Name); !ok || ct == "" {
-			t.Errorf("MediaContentType(%q) = %q, %v", r.Media[0].Name, ct, ok)
-		}
-	}
-}
-
-func TestValidMediaName(t *testing.T) {
-	id := strings.Repeat("0123456789abcdef", 2)
-	for name, want := range map[string]bool{
-		id + ".png":                  true,
-		id + ".bin":                  true,
-		id + ".weba":                 true,
-		id + ".exe":                  false,
-		id + ".png.png":              false,
-		strings.ToUpper(id) + ".png": false,
-		id[1:] + ".png":              false,
-		id + "0.png":                 false,
-		id:                           false,
-		"../" + id[3:] + ".png":      false,
-		"..%2f" + id + ".png":        false,
-		".tmp-123":                   false,
-		id[:31] + "/.png":            false,
-		"":                           false,
-	} {
-		if got := ValidMediaName(name); got != want {
-			t.Errorf("ValidMediaName(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
-func TestMediaContentType(t *testing.T) {
-	id := strings.Repeat("ab", 16)
-	for name, want := range map[string]string{
-		id + ".png": "image/png", id + ".jpg": "image/jpeg", id + ".wav": "audio/wav", id + ".weba": "audio/webm",
-		id + ".txt": "text/plain; charset=utf-8", id + ".bin": "application/octet-stream",
-	} {
-		if got, ok := MediaContentType(name); !ok || got != want {
-			t.Errorf("MediaContentType(%q) = %q, %v; want %q", name, got, ok, want)
-		}
-	}
-	if ct, ok := MediaContentType("../etc/passwd"); ok {
-		t.Errorf("MediaContentType(traversal) = %q, true", ct)
-	}
-}
-
-func TestMediaFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{
-		0: "0 B", 1023: "1023 B", 1024: "1 KB", 412*1024 + 500: "412 KB", 1<<20 - 1: "1023 KB",
-		1 << 20: "1.0 MB", 3*(1<<20) + 400*1024: "3.4 MB", 32 << 20: "32.0 MB",
-	} {
-		if got := formatSize(n); got != want {
-			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		if c.root != c.store {
+			t.Errorf("root constant %v, internal/media %v", c.root, c.store)
 		}
 	}
 }

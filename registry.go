@@ -75,7 +75,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 	}
 	// Secrets outlive their row only if a crash fell between the two
 	// writes, or the config file took the server's name over.
-	if err := h.secrets.keepOnly(func(server string) bool {
+	if err := h.secrets.KeepOnly(func(server string) bool {
 		r, ok := byName[server]
 		return ok && r.Origin == persistence.OriginAPI
 	}); err != nil {

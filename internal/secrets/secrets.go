@@ -1,0 +1,201 @@
+package secrets
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Prefix starts the name of every reference to the store. Such a
+// reference never falls through to the environment.
+const Prefix = "MCPVISOR_SECRET_"
+
+// FileName is the store's file in the data directory.
+const FileName = "secrets.json"
+
+// Store is the file of secrets by server, loaded at Open. Safe for
+// concurrent use; every change is durable (fsynced and renamed into place)
+// when it returns.
+type Store struct {
+	path string
+
+	mu      sync.Mutex
+	servers map[string]map[string]string // server → reference name → value
+}
+
+// Open loads <dataDir>/secrets.json; a missing file is an empty store.
+func Open(dataDir string) (*Store, error) {
+	s := &Store{path: filepath.Join(dataDir, FileName), servers: map[string]map[string]string{}}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secrets: %w", err)
+	}
+	var file struct {
+		Servers map[string]map[string]string `json:"servers"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		return nil, fmt.Errorf("secrets: %s: %w", s.path, err)
+	}
+	if file.Servers != nil {
+		s.servers = file.Servers
+	}
+	return s, nil
+}
+
+// Lookup resolves the reference name of server's secrets.
+func (s *Store) Lookup(server, name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.servers[server][name]
+	return v, ok
+}
+
+// Update sets server's secrets to fresh plus those it held before that row,
+// its sealed entry as stored, still refers to as ${name} (an entry read
+// back from its row and registered again, as on enable, keeps them),
+// durably.
+func (s *Store) Update(server string, fresh map[string]string, row []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := maps.Clone(fresh)
+	if next == nil {
+		next = map[string]string{}
+	}
+	for name, v := range s.servers[server] {
+		if _, ok := next[name]; !ok && bytes.Contains(row, []byte("${"+name+"}")) {
+			next[name] = v
+		}
+	}
+	return s.setLocked(server, next)
+}
+
+// Set replaces server's secrets (none: drops them), durably. Setting what
+// is already there writes nothing.
+func (s *Store) Set(server string, secrets map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.setLocked(server, secrets)
+}
+
+func (s *Store) setLocked(server string, secrets map[string]string) error {
+	old, had := s.servers[server]
+	if (len(secrets) == 0 && !had) || (had && maps.Equal(old, secrets)) {
+		return nil
+	}
+	next := maps.Clone(s.servers)
+	if len(secrets) == 0 {
+		delete(next, server)
+	} else {
+		next[server] = maps.Clone(secrets)
+	}
+	if err := s.write(next); err != nil {
+		return err
+	}
+	s.servers = next
+	return nil
+}
+
+// KeepOnly drops the secrets of every server keep rejects, durably.
+func (s *Store) KeepOnly(keep func(server string) bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := maps.Clone(s.servers)
+	maps.DeleteFunc(next, func(server string, _ map[string]string) bool { return !keep(server) })
+	if len(next) == len(s.servers) {
+		return nil
+	}
+	if err := s.write(next); err != nil {
+		return err
+	}
+	s.servers = next
+	return nil
+}
+
+// write replaces the file with servers: a temporary file, fsynced, renamed
+// over the old one, and the directory fsynced, so a crash leaves either
+// the old file or the new one.
+func (s *Store) write(servers map[string]map[string]string) error {
+	b, err := json.Marshal(map[string]any{"servers": servers})
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	dir := filepath.Dir(s.path)
+	f, err := os.CreateTemp(dir, ".secrets-*.json")
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	if err := f.Chmod(0o600); err == nil {
+		if _, err = f.Write(b); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if err := os.Rename(tmp, s.path); err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("secrets: %w", err)
+		}
+	}
+	return nil
+}
+
+// Sealer replaces literal credentials with references to the store and
+// collects the values they stand for. A value that already holds a ${...}
+// reference, or is empty, is kept as written: it names a secret, it is not
+// one. The zero Sealer is ready to use.
+type Sealer struct {
+	sealed map[string]string
+}
+
+// APIKey seals an entry's API key.
+func (s *Sealer) APIKey(v string) string { return s.seal(Prefix+"APIKEY", v) }
+
+// Header seals the value of the header name.
+func (s *Sealer) Header(name, v string) string {
+	return s.seal(fmt.Sprintf("%sHEADER_%X", Prefix, name), v)
+}
+
+// Env seals the value of the environment variable name.
+func (s *Sealer) Env(name, v string) string {
+	return s.seal(fmt.Sprintf("%sENV_%X", Prefix, name), v)
+}
+
+func (s *Sealer) seal(name, v string) string {
+	if v == "" || strings.Contains(v, "${") {
+		return v
+	}
+	if s.sealed == nil {
+		s.sealed = map[string]string{}
+	}
+	s.sealed[name] = v
+	return "${" + name + "}"
+}
+
+// Sealed returns the values sealed so far by reference name; never nil.
+func (s *Sealer) Sealed() map[string]string {
+	if s.sealed == nil {
+		return map[string]string{}
+	}
+	return s.sealed
+}
