@@ -23,7 +23,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	} else {
 		tools = s.h.Tools()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": newToolViews(tools)})
+	writeJSON(w, http.StatusOK, map[string]any{"tools": nonNil(tools)})
 }
 
 // catalog is the session's "## MCP servers" block, as markdown.
