@@ -2,8 +2,13 @@ package sidecar_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
@@ -57,4 +62,37 @@ func TestAPIIsTheRootPackagesJSON(t *testing.T) {
 	if got.Type != mcpvisor.ResultJSON || string(got.JSON) != `{"x":1}` || got.Wire != res.Wire() {
 		t.Errorf("POST /v1/call decodes to %+v", got)
 	}
+}
+
+// The inbox page reads the servers' camelCase members: a friendly name
+// beside the name, the last error in its column.
+func TestUIShowsServersFields(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := needChromium(t)
+	alpha := mcptest("alpha")
+	alpha.FriendlyName = "Alpha Server"
+	a := openAPI(t, sidecar.Options{}, alpha)
+	bctx := browser(t, ctx, path)
+	if err := chromedp.Do(bctx, chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken)); err != nil {
+		t.Fatal(err)
+	}
+	row := func(name string, cell int) string {
+		return fmt.Sprintf(`Array.from(document.querySelectorAll("#servers tbody tr")).
+			filter((tr) => tr.cells[0].querySelector("strong").textContent === %q).
+			map((tr) => tr.cells[%d].textContent).join(",")`, name, cell)
+	}
+	waitFor := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingMutation())); err != nil {
+			got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers tbody").textContent`))
+			t.Fatalf("%s: %v (the table shows %q)", what, err, got)
+		}
+	}
+	waitFor("alpha's friendly name", row("alpha", 0)+` === "alpha Alpha Server"`)
+
+	if err := a.h.Register(ctx, mcptest("broken", "-exit-at-start", "3")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("broken's last error", row("broken", 4)+`.includes("exit")`)
 }
