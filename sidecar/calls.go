@@ -102,7 +102,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case sse != nil && err != nil:
-		sse.event("error", errorBody{Error: classify(err)})
+		sse.event("error", ErrorBody{Error: classify(err)})
 	case sse != nil:
 		sse.event("result", NewResultView(res))
 	case err != nil:

@@ -164,9 +164,7 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("sidecar: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e sidecar.ErrorBody
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 			return fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
 		}
