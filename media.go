@@ -19,11 +19,11 @@ const (
 // directory and served by URL. The bytes never reach the model: it reads
 // the URL in the result's markdown.
 type MediaFile struct {
-	Kind     string // MediaKindImage, MediaKindAudio or MediaKindFile
-	Name     string // <32 hex>.<ext>, generated: never a name the server chose
-	URL      string // urlBase + Name
-	MimeType string // the server's, lowercase without parameters; "application/octet-stream" when absent
-	Size     int64  // decoded bytes
+	Kind     string `json:"kind"`     // MediaKindImage, MediaKindAudio or MediaKindFile
+	Name     string `json:"name"`     // <32 hex>.<ext>, generated: never a name the server chose
+	URL      string `json:"url"`      // urlBase + Name
+	MimeType string `json:"mimeType"` // the server's, lowercase without parameters; "application/octet-stream" when absent
+	Size     int64  `json:"size"`     // decoded bytes
 }
 
 // ValidMediaName reports whether name has the form the media store

@@ -26,15 +26,20 @@ type ContentBlock = protocol.ContentBlock
 // A result carrying media (image, audio, blob resource or resource link
 // blocks) is text: markdown linking each item, saved under the data
 // directory and listed in Media. JSON then still holds structuredContent.
+//
+// Its JSON is the one shape the sidecar and the CLI show: structuredContent
+// for JSON, camelCase as MCP spells it. Raw is left out (Content and
+// structuredContent hold what it says), and so is Wire, which is computed:
+// the sidecar's API adds it beside the result as "wire".
 type Result struct {
-	Type    ResultType
-	Text    string          // the text blocks, joined by newlines; the markdown for a media result
-	JSON    json.RawMessage // structuredContent, when the server sent it
-	IsError bool            // the tool failed; Wire holds its message
-	Content []ContentBlock  // every block as sent
-	Raw     json.RawMessage // the whole CallToolResult as received
-	Media   []MediaFile     // the media items saved, in content order
-	Task    *TaskInfo       // a detached task's handle (CallOptions.Detached); Text says so
+	Type    ResultType      `json:"type"`
+	Text    string          `json:"text,omitempty"`              // the text blocks, joined by newlines; the markdown for a media result
+	JSON    json.RawMessage `json:"structuredContent,omitempty"` // structuredContent, when the server sent it
+	IsError bool            `json:"isError"`                     // the tool failed; Wire holds its message
+	Content []ContentBlock  `json:"content,omitempty"`           // every block as sent
+	Raw     json.RawMessage `json:"-"`                           // the whole CallToolResult as received
+	Media   []MediaFile     `json:"media,omitempty"`             // the media items saved, in content order
+	Task    *TaskInfo       `json:"task,omitempty"`              // a detached task's handle (CallOptions.Detached); Text says so
 
 	rendered bool // Text is the markdown of the media store (see mediaStore.render)
 }

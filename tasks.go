@@ -42,18 +42,18 @@ const (
 
 // TaskInfo is a task as the host keeps it.
 type TaskInfo struct {
-	Server        string
-	ID            string
-	Tool          string // namespaced
-	Status        string
-	StatusMessage string
-	Created       time.Time
-	Updated       time.Time
-	Deadline      time.Time
-	Detached      bool
-	Done          bool    // ended, outcome recorded
-	Result        *Result // completed (and failed with a tool result), for a detached task
-	Error         string  // why it failed, when it did without a result
+	Server        string    `json:"server"`
+	ID            string    `json:"id"`
+	Tool          string    `json:"tool"` // namespaced
+	Status        string    `json:"status"`
+	StatusMessage string    `json:"statusMessage,omitempty"`
+	Created       time.Time `json:"created"`
+	Updated       time.Time `json:"updated"`
+	Deadline      time.Time `json:"deadline,omitzero"`
+	Detached      bool      `json:"detached"`
+	Done          bool      `json:"done"`             // ended, outcome recorded
+	Result        *Result   `json:"result,omitempty"` // completed (and failed with a tool result), for a detached task
+	Error         string    `json:"error,omitempty"`  // why it failed, when it did without a result
 }
 
 func taskInfo(rec persistence.TaskRecord) TaskInfo {

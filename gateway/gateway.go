@@ -401,15 +401,7 @@ func (s *session) listTools(msg protocol.Message) []byte {
 	tools := s.hs.Tools()
 	out := make([]protocol.Tool, 0, len(tools))
 	for _, t := range tools {
-		in := json.RawMessage(t.InputSchema)
-		if len(in) == 0 {
-			in = json.RawMessage(`{"type":"object"}`)
-		}
-		out = append(out, protocol.Tool{
-			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: in, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
-			Icons: t.Icons, Meta: t.Meta,
-		})
+		out = append(out, t.MCP())
 	}
 	s.mu.Lock()
 	s.lastTools = s.toolSet()

@@ -13,11 +13,11 @@ func (s *Server) approvals(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": s.approvalViews()})
 }
 
-func (s *Server) approvalViews() []approvalView {
+func (s *Server) approvalViews() []ApprovalView {
 	reqs := s.h.Approvals()
-	out := make([]approvalView, 0, len(reqs))
+	out := make([]ApprovalView, 0, len(reqs))
 	for _, r := range reqs {
-		out = append(out, newApprovalView(r))
+		out = append(out, NewApprovalView(r))
 	}
 	return out
 }

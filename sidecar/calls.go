@@ -22,7 +22,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	} else {
 		tools = s.h.Tools()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": newToolViews(tools)})
+	writeJSON(w, http.StatusOK, map[string]any{"tools": nonNil(tools)})
 }
 
 // catalog is the session's "## MCP servers" block, as markdown.
@@ -99,7 +99,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case sse != nil && err != nil:
-		sse.event("error", errorBody{Error: classify(err)})
+		sse.event("error", ErrorBody{Error: classify(err)})
 	case sse != nil:
 		sse.event("result", NewResultView(res))
 	case err != nil:

@@ -13,6 +13,10 @@
 //
 //	{"error": {"code": "unavailable", "message": "...", "retry_after_ms": 500}}
 //
-// with a stable code (see the Code* constants). The command `mcpvisor serve`
+// with a stable code (see the Code* constants). Servers, tools and results
+// are the root package's types, whose JSON is camelCase as MCP spells it:
+// GET /v1/servers and GET /v1/tools list what json.Marshal gives an
+// embedder of h.Status() and h.Tools(), and POST /v1/call answers a
+// ResultView, the Result plus "wire", the string to hand a model. The command `mcpvisor serve`
 // is this package behind a loopback listener.
 package sidecar

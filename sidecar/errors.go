@@ -35,21 +35,24 @@ const (
 	CodeInternal            = "internal"
 )
 
-// apiError is the body of every error response.
-type apiError struct {
+// ErrorView is an API error: a stable code (one of the Code* constants),
+// a message for people, and for a retryable one how long to wait.
+type ErrorView struct {
 	status     int
 	Code       string `json:"code"`
 	Message    string `json:"message"`
 	RetryAfter int64  `json:"retry_after_ms,omitempty"`
 }
 
-type errorBody struct {
-	Error apiError `json:"error"`
+// ErrorBody is the body of every error response, and the SSE "error"
+// event of a streamed call.
+type ErrorBody struct {
+	Error ErrorView `json:"error"`
 }
 
 // classify maps an error of the mcpvisor API to its HTTP status and code.
-func classify(err error) apiError {
-	e := apiError{status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
+func classify(err error) ErrorView {
+	e := ErrorView{status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
 	var unavail *mcpvisor.UnavailableError
 	var schema *mcpvisor.SchemaError
 	var urlReq *mcpvisor.URLElicitationRequiredError
@@ -101,20 +104,20 @@ func classify(err error) apiError {
 	return e
 }
 
-func writeError(w http.ResponseWriter, e apiError) {
+func writeError(w http.ResponseWriter, e ErrorView) {
 	if e.RetryAfter > 0 {
 		secs := (time.Duration(e.RetryAfter)*time.Millisecond + time.Second - 1) / time.Second
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
 	}
-	writeJSON(w, e.status, errorBody{Error: e})
+	writeJSON(w, e.status, ErrorBody{Error: e})
 }
 
 func writeErr(w http.ResponseWriter, err error) { writeError(w, classify(err)) }
 
 func badRequest(w http.ResponseWriter, format string) {
-	writeError(w, apiError{status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: format})
+	writeError(w, ErrorView{status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: format})
 }
 
 func notFound(w http.ResponseWriter, msg string) {
-	writeError(w, apiError{status: http.StatusNotFound, Code: CodeNotFound, Message: msg})
+	writeError(w, ErrorView{status: http.StatusNotFound, Code: CodeNotFound, Message: msg})
 }

@@ -210,14 +210,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 type callResult struct {
-	ResultType string          `json:"result_type"`
-	IsError    bool            `json:"is_error"`
-	Result     string          `json:"result"`
-	Structured json.RawMessage `json:"structured"`
+	ResultType string          `json:"type"`
+	IsError    bool            `json:"isError"`
+	Result     string          `json:"wire"`
+	Structured json.RawMessage `json:"structuredContent"`
 	Media      []struct {
 		Kind     string `json:"kind"`
 		URL      string `json:"url"`
-		MimeType string `json:"mime_type"`
+		MimeType string `json:"mimeType"`
 		Size     int64  `json:"size"`
 	} `json:"media"`
 	Task *struct {

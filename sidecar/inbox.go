@@ -13,11 +13,11 @@ func (s *Server) elicitations(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"elicitations": s.elicitationViews()})
 }
 
-func (s *Server) elicitationViews() []elicitationView {
+func (s *Server) elicitationViews() []ElicitationView {
 	reqs := s.h.Elicitations()
-	out := make([]elicitationView, 0, len(reqs))
+	out := make([]ElicitationView, 0, len(reqs))
 	for _, r := range reqs {
-		out = append(out, newElicitationView(r))
+		out = append(out, NewElicitationView(r))
 	}
 	return out
 }
@@ -26,9 +26,9 @@ func (s *Server) elicitationViews() []elicitationView {
 // shows but the journal's events, as GET /v1/servers, GET
 // /v1/elicitations and GET /v1/approvals list them.
 type inboxView struct {
-	Servers      []serverView      `json:"servers"`
-	Elicitations []elicitationView `json:"elicitations"`
-	Approvals    []approvalView    `json:"approvals"`
+	Servers      []mcpvisor.ServerStatus `json:"servers"`
+	Elicitations []ElicitationView       `json:"elicitations"`
+	Approvals    []ApprovalView          `json:"approvals"`
 }
 
 // inboxGap is the shortest time between two inbox events: a server

@@ -114,7 +114,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpvisor"`)
-			writeError(w, apiError{status: http.StatusUnauthorized, Code: CodeUnauthorized,
+			writeError(w, ErrorView{status: http.StatusUnauthorized, Code: CodeUnauthorized,
 				Message: "missing or wrong bearer token"})
 			return
 		}
@@ -181,7 +181,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, apiError{status: http.StatusRequestEntityTooLarge, Code: CodeInvalidRequest,
+			writeError(w, ErrorView{status: http.StatusRequestEntityTooLarge, Code: CodeInvalidRequest,
 				Message: "request body over 1 MiB"})
 			return nil, false
 		}

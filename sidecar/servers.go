@@ -26,14 +26,7 @@ func (s *Server) listServers(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"servers": s.serverViews()})
 }
 
-func (s *Server) serverViews() []serverView {
-	sts := s.h.Status()
-	out := make([]serverView, 0, len(sts))
-	for _, st := range sts {
-		out = append(out, newServerView(st))
-	}
-	return out
-}
+func (s *Server) serverViews() []mcpvisor.ServerStatus { return nonNil(s.h.Status()) }
 
 // putServer registers or replaces a server from one mcpServers entry,
 // parsed exactly as the config file's entries are.
@@ -68,7 +61,7 @@ func (s *Server) putServer(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("sidecar: server registered", "server", name)
 	resp := map[string]any{"name": name, "warnings": nonNil(cfg.Warnings)}
 	if st, ok := s.status(name); ok {
-		resp["server"] = newServerView(st)
+		resp["server"] = st
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -97,7 +90,7 @@ func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool
 		return
 	}
 	st, _ := s.status(name)
-	writeJSON(w, http.StatusOK, newServerView(st))
+	writeJSON(w, http.StatusOK, st)
 }
 
 // serverLog answers the last ?lines=N (default 100) lines of the server's
@@ -166,9 +159,10 @@ func tailLines(path string, n int) ([]string, error) {
 	return lines, nil
 }
 
-func nonNil(s []string) []string {
+// nonNil turns a nil slice into an empty one, which marshals as [].
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -7,89 +7,17 @@ import (
 	"github.com/mcpvisor/mcpvisor"
 )
 
-// The JSON forms of the API: snake_case, stable, independent of the Go
-// field names of the root package.
+// The JSON forms of the API. Servers, tools and results are the root
+// package's own types, whose JSON is camelCase as MCP spells it: the API
+// shows what json.Marshal of h.Status(), h.Tools() and a *Result gives an
+// embedder. The views below cover what has no such shape of its own.
 
-type serverView struct {
-	Name            string    `json:"name"`
-	FriendlyName    string    `json:"friendly_name,omitempty"`
-	Description     string    `json:"description,omitempty"`
-	Transport       string    `json:"transport"`
-	Enabled         bool      `json:"enabled"`
-	State           string    `json:"state"`
-	Since           time.Time `json:"since"`
-	LastError       string    `json:"last_error,omitempty"`
-	Restarts        int       `json:"restarts"`
-	NextRetry       time.Time `json:"next_retry,omitzero"`
-	PID             int       `json:"pid,omitempty"`
-	ProtocolVersion string    `json:"protocol_version,omitempty"`
-	ServerName      string    `json:"server_name,omitempty"`
-	ServerVersion   string    `json:"server_version,omitempty"`
-	Tools           int       `json:"tools"`
-	Warnings        []string  `json:"warnings,omitempty"`
-}
-
-func newServerView(st mcpvisor.ServerStatus) serverView {
-	return serverView{
-		Name: st.Name, FriendlyName: st.FriendlyName, Description: st.Description,
-		Transport: string(st.Transport), Enabled: st.Enabled, State: string(st.State), Since: st.Since,
-		LastError: st.LastError, Restarts: st.Restarts, NextRetry: st.NextRetry, PID: st.PID,
-		ProtocolVersion: st.ProtocolVersion, ServerName: st.ServerInfo.Name, ServerVersion: st.ServerInfo.Version,
-		Tools: st.Tools, Warnings: st.Warnings,
-	}
-}
-
-type toolView struct {
-	Name         string          `json:"name"`
-	Server       string          `json:"server"`
-	Tool         string          `json:"tool"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	Destructive  bool            `json:"destructive"`
-	TaskSupport  string          `json:"task_support,omitempty"`
-	Available    bool            `json:"available"`
-}
-
-func newToolViews(tools []mcpvisor.Tool) []toolView {
-	out := make([]toolView, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, toolView{
-			Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title, Description: t.Description,
-			InputSchema: rawOrNil(t.InputSchema), OutputSchema: rawOrNil(t.OutputSchema),
-			Destructive: t.Destructive, TaskSupport: t.TaskSupport, Available: t.Available,
-		})
-	}
-	return out
-}
-
-// rawOrNil keeps a schema only when it is valid JSON, so one bad catalog
-// entry cannot break the whole response.
-func rawOrNil(b []byte) json.RawMessage {
-	if len(b) == 0 || !json.Valid(b) {
-		return nil
-	}
-	return b
-}
-
-// MediaView is a media file of a result, as the API shows it.
-type MediaView struct {
-	Kind     string `json:"kind"`
-	Name     string `json:"name"`
-	URL      string `json:"url"`
-	MimeType string `json:"mime_type"`
-	Size     int64  `json:"size"`
-}
-
-// ResultView is a tool result as POST /v1/call returns it.
+// ResultView is a tool result as POST /v1/call returns it: the Result's
+// own JSON, plus Wire, the string Result.Wire gives to hand a model (an
+// HTTP client cannot call the method, and it is not in the Result's JSON).
 type ResultView struct {
-	ResultType string          `json:"result_type"`
-	IsError    bool            `json:"is_error"`
-	Result     string          `json:"result"`
-	Structured json.RawMessage `json:"structured,omitempty"`
-	Media      []MediaView     `json:"media"`
-	Task       *TaskView       `json:"task,omitempty"`
+	mcpvisor.Result
+	Wire string `json:"wire"`
 }
 
 // NewResultView renders r; nil for nil.
@@ -97,16 +25,16 @@ func NewResultView(r *mcpvisor.Result) *ResultView {
 	if r == nil {
 		return nil
 	}
-	v := &ResultView{ResultType: string(r.Type), IsError: r.IsError, Result: r.Wire(),
-		Structured: rawOrNil(r.JSON), Media: []MediaView{}}
-	for _, m := range r.Media {
-		v.Media = append(v.Media, MediaView{Kind: m.Kind, Name: m.Name, URL: m.URL, MimeType: m.MimeType, Size: m.Size})
+	return &ResultView{Result: *r, Wire: r.Wire()}
+}
+
+// rawOrNil keeps a JSON value only when it is valid, so one bad entry
+// cannot break the whole response.
+func rawOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
 	}
-	if r.Task != nil {
-		tv := NewTaskView(*r.Task)
-		v.Task = &tv
-	}
-	return v
+	return b
 }
 
 // TaskView is a task as GET /v1/tasks returns it (and mcpvisor tasks --json).
@@ -151,12 +79,14 @@ func NewEventView(e mcpvisor.JournalEvent) EventView {
 		Received: e.Received, Status: e.Status, ProcessedAt: e.ProcessedAt}
 }
 
-type optionView struct {
+// OptionView is one choice of an enum field.
+type OptionView struct {
 	Value string `json:"value"`
 	Title string `json:"title"`
 }
 
-type fieldView struct {
+// FieldView is one field of an elicitation's form.
+type FieldView struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
@@ -165,45 +95,48 @@ type fieldView struct {
 	Required    bool            `json:"required"`
 	Sensitive   bool            `json:"sensitive"`
 	Multi       bool            `json:"multi,omitempty"`
-	Options     []optionView    `json:"options,omitempty"`
+	Options     []OptionView    `json:"options,omitempty"`
 	Default     json.RawMessage `json:"default,omitempty"`
 }
 
-// elicitationView is a pending request: its form, never a value entered.
-type elicitationView struct {
+// ElicitationView is a pending elicitation as GET /v1/elicitations lists
+// it: its form, never a value entered.
+type ElicitationView struct {
 	ID          string      `json:"id"`
 	Server      string      `json:"server"`
 	Mode        string      `json:"mode"`
 	Message     string      `json:"message"`
 	URL         string      `json:"url,omitempty"`
-	Fields      []fieldView `json:"fields"`
+	Fields      []FieldView `json:"fields"`
 	RelatedTask string      `json:"related_task,omitempty"`
 	Created     time.Time   `json:"created"`
 	Deadline    time.Time   `json:"deadline"`
 }
 
-func newElicitationView(r mcpvisor.ElicitationRequest) elicitationView {
-	v := elicitationView{ID: r.ID, Server: r.Server, Mode: string(r.Mode), Message: r.Message, URL: r.URL,
-		Fields: []fieldView{}, RelatedTask: r.RelatedTask, Created: r.Created, Deadline: r.Deadline}
+// NewElicitationView renders r.
+func NewElicitationView(r mcpvisor.ElicitationRequest) ElicitationView {
+	v := ElicitationView{ID: r.ID, Server: r.Server, Mode: string(r.Mode), Message: r.Message, URL: r.URL,
+		Fields: []FieldView{}, RelatedTask: r.RelatedTask, Created: r.Created, Deadline: r.Deadline}
 	for _, f := range r.Fields {
-		fv := fieldView{Name: f.Name, Title: f.Title, Description: f.Description, Type: f.Type, Format: f.Format,
+		fv := FieldView{Name: f.Name, Title: f.Title, Description: f.Description, Type: f.Type, Format: f.Format,
 			Required: f.Required, Sensitive: f.Sensitive, Multi: f.Multi}
 		if !f.Sensitive { // a secret's default is still a secret
 			fv.Default = rawOrNil(f.Default)
 		}
 		for _, o := range f.Options {
-			fv.Options = append(fv.Options, optionView{Value: o.Value, Title: o.Title})
+			fv.Options = append(fv.Options, OptionView{Value: o.Value, Title: o.Title})
 		}
 		v.Fields = append(v.Fields, fv)
 	}
 	return v
 }
 
-// approvalView is a host-tool call waiting for a person's decision: what
-// it would do, never the model's arguments (which may hold secrets).
+// ApprovalView is a host-tool call waiting for a person's decision, as GET
+// /v1/approvals lists it: what it would do, never the model's arguments
+// (which may hold secrets).
 // Command is the exact command line of a stdio registration, every
 // argument as it will be run; empty for other calls.
-type approvalView struct {
+type ApprovalView struct {
 	ID          string    `json:"id"`
 	Session     string    `json:"session"`
 	Stack       string    `json:"stack"`
@@ -216,11 +149,12 @@ type approvalView struct {
 	Deadline    time.Time `json:"deadline"`
 }
 
-func newApprovalView(r mcpvisor.ApprovalRequest) approvalView {
+// NewApprovalView renders r.
+func NewApprovalView(r mcpvisor.ApprovalRequest) ApprovalView {
 	cmd := r.Command
 	if cmd == nil {
 		cmd = []string{}
 	}
-	return approvalView{ID: r.ID, Session: r.Scope.Session, Stack: r.Scope.Stack, Tool: r.Tool, Server: r.Server,
+	return ApprovalView{ID: r.ID, Session: r.Scope.Session, Stack: r.Scope.Stack, Tool: r.Tool, Server: r.Server,
 		Summary: r.Summary, Command: cmd, Destructive: r.Destructive, Created: r.Created, Deadline: r.Deadline}
 }

@@ -199,7 +199,7 @@ func TestServeHostToolsWaitForApproval(t *testing.T) {
 		t.Fatalf("approvals allow: code %d: %s%s", code, out, errOut)
 	}
 	a = awaitAnswer(t, ctx, done, "the allowed register_mcp")
-	if a.status != http.StatusOK || !strings.Contains(a.body, `"is_error":false`) || !strings.Contains(a.body, "ready") {
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"isError":false`) || !strings.Contains(a.body, "ready") {
 		t.Fatalf("the allowed register_mcp: %d %s", a.status, a.body)
 	}
 	nextApprovals(t, ctx, inbox, 0)
@@ -211,7 +211,7 @@ func TestServeHostToolsWaitForApproval(t *testing.T) {
 		t.Fatalf("approvals deny: code %d: %s%s", code, out, errOut)
 	}
 	a = awaitAnswer(t, ctx, done, "the denied toggle_item")
-	if a.status != http.StatusOK || !strings.Contains(a.body, `"is_error":true`) || !strings.Contains(a.body, reason) {
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"isError":true`) || !strings.Contains(a.body, reason) {
 		t.Fatalf("the denied toggle_item: %d %s", a.status, a.body)
 	}
 }
@@ -228,7 +228,7 @@ func TestServeApproveHostTools(t *testing.T) {
 	}
 	body, _ := registerBody()
 	a := s.request(ctx, "POST", "/v1/call", token, body)
-	if a.status != http.StatusOK || !strings.Contains(a.body, `"is_error":false`) || !strings.Contains(a.body, "ready") {
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"isError":false`) || !strings.Contains(a.body, "ready") {
 		t.Fatalf("register_mcp: %d %s", a.status, a.body)
 	}
 	if a := s.request(ctx, "GET", "/v1/approvals", token, ""); a.status != http.StatusOK || strings.TrimSpace(a.body) != `{"approvals":[]}` {

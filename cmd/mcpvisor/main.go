@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 // commands is the command table: the usage text, the flag parser and the
@@ -158,16 +159,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, cmds, args, stdout, stderr)
 }
 
-type toolJSON struct {
-	Name        string          `json:"name"`
-	Server      string          `json:"server"`
-	Tool        string          `json:"tool"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description"`
-	Destructive bool            `json:"destructive"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-}
-
 func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout, stderr io.Writer) error {
 	h, err := open(ctx, f, cfg, logger)
 	if err != nil {
@@ -177,14 +168,12 @@ func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 	bad := waitAll(ctx, h, f.wait)
 	tools := h.Tools()
 	if f.json {
-		out := make([]toolJSON, 0, len(tools))
-		for _, t := range tools {
-			out = append(out, toolJSON{Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title,
-				Description: t.Description, Destructive: t.Destructive, InputSchema: t.InputSchema})
+		if tools == nil {
+			tools = []mcpvisor.Tool{}
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := enc.Encode(tools); err != nil {
 			return err
 		}
 	} else {
@@ -199,14 +188,6 @@ func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		tw.Flush()
 	}
 	return notReadyError(bad)
-}
-
-type resultJSON struct {
-	ResultType string                  `json:"result_type"`
-	IsError    bool                    `json:"is_error"`
-	Result     string                  `json:"result"`
-	Structured json.RawMessage         `json:"structured,omitempty"`
-	Content    []mcpvisor.ContentBlock `json:"content"`
 }
 
 func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
@@ -263,8 +244,7 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(resultJSON{ResultType: string(res.Type), IsError: res.IsError, Result: res.Wire(),
-			Structured: res.JSON, Content: res.Content}); err != nil {
+		if err := enc.Encode(sidecar.NewResultView(res)); err != nil {
 			return err
 		}
 	} else if !res.IsError {
@@ -274,21 +254,6 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 		return &exitError{code: 1, msg: fmt.Sprintf("%s returned an error: %s", tool, res.Wire())}
 	}
 	return nil
-}
-
-type statusJSON struct {
-	Name            string `json:"name"`
-	State           string `json:"state"`
-	Enabled         bool   `json:"enabled"`
-	Tools           int    `json:"tools"`
-	Restarts        int    `json:"restarts"`
-	PID             int    `json:"pid,omitempty"`
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
-	ServerName      string `json:"serverName,omitempty"`
-	ServerVersion   string `json:"serverVersion,omitempty"`
-	LastError       string `json:"lastError,omitempty"`
-	Description     string `json:"description,omitempty"`
-	FriendlyName    string `json:"friendlyName,omitempty"`
 }
 
 func cmdStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
@@ -304,16 +269,12 @@ func cmdStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.
 
 func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 	if asJSON {
-		out := make([]statusJSON, 0, len(sts))
-		for _, st := range sts {
-			out = append(out, statusJSON{Name: st.Name, State: string(st.State), Enabled: st.Enabled, Tools: st.Tools,
-				Restarts: st.Restarts, PID: st.PID, ProtocolVersion: st.ProtocolVersion, ServerName: st.ServerInfo.Name,
-				ServerVersion: st.ServerInfo.Version, LastError: st.LastError, Description: st.Description,
-				FriendlyName: st.FriendlyName})
+		if sts == nil {
+			sts = []mcpvisor.ServerStatus{}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(out)
+		_ = enc.Encode(sts)
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

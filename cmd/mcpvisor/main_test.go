@@ -108,7 +108,7 @@ func TestCall(t *testing.T) {
 	// Flags after the positional arguments work too.
 	out, _, code = runCLI(t, "call", "--config", cfg, "mcp__notes__add", `{"a":1,"b":1}`, "--json")
 	var res map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res["result"] != "2" || res["result_type"] != "string" {
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res["wire"] != "2" || res["type"] != "string" {
 		t.Fatalf("call --json: exit %d, %q", code, out)
 	}
 	// A tool error: reason on stderr, non-zero exit, nothing on stdout.

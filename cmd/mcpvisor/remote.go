@@ -164,9 +164,7 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("sidecar: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e sidecar.ErrorBody
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 			return fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
 		}
@@ -248,15 +246,7 @@ func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Write
 		return nil
 	}
 	for _, raw := range out.Elicitations {
-		var e struct {
-			ID, Server, Mode, Message, URL string
-			Fields                         []struct {
-				Name      string `json:"name"`
-				Type      string `json:"type"`
-				Required  bool   `json:"required"`
-				Sensitive bool   `json:"sensitive"`
-			} `json:"fields"`
-		}
+		var e sidecar.ElicitationView
 		_ = json.Unmarshal(raw, &e)
 		// A server wrote the message and the field names: escaped, so a
 		// terminal sequence in them cannot rewrite the screen.
@@ -318,12 +308,7 @@ func cmdApprovals(ctx context.Context, f flags, pos []string, stdout io.Writer) 
 		return nil
 	}
 	for _, raw := range out.Approvals {
-		var a struct {
-			ID, Session, Stack, Tool, Summary string
-			Command                           []string
-			Destructive                       bool
-			Deadline                          time.Time
-		}
+		var a sidecar.ApprovalView
 		_ = json.Unmarshal(raw, &a)
 		who := "a call without a session"
 		if a.Session != "" {

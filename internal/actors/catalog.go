@@ -94,6 +94,10 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *cat
 		if t.Execution != nil {
 			taskSupport = t.Execution.TaskSupport
 		}
+		in := rawJSON(t.InputSchema)
+		if len(in) > 0 && in[0] != '{' {
+			c.warnings = append(c.warnings, fmt.Sprintf("tool %q: inputSchema is not a JSON object", t.Name))
+		}
 		c.byName[t.Name] = len(c.tools)
 		c.tools = append(c.tools, Tool{
 			Name:         name,
@@ -101,13 +105,13 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *cat
 			Tool:         t.Name,
 			Title:        t.Title,
 			Description:  capDescription(t.Description, spec.MaxDescription),
-			InputSchema:  t.InputSchema,
-			OutputSchema: t.OutputSchema,
+			InputSchema:  in,
+			OutputSchema: rawJSON(t.OutputSchema),
 			Annotations:  t.Annotations,
 			Destructive:  t.Destructive(),
 			TaskSupport:  taskSupport,
 			Icons:        t.Icons,
-			Meta:         t.Meta,
+			Meta:         rawJSON(t.Meta),
 		})
 	}
 	return c

@@ -21,17 +21,17 @@ const (
 // Event is one entry of the runtime's single typed event stream, which feeds
 // logs, metrics and (in a later layer) the journal.
 type Event struct {
-	Time   time.Time
-	Server string
-	Kind   EventKind
+	Time   time.Time `json:"time"`
+	Server string    `json:"server"`
+	Kind   EventKind `json:"kind"`
 
 	// EventNotification
-	Method string
-	Params json.RawMessage
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
 
 	// EventState
-	State State
-	Err   string
+	State State  `json:"state,omitempty"`
+	Err   string `json:"error,omitempty"`
 }
 
 // lineLog is a server's log file as the actor sees it.

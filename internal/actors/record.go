@@ -102,7 +102,7 @@ func ToolsFromRecords(server string, recs []persistence.ToolRecord) []Tool {
 	for i, r := range recs {
 		t := Tool{
 			Name: r.Name, Server: server, Tool: r.Tool, Title: r.Title, Description: r.Description,
-			InputSchema: r.InputSchema, OutputSchema: r.OutputSchema, Meta: r.Meta,
+			InputSchema: rawJSON(r.InputSchema), OutputSchema: rawJSON(r.OutputSchema), Meta: rawJSON(r.Meta),
 			Destructive: r.Destructive, TaskSupport: r.TaskSupport,
 		}
 		if len(r.Annotations) > 0 {

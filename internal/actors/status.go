@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -22,42 +24,73 @@ const (
 // ServerStatus is a point-in-time view of one server, published by its actor
 // on every change and read without queueing behind it.
 type ServerStatus struct {
-	Name            string
-	FriendlyName    string
-	Description     string
-	Transport       Transport
-	Enabled         bool
-	State           State
-	Since           time.Time // when State was entered
-	LastError       string
-	Restarts        int
-	NextRetry       time.Time // set in StateBackoff
-	PID             int
-	ProtocolVersion string
-	ServerInfo      protocol.Implementation
-	Instructions    string
-	Capabilities    protocol.ServerCapabilities // what the server declared in initialize
-	Tools           int
-	Warnings        []string // catalog problems: over-long names, duplicates, truncated listing
-	BannerLines     uint64   // non-JSON stdout lines skipped
+	Name            string                      `json:"name"`
+	FriendlyName    string                      `json:"friendlyName,omitempty"`
+	Description     string                      `json:"description,omitempty"`
+	Transport       Transport                   `json:"transport"`
+	Enabled         bool                        `json:"enabled"`
+	State           State                       `json:"state"`
+	Since           time.Time                   `json:"since,omitzero"` // when State was entered
+	LastError       string                      `json:"lastError,omitempty"`
+	Restarts        int                         `json:"restarts"`
+	NextRetry       time.Time                   `json:"nextRetry,omitzero"` // set in StateBackoff
+	PID             int                         `json:"pid,omitempty"`
+	ProtocolVersion string                      `json:"protocolVersion,omitempty"`
+	ServerInfo      protocol.Implementation     `json:"serverInfo,omitzero"`
+	Instructions    string                      `json:"instructions,omitempty"`
+	Capabilities    protocol.ServerCapabilities `json:"capabilities,omitzero"` // what the server declared in initialize
+	Tools           int                         `json:"tools"`
+	Warnings        []string                    `json:"warnings,omitempty"`    // catalog problems: over-long names, duplicates, truncated listing
+	BannerLines     uint64                      `json:"bannerLines,omitempty"` // non-JSON stdout lines skipped
 }
 
 // Tool is one tool in the host's catalog, already namespaced and trimmed.
+// Its JSON is the one shape every surface shows (the sidecar's API, the
+// CLI's --json, an embedder's json.Marshal): MCP's camelCase, schemas as
+// JSON. A schema or _meta in the catalog is always valid JSON (one that is
+// not is dropped when the catalog is built or restored), so json.Marshal
+// of a list of tools does not fail on one bad entry.
 type Tool struct {
-	Name         string // mcp__<server>__<tool>
-	Server       string
-	Tool         string // the server's own name for it
-	Title        string
-	Description  string
-	InputSchema  []byte // raw JSON, passed through untouched
-	OutputSchema []byte
-	Annotations  *protocol.ToolAnnotations
-	Destructive  bool
-	TaskSupport  string
-	Icons        []protocol.Icon
-	Meta         []byte
+	Name         string                    `json:"name"` // mcp__<server>__<tool>
+	Server       string                    `json:"server"`
+	Tool         string                    `json:"tool"` // the server's own name for it
+	Title        string                    `json:"title,omitempty"`
+	Description  string                    `json:"description,omitempty"`
+	InputSchema  json.RawMessage           `json:"inputSchema,omitempty"` // as the server sent it
+	OutputSchema json.RawMessage           `json:"outputSchema,omitempty"`
+	Annotations  *protocol.ToolAnnotations `json:"annotations,omitempty"`
+	Destructive  bool                      `json:"destructive"`
+	TaskSupport  string                    `json:"taskSupport,omitempty"`
+	Icons        []protocol.Icon           `json:"icons,omitempty"`
+	Meta         json.RawMessage           `json:"_meta,omitempty"`
 	// Available: the server is ready, so a call is sent at once. A tool of
 	// a server still starting comes from its last known catalog (restored
 	// from the journal after a restart); a call to it waits for the server.
-	Available bool
+	Available bool `json:"available"`
+}
+
+// MCP is the tool as an entry of an MCP tools/list result, under its
+// namespaced name. A tool without an inputSchema gets {"type":"object"},
+// since the spec requires one.
+func (t Tool) MCP() protocol.Tool {
+	in := t.InputSchema
+	if len(in) == 0 {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	return protocol.Tool{
+		Name: t.Name, Title: t.Title, Description: t.Description,
+		InputSchema: in, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+		Icons: t.Icons, Meta: t.Meta,
+	}
+}
+
+// rawJSON keeps b when it is JSON other than null, and drops it otherwise:
+// what a catalog holds must marshal. A stored field is dropped whole
+// rather than failing the listing it is part of.
+func rawJSON(b []byte) json.RawMessage {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) || !json.Valid(b) {
+		return nil
+	}
+	return b
 }

@@ -191,12 +191,12 @@
       const tr = el("tr");
       const name = el("td");
       name.append(el("strong", {}, s.name));
-      if (s.friendly_name && s.friendly_name !== s.name) name.append(" ", el("span", { class: "empty" }, s.friendly_name));
+      if (s.friendlyName && s.friendlyName !== s.name) name.append(" ", el("span", { class: "empty" }, s.friendlyName));
       tr.append(name);
       tr.append(el("td", { class: "state state-" + String(s.state).replace(/[^a-z_-]/g, "") }, s.state));
       tr.append(el("td", {}, s.restarts));
       tr.append(el("td", {}, s.tools));
-      tr.append(el("td", { class: "err" }, s.last_error || ""));
+      tr.append(el("td", { class: "err" }, s.lastError || ""));
       return tr;
     });
     body.replaceChildren(...rows);

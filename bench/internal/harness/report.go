@@ -287,7 +287,7 @@ func (r *Run) sidecarIntro(b *strings.Builder, scenario string) {
 	}
 	b.WriteString("`sidecar-api` and `sidecar-mcp` are mcpvisor as a sidecar, as `mcpvisor serve` runs it: the same embedded Host of stdio echo servers behind `sidecar.New`'s API, " +
 		"with the gateway mounted at `/mcp`, on an `http.Server` listening on a loopback TCP port in this process. " +
-		"`sidecar-api`: each call is one `POST /v1/call` (`{\"tool\": \"mcp__s000__echo\", \"arguments\": ...}`, bearer token) through a keep-alive `net/http` client keeping up to 64 idle connections; the JSON answer is decoded and `is_error` checked. " +
+		"`sidecar-api`: each call is one `POST /v1/call` (`{\"tool\": \"mcp__s000__echo\", \"arguments\": ...}`, bearer token) through a keep-alive `net/http` client keeping up to 64 idle connections; the JSON answer is decoded and `isError` checked. " +
 		"`sidecar-mcp`: the official Go SDK client over `mcp.StreamableClientTransport` (the same pool, the token added), one session on the gateway, `CallTool(\"mcp__s000__echo\")`; the host has the server always on, so its tools are listed without `activate_tools`. " +
 		"Their ratios include the HTTP hop and its JSON on both sides, which the embedded host does not pay.\n\n")
 }

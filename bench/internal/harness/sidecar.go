@@ -112,7 +112,7 @@ func (sc *benchSidecar) close() error {
 
 // apiClient calls POST /v1/call: one keep-alive pool (poolTransport, as
 // many idle connections as the scenarios have callers), one body per
-// server made once, the answer's is_error checked.
+// server made once, the answer's isError checked.
 type apiClient struct {
 	sc     *benchSidecar
 	hc     *http.Client
@@ -156,14 +156,14 @@ func (c *apiClient) call(ctx context.Context, server int) error {
 		return fmt.Errorf("sidecar-api: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b.Bytes()))
 	}
 	var res struct {
-		IsError bool   `json:"is_error"`
-		Result  string `json:"result"`
+		IsError bool   `json:"isError"`
+		Wire    string `json:"wire"`
 	}
 	if err := json.Unmarshal(b.Bytes(), &res); err != nil {
 		return fmt.Errorf("sidecar-api: %w", err)
 	}
 	if res.IsError {
-		return fmt.Errorf("sidecar-api: tool error: %s", res.Result)
+		return fmt.Errorf("sidecar-api: tool error: %s", res.Wire)
 	}
 	return nil
 }

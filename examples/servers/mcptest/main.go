@@ -47,6 +47,7 @@ type config struct {
 	name                 string
 	duplicateTools       bool
 	longDescription      int
+	badSchema            bool
 	eventAtStart         bool
 	tasks                bool
 	taskState            string
@@ -77,6 +78,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.name, "name", "mcptest", "serverInfo.name")
 	fs.BoolVar(&c.duplicateTools, "duplicate-tools", false, "list the tool echo twice")
 	fs.IntVar(&c.longDescription, "long-description", 0, "make echo's description `N` bytes long")
+	fs.BoolVar(&c.badSchema, "bad-schema", false, `add the tool bad_schema, whose inputSchema is a JSON string and outputSchema an array`)
 	fs.BoolVar(&c.eventAtStart, "event-at-start", false, `send a custom "event/test" {"n":0} notification once notifications/initialized arrives`)
 	fs.BoolVar(&c.tasks, "tasks", true, "declare the tasks capability and answer tasks/* (sleep_task needs it); -tasks=false turns it off")
 	fs.StringVar(&c.taskState, "task-state", "", "keep every task as `DIR`/<taskId>.json; a server restarted on DIR answers for them and finishes a sleep_task left working")

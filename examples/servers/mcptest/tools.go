@@ -118,6 +118,16 @@ func (ts *testServer) addTools() {
 			},
 		})
 	}
+	if ts.cfg.badSchema {
+		tools = append(tools, mcpserve.Tool{
+			Name: "bad_schema", Description: "A tool whose schemas are not JSON Schema objects; returns ok.",
+			InputSchema:  json.RawMessage(`"not a schema"`),
+			OutputSchema: json.RawMessage(`[1,2,3]`),
+			Handler: func(context.Context, *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
+				return mcpserve.TextResult("ok"), nil
+			},
+		})
+	}
 	for _, t := range tools {
 		ts.srv.AddTool(t)
 	}
