@@ -273,11 +273,8 @@ func cmdElicitations(ctx context.Context, f flags, pos []string, stdout io.Write
 func cmdApprovals(ctx context.Context, f flags, pos []string, stdout io.Writer) error {
 	const want = "approvals: want approvals [--json] or approvals allow|deny ID [--reason R]"
 	answer := len(pos) > 0
-	switch {
-	case answer && (len(pos) != 2 || (pos[0] != "allow" && pos[0] != "deny")):
+	if answer && (len(pos) != 2 || (pos[0] != "allow" && pos[0] != "deny")) {
 		return &exitError{code: 2, msg: want}
-	case f.reason != "" && (!answer || pos[0] != "deny"):
-		return &exitError{code: 2, msg: "approvals: --reason goes with deny (it is shown to the model)"}
 	}
 	r, err := findSidecar(ctx, f)
 	if err != nil {
