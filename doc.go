@@ -25,6 +25,14 @@
 // transitions and calls. A change is durable when the method that made it
 // returns. See [Journal].
 //
+// Every call, whoever makes it (Host.Call, a [Session], the gateway, the
+// sidecar), passes through one pipeline of [CallMiddleware] stages: the
+// call history, the embedder's own stages (Options.CallMiddleware), grants,
+// argument checks, the host's own tools, per-call handlers, result shaping
+// and tasks, then the server. Tool, ServerStatus, Event and Result marshal
+// to JSON as MCP spells them, so json.Marshal(host.Tools()) is what a model
+// API takes. [Host.Subscribe] follows the host's events from any time on.
+//
 // All Host methods are safe for concurrent use. Errors match the Err*
 // sentinels of this package with errors.Is.
 package mcpvisor
