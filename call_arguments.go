@@ -14,8 +14,8 @@ func (h *Host) argumentStage(next CallFunc) CallFunc {
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return nil, fmt.Errorf("%s: arguments are not valid JSON", c.Tool)
 		}
-		c.def, _, c.known = h.rt.Lookup(c.Tool)
-		if c.known {
+		c.def, _ = h.rt.LookupTool(c.Tool)
+		if c.def != nil {
 			if _, ok := h.validate.Load(c.def.Server); ok {
 				if res := h.schemas.checkArguments(c.def, c.Arguments); res != nil {
 					return res, nil

@@ -18,15 +18,15 @@ func (h *Host) resultStage(next CallFunc) CallFunc {
 		if res != nil {
 			return res, nil // a detached task's handle
 		}
-		if !c.known {
+		if c.def == nil {
 			// The call waited for its server to list its tools.
-			c.def, _, c.known = h.rt.Lookup(c.Tool)
+			c.def, _ = h.rt.LookupTool(c.Tool)
 		}
 		res, err = decodeResult(c.raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Tool, err)
 		}
-		if c.known {
+		if c.def != nil {
 			if err := h.schemas.checkOutput(c.def, res); err != nil {
 				return nil, err
 			}

@@ -29,8 +29,8 @@ type Call struct {
 	// Start is when the call entered the pipeline.
 	Start time.Time
 
-	def      Tool // the catalog's entry for Tool, once known
-	known    bool
+	def      *Tool // the catalog's entry for Tool, once known; never changed
+	opts     CallOptions
 	raw      json.RawMessage     // the server's CallToolResult, once received
 	asker    *asker              // the call's own elicitation or sampling handler
 	progress *actors.ProgressSub // the call's progress, kept through a task's polling
@@ -76,10 +76,10 @@ func chain(last CallFunc, stages ...CallMiddleware) CallFunc {
 
 // newCall makes the pipeline's record of a call.
 func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
-	if opts == nil {
-		opts = &CallOptions{}
-	}
 	c := &Call{Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
+	if opts == nil {
+		c.Options = &c.opts // one allocation for both
+	}
 	if server, name, ok := SplitToolName(tool); ok {
 		c.Server, c.Name = server, name
 	} else {

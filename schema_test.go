@@ -39,7 +39,7 @@ func TestSchemaCheckOutput(t *testing.T) {
 	var c schemaCache
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := c.checkOutput(tt.tool, tt.result)
+			err := c.checkOutput(&tt.tool, tt.result)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Errorf("checkOutput = %v, want nil", err)
@@ -55,7 +55,7 @@ func TestSchemaCheckOutput(t *testing.T) {
 		})
 	}
 
-	err := c.checkOutput(tool, &Result{Type: ResultJSON, JSON: json.RawMessage(`{"aqi":1.5}`)})
+	err := c.checkOutput(&tool, &Result{Type: ResultJSON, JSON: json.RawMessage(`{"aqi":1.5}`)})
 	var serr *SchemaError
 	if !errors.As(err, &serr) || serr.Tool != tool.Name || serr.Kind != SchemaStructuredContent || serr.Detail != "- at '/aqi': got number, want integer" {
 		t.Errorf("checkOutput = %#v, want a *SchemaError for /aqi", err)
@@ -87,7 +87,7 @@ func TestSchemaCheckArguments(t *testing.T) {
 	var c schemaCache
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := c.checkArguments(tt.tool, json.RawMessage(tt.args))
+			got := c.checkArguments(&tt.tool, json.RawMessage(tt.args))
 			if tt.want == "" {
 				if got != nil {
 					t.Errorf("checkArguments = %+v, want nil", got)
@@ -115,7 +115,7 @@ func TestSchemaCheckOutputUnusableSchema(t *testing.T) {
 	var c schemaCache
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := c.checkOutput(Tool{Name: "mcp__a__b", OutputSchema: []byte(tt.schema)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)})
+			err := c.checkOutput(&Tool{Name: "mcp__a__b", OutputSchema: []byte(tt.schema)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)})
 			var serr *SchemaError
 			if !errors.Is(err, tt.want) || errors.As(err, &serr) {
 				t.Errorf("checkOutput = %v, want an error wrapping %v", err, tt.want)

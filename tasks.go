@@ -107,10 +107,14 @@ func (j *Journal) Tasks(unfinished bool) ([]TaskInfo, error) {
 // taskField is the task member of a task-augmented tools/call.
 func taskField(ttl time.Duration) json.RawMessage {
 	if ttl <= 0 {
-		return json.RawMessage(`{}`)
+		return emptyTask
 	}
 	return json.RawMessage(fmt.Sprintf(`{"ttl":%d}`, ttl.Milliseconds()))
 }
+
+// emptyTask is the task field without a ttl, shared: the runtime only
+// reads it.
+var emptyTask = json.RawMessage(`{}`)
 
 func msDuration(ms *int64) time.Duration {
 	if ms == nil || *ms <= 0 {

@@ -168,23 +168,19 @@ func (r *Runtime) notReady(entries []*serverEntry, cause error) error {
 	return fmt.Errorf("%w: not ready: %s: %w", ErrUnavailable, strings.Join(parts, "; "), cause)
 }
 
-// Lookup finds a namespaced tool in its server's catalog (the last known one
-// while the server starts), with the server's status.
-func (r *Runtime) Lookup(name string) (Tool, ServerStatus, bool) {
+// LookupTool finds a namespaced tool in its server's catalog (the last
+// known one while the server starts). The Tool is the catalog's own, which
+// is immutable once published: read it, never change it.
+func (r *Runtime) LookupTool(name string) (*Tool, bool) {
 	server, tool, ok := SplitToolName(name)
 	if !ok {
-		return Tool{}, ServerStatus{}, false
+		return nil, false
 	}
 	e := r.snap.Load().byName[server]
-	if e == nil {
-		return Tool{}, ServerStatus{}, false
+	if e == nil || e.status.Load() == nil {
+		return nil, false
 	}
-	st := e.status.Load()
-	t, ok := e.catalog.Load().lookup(tool)
-	if !ok || st == nil {
-		return Tool{}, ServerStatus{}, false
-	}
-	return *t, *st, true
+	return e.catalog.Load().lookup(tool)
 }
 
 // ServerStatus returns one server's status.
