@@ -2,29 +2,24 @@ package mcpvisor
 
 import "github.com/mcpvisor/mcpvisor/internal/media"
 
-// Media kinds.
+// Media kinds: "image", "audio", and "file" (an embedded resource's blob).
 const (
-	MediaKindImage = "image"
-	MediaKindAudio = "audio"
-	MediaKindFile  = "file" // an embedded resource's blob
+	MediaKindImage = media.KindImage
+	MediaKindAudio = media.KindAudio
+	MediaKindFile  = media.KindFile
 )
 
-// Defaults of a media store.
+// Defaults of a media store: files are linked under "/v1/media/", and an
+// item over 32 MiB decoded is not written.
 const (
-	DefaultMediaURLBase  = "/v1/media/"
-	DefaultMediaMaxBytes = 32 << 20 // per item, decoded
+	DefaultMediaURLBase  = media.DefaultURLBase
+	DefaultMediaMaxBytes = media.DefaultMaxBytes
 )
 
 // MediaFile is one inline media item of a tool result, saved to the data
 // directory and served by URL. The bytes never reach the model: it reads
 // the URL in the result's markdown.
-type MediaFile struct {
-	Kind     string `json:"kind"`     // MediaKindImage, MediaKindAudio or MediaKindFile
-	Name     string `json:"name"`     // <32 hex>.<ext>, generated: never a name the server chose
-	URL      string `json:"url"`      // urlBase + Name
-	MimeType string `json:"mimeType"` // the server's, lowercase without parameters; "application/octet-stream" when absent
-	Size     int64  `json:"size"`     // decoded bytes
-}
+type MediaFile = media.File
 
 // ValidMediaName reports whether name has the form the media store
 // generates: 32 lowercase hex digits, a dot and a known extension. A GET
@@ -65,9 +60,7 @@ func (m *mediaStore) render(r *Result) error {
 		return nil
 	}
 	text, files, err := m.store.Render(r.Content, r.JSON)
-	for _, f := range files {
-		r.Media = append(r.Media, MediaFile(f))
-	}
+	r.Media = append(r.Media, files...)
 	r.Text = text
 	r.Type = ResultString
 	r.rendered = true

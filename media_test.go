@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mcpvisor/mcpvisor/internal/media"
 )
 
 // tinyPNG is a real 2x2 PNG.
@@ -197,22 +196,5 @@ func TestMediaRenderWriteFailure(t *testing.T) {
 	}
 	if want := "t\n[audio not saved: it could not be written] (audio/mpeg, 2 KB)"; r.Text != want || len(r.Media) != 0 || r.Wire() != want {
 		t.Errorf("Text = %q, Media = %+v; want %q", r.Text, r.Media, want)
-	}
-}
-
-// TestMediaConstants keeps the constants the root documents equal to the
-// ones the store uses: the root writes the values out for the reader of
-// its docs.
-func TestMediaConstants(t *testing.T) {
-	for _, c := range []struct{ root, store any }{
-		{MediaKindImage, media.KindImage},
-		{MediaKindAudio, media.KindAudio},
-		{MediaKindFile, media.KindFile},
-		{DefaultMediaURLBase, media.DefaultURLBase},
-		{DefaultMediaMaxBytes, media.DefaultMaxBytes},
-	} {
-		if c.root != c.store {
-			t.Errorf("root constant %v, internal/media %v", c.root, c.store)
-		}
 	}
 }

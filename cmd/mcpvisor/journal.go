@@ -25,16 +25,6 @@ func openJournal(f flags, logger *slog.Logger) (*mcpvisor.Journal, error) {
 	return j, lockHint(err)
 }
 
-type eventJSON struct {
-	ID          uint64          `json:"id"`
-	Server      string          `json:"server"`
-	Method      string          `json:"method"`
-	Params      json.RawMessage `json:"params,omitempty"`
-	Received    time.Time       `json:"received"`
-	Status      string          `json:"status"`
-	ProcessedAt *time.Time      `json:"processed_at,omitempty"`
-}
-
 // eventsFlags are the filters of events, and --follow.
 func eventsFlags(fs *flag.FlagSet, f *flags) {
 	configFlag(fs, f)
@@ -126,14 +116,7 @@ func newEventPrinter(w io.Writer, asJSON bool) *eventPrinter {
 // print writes one event: a JSON object per line with --json, else a row.
 func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
 	if p.json {
-		out := eventJSON{ID: ev.Seq, Server: ev.Server, Method: ev.Method, Received: ev.Received, Status: ev.Status}
-		if json.Valid(ev.Params) {
-			out.Params = ev.Params
-		}
-		if !ev.ProcessedAt.IsZero() {
-			out.ProcessedAt = &ev.ProcessedAt
-		}
-		_ = p.enc.Encode(out)
+		_ = p.enc.Encode(sidecar.NewEventView(ev)) // as GET /v1/events shows it
 		return
 	}
 	fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Received.Local().Format(time.DateTime),

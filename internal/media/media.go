@@ -32,11 +32,11 @@ const (
 // File is one inline media item of a tool result, saved to the store's
 // directory and served by URL.
 type File struct {
-	Kind     string // KindImage, KindAudio or KindFile
-	Name     string // <32 hex>.<ext>, generated: never a name the server chose
-	URL      string // urlBase + Name
-	MimeType string // the server's, lowercase without parameters; "application/octet-stream" when absent
-	Size     int64  // decoded bytes
+	Kind     string `json:"kind"`     // KindImage, KindAudio or KindFile
+	Name     string `json:"name"`     // <32 hex>.<ext>, generated: never a name the server chose
+	URL      string `json:"url"`      // urlBase + Name
+	MimeType string `json:"mimeType"` // the server's, lowercase without parameters; "application/octet-stream" when absent
+	Size     int64  `json:"size"`     // decoded bytes
 }
 
 // mediaExt maps a MIME type (lowercase, without parameters) to the file
