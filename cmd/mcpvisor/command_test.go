@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"debug/buildinfo"
-	"errors"
 	"go/parser"
 	"go/token"
 	"maps"
@@ -16,21 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// runArgs runs the CLI in this process on exactly args.
-func runArgs(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	err := run(context.Background(), args, &out, &errb)
-	if err != nil {
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errb.WriteString(err.Error())
-	}
-	return out.String(), errb.String(), code
-}
 
 // commandFlags is what each command takes: its behaviour, written out
 // here, not read from the table.

@@ -47,19 +47,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // runCLIData runs the CLI on the data directory dir.
 func runCLIData(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	args = append(args, "--data", dir)
-	err := run(context.Background(), args, &out, &errb)
-	code = 0
-	if err != nil {
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errb.WriteString(err.Error())
-	}
-	return out.String(), errb.String(), code
+	return runArgs(append(args, "--data", dir)...)
 }
 
 const twoServers = `{"mcpServers": {
@@ -311,4 +299,19 @@ func TestEventsFollow(t *testing.T) {
 	if _, errOut, code := runCLI(t, "events", "--follow"); code != 2 || !strings.Contains(errOut, "--config") {
 		t.Errorf("events --follow without --config: exit %d, %q", code, errOut)
 	}
+}
+
+// runArgs runs the CLI in this process on exactly args.
+func runArgs(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	if err != nil {
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errb.WriteString(err.Error())
+	}
+	return out.String(), errb.String(), code
 }
