@@ -133,6 +133,9 @@ func TestSubscribe(t *testing.T) {
 
 	first := make(chan mcpvisor.Event, 64)
 	stop := h.Subscribe(func(ev mcpvisor.Event) { first <- ev })
+	var once int // a subscriber that ends itself at its first event
+	itself := make(chan func(), 1)
+	itself <- h.Subscribe(func(mcpvisor.Event) { once++; (<-itself)() })
 	second := make(chan mcpvisor.Event, 64)
 	defer h.Subscribe(func(ev mcpvisor.Event) { second <- ev })()
 
@@ -155,5 +158,8 @@ func TestSubscribe(t *testing.T) {
 	waitState(t, second, "s", mcpvisor.StateReady)
 	if len(first) != 0 {
 		t.Errorf("an ended subscription got %v", <-first)
+	}
+	if once != 1 { // read after the second saw later events: delivery is sequential
+		t.Errorf("the subscriber that unsubscribed itself was called %d times, want 1", once)
 	}
 }
