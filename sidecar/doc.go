@@ -11,7 +11,7 @@
 //
 // Every /v1 route needs "Authorization: Bearer <token>". Errors are JSON:
 //
-//	{"error": {"code": "unavailable", "message": "...", "retry_after_ms": 500}}
+//	{"error": {"code": "unavailable", "message": "...", "retryAfterMs": 500}}
 //
 // with a stable code (see the Code* constants). Servers, tools and results
 // are the root package's types, whose JSON is camelCase as MCP spells it:

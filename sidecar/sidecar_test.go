@@ -88,11 +88,11 @@ func TestReadyz(t *testing.T) {
 		t.Fatalf("readyz %d with a broken server: %s", r.status, r.body)
 	}
 	var body struct {
-		NotReady []struct{ Name, State string } `json:"not_ready"`
+		NotReady []struct{ Name, State string } `json:"notReady"`
 	}
 	r.json(t, &body)
 	if len(body.NotReady) != 1 || body.NotReady[0].Name != "broken" {
-		t.Errorf("not_ready = %+v", body.NotReady)
+		t.Errorf("notReady = %+v", body.NotReady)
 	}
 	// Disabled, it no longer counts.
 	if r := a.do("POST", "/v1/servers/broken/disable", nil); r.status != http.StatusOK {
