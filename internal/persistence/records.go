@@ -85,7 +85,8 @@ type EventRecord struct {
 // RawJSON is a JSON value kept as its bytes. It marshals as those bytes
 // when they are valid JSON and as null otherwise, so that one bad record
 // cannot make json.Marshal of a list fail; it unmarshals as a copy of the
-// value, nil for null. In msgpack it is a byte string, as []byte is.
+// value, nil for null. In msgpack it is a byte string, as []byte is. (It
+// has no IsZero method on purpose: msgpack's omitempty would call it.)
 type RawJSON []byte
 
 // MarshalJSON implements json.Marshaler.
