@@ -42,6 +42,7 @@ func rawOrNil(b []byte) json.RawMessage {
 
 // TaskView is a task as GET /v1/tasks returns it (and mcpvisor tasks
 // --json): the TaskInfo's own JSON, its result a ResultView, with "wire".
+// Result shadows TaskInfo.Result, which decoding a TaskView leaves nil.
 type TaskView struct {
 	mcpvisor.TaskInfo
 	Result *ResultView `json:"result,omitempty"`
