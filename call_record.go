@@ -37,9 +37,9 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 			args = redactHostArgs(c.Tool, args)
 		}
 		if json.Valid(args) {
-			rec.Arguments = args
+			rec.Arguments = persistence.RawJSON(args)
 		}
-		rec.Result = c.raw
+		rec.Result = persistence.RawJSON(c.raw)
 	}
 	h.journal.writer.Ingest(c.Server, persistence.AppendHistory(rec))
 }

@@ -26,6 +26,10 @@ type (
 	HistoryFilter = persistence.HistoryFilter
 	// HistoryKind tells what a HistoryRecord reports.
 	HistoryKind = persistence.HistoryKind
+	// RawJSON is a JSON value a journal record keeps as bytes (an event's
+	// params, a call's arguments and result): it marshals as itself when
+	// valid, else as null.
+	RawJSON = persistence.RawJSON
 	// JournalStats are the journal writer's counters.
 	JournalStats = actors.JournalStats
 	// StoreStats are the store's sizes and sequence high-water marks.

@@ -11,12 +11,14 @@
 //
 // Every /v1 route needs "Authorization: Bearer <token>". Errors are JSON:
 //
-//	{"error": {"code": "unavailable", "message": "...", "retry_after_ms": 500}}
+//	{"error": {"code": "unavailable", "message": "...", "retryAfterMs": 500}}
 //
-// with a stable code (see the Code* constants). Servers, tools and results
-// are the root package's types, whose JSON is camelCase as MCP spells it:
-// GET /v1/servers and GET /v1/tools list what json.Marshal gives an
-// embedder of h.Status() and h.Tools(), and POST /v1/call answers a
-// ResultView, the Result plus "wire", the string to hand a model. The command `mcpvisor serve`
-// is this package behind a loopback listener.
+// with a stable code (see the Code* constants). Every key the API sends or
+// accepts is camelCase, as MCP spells its own ("_meta" aside). Servers,
+// tools, results, tasks and journal events are the root package's types:
+// GET /v1/servers, GET /v1/tools and GET /v1/events list what json.Marshal
+// gives an embedder of h.Status(), h.Tools() and Journal().Events; POST
+// /v1/call answers a ResultView, the Result plus "wire", the string to hand
+// a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result. The
+// command `mcpvisor serve` is this package behind a loopback listener.
 package sidecar

@@ -41,7 +41,7 @@ type ErrorView struct {
 	status     int
 	Code       string `json:"code"`
 	Message    string `json:"message"`
-	RetryAfter int64  `json:"retry_after_ms,omitempty"`
+	RetryAfter int64  `json:"retryAfterMs,omitempty"`
 }
 
 // ErrorBody is the body of every error response, and the SSE "error"

@@ -47,7 +47,7 @@ func TestErrorShape(t *testing.T) {
 				Error struct {
 					Code       string `json:"code"`
 					Message    string `json:"message"`
-					RetryAfter *int64 `json:"retry_after_ms"`
+					RetryAfter *int64 `json:"retryAfterMs"`
 				} `json:"error"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
@@ -57,7 +57,7 @@ func TestErrorShape(t *testing.T) {
 				t.Errorf("body %s", rec.Body)
 			}
 			if tc.retryMS == 0 && body.Error.RetryAfter != nil || tc.retryMS != 0 && (body.Error.RetryAfter == nil || *body.Error.RetryAfter != tc.retryMS) {
-				t.Errorf("retry_after_ms in %s, want %d", rec.Body, tc.retryMS)
+				t.Errorf("retryAfterMs in %s, want %d", rec.Body, tc.retryMS)
 			}
 		})
 	}

@@ -60,11 +60,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	out := make([]EventView, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, NewEventView(e))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	writeJSON(w, http.StatusOK, map[string]any{"events": nonNil(evs)})
 }
 
 func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +118,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return // the journal closed
 			}
-			if sse.event("event", NewEventView(ev)) != nil {
+			if sse.event("event", ev) != nil {
 				return
 			}
 			if sent++; limit > 0 && sent >= limit {

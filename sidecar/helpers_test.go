@@ -109,7 +109,7 @@ func (r response) errorCode(t *testing.T) string {
 		Error struct {
 			Code       string `json:"code"`
 			Message    string `json:"message"`
-			RetryAfter int64  `json:"retry_after_ms"`
+			RetryAfter int64  `json:"retryAfterMs"`
 		} `json:"error"`
 	}
 	r.json(t, &e)

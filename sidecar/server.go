@@ -140,7 +140,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	if len(bad) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "not_ready": bad})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "notReady": bad})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})

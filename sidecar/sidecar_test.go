@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
@@ -88,11 +90,11 @@ func TestReadyz(t *testing.T) {
 		t.Fatalf("readyz %d with a broken server: %s", r.status, r.body)
 	}
 	var body struct {
-		NotReady []struct{ Name, State string } `json:"not_ready"`
+		NotReady []struct{ Name, State string } `json:"notReady"`
 	}
 	r.json(t, &body)
 	if len(body.NotReady) != 1 || body.NotReady[0].Name != "broken" {
-		t.Errorf("not_ready = %+v", body.NotReady)
+		t.Errorf("notReady = %+v", body.NotReady)
 	}
 	// Disabled, it no longer counts.
 	if r := a.do("POST", "/v1/servers/broken/disable", nil); r.status != http.StatusOK {
@@ -735,6 +737,20 @@ func TestTasks(t *testing.T) {
 	})
 	if task.Tool != "mcp__t__sleep_task" || task.Status != mcpvisor.TaskCompleted || task.Result == nil || task.Result.Result != "slept 50 ms" {
 		t.Errorf("task %+v (result %+v)", task, task.Result)
+	}
+	// The task is the TaskInfo's own JSON, its result with "wire".
+	ti, err := a.h.Task(res.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(ti)
+	var got, want map[string]json.RawMessage
+	a.do("GET", "/v1/tasks/"+res.Task.ID, nil).json(t, &got)
+	_ = json.Unmarshal(info, &want)
+	delete(got, "result")
+	delete(want, "result")
+	if diff := cmp.Diff(want, got, cmp.Transformer("string", func(m json.RawMessage) string { return string(m) })); diff != "" {
+		t.Errorf("GET /v1/tasks/ID besides its result (-TaskInfo +got):\n%s", diff)
 	}
 	a.do("GET", "/v1/tasks?pending=1", nil).json(t, &list)
 	if len(list.Tasks) != 0 {

@@ -7,10 +7,13 @@ import (
 	"github.com/mcpvisor/mcpvisor"
 )
 
-// The JSON forms of the API. Servers, tools and results are the root
-// package's own types, whose JSON is camelCase as MCP spells it: the API
-// shows what json.Marshal of h.Status(), h.Tools() and a *Result gives an
-// embedder. The views below cover what has no such shape of its own.
+// The JSON forms of the API, camelCase throughout as MCP spells it.
+// Servers, tools, results, tasks and journal events are the root package's
+// own types: the API shows what json.Marshal of h.Status(), h.Tools(), a
+// *Result, a TaskInfo and a JournalEvent gives an embedder. The views below
+// add what an HTTP client cannot compute (a result's wire string) or keep
+// out what it must not see (an elicitation's secret defaults, an approval's
+// arguments).
 
 // ResultView is a tool result as POST /v1/call returns it: the Result's
 // own JSON, plus Wire, the string Result.Wire gives to hand a model (an
@@ -37,46 +40,17 @@ func rawOrNil(b []byte) json.RawMessage {
 	return b
 }
 
-// TaskView is a task as GET /v1/tasks returns it (and mcpvisor tasks --json).
+// TaskView is a task as GET /v1/tasks returns it (and mcpvisor tasks
+// --json): the TaskInfo's own JSON, its result a ResultView, with "wire".
+// Result shadows TaskInfo.Result, which decoding a TaskView leaves nil.
 type TaskView struct {
-	ID            string      `json:"id"`
-	Server        string      `json:"server"`
-	Tool          string      `json:"tool"`
-	Status        string      `json:"status"`
-	StatusMessage string      `json:"status_message,omitempty"`
-	Created       time.Time   `json:"created"`
-	Updated       time.Time   `json:"updated"`
-	Deadline      time.Time   `json:"deadline,omitzero"`
-	Detached      bool        `json:"detached"`
-	Done          bool        `json:"done"`
-	Result        *ResultView `json:"result,omitempty"`
-	Error         string      `json:"error,omitempty"`
+	mcpvisor.TaskInfo
+	Result *ResultView `json:"result,omitempty"`
 }
 
 // NewTaskView renders t.
 func NewTaskView(t mcpvisor.TaskInfo) TaskView {
-	return TaskView{
-		ID: t.ID, Server: t.Server, Tool: t.Tool, Status: t.Status, StatusMessage: t.StatusMessage,
-		Created: t.Created, Updated: t.Updated, Deadline: t.Deadline, Detached: t.Detached, Done: t.Done,
-		Result: NewResultView(t.Result), Error: t.Error,
-	}
-}
-
-// EventView is a journal event as GET /v1/events returns it.
-type EventView struct {
-	ID          uint64          `json:"id"`
-	Server      string          `json:"server"`
-	Method      string          `json:"method"`
-	Params      json.RawMessage `json:"params,omitempty"`
-	Received    time.Time       `json:"received"`
-	Status      string          `json:"status"`
-	ProcessedAt time.Time       `json:"processed_at,omitzero"`
-}
-
-// NewEventView renders e.
-func NewEventView(e mcpvisor.JournalEvent) EventView {
-	return EventView{ID: e.Seq, Server: e.Server, Method: e.Method, Params: rawOrNil(e.Params),
-		Received: e.Received, Status: e.Status, ProcessedAt: e.ProcessedAt}
+	return TaskView{TaskInfo: t, Result: NewResultView(t.Result)}
 }
 
 // OptionView is one choice of an enum field.
@@ -108,7 +82,7 @@ type ElicitationView struct {
 	Message     string      `json:"message"`
 	URL         string      `json:"url,omitempty"`
 	Fields      []FieldView `json:"fields"`
-	RelatedTask string      `json:"related_task,omitempty"`
+	RelatedTask string      `json:"relatedTask,omitempty"`
 	Created     time.Time   `json:"created"`
 	Deadline    time.Time   `json:"deadline"`
 }

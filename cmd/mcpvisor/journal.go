@@ -116,7 +116,7 @@ func newEventPrinter(w io.Writer, asJSON bool) *eventPrinter {
 // print writes one event: a JSON object per line with --json, else a row.
 func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
 	if p.json {
-		_ = p.enc.Encode(sidecar.NewEventView(ev)) // as GET /v1/events shows it
+		_ = p.enc.Encode(ev) // as GET /v1/events shows it
 		return
 	}
 	fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Received.Local().Format(time.DateTime),
@@ -157,24 +157,6 @@ func cmdAck(ctx context.Context, f flags, logger *slog.Logger, args []string, st
 	return nil
 }
 
-type historyJSON struct {
-	ID         uint64    `json:"id"`
-	Time       time.Time `json:"time"`
-	Kind       string    `json:"kind"`
-	Server     string    `json:"server,omitempty"`
-	Transition string    `json:"transition,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
-	PID        int       `json:"pid,omitempty"`
-	Stderr     []string  `json:"stderr,omitempty"`
-	Session    string    `json:"session,omitempty"`
-	Stack      string    `json:"stack,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	DurationMS float64   `json:"duration_ms,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"`
-	Error      string    `json:"error,omitempty"`
-	ResultSize int       `json:"result_size,omitempty"`
-}
-
 // historyFlags are the flags of history alone.
 func historyFlags(fs *flag.FlagSet, f *flags) {
 	fs.BoolVar(&f.calls, "calls", false, "the tool calls instead of the server transitions")
@@ -201,11 +183,7 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		for _, r := range recs {
-			_ = enc.Encode(historyJSON{ID: r.Seq, Time: r.Time, Kind: string(r.Kind), Server: r.Server,
-				Transition: r.Transition, Detail: r.Detail, PID: r.PID, Stderr: r.Stderr,
-				Session: r.Scope.Session, Stack: r.Scope.Stack, Tool: r.Tool,
-				DurationMS: float64(r.Duration) / float64(time.Millisecond), Outcome: r.Outcome,
-				Error: r.Error, ResultSize: r.ResultSize})
+			_ = enc.Encode(r)
 		}
 		return nil
 	}

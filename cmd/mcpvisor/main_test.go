@@ -233,6 +233,34 @@ func TestEventsAckAndHistory(t *testing.T) {
 	if _, errOut, code := runCLIData(t, dir, "events", "ack", "424242"); code == 0 || !strings.Contains(errOut, "424242") {
 		t.Errorf("ack of an unknown id: exit %d, %q", code, errOut)
 	}
+	// --json is json.Marshal of the journal's records, camelCase.
+	out, _, _ = runCLIData(t, dir, "events", "--json", "--method", "event/test")
+	var acked map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &acked); err != nil || acked["processedAt"] == nil || acked["processed_at"] != nil {
+		t.Errorf("events --json after ack = %q (%v), want processedAt", out, err)
+	}
+	out, errOut, code = runCLIData(t, dir, "history", "--calls", "--json")
+	if code != 0 {
+		t.Fatalf("history --calls --json: exit %d: %s", code, errOut)
+	}
+	j, err := mcpvisor.OpenJournal(dir, mcpvisor.JournalOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := j.History(mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryCall, Limit: 50, Newest: true})
+	j.Close()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("history: %d records (%v)", len(recs), err)
+	}
+	var want strings.Builder
+	for _, r := range recs {
+		b, _ := json.Marshal(r)
+		want.Write(append(b, '\n'))
+	}
+	if out != want.String() || !strings.Contains(out, `"durationNs":`) {
+		t.Errorf("history --calls --json:\n%s\nwant json.Marshal of the records:\n%s", out, want.String())
+	}
+
 	out, _, code = runCLIData(t, dir, "history")
 	for _, want := range []string{"spawned", "ready", "stopped"} {
 		if code != 0 || !strings.Contains(out, want) {

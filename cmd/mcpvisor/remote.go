@@ -195,16 +195,12 @@ func remoteEvents(ctx context.Context, r *remote, f flags) ([]mcpvisor.JournalEv
 		q.Set("limit", strconv.Itoa(f.limit))
 	}
 	var out struct {
-		Events []sidecar.EventView `json:"events"`
+		Events []mcpvisor.JournalEvent `json:"events"`
 	}
 	if err := r.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), nil, &out); err != nil {
 		return nil, err
 	}
-	evs := make([]mcpvisor.JournalEvent, 0, len(out.Events))
-	for _, e := range out.Events {
-		evs = append(evs, mcpvisor.JournalEvent{Seq: e.ID, Server: e.Server, Method: e.Method, Params: e.Params,
-			Received: e.Received, Status: e.Status, ProcessedAt: e.ProcessedAt})
-	}
+	evs := out.Events
 	return evs, nil
 }
 

@@ -144,7 +144,7 @@ func (a *serverActor) eventSink() func(*protocol.Message) bool {
 		now := time.Now()
 		if rt.journal != nil {
 			rt.journal.IngestPaced(name, persistence.AppendEvent(persistence.EventRecord{
-				Server: name, Method: msg.Method, Params: msg.Params, Received: now,
+				Server: name, Method: msg.Method, Params: persistence.RawJSON(msg.Params), Received: now,
 			}))
 		}
 		rt.emit(Event{Time: now, Server: name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})

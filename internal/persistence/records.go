@@ -1,6 +1,8 @@
 package persistence
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -68,22 +70,48 @@ const (
 const MethodEventsDropped = "mcpvisor/events_dropped"
 
 // EventRecord is one notification a server pushed, waiting to be processed.
+// Its JSON is the API's: camelCase, Seq as "id", the version left out.
 type EventRecord struct {
-	V           int       `msgpack:"v"`
-	Seq         uint64    `msgpack:"seq"` // assigned when committed; increasing, never reused
-	Server      string    `msgpack:"server"`
-	Method      string    `msgpack:"method"`
-	Params      []byte    `msgpack:"params,omitempty"` // raw JSON as received
-	Received    time.Time `msgpack:"received"`
-	Status      string    `msgpack:"status"` // EventPending or EventProcessed
-	ProcessedAt time.Time `msgpack:"processed_at,omitempty"`
+	V           int       `msgpack:"v" json:"-"`
+	Seq         uint64    `msgpack:"seq" json:"id"` // assigned when committed; increasing, never reused
+	Server      string    `msgpack:"server" json:"server"`
+	Method      string    `msgpack:"method" json:"method"`
+	Params      RawJSON   `msgpack:"params,omitempty" json:"params,omitempty"` // raw JSON as received
+	Received    time.Time `msgpack:"received" json:"received"`
+	Status      string    `msgpack:"status" json:"status"` // EventPending or EventProcessed
+	ProcessedAt time.Time `msgpack:"processed_at,omitempty" json:"processedAt,omitzero"`
+}
+
+// RawJSON is a JSON value kept as its bytes. It marshals as those bytes
+// when they are valid JSON and as null otherwise, so that one bad record
+// cannot make json.Marshal of a list fail; it unmarshals as a copy of the
+// value, nil for null. In msgpack it is a byte string, as []byte is. (It
+// has no IsZero method on purpose: msgpack's omitempty would call it.)
+type RawJSON []byte
+
+// MarshalJSON implements json.Marshaler.
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 || !json.Valid(r) {
+		return []byte("null"), nil
+	}
+	return r, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*r = nil
+		return nil
+	}
+	*r = append((*r)[:0], b...)
+	return nil
 }
 
 // Scope is who holds grants: a session (root agent, Stack "") or one stack
 // frame within it (a sub-agent).
 type Scope struct {
-	Session string `msgpack:"session"`
-	Stack   string `msgpack:"stack,omitempty"`
+	Session string `msgpack:"session" json:"session"`
+	Stack   string `msgpack:"stack,omitempty" json:"stack,omitempty"`
 }
 
 // GrantRecord gives a scope a tool group: a server name or "config".
@@ -104,33 +132,34 @@ const (
 	HistoryRevoke    HistoryKind = "revoke"    // a grant removed (frame or session ended)
 )
 
-// HistoryRecord is one entry of the append-only history.
+// HistoryRecord is one entry of the append-only history. Its JSON is
+// camelCase, Seq as "id", the version left out, Duration in nanoseconds.
 type HistoryRecord struct {
-	V      int         `msgpack:"v"`
-	Seq    uint64      `msgpack:"seq"` // assigned when committed
-	Time   time.Time   `msgpack:"time"`
-	Kind   HistoryKind `msgpack:"kind"`
-	Server string      `msgpack:"server,omitempty"`
+	V      int         `msgpack:"v" json:"-"`
+	Seq    uint64      `msgpack:"seq" json:"id"` // assigned when committed
+	Time   time.Time   `msgpack:"time" json:"time"`
+	Kind   HistoryKind `msgpack:"kind" json:"kind"`
+	Server string      `msgpack:"server,omitempty" json:"server,omitempty"`
 
 	// HistoryLifecycle: Transition is spawned, ready, exited, backoff,
 	// failed, stopped, enabled, disabled, registered or unregistered.
-	Transition string   `msgpack:"transition,omitempty"`
-	Detail     string   `msgpack:"detail,omitempty"` // exit status, error, backoff delay
-	PID        int      `msgpack:"pid,omitempty"`
-	Stderr     []string `msgpack:"stderr,omitempty"` // the last lines before an exit
+	Transition string   `msgpack:"transition,omitempty" json:"transition,omitempty"`
+	Detail     string   `msgpack:"detail,omitempty" json:"detail,omitempty"` // exit status, error, backoff delay
+	PID        int      `msgpack:"pid,omitempty" json:"pid,omitempty"`
+	Stderr     []string `msgpack:"stderr,omitempty" json:"stderr,omitempty"` // the last lines before an exit
 
 	// HistoryCall
-	Scope      Scope         `msgpack:"scope,omitempty"`
-	Tool       string        `msgpack:"tool,omitempty"` // namespaced
-	Duration   time.Duration `msgpack:"duration,omitempty"`
-	Outcome    string        `msgpack:"outcome,omitempty"` // ok, tool_error, timeout, cancelled, unavailable, error
-	Error      string        `msgpack:"error,omitempty"`
-	ResultSize int           `msgpack:"result_size,omitempty"`
-	Arguments  []byte        `msgpack:"arguments,omitempty"` // only when the host is told to keep them
-	Result     []byte        `msgpack:"result,omitempty"`
+	Scope      Scope         `msgpack:"scope,omitempty" json:"scope,omitzero"`
+	Tool       string        `msgpack:"tool,omitempty" json:"tool,omitempty"` // namespaced
+	Duration   time.Duration `msgpack:"duration,omitempty" json:"durationNs,omitempty"`
+	Outcome    string        `msgpack:"outcome,omitempty" json:"outcome,omitempty"` // ok, tool_error, timeout, cancelled, unavailable, error
+	Error      string        `msgpack:"error,omitempty" json:"error,omitempty"`
+	ResultSize int           `msgpack:"result_size,omitempty" json:"resultSize,omitempty"`
+	Arguments  RawJSON       `msgpack:"arguments,omitempty" json:"arguments,omitempty"` // only when the host is told to keep them
+	Result     RawJSON       `msgpack:"result,omitempty" json:"result,omitempty"`
 
 	// HistoryGrant, HistoryRevoke (Scope above)
-	Group string `msgpack:"group,omitempty"`
+	Group string `msgpack:"group,omitempty" json:"group,omitempty"`
 }
 
 // Task statuses: the five of MCP tasks (2025-11-25) as a server reports
