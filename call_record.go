@@ -47,7 +47,7 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 // callOutcome classifies a call for the history.
 func callOutcome(res *Result, err error) string {
 	switch {
-	case err == nil && res.IsError:
+	case err == nil && res != nil && res.IsError:
 		return "tool_error"
 	case err == nil:
 		return "ok"

@@ -54,6 +54,10 @@ var (
 	ErrInvalidAnswer = elicit.ErrInvalid
 	ErrInvalidAction = elicit.ErrInvalidAction
 
+	// ErrNoResult: a stage of Options.CallMiddleware returned neither a
+	// result nor an error.
+	ErrNoResult = errors.New("a call pipeline stage returned neither a result nor an error")
+
 	// Host tools.
 	ErrUnknownApproval = errors.New("unknown approval") // no such pending host-tool call (decided, expired, abandoned)
 

@@ -3,6 +3,7 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
@@ -37,7 +38,8 @@ type Call struct {
 }
 
 // CallFunc runs a call: it returns the tool's result, or an error as
-// Host.Call documents them.
+// Host.Call documents them. A nil error comes with a non-nil Result: an
+// embedder's stage that returns neither is answered with ErrNoResult.
 type CallFunc func(ctx context.Context, c *Call) (*Result, error)
 
 // CallMiddleware is one stage of the call pipeline: it wraps the stages
@@ -61,9 +63,26 @@ type CallMiddleware func(next CallFunc) CallFunc
 // return can skip it.
 func (h *Host) pipeline() CallFunc {
 	stages := []CallMiddleware{h.recordStage}
-	stages = append(stages, h.opts.CallMiddleware...)
+	for _, mw := range h.opts.CallMiddleware {
+		stages = append(stages, answered(mw))
+	}
 	stages = append(stages, h.grantStage, h.argumentStage, h.hostToolStage, h.flowStage, h.resultStage, h.taskStage)
 	return chain(h.send, stages...)
+}
+
+// answered holds an embedder's stage to CallFunc's contract, so the stages
+// around it never see a call with neither a result nor an error.
+func answered(mw CallMiddleware) CallMiddleware {
+	return func(next CallFunc) CallFunc {
+		inner := mw(next)
+		return func(ctx context.Context, c *Call) (*Result, error) {
+			res, err := inner(ctx, c)
+			if res == nil && err == nil {
+				err = fmt.Errorf("%s: %w", c.Tool, ErrNoResult)
+			}
+			return res, err
+		}
+	}
 }
 
 // chain wraps last in stages, the first outermost.

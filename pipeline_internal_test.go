@@ -233,3 +233,16 @@ func TestRecordStage(t *testing.T) {
 		}
 	}
 }
+
+// An embedder's stage that answers neither a result nor an error gets
+// ErrNoResult, and the stages around it (the history) do not fail on it.
+func TestEmbedderStageWithoutAnswer(t *testing.T) {
+	silent := func(CallFunc) CallFunc {
+		return func(context.Context, *Call) (*Result, error) { return nil, nil }
+	}
+	h := openBareHost(t, Options{CallMiddleware: []CallMiddleware{silent}})
+	res, err := h.Call(context.Background(), "mcp__a__t", nil)
+	if res != nil || !errors.Is(err, ErrNoResult) || !strings.Contains(err.Error(), "mcp__a__t") {
+		t.Errorf("got %+v, %v; want ErrNoResult naming the tool", res, err)
+	}
+}

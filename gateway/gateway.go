@@ -441,7 +441,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
 	if hostTool {
 		// Activation changes what this session sees; registering or
-		// toggling reaches the other sessions through Observe.
+		// toggling reaches the other sessions through the host's events.
 		s.listChanged(false)
 	}
 	if err != nil {

@@ -85,7 +85,7 @@ func callOutcome(res *mcpvisor.Result, err error) string {
 	switch {
 	case err != nil:
 		return classify(err).Code
-	case res.IsError:
+	case res != nil && res.IsError:
 		return "tool_error"
 	}
 	return "ok"

@@ -20,8 +20,9 @@ type Options struct {
 	// Token is the bearer token every /v1 route (and /metrics) requires.
 	// It must not be empty: New panics otherwise.
 	Token string
-	// DataDir is the host's data directory: logs in DataDir/logs, media in
-	// DataDir/media. "": mcpvisor.DefaultDataDir.
+	// DataDir is the host's data directory, where GET /v1/media serves
+	// DataDir/media from. "": mcpvisor.DefaultDataDir. (Server logs are
+	// found through the Host: Host.LogFile.)
 	DataDir string
 	// Logger receives the server's logs. nil: slog.Default().
 	Logger *slog.Logger

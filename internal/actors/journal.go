@@ -288,12 +288,13 @@ func (j *Journal) drop(server string, n uint64) {
 	j.dropMu.Unlock()
 }
 
-// takeDrops turns the drop counts into events for the next commit.
-func (j *Journal) takeDrops(now time.Time) []persistence.Op {
+// takeDrops turns the drop counts into events for the next commit, and
+// returns the counts taken, to put back should the commit fail.
+func (j *Journal) takeDrops(now time.Time) ([]persistence.Op, map[string]uint64) {
 	j.dropMu.Lock()
 	defer j.dropMu.Unlock()
 	if len(j.dropped) == 0 {
-		return nil
+		return nil, nil
 	}
 	servers := make([]string, 0, len(j.dropped))
 	for s := range j.dropped {
@@ -308,8 +309,19 @@ func (j *Journal) takeDrops(now time.Time) []persistence.Op {
 			Server: s, Method: persistence.MethodEventsDropped, Params: params, Received: now}))
 		j.logger.Warn("journal: records dropped", "server", s, "count", n)
 	}
-	clear(j.dropped)
-	return ops
+	taken := j.dropped
+	j.dropped = map[string]uint64{}
+	return ops, taken
+}
+
+// restoreDrops puts back counts whose commit failed, so the next commit
+// journals them; the dropped records were counted in Stats already.
+func (j *Journal) restoreDrops(counts map[string]uint64) {
+	j.dropMu.Lock()
+	defer j.dropMu.Unlock()
+	for s, n := range counts {
+		j.dropped[s] += n
+	}
 }
 
 // Changed returns a channel closed at the next commit that appends events.
@@ -424,9 +436,13 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		n += len(w.ops)
 	}
-	drops := j.takeDrops(time.Now())
+	drops, dropCounts := j.takeDrops(time.Now())
 	if n+len(drops) == 0 {
-		return false
+		// Writes of no ops, if any, are committed as they stand.
+		for _, w := range writes {
+			w.done(persistence.Applied{}, nil)
+		}
+		return len(writes) > 0
 	}
 	ops := make([]persistence.Op, 0, n+len(drops))
 	for _, w := range writes {
@@ -437,6 +453,9 @@ func (j *Journal) commit() bool {
 	}
 	ops = append(ops, drops...)
 	applied, err := j.store.Apply(ops)
+	if err != nil {
+		j.restoreDrops(dropCounts)
+	}
 	j.finish(writes, ingested, applied, err)
 	return true
 }

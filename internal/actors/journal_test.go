@@ -373,3 +373,25 @@ func TestJournalCloseAnswersEveryWrite(t *testing.T) {
 		t.Error("Ingest after Close was not counted as dropped")
 	}
 }
+
+// A write of no ops is answered, like any other, by the writer: it does
+// not wait for its context.
+func TestJournalEmptyWriteIsAnswered(t *testing.T) {
+	_, j := testJournal(t, JournalOptions{})
+	defer j.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := j.Write(ctx); err != nil {
+		t.Fatalf("empty write: %v", err)
+	}
+	done := make(chan error, 1)
+	j.WriteAsync(nil, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("an empty WriteAsync was never answered")
+	}
+}
