@@ -3,9 +3,9 @@ package mcpvisor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -216,7 +216,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		}
 		spec.Dir = expand("cwd", c.Cwd)
 		overrides := make(map[string]string, len(c.Env))
-		for _, k := range sortedMapKeys(c.Env) {
+		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 			overrides[k] = expand("env."+k, c.Env[k])
 		}
 		var base []string
@@ -231,7 +231,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		spec.AllowPrivate = c.AllowPrivate
 		if len(c.Headers) > 0 {
 			spec.Headers = make(map[string]string, len(c.Headers))
-			for _, k := range sortedMapKeys(c.Headers) {
+			for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 				v := expand("headers."+k, c.Headers[k])
 				if strings.ContainsAny(v, "\r\n") {
 					errs = append(errs, configfile.Errorf(c.Name, "headers."+k, "contains a line break after expansion"))
@@ -264,16 +264,6 @@ func hasHeader(h map[string]string, key string) bool {
 		}
 	}
 	return false
-}
-
-// sortedMapKeys returns m's keys in order.
-func sortedMapKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // transport resolves c.Type as the file format does (see ServerConfig);

@@ -227,6 +227,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Logger:        opts.Logger,
 		LogDir:        logDir,
 		OnEvent:       h.deliver,
+		Listening:     h.listening,
 		Journal:       journal.writer,
 		Capabilities:  caps,
 		Handlers:      handlers,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,10 +158,10 @@ func (a *registerArgs) check() error {
 	for i, v := range a.Args {
 		refs = append(refs, fieldValue{fmt.Sprintf("args[%d]", i), v})
 	}
-	for _, k := range sortedMapKeys(a.Env) {
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
 		refs = append(refs, fieldValue{"env." + k, a.Env[k]})
 	}
-	for _, k := range sortedMapKeys(a.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(a.Headers)) {
 		refs = append(refs, fieldValue{"headers." + k, a.Headers[k]})
 	}
 	for _, f := range refs {
@@ -178,7 +180,7 @@ func (a *registerArgs) summary() string {
 	if a.Transport == "stdio" {
 		b.WriteString("run " + shellQuote(append([]string{a.Command}, a.Args...)))
 		if len(a.Env) > 0 {
-			fmt.Fprintf(&b, " with env %s", strings.Join(sortedMapKeys(a.Env), ", "))
+			fmt.Fprintf(&b, " with env %s", strings.Join(slices.Sorted(maps.Keys(a.Env)), ", "))
 		}
 	} else {
 		b.WriteString("connect to " + a.URL)
@@ -186,7 +188,7 @@ func (a *registerArgs) summary() string {
 			b.WriteString(" with an API key")
 		}
 		if len(a.Headers) > 0 {
-			fmt.Fprintf(&b, " with headers %s", strings.Join(sortedMapKeys(a.Headers), ", "))
+			fmt.Fprintf(&b, " with headers %s", strings.Join(slices.Sorted(maps.Keys(a.Headers)), ", "))
 		}
 	}
 	return b.String()

@@ -52,6 +52,17 @@ func (s *subscribers) update(f func([]*subscriber) []*subscriber) {
 	s.list.Store(&next)
 }
 
+// listening reports whether an event would reach anyone: with no OnEvent
+// and no subscriber the runtime does not queue events at all, so a
+// notification flood costs nothing here.
+func (h *Host) listening() bool {
+	if h.opts.OnEvent != nil {
+		return true
+	}
+	p := h.subs.list.Load()
+	return p != nil && len(*p) > 0
+}
+
 // deliver hands ev to Options.OnEvent, then to every subscriber. It runs
 // on the runtime's event goroutine.
 func (h *Host) deliver(ev Event) {

@@ -28,6 +28,9 @@ type Options struct {
 	// EventQueue they are dropped and counted (see DroppedEvents).
 	OnEvent    func(Event)
 	EventQueue int // 0: 4096
+	// Listening, when set, tells whether anyone takes events now; while
+	// it says no, events are not queued for OnEvent at all.
+	Listening func() bool
 	// Journal, when set, receives every server's events (notifications
 	// that are not protocol plumbing), lifecycle transitions and catalogs.
 	// The runtime writes to it and never closes it.
@@ -68,6 +71,7 @@ type Runtime struct {
 	eventsDone chan struct{}
 	dropped    atomic.Uint64
 	onEvent    func(Event)
+	listening  func() bool
 	journal    *Journal
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
@@ -100,6 +104,7 @@ func New(opts Options) *Runtime {
 		initParams: params,
 		done:       make(chan struct{}),
 		onEvent:    opts.OnEvent,
+		listening:  opts.Listening,
 		journal:    opts.Journal,
 		handlers:   opts.Handlers,
 		notify:     opts.Notifications,
@@ -195,7 +200,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 }
 
 func (r *Runtime) emit(ev Event) {
-	if r.events == nil {
+	if r.events == nil || r.listening != nil && !r.listening() {
 		return
 	}
 	select {

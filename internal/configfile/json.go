@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -140,15 +139,6 @@ func decodeDurationField(sc *Server, m jsonMember, dst *time.Duration) *Error {
 	}
 	*dst = d
 	return nil
-}
-
-func sortedMapKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ParseDuration decodes one well-formed JSON value (as encoding/json hands

@@ -3,7 +3,9 @@ package configfile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,12 +159,12 @@ func (c Server) Validate(opts Options) []*Error {
 		}
 	}
 
-	for _, k := range sortedMapKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			add("env", "invalid variable name %q", k)
 		}
 	}
-	for _, k := range sortedMapKeys(c.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !isHeaderName(k) {
 			add("headers", "invalid header name %q", k)
 		} else if strings.ContainsAny(c.Headers[k], "\r\n") {
@@ -220,11 +222,11 @@ func (c Server) expandable() []fieldValue {
 	for i, a := range c.Args {
 		fs = append(fs, fieldValue{fmt.Sprintf("args[%d]", i), a})
 	}
-	for _, k := range sortedMapKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		fs = append(fs, fieldValue{"env." + k, c.Env[k]})
 	}
 	fs = append(fs, fieldValue{"cwd", c.Cwd}, fieldValue{"url", c.URL})
-	for _, k := range sortedMapKeys(c.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		fs = append(fs, fieldValue{"headers." + k, c.Headers[k]})
 	}
 	return append(fs, fieldValue{"apiKey", c.APIKey})
