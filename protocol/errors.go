@@ -117,3 +117,9 @@ func invalid(reason string) error {
 func syntaxError(offset int) error {
 	return fmt.Errorf("%w: malformed json at offset %d", ErrInvalidMessage, offset)
 }
+
+// ErrInvalidParamHeader: a tool's inputSchema holds an x-mcp-header
+// annotation that breaks a constraint of 2026-07-28 (SEP-2243), so a client
+// on Streamable HTTP must leave the tool out of tools/list. ParamHeaders
+// wraps it with the annotation, the property and the reason.
+var ErrInvalidParamHeader = errors.New("invalid x-mcp-header")

@@ -43,6 +43,12 @@ const (
 	MethodSamplingCreateMessage = "sampling/createMessage"
 	MethodElicitationCreate     = "elicitation/create"
 	MethodElicitationComplete   = "notifications/elicitation/complete"
+
+	// 2026-07-28 (modern era).
+	MethodServerDiscover            = "server/discover"
+	MethodSubscriptionsListen       = "subscriptions/listen"
+	MethodSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+	MethodTasksUpdate               = "tasks/update"
 )
 
 // methodName decodes a quoted method name. Known names come back as the
@@ -111,6 +117,12 @@ func methodName(quoted []byte) string {
 		return MethodTasksList
 	case MethodTasksStatus:
 		return MethodTasksStatus
+	case MethodServerDiscover:
+		return MethodServerDiscover
+	case MethodSubscriptionsListen:
+		return MethodSubscriptionsListen
+	case MethodSubscriptionsAcknowledged:
+		return MethodSubscriptionsAcknowledged
 	}
 	return decodeString(quoted)
 }

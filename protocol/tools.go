@@ -79,6 +79,7 @@ type ListToolsParams struct {
 type ListToolsResult struct {
 	Tools      []Tool `json:"tools"`
 	NextCursor string `json:"nextCursor,omitempty"`
+	Cache
 }
 
 // MarshalJSON writes a nil Tools as [], since tools is required.

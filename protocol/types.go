@@ -33,6 +33,8 @@ type ClientCapabilities struct {
 	Elicitation  json.RawMessage            `json:"elicitation,omitempty"`
 	Tasks        json.RawMessage            `json:"tasks,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Extensions (2026-07-28) maps extension ids to their settings.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // RootsCapability declares that the client answers roots/list.
@@ -50,6 +52,8 @@ type ServerCapabilities struct {
 	Completions  json.RawMessage            `json:"completions,omitempty"`
 	Tasks        json.RawMessage            `json:"tasks,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Extensions (2026-07-28) maps extension ids to their settings.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ListChangedCapability is the tools and prompts capability.
