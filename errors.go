@@ -68,6 +68,15 @@ var (
 	// initialize, the capability a request needs (resources,
 	// resources.subscribe, prompts).
 	ErrUnsupported = errors.New("not supported by the server")
+	// ErrResourceNotFound: resources/read of a URI the server does not
+	// know (-32002 before 2026-07-28, -32602 since).
+	ErrResourceNotFound = errors.New("resource not found")
+
+	// The 2026-07-28 error codes: -32020 (the request's HTTP headers do
+	// not match its body) and -32021 (the request needs a client
+	// capability the host did not declare).
+	ErrHeaderMismatch          = actors.ErrHeaderMismatch
+	ErrMissingClientCapability = actors.ErrMissingClientCapability
 
 	// Schemas. A document that does not match its schema is a *SchemaError
 	// instead. ErrUnsupportedDialect: the schema's $schema names a dialect

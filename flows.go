@@ -177,11 +177,20 @@ func invalidParams(err error) error {
 	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error()}
 }
 
-// serveElicitation answers one elicitation/create: through the embedder's
-// handler, or the built-in inbox. The journal learns that it happened and
-// its action, never the values.
+// serveElicitation answers one elicitation/create a server sent: through
+// the handler of the call it belongs to (askers.pick), the embedder's
+// handler, or the built-in inbox.
 func (h *Host) serveElicitation(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
-	req, err := elicit.Parse(sr.Server, sr.Params)
+	return h.elicit(ctx, sr.Server, sr.Params, func(req *ElicitationRequest) *asker {
+		return h.askers.pick(sr.Server, req.RelatedTask, askerElicits, func() int { return h.rt.PendingCalls()[sr.Server] })
+	})
+}
+
+// elicit answers one elicitation: through the handler of the call it
+// belongs to (owner), the embedder's handler, or the built-in inbox. The
+// journal learns that it happened and its action, never the values.
+func (h *Host) elicit(ctx context.Context, server string, params json.RawMessage, owner func(*ElicitationRequest) *asker) (json.RawMessage, error) {
+	req, err := elicit.Parse(server, params)
 	if err != nil {
 		return nil, invalidParams(err)
 	}
@@ -196,7 +205,7 @@ func (h *Host) serveElicitation(ctx context.Context, sr actors.ServerRequest) (j
 	}
 	var resp ElicitationResponse
 	passed := true
-	if a := h.askers.pick(sr.Server, req.RelatedTask, askerElicits, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
+	if a := owner(req); a != nil && a.handle != nil {
 		// The question ends with the call it belongs to.
 		actx, acancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(a.ctx, acancel)
@@ -345,8 +354,16 @@ const (
 )
 
 func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
+	return h.sample(ctx, sr.Server, sr.Params, func(meta json.RawMessage) *asker {
+		return h.askers.pick(sr.Server, protocol.RelatedTaskID(meta), askerSamples, func() int { return h.rt.PendingCalls()[sr.Server] })
+	})
+}
+
+// sample answers one sampling/createMessage: through the handler of the
+// call it belongs to (owner), else the embedder's.
+func (h *Host) sample(ctx context.Context, server string, params json.RawMessage, owner func(meta json.RawMessage) *asker) (json.RawMessage, error) {
 	var p protocol.CreateMessageParams
-	if err := json.Unmarshal(sr.Params, &p); err != nil {
+	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams(fmt.Errorf("sampling/createMessage: %v", err))
 	}
 	if len(p.Tools) > 0 || len(p.ToolChoice) > 0 {
@@ -355,7 +372,7 @@ func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json
 	sample := h.opts.Sampling
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if a := h.askers.pick(sr.Server, protocol.RelatedTaskID(p.Meta), askerSamples, func() int { return h.rt.PendingCalls()[sr.Server] }); a != nil {
+	if a := owner(p.Meta); a != nil && a.sample != nil {
 		// The request ends with the call it belongs to.
 		sample = a.sample
 		defer context.AfterFunc(a.ctx, cancel)()
@@ -363,7 +380,7 @@ func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json
 	if sample == nil {
 		return nil, &protocol.Error{Code: -1, Message: "sampling/createMessage: no client of this host can answer it (it belongs to no call whose client samples)"}
 	}
-	res, err := sample(ctx, sr.Server, &p)
+	res, err := sample(ctx, server, &p)
 	if err != nil {
 		var perr *protocol.Error
 		if errors.As(err, &perr) {

@@ -104,6 +104,10 @@ type Options struct {
 	// ElicitationDeadline is how long a person has to answer before the
 	// host answers cancel. Zero: DefaultElicitationDeadline (5 minutes).
 	ElicitationDeadline time.Duration
+	// MaxInputRounds bounds the rounds of a multi round-trip request
+	// (2026-07-28): a server that still answers input_required after that
+	// many is refused with ErrInputRounds. Zero: DefaultMaxInputRounds.
+	MaxInputRounds int
 	// Sampling and Roots are hooks for sampling/createMessage and
 	// roots/list; each capability is declared only when its hook is set.
 	Sampling SamplingHandler

@@ -45,8 +45,16 @@ func TestHTTPJSONReplies(t *testing.T) {
 			t.Errorf("POST %d: Accept %q", i, accept)
 		}
 		if i == 0 {
-			if hd.Get("Mcp-Session-Id") != "" || hd.Get("MCP-Protocol-Version") != "" {
-				t.Errorf("initialize carried session or version headers: %v", hd)
+			// The era probe: a modern request, which this legacy server
+			// refuses; initialize follows.
+			if hd.Get("Mcp-Method") != "server/discover" || hd.Get("MCP-Protocol-Version") != "2026-07-28" || hd.Get("Mcp-Session-Id") != "" {
+				t.Errorf("the first POST is not the server/discover probe: %v", hd)
+			}
+			continue
+		}
+		if i == 1 {
+			if hd.Get("Mcp-Session-Id") != "" || hd.Get("MCP-Protocol-Version") != "" || hd.Get("Mcp-Method") != "" {
+				t.Errorf("initialize carried session, version or modern headers: %v", hd)
 			}
 			continue
 		}

@@ -33,6 +33,7 @@ type Call struct {
 	def      *Tool // the catalog's entry for Tool, once known; never changed
 	opts     CallOptions
 	raw      json.RawMessage     // the server's CallToolResult, once received
+	input    json.RawMessage     // an input round's inputResponses and requestState, for the retry
 	asker    *asker              // the call's own elicitation or sampling handler
 	progress *actors.ProgressSub // the call's progress, kept through a task's polling
 }
@@ -57,6 +58,7 @@ type CallMiddleware func(next CallFunc) CallFunc
 //	flows        the call's own elicitation and sampling handlers; progress
 //	result       decoding, outputSchema, media files, -32042
 //	tasks        a call the server runs as a task, polled to its end
+//	input        input_required answers (2026-07-28): fulfilled, then retried
 //	send         the server actor: the tools/call request itself
 //
 // Every concern a call must pass through is one stage here, so no early
@@ -66,7 +68,7 @@ func (h *Host) pipeline() CallFunc {
 	for _, mw := range h.opts.CallMiddleware {
 		stages = append(stages, answered(mw))
 	}
-	stages = append(stages, h.grantStage, h.argumentStage, h.hostToolStage, h.flowStage, h.resultStage, h.taskStage)
+	stages = append(stages, h.grantStage, h.argumentStage, h.hostToolStage, h.flowStage, h.resultStage, h.taskStage, h.inputStage)
 	return chain(h.send, stages...)
 }
 
@@ -123,6 +125,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		MaxTotalTimeout:        o.MaxTotalTimeout,
 		Task:                   taskField(o.TaskTTL), // used if the tool runs as a task
 		Progress:               c.progress,
+		Input:                  c.input,
 	}
 	raw, err := h.rt.Call(ctx, c.Tool, c.Arguments, nil, ro)
 	c.raw = raw

@@ -3,6 +3,7 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -184,8 +185,14 @@ func (h *Host) request(ctx context.Context, server, method, subject string, need
 		return opError(server, method, subject, err)
 	}
 	raw, err := h.rt.Request(ctx, server, method, b, nil)
+	for round := 1; err == nil && protocol.IsInputRequired(raw) && inputMethods[method]; round++ {
+		var input json.RawMessage
+		if input, err = h.inputRound(ctx, server, nil, raw, round); err == nil {
+			raw, err = h.rt.Request(ctx, server, method, withInput(b, input), nil)
+		}
+	}
 	if err != nil {
-		return opError(server, method, subject, err)
+		return opError(server, method, subject, resourceNotFound(method, err))
 	}
 	if out == nil {
 		return nil
@@ -194,6 +201,21 @@ func (h *Host) request(ctx context.Context, server, method, subject string, need
 		return opError(server, method, subject, fmt.Errorf("malformed result: %w", err))
 	}
 	return nil
+}
+
+// inputMethods are the requests besides tools/call a server may answer
+// with input_required (SEP-2322).
+var inputMethods = map[string]bool{protocol.MethodPromptsGet: true, protocol.MethodResourcesRead: true}
+
+// resourceNotFound puts ErrResourceNotFound on a resources/read refused
+// with -32002 (2025-11-25) or -32602 (2026-07-28).
+func resourceNotFound(method string, err error) error {
+	var perr *protocol.Error
+	if method != protocol.MethodResourcesRead || !errors.As(err, &perr) ||
+		perr.Code != protocol.CodeResourceNotFound && perr.Code != protocol.CodeInvalidParams {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrResourceNotFound, err)
 }
 
 // supports is ErrUnsupported when server is ready and did not declare

@@ -25,38 +25,21 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // serverName is the one server's name: its tools are mcp__conformance__<tool>.
 const serverName = "conformance"
 
-// expectedCall is a tool call a scenario's server expects, and a piece of
-// the text its result must contain ("" checks nothing).
+// expectedCall is one tool call: the server's name for the tool and the
+// arguments object.
 type expectedCall struct {
 	tool string
 	args string
-	want string
-}
-
-// scenarioCalls are the calls of the scenarios whose servers check specific
-// arguments (read from the runner's scenario sources, version 0.1.16).
-// Every other scenario gets the generic behaviour: call each listed tool.
-var scenarioCalls = map[string][]expectedCall{
-	// The server offers add_numbers(a, b) and records a success check when
-	// it is called; the check fails if the tool was never called.
-	"tools_call": {{tool: "add_numbers", args: `{"a": 2, "b": 3}`, want: "The sum of 2 and 3 is 5"}},
-	// The server opens an SSE stream for the call, sends a priming event
-	// (id, retry: 500) and closes the stream after 50 ms without the
-	// response; the host must reconnect with GET and Last-Event-ID after
-	// waiting 500 ms, and gets the response on that GET stream.
-	"sse-retry": {{tool: "test_reconnection", args: `{}`, want: "Reconnection test completed successfully"}},
-	// The server answers initialize and tools/list (no tools); connecting
-	// and listing is the whole scenario.
-	"initialize": {},
 }
 
 func main() {
@@ -91,7 +74,7 @@ func run() int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
-	err = drive(ctx, logger, dataDir, url, scenario, *ready)
+	err = drive(ctx, logger, dataDir, url, *ready)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance: scenario %q: %v\n", scenario, err)
 		dumpServerLog(dataDir)
@@ -103,7 +86,7 @@ func run() int {
 
 // drive opens a host on the one server, runs the scenario and closes the
 // host (which ends the session: DELETE, then the connections).
-func drive(ctx context.Context, logger *slog.Logger, dataDir, url, scenario string, ready time.Duration) (err error) {
+func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready time.Duration) (err error) {
 	cfg := &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{
 		Name:           serverName,
 		Type:           "http",
@@ -155,11 +138,15 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url, scenario stri
 		fmt.Printf("  %s: %s\n", t.Name, t.InputSchema)
 	}
 
-	calls, known := scenarioCalls[scenario]
-	if !known {
-		calls = genericCalls(tools)
+	// Every scenario gets the same generic client: list, then call each
+	// tool once, with the arguments the runner's context gives for it, else
+	// with arguments made up from its schema. Nothing here depends on the
+	// scenario's name.
+	calls, err := contextCalls(os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
 	}
-	for _, c := range calls {
+	for _, c := range append(calls, genericCalls(tools, calls)...) {
 		if err := call(ctx, host, tools, c); err != nil {
 			return err
 		}
@@ -167,7 +154,9 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url, scenario stri
 	return nil
 }
 
-// call makes one tool call and checks its result.
+// call makes one tool call and prints its result. A refusal by the server
+// (a JSON-RPC error, or a tool's own isError) is the server's answer and
+// is printed; a failure of the host or the transport fails the run.
 func call(ctx context.Context, host *mcpvisor.Host, tools []mcpvisor.Tool, c expectedCall) error {
 	name := "mcp__" + serverName + "__" + c.tool
 	if !hasTool(tools, name) {
@@ -176,27 +165,54 @@ func call(ctx context.Context, host *mcpvisor.Host, tools []mcpvisor.Tool, c exp
 	start := time.Now()
 	res, err := host.Call(ctx, name, json.RawMessage(c.args))
 	elapsed := time.Since(start).Round(time.Millisecond)
+	var refused *protocol.Error
+	if errors.As(err, &refused) {
+		fmt.Printf("call %s %s -> refused by the server: %v (%v)\n", c.tool, c.args, err, elapsed)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("call %s %s (after %v): %w%s", c.tool, c.args, elapsed, err, statusLine(host))
 	}
 	fmt.Printf("call %s %s -> %q (isError=%v, %v)\n", c.tool, c.args, res.Wire(), res.IsError, elapsed)
-	if res.IsError {
-		return fmt.Errorf("call %s: the tool reported an error: %s", c.tool, res.Wire())
-	}
-	if c.want != "" && !strings.Contains(res.Wire(), c.want) {
-		return fmt.Errorf("call %s: result %q does not contain %q", c.tool, res.Wire(), c.want)
-	}
 	return nil
 }
 
-// genericCalls is what an unknown scenario gets: each listed tool, called
-// once with arguments made up from its input schema. The runner's own
-// reference client does the same for the auth scenarios (connect, list,
-// call the server's tool), whose servers check the transport, not the
-// arguments.
-func genericCalls(tools []mcpvisor.Tool) []expectedCall {
+// contextCalls reads the tool calls the runner asks for in its context
+// (MCP_CONFORMANCE_CONTEXT: {"toolCalls":[{"name":…,"arguments":{…}}]}),
+// in order.
+func contextCalls(raw string) ([]expectedCall, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var ctx struct {
+		ToolCalls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(raw), &ctx); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	var calls []expectedCall
+	for _, c := range ctx.ToolCalls {
+		args := string(c.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		calls = append(calls, expectedCall{tool: c.Name, args: args})
+	}
+	return calls, nil
+}
+
+// genericCalls is what every scenario gets: each listed tool, called once
+// with arguments made up from its input schema, as the runner's own
+// reference client does.
+func genericCalls(tools []mcpvisor.Tool, given []expectedCall) []expectedCall {
 	var calls []expectedCall
 	for _, t := range tools {
+		if slices.ContainsFunc(given, func(c expectedCall) bool { return c.tool == t.Tool }) {
+			continue
+		}
 		calls = append(calls, expectedCall{tool: t.Tool, args: sampleArgs(t.InputSchema)})
 	}
 	return calls

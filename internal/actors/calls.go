@@ -32,6 +32,11 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
 	if opts != nil {
 		m.task = opts.Task
+		if len(opts.Input) > 0 {
+			if err := m.addInput(opts.Input); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return r.do(ctx, e, name, m, opts)
 }
@@ -76,6 +81,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 	}
 	if f := e.fast.Load(); f != nil {
 		// Ready: send it from this goroutine; the reader answers it here.
+		var headers []protocol.ParamHeader
 		if m.method == "" {
 			t, ok := f.cat.lookup(m.tool)
 			if !ok {
@@ -84,8 +90,9 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			if err := m.applyTask(t, f.tasks); err != nil {
 				return nil, err
 			}
+			headers = f.cat.paramHeaders(m.tool)
 		}
-		if err := startCall(f.conn, m); err != nil {
+		if err := startCall(f.conn, m, f.era, headers); err != nil {
 			return nil, fmt.Errorf("server %q: %w", e.name, err)
 		}
 	} else {
@@ -165,8 +172,21 @@ func errUnknownServer(name string) error { return fmt.Errorf("%w: %q", ErrUnknow
 
 // startCall sends m as a tools/call on c. It runs on the caller's
 // goroutine when the server is ready (the fast path), or in the actor for
-// calls queued during start-up.
-func startCall(c conn, m *callMsg) error {
+// calls queued during start-up. era is the server's modern era (nil for a
+// legacy server) and headers the called tool's x-mcp-header annotations.
+func startCall(c conn, m *callMsg, era *modernEra, headers []protocol.ParamHeader) error {
+	meta, params := m.meta, m.params
+	if era != nil {
+		var err error
+		if m.method == "" {
+			meta, err = protocol.JoinMeta(era.meta, m.meta)
+		} else {
+			params, err = withEraMeta(m.params, era)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: _meta: %w", m.what(), err)
+		}
+	}
 	p := &pendingReq{kind: reqCall, call: m}
 	id, err := c.pending().add(p)
 	if err != nil {
@@ -174,9 +194,15 @@ func startCall(c conn, m *callMsg) error {
 	}
 	var out outMsg
 	if m.method == "" {
-		out = requestOut(id, protocol.MethodToolsCall, protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(m.meta)), id, m.tool, m.args, m.meta))
+		out = requestOut(id, protocol.MethodToolsCall, protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(meta)), id, m.tool, m.args, meta))
 	} else {
-		out = requestOut(id, m.method, protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(m.params)), id, m.method, m.params))
+		out = requestOut(id, m.method, protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(params)), id, m.method, params))
+	}
+	if era != nil {
+		out.modern = era.version
+		if era.http {
+			out.name, out.headers = requestHeaders(m, headers)
+		}
 	}
 	if err := c.send(out); err != nil {
 		c.pending().takeCall(m)
@@ -185,11 +211,41 @@ func startCall(c conn, m *callMsg) error {
 	return nil
 }
 
+// requestHeaders returns what a modern HTTP request mirrors into headers
+// (SEP-2243): the Mcp-Name of tools/call, prompts/get, resources/read and
+// the tasks methods, and a tool's x-mcp-header arguments.
+func requestHeaders(m *callMsg, annotated []protocol.ParamHeader) (name string, headers []protocol.HeaderField) {
+	if m.tool != "" && (m.method == "" || m.method == protocol.MethodToolsCall) {
+		if len(annotated) > 0 {
+			headers = protocol.ParamHeaderValues(annotated, m.args)
+		}
+		return m.tool, headers
+	}
+	var p struct {
+		Name   string `json:"name"`
+		URI    string `json:"uri"`
+		TaskID string `json:"taskId"`
+	}
+	switch m.method {
+	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
+		_ = json.Unmarshal(m.params, &p)
+		return p.Name, nil
+	case protocol.MethodResourcesRead:
+		_ = json.Unmarshal(m.params, &p)
+		return p.URI, nil
+	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
+		_ = json.Unmarshal(m.params, &p)
+		return p.TaskID, nil
+	}
+	return "", nil
+}
+
 // fastPath is what a caller needs to send a call without the actor: the
 // ready connection and its catalog. The actor publishes it on becoming
 // ready and withdraws it on leaving ready.
 type fastPath struct {
 	conn  conn
 	cat   *catalog
-	tasks bool // the server declared tasks.requests.tools.call
+	tasks bool       // the server declared tasks.requests.tools.call
+	era   *modernEra // nil: a legacy server
 }

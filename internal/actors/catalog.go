@@ -16,6 +16,9 @@ type catalog struct {
 	tools    []Tool
 	byName   map[string]int // server's tool name → index in tools
 	warnings []string
+	// headers are the tools' x-mcp-header annotations, by the server's
+	// tool name (modern servers over HTTP only).
+	headers map[string][]protocol.ParamHeader
 }
 
 func (c *catalog) lookup(tool string) (*Tool, bool) {
@@ -29,18 +32,32 @@ func (c *catalog) lookup(tool string) (*Tool, bool) {
 	return &c.tools[i], true
 }
 
+// paramHeaders returns a tool's x-mcp-header annotations; c may be nil.
+func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
+	if c == nil {
+		return nil
+	}
+	return c.headers[tool]
+}
+
 // buildCatalog filters, trims and namespaces the tools a server listed.
 //
 // known holds the server's tool names selected last time, in order. When
 // MaxTools forces a cut, tools already known are kept before new ones, so a
 // server that grows a tool cannot push an established one out (seed 002,
 // smaller notes); among equals, the server's order decides.
-func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *catalog {
+//
+// With headers (a modern server over HTTP), each tool's x-mcp-header
+// annotations are validated (SEP-2243): a tool with an invalid one is left
+// out with a warning, as the spec requires, so one malformed definition
+// cannot take the others down.
+func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, headers bool) *catalog {
 	c := &catalog{byName: make(map[string]int, len(listed))}
 	include := toSet(spec.IncludeTools)
 	exclude := toSet(spec.ExcludeTools)
 
 	seen := make(map[string]bool, len(listed))
+	paramHeaders := map[string][]protocol.ParamHeader{}
 	candidates := make([]*protocol.Tool, 0, len(listed))
 	for i := range listed {
 		t := &listed[i]
@@ -55,6 +72,14 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *cat
 		seen[t.Name] = true
 		if len(include) > 0 && !include[t.Name] || exclude[t.Name] {
 			continue
+		}
+		if headers {
+			ph, err := protocol.ParamHeaders(t.InputSchema)
+			if err != nil {
+				c.warnings = append(c.warnings, fmt.Sprintf("tool %q left out: %v", t.Name, err))
+				continue
+			}
+			paramHeaders[t.Name] = ph
 		}
 		candidates = append(candidates, t)
 	}
@@ -113,6 +138,12 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string) *cat
 			Icons:        t.Icons,
 			Meta:         rawJSON(t.Meta),
 		})
+		if ph := paramHeaders[t.Name]; ph != nil {
+			if c.headers == nil {
+				c.headers = map[string][]protocol.ParamHeader{}
+			}
+			c.headers[t.Name] = ph
+		}
 	}
 	return c
 }

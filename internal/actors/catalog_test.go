@@ -48,7 +48,7 @@ func TestBuildCatalogSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = "srv"
-			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known)
+			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known, false)
 			if diff := cmp.Diff(tt.want, c.names()); diff != "" {
 				t.Errorf("selection (-want +got):\n%s", diff)
 			}
@@ -69,7 +69,7 @@ func TestBuildCatalogSelection(t *testing.T) {
 
 func TestBuildCatalogLongNameIsReportedNotTruncated(t *testing.T) {
 	long := strings.Repeat("x", 70)
-	c := buildCatalog(&ServerSpec{Name: "srv"}, tools(long), nil)
+	c := buildCatalog(&ServerSpec{Name: "srv"}, tools(long), nil, false)
 	if got := c.tools[0].Name; got != "mcp__srv__"+long {
 		t.Fatalf("name %q was altered", got)
 	}
@@ -86,7 +86,7 @@ func TestBuildCatalogDestructive(t *testing.T) {
 		{Name: "rw-safe", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no, DestructiveHint: &no}},
 		{Name: "rw", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no}},
 	}
-	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil)
+	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false)
 	got := map[string]bool{}
 	for _, tl := range c.tools {
 		got[tl.Tool] = tl.Destructive

@@ -67,6 +67,12 @@ type outMsg struct {
 	kind   outKind
 	id     int64  // outRequest: the id the pending table assigned
 	method string // outRequest, outNotification
+	// modern is the protocol version of a request that carries the modern
+	// _meta (2026-07-28): over HTTP it is sent as MCP-Protocol-Version,
+	// with Mcp-Method, Mcp-Name (name) and Mcp-Param-* (headers).
+	modern  string
+	name    string
+	headers []protocol.HeaderField
 }
 
 func requestOut(id int64, method string, frame []byte) outMsg {

@@ -29,6 +29,9 @@ const (
 	headerSessionID       = "Mcp-Session-Id"
 	headerProtocolVersion = "MCP-Protocol-Version"
 	headerLastEventID     = "Last-Event-ID"
+	// 2026-07-28 (SEP-2243).
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
 )
 
 // connFailed reports that a remote connection is gone (unreachable,
@@ -67,6 +70,21 @@ type httpConn struct {
 	legacyPost string                       // legacy transport: the endpoint to POST to
 	getStarted bool
 	gate       chan struct{} // closed once the standalone GET has its answer
+	era        *modernEra    // set once the server answered server/discover as modern
+}
+
+// setModern tells the connection its server is modern: no session, no GET
+// stream, no resumption.
+func (c *httpConn) setModern(e *modernEra) {
+	c.mu.Lock()
+	c.era = e
+	c.mu.Unlock()
+}
+
+func (c *httpConn) modern() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.era != nil
 }
 
 var _ conn = (*httpConn)(nil)
@@ -137,7 +155,7 @@ func (c *httpConn) close(ctx context.Context) {
 			dctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 			req, err := http.NewRequestWithContext(dctx, http.MethodDelete, c.endpoint, nil)
 			if err == nil {
-				c.setHeaders(req, false)
+				c.setHeaders(req, nil, false)
 				if resp, err := c.client.Do(req); err == nil {
 					drain(resp)
 				}
@@ -184,9 +202,23 @@ func (c *httpConn) dispatch() {
 	}
 }
 
-func (c *httpConn) setHeaders(req *http.Request, afterInit bool) {
+// setHeaders sets a request's headers: the configured ones, then either
+// the modern request headers of m (2026-07-28, SEP-2243) or the legacy
+// session's.
+func (c *httpConn) setHeaders(req *http.Request, m *outMsg, afterInit bool) {
 	for k, v := range c.spec.Headers {
 		req.Header.Set(k, v)
+	}
+	if m != nil && m.modern != "" {
+		req.Header.Set(headerProtocolVersion, m.modern)
+		req.Header.Set(headerMethod, m.method)
+		if m.name != "" {
+			req.Header.Set(headerName, protocol.EncodeHeaderValue(m.name))
+		}
+		for _, h := range m.headers {
+			req.Header.Set(h.Name, h.Value) // Name is Mcp-Param-{name}
+		}
+		return
 	}
 	c.mu.Lock()
 	session, version := c.session, c.version

@@ -69,7 +69,7 @@ func (c *httpConn) post(m outMsg) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	c.setHeaders(req, !isInit)
+	c.setHeaders(req, &m, !isInit)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		c.requestError(ctx, &m, err)
@@ -106,7 +106,7 @@ func (c *httpConn) post(m outMsg) {
 		}
 		return
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		if isRequest {
+		if isRequest && !c.deliverErrorBody(resp, reqID) {
 			c.deliverError(reqID, fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.where(target), c.excerpt(resp.Body)))
 		}
 		return
@@ -150,6 +150,29 @@ func (c *httpConn) readJSON(resp *http.Response, reqID json.RawMessage) {
 	if msg.Kind != protocol.KindResponse || !bytes.Equal(msg.ID, reqID) {
 		c.deliverError(reqID, "the reply carried no response to this request")
 	}
+}
+
+// deliverErrorBody delivers the JSON-RPC error response that an HTTP error
+// status carries for request reqID (a modern server answers 400 with
+// UnsupportedProtocolVersion or HeaderMismatch): era detection and the
+// caller need the error itself, not the status. It reports whether there
+// was one.
+func (c *httpConn) deliverErrorBody(resp *http.Response, reqID json.RawMessage) bool {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return false
+	}
+	msg, err := protocol.Classify(b)
+	if err != nil || msg.Kind != protocol.KindResponse || msg.Error == nil {
+		return false
+	}
+	// A server that could not parse the request answers id null.
+	msg.ID = reqID
+	c.deliverMsg(msg, len(b))
+	return true
 }
 
 // deliverFrame classifies one inbound message and hands it to the actor.

@@ -31,6 +31,11 @@ func (c *httpConn) readStream(ctx context.Context, body io.ReadCloser, reqID jso
 		if done || ctx.Err() != nil {
 			return
 		}
+		if c.modern() {
+			// 2026-07-28 streams are not resumable: the request is lost.
+			c.deliverError(reqID, "the server closed the stream before the response")
+			return
+		}
 		if attempt >= maxResumes || lastID == "" {
 			c.deliverError(reqID, fmt.Sprintf("the server closed the stream before the response (%d reconnection(s))", attempt))
 			return
@@ -112,7 +117,7 @@ func (c *httpConn) consume(body io.Reader, id int64) (done bool, lastID string, 
 // server may otherwise route a call's resumed stream to it.
 func (c *httpConn) ready() {
 	c.mu.Lock()
-	if c.getStarted || c.legacyPost != "" {
+	if c.getStarted || c.legacyPost != "" || c.era != nil {
 		c.mu.Unlock()
 		return
 	}
@@ -186,7 +191,7 @@ func (c *httpConn) get(ctx context.Context, lastID string) (*http.Response, erro
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	c.setHeaders(req, true)
+	c.setHeaders(req, nil, true)
 	if lastID != "" {
 		req.Header.Set(headerLastEventID, lastID)
 	}

@@ -30,8 +30,14 @@ type fakeServer struct {
 	dialErr func(n int) error
 	// initErr, when set, answers initialize on incarnation n with an error.
 	initErr func(n int) *protocol.Error
-	conns   []*fakeConn
-	dialed  chan *fakeConn // every conn, in dial order
+	// discover, when set, answers server/discover on incarnation n: a
+	// frame to write, or nil to stay silent. Unset: -32601, as a legacy
+	// server answers an unknown method.
+	discover func(n int, id json.RawMessage) []byte
+	// ttlMs, when set, is the ttlMs of every tools/list result.
+	ttlMs  *int64
+	conns  []*fakeConn
+	dialed chan *fakeConn // every conn, in dial order
 }
 
 func newFakeServer(t *testing.T, tools ...string) *fakeServer {
@@ -203,8 +209,20 @@ func (c *fakeConn) serve(m outMsg) {
 	c.srv.mu.Lock()
 	tools := slices.Clone(c.srv.tools)
 	initErr := c.srv.initErr
+	discover := c.srv.discover
+	ttl := c.srv.ttlMs
 	c.srv.mu.Unlock()
 	switch msg.Method {
+	case protocol.MethodServerDiscover:
+		if discover == nil {
+			c.write(protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found", nil))
+			return
+		}
+		if frame := discover(c.n, msg.ID); frame != nil {
+			c.write(frame)
+		}
+	case protocol.MethodSubscriptionsListen:
+		// Open until the connection ends, as a real stream is.
 	case protocol.MethodInitialize:
 		if initErr != nil {
 			if e := initErr(c.n); e != nil {
@@ -218,7 +236,7 @@ func (c *fakeConn) serve(m outMsg) {
 			"serverInfo":      map[string]any{"name": "fake", "version": "1"},
 		})
 	case protocol.MethodToolsList:
-		c.result(msg.ID, protocol.ListToolsResult{Tools: tools})
+		c.result(msg.ID, protocol.ListToolsResult{Tools: tools, Cache: protocol.Cache{TTLMs: ttl}})
 	case protocol.MethodToolsCall:
 		var p struct {
 			Name string `json:"name"`

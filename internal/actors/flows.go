@@ -69,6 +69,9 @@ type CallOptions struct {
 	// tool's taskSupport is optional or required. Decided when the call is
 	// sent, so a call queued while its server starts is decided too.
 	Task json.RawMessage
+	// Input is a multi round-trip retry's members of params
+	// ("inputResponses":…,"requestState":…), added as they are.
+	Input json.RawMessage
 }
 
 // progressBuffer is how many notifications a call's subscription holds

@@ -51,6 +51,23 @@ func (m *callMsg) applyTask(t *Tool, serverTasks bool) error {
 	return nil
 }
 
+// addInput makes the tools/call a multi round-trip retry: its params carry
+// input (inputResponses, requestState) beside name, arguments and _meta,
+// byte for byte. A retry is never task-augmented by the host.
+func (m *callMsg) addInput(input json.RawMessage) error {
+	params, err := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      json.RawMessage `json:"_meta,omitempty"`
+	}{m.tool, m.args, m.meta})
+	if err != nil {
+		return fmt.Errorf("tools/call %q: %w", m.tool, err)
+	}
+	params = append(append(append(params[:len(params)-1], ','), input...), '}')
+	m.method, m.params, m.task = protocol.MethodToolsCall, params, nil
+	return nil
+}
+
 // addMeta sets one member of the request's _meta (the progress token).
 func (m *callMsg) addMeta(key string, value json.RawMessage) error {
 	if m.method == "" {

@@ -31,6 +31,8 @@ const (
 	reqInitialize
 	reqToolsList
 	reqSetLevel
+	reqDiscover
+	reqListen
 )
 
 // pendingReq is one request sent to the server and not yet answered.
@@ -170,7 +172,8 @@ func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) boo
 // by the actor, rather than an event for the journal.
 func isPlumbing(method string) bool {
 	switch method {
-	case protocol.MethodLoggingMessage, protocol.MethodToolsListChanged, protocol.MethodCancelled:
+	case protocol.MethodLoggingMessage, protocol.MethodToolsListChanged, protocol.MethodCancelled,
+		protocol.MethodSubscriptionsAcknowledged:
 		return true
 	}
 	return false

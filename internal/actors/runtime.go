@@ -61,6 +61,11 @@ type Runtime struct {
 	registry   *actor.PID
 	snap       atomic.Pointer[snapshot]
 	initParams json.RawMessage
+	caps       protocol.ClientCapabilities // declared in initialize and in every modern request's _meta
+	info       protocol.Implementation
+	// legacyOrigins caches the era verdict of remote servers: the HTTP
+	// origins (scheme://host) that answered as legacy (era.go).
+	legacyOrigins sync.Map
 
 	wg      sync.WaitGroup // goroutines started on behalf of actors
 	closed  atomic.Bool
@@ -102,6 +107,8 @@ func New(opts Options) *Runtime {
 		logger:     logger,
 		logDir:     opts.LogDir,
 		initParams: params,
+		caps:       opts.Capabilities,
+		info:       info,
 		done:       make(chan struct{}),
 		onEvent:    opts.OnEvent,
 		listening:  opts.Listening,

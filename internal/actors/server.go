@@ -48,12 +48,21 @@ type serverActor struct {
 	busy       int           // spawn and stop goroutines not yet reported back
 	stopSelf   bool
 
-	init     protocol.InitializeResult
-	walk     toolWalk
-	known    []string
-	cat      *catalog
-	warnings []string
-	banners  uint64
+	init      protocol.InitializeResult
+	era       *modernEra  // nil: legacy, or not known yet
+	probes    int         // server/discover requests sent this incarnation
+	probeID   int64       // the server/discover in flight
+	probeTmr  *time.Timer // its timeout
+	listenID  int64       // the subscriptions/listen in flight, 0 if none
+	listens   int         // subscriptions/listen opened this incarnation
+	relisten  *time.Timer
+	expires   time.Time // when the catalog's ttlMs ends; zero: no ttl
+	expiryTmr *time.Timer
+	walk      toolWalk
+	known     []string
+	cat       *catalog
+	warnings  []string
+	banners   uint64
 
 	serving map[string]*serving // server requests a handler is at work on, by id
 }
@@ -141,6 +150,15 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		if m.gen == a.gen && a.connDying {
 			a.onDeath(a.lastErr)
 		}
+	case *discoverTimedOut:
+		a.onDiscoverTimeout(m)
+	case *catalogExpired:
+		a.onCatalogExpired(m)
+	case *relistenTick:
+		if m.gen == a.gen && a.state == StateReady && a.listenID == 0 {
+			a.relisten = nil
+			a.listen()
+		}
 	case *startupTimeout:
 		if m.gen == a.gen && (a.state == StateStarting || a.state == StateInitializing) {
 			a.logLifecycle("startup timeout after %s", a.spec.StartupTimeout)
@@ -209,6 +227,9 @@ func (a *serverActor) publish() {
 	}
 	if a.conn != nil {
 		st.PID = a.conn.pid()
+	}
+	if a.state == StateReady {
+		st.CatalogExpires = a.expires
 	}
 	if a.state == StateReady || a.state == StateInitializing {
 		st.ProtocolVersion = a.init.ProtocolVersion

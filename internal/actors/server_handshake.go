@@ -72,24 +72,52 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 	}
 	a.setState(StateInitializing, a.lastErr)
 	a.startTmr = a.after(a.spec.StartupTimeout, &startupTimeout{gen: a.gen})
+	a.handshake()
+}
+
+// handshake finds the server's era (era.go): server/discover, then either
+// the modern path (tools/list with _meta) or initialize.
+func (a *serverActor) handshake() {
+	a.era, a.probes, a.probeID = nil, 0, 0
+	if a.knownLegacy() {
+		a.initialize()
+		return
+	}
+	a.probe(protocol.ModernVersion)
+}
+
+// initialize starts the legacy handshake.
+func (a *serverActor) initialize() {
 	a.request(reqInitialize, protocol.MethodInitialize, a.rt.initParams)
 }
 
-// request sends one host-initiated request (initialize, tools/list).
-func (a *serverActor) request(kind reqKind, method string, params json.RawMessage) {
-	id, err := a.conn.pending().add(&pendingReq{kind: kind})
+// request sends one host-initiated request (initialize, tools/list), with
+// the modern _meta when the server is modern.
+func (a *serverActor) request(kind reqKind, method string, params json.RawMessage) int64 {
+	params, err := withEraMeta(params, a.era)
+	var id int64
 	if err == nil {
-		err = a.conn.send(requestOut(id, method, protocol.AppendRequest(nil, id, method, params)))
+		id, err = a.conn.pending().add(&pendingReq{kind: kind})
+	}
+	if err == nil {
+		out := requestOut(id, method, protocol.AppendRequest(nil, id, method, params))
+		if a.era != nil {
+			out.modern = a.era.version
+		}
+		err = a.conn.send(out)
 	}
 	if err != nil {
 		a.fail(fmt.Errorf("%s: %w", method, err), false)
+		return 0
 	}
+	return id
 }
 
 func (a *serverActor) onInitialized(msg *protocol.Message) {
 	if msg.Error != nil {
 		a.logLifecycle("initialize failed: %v", msg.Error)
-		a.fail(fmt.Errorf("initialize: %w", msg.Error), false)
+		a.forgetLegacy() // the server may have become modern: probe again
+		a.fail(fmt.Errorf("initialize: %w", modernError(msg.Error)), false)
 		return
 	}
 	var res protocol.InitializeResult
@@ -101,6 +129,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 	if err != nil {
 		// A version we cannot speak will not change by restarting.
 		a.logLifecycle("initialize refused: %v", err)
+		a.forgetLegacy()
 		a.fail(fmt.Errorf("initialize: %w", err), true)
 		return
 	}
@@ -173,7 +202,8 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	}
 	listed := a.walk.listed
 	a.walk.listed, a.walk.listing = nil, false
-	cat := buildCatalog(&a.spec, listed, a.known)
+	cat := buildCatalog(&a.spec, listed, a.known, a.era != nil && a.era.http)
+	a.scheduleExpiry(page.TTLMs)
 	if warn != "" {
 		cat.warnings = append(cat.warnings, warn)
 	}
@@ -199,10 +229,101 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	a.entry.catalog.Store(cat)
 	a.recordCatalog(cat)
 	if a.state == StateReady {
-		a.entry.fast.Store(&fastPath{conn: a.conn, cat: cat, tasks: a.init.Capabilities.TaskToolCalls()})
+		a.entry.fast.Store(a.fastPath())
 	}
 	a.publish()
 	a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})
+}
+
+// listen opens subscriptions/listen (2026-07-28) for the list changes the
+// server declared: one long-lived request whose notifications take the
+// place of the legacy GET stream.
+func (a *serverActor) listen() {
+	caps := a.init.Capabilities
+	var f protocol.SubscriptionFilter
+	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
+	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
+	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
+	if f.Empty() {
+		return
+	}
+	params, _ := json.Marshal(protocol.SubscriptionsListenParams{Notifications: f})
+	a.listens++
+	a.listenID = a.request(reqListen, protocol.MethodSubscriptionsListen, params)
+}
+
+// relistenTick reopens subscriptions/listen after it ended.
+type relistenTick struct{ gen uint64 }
+
+// maxRelistenDelay caps the wait before subscriptions/listen is reopened.
+const maxRelistenDelay = 30 * time.Second
+
+// onListenEnded handles the end of subscriptions/listen: a server that
+// refuses it is not asked again; a stream that closed, gracefully or not,
+// is reopened after a delay that doubles with each reopening. A list
+// change missed meanwhile is caught by relisting the tools on reopening.
+func (a *serverActor) onListenEnded(id int64, msg *protocol.Message) {
+	if id != a.listenID || a.state != StateReady {
+		return
+	}
+	a.listenID = 0
+	if msg.Error != nil && (msg.Error.Code == protocol.CodeMethodNotFound || msg.Error.Code == protocol.CodeInvalidParams) {
+		a.slog.Warn("subscriptions/listen refused; list changes will not be seen", "err", msg.Error)
+		a.logLifecycle("warning: subscriptions/listen refused: %v", msg.Error)
+		return
+	}
+	delay := min(time.Second<<min(a.listens-1, 5), maxRelistenDelay)
+	a.logLifecycle("subscriptions/listen ended (%s); reopening in %s", listenEnd(msg), delay)
+	stopTimer(&a.relisten)
+	a.relisten = a.after(delay, &relistenTick{gen: a.gen})
+	if !a.walk.listing {
+		a.listTools()
+	}
+}
+
+func listenEnd(msg *protocol.Message) string {
+	if msg.Error != nil {
+		return msg.Error.Error()
+	}
+	return "closed by the server"
+}
+
+// fastPath is what callers need to send without the actor.
+func (a *serverActor) fastPath() *fastPath {
+	return &fastPath{conn: a.conn, cat: a.cat, tasks: a.init.Capabilities.TaskToolCalls(), era: a.era}
+}
+
+// scheduleExpiry refetches the catalog when the ttlMs of the tools/list
+// result that built it ends (SEP-2549). A missing or zero ttl sets no
+// timer: the catalog then changes only on list_changed.
+func (a *serverActor) scheduleExpiry(ttlMs *int64) {
+	stopTimer(&a.expiryTmr)
+	a.expires = time.Time{}
+	if ttlMs == nil || *ttlMs <= 0 {
+		return
+	}
+	ttl := max(time.Duration(*ttlMs)*time.Millisecond, minCatalogTTL)
+	a.expires = time.Now().Add(ttl)
+	a.expiryTmr = a.after(ttl, &catalogExpired{gen: a.gen})
+}
+
+// minCatalogTTL floors a server's ttlMs, so a tiny ttl cannot make the
+// host list tools in a loop.
+const minCatalogTTL = time.Second
+
+// catalogExpired fires when the catalog's ttl ended.
+type catalogExpired struct{ gen uint64 }
+
+func (a *serverActor) onCatalogExpired(m *catalogExpired) {
+	if m.gen != a.gen || a.state != StateReady {
+		return
+	}
+	a.expiryTmr = nil
+	if a.walk.listing {
+		a.walk.relist = true
+		return
+	}
+	a.listTools()
 }
 
 func (a *serverActor) becomeReady(cat *catalog) {
@@ -217,9 +338,12 @@ func (a *serverActor) becomeReady(cat *catalog) {
 		a.init.ProtocolVersion, len(a.cat.tools))
 	a.recordLifecycle("ready", fmt.Sprintf("%s %s, protocol %s, %d tool(s)", a.init.ServerInfo.Name,
 		a.init.ServerInfo.Version, a.init.ProtocolVersion, len(a.cat.tools)), a.conn.pid(), nil)
+	if a.era != nil {
+		a.listen() // before the state is published: first on the wire
+	}
 	a.setState(StateReady, "")
 	a.conn.ready()
-	a.entry.fast.Store(&fastPath{conn: a.conn, cat: a.cat, tasks: a.init.Capabilities.TaskToolCalls()})
+	a.entry.fast.Store(a.fastPath())
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {

@@ -31,7 +31,7 @@ func (a *serverActor) sendCall(m *callMsg) {
 		m.reply <- callReply{err: err}
 		return
 	}
-	if err := startCall(a.conn, m); err != nil {
+	if err := startCall(a.conn, m, a.era, a.cat.paramHeaders(m.tool)); err != nil {
 		m.reply <- callReply{err: fmt.Errorf("server %q: %w", a.spec.Name, err)}
 	}
 }
@@ -51,7 +51,10 @@ func (a *serverActor) onCancel(m *cancelMsg) {
 		RequestID: json.RawMessage(strconv.FormatInt(m.call.id, 10)),
 		Reason:    m.reason,
 	})
-	_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
+	if a.era == nil || !a.era.http {
+		// Over modern HTTP, closing the request's stream is the signal.
+		_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
+	}
 	a.conn.abandon(m.call.id)
 }
 
@@ -73,6 +76,12 @@ func (a *serverActor) onResponse(m *responseMsg) {
 		a.onInitialized(&m.msg)
 	case reqToolsList:
 		a.onToolsPage(&m.msg)
+	case reqDiscover:
+		if a.state == StateInitializing && m.req.id == a.probeID {
+			a.onDiscovered(&m.msg)
+		}
+	case reqListen:
+		a.onListenEnded(m.req.id, &m.msg)
 	case reqSetLevel:
 		if m.msg.Error != nil {
 			a.slog.Warn("logging/setLevel refused", "level", a.spec.LogLevel, "err", m.msg.Error)
@@ -116,6 +125,8 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		a.listTools()
 	case protocol.MethodCancelled:
 		a.cancelServing(msg.Params)
+	case protocol.MethodSubscriptionsAcknowledged:
+		a.logLifecycle("subscriptions/listen acknowledged: %s", msg.Params)
 	default:
 		if fn := a.rt.notify[msg.Method]; fn != nil {
 			fn(a.spec.Name, msg.Params)

@@ -78,6 +78,11 @@ func (a *serverActor) fail(cause error, permanent bool) {
 func (a *serverActor) dropConn(err error) {
 	stopTimer(&a.startTmr)
 	stopTimer(&a.graceTmr)
+	stopTimer(&a.probeTmr)
+	stopTimer(&a.expiryTmr)
+	stopTimer(&a.relisten)
+	a.expires = time.Time{}
+	a.listenID, a.listens, a.probeID = 0, 0, 0
 	a.entry.fast.Store(nil)
 	a.stopServing()
 	if a.conn != nil {

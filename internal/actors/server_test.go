@@ -135,7 +135,8 @@ func TestServerHandshakeToReady(t *testing.T) {
 		}
 		synctest.Wait()
 		c := h.srv.last()
-		want := []string{protocol.MethodInitialize, protocol.MethodInitialized, protocol.MethodToolsList}
+		// The fake answers server/discover as a legacy server does (-32601).
+		want := []string{protocol.MethodServerDiscover, protocol.MethodInitialize, protocol.MethodInitialized, protocol.MethodToolsList}
 		if diff := cmp.Diff(want, c.methods()); diff != "" {
 			t.Errorf("handshake (-want +got):\n%s", diff)
 		}

@@ -40,8 +40,11 @@ type ServerStatus struct {
 	Instructions    string                      `json:"instructions,omitempty"`
 	Capabilities    protocol.ServerCapabilities `json:"capabilities,omitzero"` // what the server declared in initialize
 	Tools           int                         `json:"tools"`
-	Warnings        []string                    `json:"warnings,omitempty"`    // catalog problems: over-long names, duplicates, truncated listing
-	BannerLines     uint64                      `json:"bannerLines,omitempty"` // non-JSON stdout lines skipped
+	// CatalogExpires is when the tool catalog's ttlMs ends and the host
+	// lists the tools again (2026-07-28 servers that set one).
+	CatalogExpires time.Time `json:"catalogExpires,omitzero"`
+	Warnings       []string  `json:"warnings,omitempty"`    // catalog problems: over-long names, duplicates, truncated listing
+	BannerLines    uint64    `json:"bannerLines,omitempty"` // non-JSON stdout lines skipped
 }
 
 // Tool is one tool in the host's catalog, already namespaced and trimmed.

@@ -1,0 +1,142 @@
+package mcpvisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Multi round-trip requests (2026-07-28, SEP-2322). A modern server that
+// needs something of the client during a tools/call, prompts/get or
+// resources/read answers with resultType "input_required": requests
+// (elicitation, sampling, roots) for the client to fulfil, and an opaque
+// requestState. The host fulfils them with the same handlers that answer a
+// legacy server's own requests, then sends the original request again, with
+// a new id, the answers under the same keys and requestState as it came.
+// The server may ask again; the rounds are bounded.
+
+// DefaultMaxInputRounds bounds the rounds of one request
+// (Options.MaxInputRounds).
+const DefaultMaxInputRounds = 16
+
+// ErrInputRounds: the server still asked for input after the most rounds
+// the host allows (Options.MaxInputRounds).
+var ErrInputRounds = errors.New("too many input rounds")
+
+// inputStage runs a tools/call's rounds. Each round is a request of its
+// own, with its own timeout: the time a person takes to answer is not the
+// server's, so no call timeout runs while they do.
+func (h *Host) inputStage(next CallFunc) CallFunc {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		for round := 1; ; round++ {
+			res, err := next(ctx, c)
+			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) {
+				return res, err
+			}
+			if c.input, err = h.inputRound(ctx, c.Server, c.asker, c.raw, round); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Tool, err)
+			}
+		}
+	}
+}
+
+// inputRound fulfils the input requests of one input_required result and
+// returns the members the retry carries: inputResponses and requestState
+// (byte for byte as the server wrote it). owner is the call's own asker,
+// if it has one.
+func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw json.RawMessage, round int) (json.RawMessage, error) {
+	max := h.opts.MaxInputRounds
+	if max <= 0 {
+		max = DefaultMaxInputRounds
+	}
+	if round > max {
+		return nil, fmt.Errorf("%w: the server still asks for input after %d rounds", ErrInputRounds, max)
+	}
+	var r protocol.InputRequiredResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("malformed input_required result: %w", err)
+	}
+	if len(r.InputRequests) == 0 && len(r.RequestState) == 0 {
+		return nil, errors.New("the server asked for input without inputRequests or requestState")
+	}
+	responses := make(map[string]json.RawMessage, len(r.InputRequests))
+	keys := make([]string, 0, len(r.InputRequests))
+	for k := range r.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // a person sees the questions in a stable order
+	for _, key := range keys {
+		req := r.InputRequests[key]
+		res, err := h.fulfil(ctx, server, owner, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// Left out: the server asks again or says what is missing.
+			h.opts.Logger.Warn("input request not fulfilled", "server", server, "key", key, "method", req.Method, "err", err)
+			continue
+		}
+		responses[key] = res
+	}
+	out := []byte{}
+	if len(r.InputRequests) > 0 {
+		b, err := json.Marshal(responses)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `"inputResponses":`...), b...)
+	}
+	if len(r.RequestState) > 0 {
+		if len(out) > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(out, `"requestState":`...), r.RequestState...)
+	}
+	return out, nil
+}
+
+// fulfil answers one input request with the handler a legacy server's
+// request of that method gets, preferring the call's own.
+func (h *Host) fulfil(ctx context.Context, server string, owner *asker, req protocol.InputRequest) (json.RawMessage, error) {
+	mine := func() *asker { return owner }
+	switch req.Method {
+	case protocol.MethodElicitationCreate:
+		if h.opts.Elicitation == nil && !h.opts.Inbox && (owner == nil || owner.handle == nil) {
+			return nil, errors.New("this host does not declare elicitation")
+		}
+		return h.elicit(ctx, server, req.Params, func(*ElicitationRequest) *asker { return mine() })
+	case protocol.MethodSamplingCreateMessage:
+		return h.sample(ctx, server, req.Params, func(json.RawMessage) *asker { return mine() })
+	case protocol.MethodRootsList:
+		if h.opts.Roots == nil {
+			return nil, errors.New("this host does not declare roots")
+		}
+		return h.serveRoots(ctx, actors.ServerRequest{Server: server, Method: req.Method, Params: req.Params})
+	}
+	return nil, fmt.Errorf("unknown input request method %q", req.Method)
+}
+
+// withInput returns a request's params with one round's members added.
+func withInput(params, input json.RawMessage) json.RawMessage {
+	if len(input) == 0 {
+		return params
+	}
+	params = bytes.TrimSpace(params)
+	if len(params) < 2 || params[len(params)-1] != '}' {
+		return append(append([]byte{'{'}, input...), '}')
+	}
+	body := bytes.TrimSpace(params[:len(params)-1])
+	out := make([]byte, 0, len(params)+len(input)+1)
+	out = append(out, body...)
+	if len(body) > 1 { // not just "{"
+		out = append(out, ',')
+	}
+	out = append(out, input...)
+	return append(out, '}')
+}

@@ -1,0 +1,251 @@
+package actors
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Era detection (2026-07-28, basic/versioning): every incarnation of a server
+// is probed with server/discover before anything else. A DiscoverResult that
+// lists a modern revision we speak, or a recognised modern error, means
+// modern: no initialize, no session, the _meta below on every request. Any
+// other error, or no answer within discoverTimeout, means legacy: the
+// initialize handshake follows, as for every server before 2026-07-28. The
+// fallback is never keyed to one error code.
+//
+// The verdict "legacy" is cached per HTTP origin (Runtime.legacyOrigins), so
+// a restart of a legacy remote server goes straight to initialize; when that
+// initialize fails the entry is dropped and the next start probes again. A
+// stdio incarnation is a new process and is always probed.
+
+// discoverTimeout bounds the wait for a server/discover answer: a legacy
+// server may ignore a request that precedes initialize.
+const discoverTimeout = 3 * time.Second
+
+// maxDiscoverProbes bounds the discover requests of one incarnation: a
+// server answering UnsupportedProtocolVersion is asked again once, with a
+// version from its list.
+const maxDiscoverProbes = 2
+
+// modernEra is what requests to a modern server carry. It never changes for
+// a connection once set, and is shared by the actor and the fast path.
+type modernEra struct {
+	version string
+	meta    json.RawMessage // the _meta object of every request
+	http    bool            // the transport mirrors names and params into headers
+}
+
+// probe sends server/discover at version.
+func (a *serverActor) probe(version string) {
+	a.probes++
+	era := a.newEra(version)
+	params := append(append([]byte(`{"_meta":`), era.meta...), '}')
+	id, err := a.conn.pending().add(&pendingReq{kind: reqDiscover})
+	if err == nil {
+		a.probeID = id
+		out := requestOut(id, protocol.MethodServerDiscover, protocol.AppendRequest(nil, id, protocol.MethodServerDiscover, params))
+		out.modern = version
+		err = a.conn.send(out)
+	}
+	if err != nil {
+		a.fail(fmt.Errorf("server/discover: %w", err), false)
+		return
+	}
+	stopTimer(&a.probeTmr)
+	a.probeTmr = a.after(min(discoverTimeout, a.spec.StartupTimeout), &discoverTimedOut{gen: a.gen, id: id})
+}
+
+func (a *serverActor) newEra(version string) *modernEra {
+	return &modernEra{
+		version: version,
+		meta:    protocol.ModernMeta(version, a.rt.caps, a.rt.info, a.spec.LogLevel),
+		http:    a.spec.Transport == TransportHTTP,
+	}
+}
+
+// discoverTimedOut fires when server/discover went unanswered.
+type discoverTimedOut struct {
+	gen uint64
+	id  int64
+}
+
+func (a *serverActor) onDiscoverTimeout(m *discoverTimedOut) {
+	if m.gen != a.gen || a.state != StateInitializing || a.conn == nil || a.probeID != m.id {
+		return
+	}
+	if a.conn.pending().take(m.id) == nil {
+		return // answered meanwhile
+	}
+	a.probeID = 0
+	a.logLifecycle("no answer to server/discover within %s: a legacy server", discoverTimeout)
+	a.goLegacy()
+}
+
+// onDiscovered handles the answer to server/discover.
+func (a *serverActor) onDiscovered(msg *protocol.Message) {
+	stopTimer(&a.probeTmr)
+	a.probeID = 0
+	if msg.Error != nil {
+		if !protocol.IsModernError(msg.Error) {
+			a.logLifecycle("server/discover refused (%v): a legacy server", msg.Error)
+			a.goLegacy()
+			return
+		}
+		if msg.Error.Code == protocol.CodeUnsupportedProtocolVersion {
+			var data protocol.UnsupportedVersionData
+			_ = json.Unmarshal(msg.Error.Data, &data)
+			v, modern := protocol.ChooseVersion(data.Supported)
+			switch {
+			case modern && a.probes < maxDiscoverProbes:
+				a.logLifecycle("server/discover: the server asks for protocol %s", v)
+				a.probe(v)
+				return
+			case v != "" && !modern:
+				// A dual-era server that does not serve our modern
+				// revision: its legacy one is spoken through initialize.
+				a.logLifecycle("server/discover: the server speaks %v; using the legacy handshake", data.Supported)
+				a.initialize()
+				return
+			}
+			err := fmt.Errorf("server/discover: %w: the server speaks %v, we speak %v and %v",
+				protocol.ErrUnsupportedVersion, data.Supported, protocol.ModernVersions, protocol.SupportedVersions)
+			a.logLifecycle("%v", err)
+			a.fail(err, true)
+			return
+		}
+		a.logLifecycle("server/discover failed: %v", msg.Error)
+		a.fail(fmt.Errorf("server/discover: %w", modernError(msg.Error)), false)
+		return
+	}
+	var res protocol.DiscoverResult
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		a.logLifecycle("server/discover: malformed result (%v): a legacy server", err)
+		a.goLegacy()
+		return
+	}
+	v, modern := protocol.ChooseVersion(res.SupportedVersions)
+	if !modern {
+		// A server may answer discover and still negotiate only legacy.
+		a.logLifecycle("server/discover lists %v: using the legacy handshake", res.SupportedVersions)
+		a.initialize()
+		return
+	}
+	a.era = a.newEra(v)
+	a.init = protocol.InitializeResult{
+		ProtocolVersion: v,
+		Capabilities:    res.Capabilities,
+		ServerInfo:      res.Info(),
+		Instructions:    res.Instructions,
+		Meta:            res.Meta,
+	}
+	if c, ok := a.conn.(interface{ setModern(*modernEra) }); ok {
+		c.setModern(a.era)
+	}
+	a.logLifecycle("server/discover: protocol %s (server supports %v)", v, res.SupportedVersions)
+	if a.spec.LogLevel != "" && res.Capabilities.LoggingDeclared() {
+		a.logLifecycle("log level %s is sent with every request", a.spec.LogLevel)
+	}
+	a.listTools()
+}
+
+// goLegacy records the legacy verdict and starts the initialize handshake.
+func (a *serverActor) goLegacy() {
+	if o := a.origin(); o != "" {
+		a.rt.legacyOrigins.Store(o, true)
+	}
+	a.initialize()
+}
+
+// origin is the cache key of an HTTP server's era: scheme://host of its URL.
+func (a *serverActor) origin() string {
+	if a.spec.Transport == TransportStdio {
+		return ""
+	}
+	u, err := url.Parse(a.spec.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// knownLegacy reports whether this server's origin answered as legacy before.
+func (a *serverActor) knownLegacy() bool {
+	if a.spec.Transport == TransportSSE {
+		return true // the HTTP+SSE transport exists only in the legacy era
+	}
+	o := a.origin()
+	if o == "" {
+		return false
+	}
+	_, ok := a.rt.legacyOrigins.Load(o)
+	return ok
+}
+
+// forgetLegacy drops a cached legacy verdict whose handshake failed: the
+// next start probes again.
+func (a *serverActor) forgetLegacy() {
+	if o := a.origin(); o != "" {
+		a.rt.legacyOrigins.Delete(o)
+	}
+}
+
+// withEraMeta returns a request's params with the modern _meta joined in:
+// the request's own _meta members (a progress token) are kept.
+func withEraMeta(params json.RawMessage, era *modernEra) (json.RawMessage, error) {
+	if era == nil {
+		return params, nil
+	}
+	if len(params) == 0 {
+		return append(append([]byte(`{"_meta":`), era.meta...), '}'), nil
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	meta, err := protocol.JoinMeta(era.meta, p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.MergeMeta(params, "_meta", meta)
+}
+
+// Typed errors for the 2026-07-28 error codes.
+var (
+	// ErrHeaderMismatch: the server found the request's HTTP headers
+	// missing or not matching its body (-32020).
+	ErrHeaderMismatch = errors.New("header mismatch")
+	// ErrMissingClientCapability: the request needs a client capability
+	// the host did not declare (-32021).
+	ErrMissingClientCapability = errors.New("missing client capability")
+)
+
+// modernError wraps a 2026-07-28 error in its sentinel, keeping the
+// server's message; other errors are returned as they are.
+func modernError(e *protocol.Error) error {
+	switch e.Code {
+	case protocol.CodeHeaderMismatch:
+		return &codedError{kind: ErrHeaderMismatch, err: e}
+	case protocol.CodeMissingClientCapability:
+		return &codedError{kind: ErrMissingClientCapability, err: e}
+	case protocol.CodeUnsupportedProtocolVersion:
+		return &codedError{kind: protocol.ErrUnsupportedVersion, err: e}
+	}
+	return e
+}
+
+// codedError is a server's JSON-RPC error under a sentinel: errors.Is
+// matches the sentinel, errors.As still finds the *protocol.Error.
+type codedError struct {
+	kind error
+	err  *protocol.Error
+}
+
+func (e *codedError) Error() string   { return e.kind.Error() + ": " + e.err.Error() }
+func (e *codedError) Unwrap() []error { return []error{e.kind, e.err} }

@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// discoverResult answers server/discover as a server speaking versions.
+func discoverResult(id json.RawMessage, versions ...string) []byte {
+	res, _ := json.Marshal(map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": versions,
+		"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
+		"_meta":             map[string]any{protocol.MetaServerInfo: map[string]any{"name": "modern-fake", "version": "2"}},
+	})
+	return protocol.AppendResult(nil, id, res)
+}
+
+func modernFake(t *testing.T, tools ...string) *fakeServer {
+	srv := newFakeServer(t, tools...)
+	srv.discover = func(_ int, id json.RawMessage) []byte {
+		return discoverResult(id, protocol.ModernVersion, "2025-11-25")
+	}
+	return srv
+}
+
+// metaVersion returns the protocol version in a request's _meta.
+func metaVersion(t *testing.T, m protocol.Message) string {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		t.Fatalf("%s params: %v", m.Method, err)
+	}
+	for _, k := range []string{protocol.MetaClientCapabilities, protocol.MetaClientInfo} {
+		if p.Meta[k] == nil {
+			t.Errorf("%s: _meta has no %s: %s", m.Method, k, m.Params)
+		}
+	}
+	var v string
+	_ = json.Unmarshal(p.Meta[protocol.MetaProtocolVersion], &v)
+	return v
+}
+
+func TestEraModernServerSkipsInitialize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startFake(t, modernFake(t, "echo"), ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		if _, err := h.call("echo", nil); err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		synctest.Wait()
+		c := h.srv.last()
+		want := []string{protocol.MethodServerDiscover, protocol.MethodToolsList, protocol.MethodSubscriptionsListen, protocol.MethodToolsCall}
+		if diff := cmp.Diff(want, c.methods()); diff != "" {
+			t.Errorf("modern handshake (-want +got):\n%s", diff)
+		}
+		for _, method := range want {
+			for _, m := range c.sent(method) {
+				if v := metaVersion(t, m); v != protocol.ModernVersion {
+					t.Errorf("%s carries protocol version %q, want %q", method, v, protocol.ModernVersion)
+				}
+			}
+		}
+		st := h.status()
+		if st.ProtocolVersion != protocol.ModernVersion || st.ServerInfo.Name != "modern-fake" {
+			t.Errorf("status: protocol %q, server %q; want %s, modern-fake", st.ProtocolVersion, st.ServerInfo.Name, protocol.ModernVersion)
+		}
+	})
+}
+
+func TestEraSilentServerIsLegacy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		// A legacy server that ignores whatever precedes initialize.
+		srv.discover = func(int, json.RawMessage) []byte { return nil }
+		start := time.Now()
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		if waited := time.Since(start); waited != discoverTimeout {
+			t.Errorf("ready after %s, want the discover timeout %s", waited, discoverTimeout)
+		}
+		if got := h.status().ProtocolVersion; got != protocol.ProtocolVersion {
+			t.Errorf("protocol %q, want %q", got, protocol.ProtocolVersion)
+		}
+		if n := len(h.srv.last().sent(protocol.MethodInitialize)); n != 1 {
+			t.Errorf("%d initialize, want 1", n)
+		}
+	})
+}
+
+func TestEraUnsupportedVersionIsRetriedNotFallenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		calls := 0
+		srv.discover = func(_ int, id json.RawMessage) []byte {
+			calls++
+			if calls == 1 {
+				data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: []string{protocol.ModernVersion}, Requested: "x"})
+				return protocol.AppendError(nil, id, protocol.CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
+			}
+			return discoverResult(id, protocol.ModernVersion)
+		}
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		c := h.srv.last()
+		if n := len(c.sent(protocol.MethodServerDiscover)); n != 2 {
+			t.Errorf("%d server/discover, want 2 (the second at the advertised version)", n)
+		}
+		if n := len(c.sent(protocol.MethodInitialize)); n != 0 {
+			t.Errorf("a modern error fell back to initialize (%d sent)", n)
+		}
+	})
+}
+
+func TestEraDiscoverListingOnlyLegacyUsesInitialize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		srv.discover = func(_ int, id json.RawMessage) []byte { return discoverResult(id, "2025-06-18") }
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		if n := len(h.srv.last().sent(protocol.MethodInitialize)); n != 1 {
+			t.Errorf("%d initialize, want 1", n)
+		}
+	})
+}
+
+func TestEraNoCommonVersionFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		srv.discover = func(_ int, id json.RawMessage) []byte {
+			data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: []string{"2099-01-01"}})
+			return protocol.AppendError(nil, id, protocol.CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
+		}
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err == nil {
+			t.Fatal("WaitReady succeeded with no common protocol version")
+		}
+		st := h.status()
+		if st.State != StateFailed || !strings.Contains(st.LastError, protocol.ErrUnsupportedVersion.Error()) {
+			t.Errorf("state %s (%s), want failed for an unsupported version (it does not heal by restarting)", st.State, st.LastError)
+		}
+	})
+}
+
+func TestEraCatalogRefetchedWhenTTLEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := modernFake(t, "echo")
+		ttl := int64(60_000)
+		srv.ttlMs = &ttl
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		synctest.Wait()
+		c := h.srv.last()
+		if exp := h.status().CatalogExpires; !exp.Equal(time.Now().Add(time.Minute)) {
+			t.Errorf("catalog expires %v, want in a minute (%v)", exp, time.Now().Add(time.Minute))
+		}
+		for range 5 { // calls do not refetch the catalog
+			if _, err := h.call("echo", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if n := len(c.sent(protocol.MethodToolsList)); n != 1 {
+			t.Fatalf("%d tools/list before the ttl ended, want 1", n)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := len(c.sent(protocol.MethodToolsList)); n != 2 {
+			t.Errorf("%d tools/list after the ttl ended, want 2", n)
+		}
+	})
+}
