@@ -127,7 +127,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		Progress:               c.progress,
 		Input:                  c.input,
 	}
-	raw, err := h.rt.Call(ctx, c.Tool, c.Arguments, nil, ro)
+	raw, err := h.rt.Call(ctx, c.Tool, c.Arguments, traceMeta(ctx), ro)
 	c.raw = raw
 	return nil, err
 }

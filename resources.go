@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -111,15 +112,37 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) ([]Resource
 //
 // Subscriptions belong to the server's session: after a restart of the
 // server they are gone, and must be made again.
+//
+// A 2026-07-28 server has no resources/subscribe: the uri joins the filter
+// of its subscriptions/listen stream instead, and is asked for again after
+// the server restarts.
 func (h *Host) SubscribeResource(ctx context.Context, server, uri string) error {
-	return h.request(ctx, server, protocol.MethodResourcesSubscribe, uri, needSubscribe,
-		protocol.SubscribeParams{URI: uri}, nil)
+	return h.subscribe(ctx, server, uri, true)
 }
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
 func (h *Host) UnsubscribeResource(ctx context.Context, server, uri string) error {
-	return h.request(ctx, server, protocol.MethodResourcesUnsubscribe, uri, needSubscribe,
-		protocol.SubscribeParams{URI: uri}, nil)
+	return h.subscribe(ctx, server, uri, false)
+}
+
+func (h *Host) subscribe(ctx context.Context, server, uri string, on bool) error {
+	method := protocol.MethodResourcesSubscribe
+	if !on {
+		method = protocol.MethodResourcesUnsubscribe
+	}
+	if st, ok := h.rt.ServerStatus(server); ok && st.State == StateReady && protocol.IsModern(st.ProtocolVersion) {
+		if err := h.supports(server, method, uri, needSubscribe); err != nil {
+			return err
+		}
+		err := h.rt.SubscribeResource(ctx, server, uri, on)
+		if !errors.Is(err, actors.ErrLegacySubscribe) {
+			if err != nil {
+				return opError(server, method, uri, err)
+			}
+			return nil
+		}
+	}
+	return h.request(ctx, server, method, uri, needSubscribe, protocol.SubscribeParams{URI: uri}, nil)
 }
 
 // GetPrompt renders a prompt with its arguments (prompts/get; args may be

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -215,16 +214,6 @@ func withEraMeta(params json.RawMessage, era *modernEra) (json.RawMessage, error
 	}
 	return protocol.MergeMeta(params, "_meta", meta)
 }
-
-// Typed errors for the 2026-07-28 error codes.
-var (
-	// ErrHeaderMismatch: the server found the request's HTTP headers
-	// missing or not matching its body (-32020).
-	ErrHeaderMismatch = errors.New("header mismatch")
-	// ErrMissingClientCapability: the request needs a client capability
-	// the host did not declare (-32021).
-	ErrMissingClientCapability = errors.New("missing client capability")
-)
 
 // modernError wraps a 2026-07-28 error in its sentinel, keeping the
 // server's message; other errors are returned as they are.

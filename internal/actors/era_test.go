@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -190,4 +192,73 @@ func TestEraCatalogRefetchedWhenTTLEnds(t *testing.T) {
 			t.Errorf("%d tools/list after the ttl ended, want 2", n)
 		}
 	})
+}
+
+func TestEraResourceSubscriptionsRideTheListenStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		srv.discover = func(_ int, id json.RawMessage) []byte {
+			res, _ := json.Marshal(map[string]any{
+				"supportedVersions": []string{protocol.ModernVersion},
+				"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{"subscribe": true}},
+			})
+			return protocol.AppendResult(nil, id, res)
+		}
+		h := startFake(t, srv, ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		if err := h.rt.SubscribeResource(context.Background(), "fake", "file:///a", true); err != nil {
+			t.Fatalf("SubscribeResource: %v", err)
+		}
+		synctest.Wait()
+		c := h.srv.last()
+		listens := c.sent(protocol.MethodSubscriptionsListen)
+		if len(listens) != 2 {
+			t.Fatalf("%d subscriptions/listen, want 2 (the first replaced by one with the resource)", len(listens))
+		}
+		var p struct {
+			Notifications protocol.SubscriptionFilter `json:"notifications"`
+		}
+		if err := json.Unmarshal(listens[1].Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"file:///a"}; !cmp.Equal(p.Notifications.ResourceSubscriptions, want) || !p.Notifications.ToolsListChanged {
+			t.Errorf("second listen asks for %+v, want tools list changes and %v", p.Notifications, want)
+		}
+		first, _ := listens[0].IntID()
+		var cancelled bool
+		for _, m := range c.sent(protocol.MethodCancelled) {
+			var cp protocol.CancelledParams
+			_ = json.Unmarshal(m.Params, &cp)
+			cancelled = cancelled || string(cp.RequestID) == strconv.FormatInt(first, 10)
+		}
+		if !cancelled {
+			t.Error("the first listen was not cancelled")
+		}
+		// A legacy server is asked with resources/subscribe instead.
+		legacy := startFakeNamed(t, newFakeServer(t, "echo"), "old")
+		if err := legacy.rt.WaitReady(context.Background(), "old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := legacy.rt.SubscribeResource(context.Background(), "old", "file:///a", true); !errors.Is(err, ErrLegacySubscribe) {
+			t.Errorf("legacy SubscribeResource: %v, want ErrLegacySubscribe", err)
+		}
+	})
+}
+
+// startFakeNamed is startFake under another server name.
+func startFakeNamed(t *testing.T, srv *fakeServer, name string) *harness {
+	t.Helper()
+	h := &harness{t: t, srv: srv, ev: &eventLog{}, t0: time.Now()}
+	h.rt = New(Options{dial: srv.dial})
+	t.Cleanup(func() {
+		if err := h.rt.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	if err := h.rt.Register(context.Background(), ServerSpec{Name: name, Command: "fake-server", Enabled: true}); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	return h
 }

@@ -16,4 +16,14 @@ var (
 	ErrClosed            = errors.New("host closed")
 	ErrDuplicateServer   = errors.New("server already exists")
 	ErrSessionExpired    = errors.New("session expired")
+
+	// The 2026-07-28 error codes. ErrHeaderMismatch: the server found the
+	// request's HTTP headers missing or not matching its body (-32020).
+	// ErrMissingClientCapability: the request needs a client capability
+	// the host did not declare (-32021).
+	ErrHeaderMismatch          = errors.New("header mismatch")
+	ErrMissingClientCapability = errors.New("missing client capability")
+	// ErrLegacySubscribe: SubscribeResource was asked of a server that is
+	// not modern; a legacy server takes resources/subscribe.
+	ErrLegacySubscribe = errors.New("not a modern server: use resources/subscribe")
 )

@@ -291,6 +291,27 @@ func indexOf(order []*serverEntry, name string) int {
 
 // Notify sends a notification to every connected server (e.g.
 // notifications/roots/list_changed).
+// SubscribeResource adds (on) or removes uri from the resources a modern
+// server reports updates of on its subscriptions/listen stream. It fails
+// with ErrLegacySubscribe for a server that is not modern (or not yet
+// known to be): ask it with resources/subscribe instead.
+func (r *Runtime) SubscribeResource(ctx context.Context, server, uri string, on bool) error {
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return errUnknownServer(server)
+	}
+	m := &resourceSubMsg{uri: uri, on: on, reply: make(chan error, 1)}
+	r.send(e.pid, m)
+	select {
+	case err := <-m.reply:
+		return err
+	case <-e.stopped:
+		return fmt.Errorf("%w: server %q was stopped", ErrUnavailable, server)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (r *Runtime) Notify(method string, params json.RawMessage) {
 	for _, e := range r.snap.Load().order {
 		r.send(e.pid, &notifyMsg{method: method, params: params})

@@ -48,21 +48,24 @@ type serverActor struct {
 	busy       int           // spawn and stop goroutines not yet reported back
 	stopSelf   bool
 
-	init      protocol.InitializeResult
-	era       *modernEra  // nil: legacy, or not known yet
-	probes    int         // server/discover requests sent this incarnation
-	probeID   int64       // the server/discover in flight
-	probeTmr  *time.Timer // its timeout
-	listenID  int64       // the subscriptions/listen in flight, 0 if none
-	listens   int         // subscriptions/listen opened this incarnation
-	relisten  *time.Timer
-	expires   time.Time // when the catalog's ttlMs ends; zero: no ttl
-	expiryTmr *time.Timer
-	walk      toolWalk
-	known     []string
-	cat       *catalog
-	warnings  []string
-	banners   uint64
+	init     protocol.InitializeResult
+	era      *modernEra  // nil: legacy, or not known yet
+	probes   int         // server/discover requests sent this incarnation
+	probeID  int64       // the server/discover in flight
+	probeTmr *time.Timer // its timeout
+	listenID int64       // the subscriptions/listen in flight, 0 if none
+	listens  int         // subscriptions/listen opened this incarnation
+	relisten *time.Timer
+	// resourceSubs are the resources a modern server reports updates of,
+	// kept across incarnations: each new listen asks for them again.
+	resourceSubs map[string]bool
+	expires      time.Time // when the catalog's ttlMs ends; zero: no ttl
+	expiryTmr    *time.Timer
+	walk         toolWalk
+	known        []string
+	cat          *catalog
+	warnings     []string
+	banners      uint64
 
 	serving map[string]*serving // server requests a handler is at work on, by id
 }
@@ -107,7 +110,9 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *serverReplied:
 		a.onServerReplied(m)
 	case *notifyMsg:
-		if a.state == StateReady {
+		// A modern server has no notifications from the client (roots
+		// list changes are gone in 2026-07-28).
+		if a.state == StateReady && a.era == nil {
 			a.sendOut(notificationOut(m.method, m.params))
 		}
 	case *actor.Started:
@@ -154,6 +159,8 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onDiscoverTimeout(m)
 	case *catalogExpired:
 		a.onCatalogExpired(m)
+	case *resourceSubMsg:
+		a.onResourceSub(m)
 	case *relistenTick:
 		if m.gen == a.gen && a.state == StateReady && a.listenID == 0 {
 			a.relisten = nil

@@ -3,6 +3,8 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -244,12 +246,63 @@ func (a *serverActor) listen() {
 	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
 	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
 	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		for uri := range a.resourceSubs {
+			f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
+		}
+		slices.Sort(f.ResourceSubscriptions)
+	}
 	if f.Empty() {
 		return
 	}
 	params, _ := json.Marshal(protocol.SubscriptionsListenParams{Notifications: f})
 	a.listens++
 	a.listenID = a.request(reqListen, protocol.MethodSubscriptionsListen, params)
+}
+
+// resourceSubMsg adds (on) or removes a resource a modern server is asked
+// to report updates of, through subscriptions/listen.
+type resourceSubMsg struct {
+	uri   string
+	on    bool
+	reply chan error
+}
+
+func (a *serverActor) onResourceSub(m *resourceSubMsg) {
+	if a.era == nil {
+		m.reply <- ErrLegacySubscribe
+		return
+	}
+	if a.resourceSubs == nil {
+		a.resourceSubs = map[string]bool{}
+	}
+	if a.resourceSubs[m.uri] == m.on {
+		m.reply <- nil
+		return
+	}
+	if m.on {
+		a.resourceSubs[m.uri] = true
+	} else {
+		delete(a.resourceSubs, m.uri)
+	}
+	m.reply <- nil
+	if a.state != StateReady {
+		return // the listen opened on becoming ready carries it
+	}
+	// One stream carries the whole filter: close it, open the new one.
+	if a.listenID != 0 {
+		id := a.listenID
+		a.listenID = 0
+		if a.conn.pending().take(id) != nil {
+			if !a.era.http {
+				params, _ := json.Marshal(protocol.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: "subscriptions changed"})
+				_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
+			}
+			a.conn.abandon(id)
+		}
+	}
+	stopTimer(&a.relisten)
+	a.listen()
 }
 
 // relistenTick reopens subscriptions/listen after it ended.
