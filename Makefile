@@ -34,11 +34,15 @@ vet:
 peers:
 	@bash scripts/peers.sh
 
-# The official MCP conformance suite: installs the runner and Node.js 22
-# from npm into .cache/conformance once, then runs every 2025-11-25 client
-# scenario against the host's HTTP transport (conformance/expected-failures.yml)
-# and the server suite against the gateway fronting server-everything
-# (conformance/expected-failures-server.yml). See conformance/README.md.
+# The official MCP conformance suite: installs Node.js 22 and the two pinned
+# runners (0.1.16, 0.2.0-alpha.12) from npm into .cache/conformance once, then
+# runs the client sets against the host's HTTP transport, one scenario at a
+# time: 2025-11-25 with 0.1.16 (conformance/expected-failures.yml) and the
+# 2026-07-28 requirement set with 0.2.0-alpha.12
+# (conformance/expected-failures-2026-07-28.yml); then the 0.1.16 server suite
+# against the gateway fronting server-everything
+# (conformance/expected-failures-server.yml). CONFORMANCE_SETS and
+# CONFORMANCE_SCENARIOS narrow the client runs. See conformance/README.md.
 .PHONY: conformance
 conformance:
 	bash conformance/run.sh

