@@ -238,8 +238,15 @@ func resourceNotFound(method string, err error) error {
 		perr.Code != protocol.CodeResourceNotFound && perr.Code != protocol.CodeInvalidParams {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrResourceNotFound, err)
+	return &notFoundError{err}
 }
+
+// notFoundError is a resources/read error that errors.Is finds
+// ErrResourceNotFound in, worded as the server worded it.
+type notFoundError struct{ err error }
+
+func (e *notFoundError) Error() string   { return e.err.Error() }
+func (e *notFoundError) Unwrap() []error { return []error{ErrResourceNotFound, e.err} }
 
 // supports is ErrUnsupported when server is ready and did not declare
 // need. A server not ready yet has declared nothing so far: the request is

@@ -135,7 +135,7 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tRESTARTS\tPID\tDESCRIPTION\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tTOOLS\tRESTARTS\tPID\tDESCRIPTION\tLAST ERROR")
 	for _, st := range sts {
 		pid := "-"
 		if st.PID > 0 {
@@ -148,7 +148,11 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		if desc == "" {
 			desc = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", st.Name, st.State, st.Tools, st.Restarts, pid, desc, st.LastError)
+		proto := st.ProtocolVersion
+		if proto == "" {
+			proto = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", st.Name, st.State, proto, st.Tools, st.Restarts, pid, desc, st.LastError)
 	}
 	tw.Flush()
 }
