@@ -76,7 +76,7 @@ func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw 
 		res, err := h.fulfil(ctx, server, owner, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, fmt.Errorf("%w: %w", ErrCancelled, ctx.Err())
 			}
 			// Left out: the server asks again or says what is missing.
 			h.opts.Logger.Warn("input request not fulfilled", "server", server, "key", key, "method", req.Method, "err", err)

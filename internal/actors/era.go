@@ -17,10 +17,12 @@ import (
 // initialize handshake follows, as for every server before 2026-07-28. The
 // fallback is never keyed to one error code.
 //
-// The verdict "legacy" is cached per HTTP origin (Runtime.legacyOrigins), so
-// a restart of a legacy remote server goes straight to initialize; when that
-// initialize fails the entry is dropped and the next start probes again. A
-// stdio incarnation is a new process and is always probed.
+// The verdict "legacy" is cached per HTTP endpoint (Runtime.legacyOrigins:
+// scheme, host and path, since one origin may serve a legacy endpoint beside
+// a modern one), so a restart of a legacy remote server goes straight to
+// initialize; when that initialize fails the entry is dropped and the next
+// start probes again. A stdio incarnation is a new process and is always
+// probed.
 
 // discoverTimeout bounds the wait for a server/discover answer: a legacy
 // server may ignore a request that precedes initialize.
@@ -160,7 +162,8 @@ func (a *serverActor) goLegacy() {
 	a.initialize()
 }
 
-// origin is the cache key of an HTTP server's era: scheme://host of its URL.
+// origin is the cache key of an HTTP server's era: its endpoint without
+// query (which may hold credentials) or fragment.
 func (a *serverActor) origin() string {
 	if a.spec.Transport == TransportStdio {
 		return ""
@@ -169,10 +172,11 @@ func (a *serverActor) origin() string {
 	if err != nil {
 		return ""
 	}
-	return u.Scheme + "://" + u.Host
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
-// knownLegacy reports whether this server's origin answered as legacy before.
+// knownLegacy reports whether this server's endpoint answered as legacy
+// before.
 func (a *serverActor) knownLegacy() bool {
 	if a.spec.Transport == TransportSSE {
 		return true // the HTTP+SSE transport exists only in the legacy era

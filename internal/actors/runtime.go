@@ -64,7 +64,7 @@ type Runtime struct {
 	caps       protocol.ClientCapabilities // declared in initialize and in every modern request's _meta
 	info       protocol.Implementation
 	// legacyOrigins caches the era verdict of remote servers: the HTTP
-	// origins (scheme://host) that answered as legacy (era.go).
+	// endpoints that answered as legacy (era.go).
 	legacyOrigins sync.Map
 
 	wg      sync.WaitGroup // goroutines started on behalf of actors
