@@ -262,3 +262,41 @@ func startFakeNamed(t *testing.T, srv *fakeServer, name string) *harness {
 	}
 	return h
 }
+
+func TestEraListenReopensAfterTheServerEndsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startFake(t, modernFake(t, "echo"), ServerSpec{})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		synctest.Wait()
+		c := h.srv.last()
+		listens := c.sent(protocol.MethodSubscriptionsListen)
+		if len(listens) != 1 {
+			t.Fatalf("%d subscriptions/listen, want 1", len(listens))
+		}
+		lists := len(c.sent(protocol.MethodToolsList))
+		// The server ends the subscription gracefully (a result for it).
+		c.result(listens[0].ID, map[string]any{"resultType": "complete"})
+		synctest.Wait()
+		if n := len(c.sent(protocol.MethodToolsList)); n != lists+1 {
+			t.Errorf("%d tools/list after the stream ended, want %d: changes missed meanwhile are caught", n, lists+1)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := len(c.sent(protocol.MethodSubscriptionsListen)); n != 2 {
+			t.Fatalf("%d subscriptions/listen a second later, want 2", n)
+		}
+		// Refused for good: not asked again.
+		second := c.sent(protocol.MethodSubscriptionsListen)[1]
+		c.write(protocol.AppendError(nil, second.ID, protocol.CodeMethodNotFound, "method not found", nil))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := len(c.sent(protocol.MethodSubscriptionsListen)); n != 2 {
+			t.Errorf("%d subscriptions/listen after a refusal, want still 2", n)
+		}
+		if st := h.status(); st.State != StateReady {
+			t.Errorf("state %s after the listen ended, want ready", st.State)
+		}
+	})
+}
