@@ -12,6 +12,21 @@
 // (k = 1..N) as fast as it can, in buffer-sized writes, then answers with a
 // text block.
 //
+// With -era modern it speaks protocol revision 2026-07-28 instead (the
+// "modern" era: no initialize handshake, the protocol version in every
+// request's _meta): it answers server/discover with the versions it
+// supports (2026-07-28 only), refuses initialize with
+// UnsupportedProtocolVersionError (-32022, data {"supported": [...],
+// "requested": ...}), answers tools/list and tools/call as in the legacy era
+// plus "resultType":"complete" (and tools/list's cache hint, ttlMs and
+// cacheScope), and rejects any request whose _meta lacks
+// "io.modelcontextprotocol/protocolVersion" with -32602, or names another
+// version with -32022, so that a client that forgets the _meta cannot be
+// measured by accident. ping, removed in 2026-07-28, is an unknown method
+// there. The default, -era legacy, is the server as it always was
+// (2025-11-25 and earlier, through initialize). -era modern is for stdio
+// only.
+//
 // Flags make it misbehave for the isolation scenario:
 //
 //	-hang   answer the handshake and tools/list, never answer tools/call
@@ -45,7 +60,20 @@ func main() {
 	crash := flag.Bool("crash", false, "exit with status 3 at start")
 	flag.BoolVar(&m.deaf, "deaf", false, "stop reading stdin after the first tools/list answer, but stay alive")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio; prints the URL")
+	era := flag.String("era", eraLegacy, "the protocol era to speak: legacy (initialize, 2025-11-25 and earlier) or modern (2026-07-28: server/discover, _meta on every request; stdio only)")
 	flag.Parse()
+	switch *era {
+	case eraLegacy:
+	case eraModern:
+		m.modern = true
+	default:
+		fmt.Fprintf(os.Stderr, "echoserver: -era %q: want %s or %s\n", *era, eraLegacy, eraModern)
+		os.Exit(2)
+	}
+	if m.modern && *httpAddr != "" {
+		fmt.Fprintln(os.Stderr, "echoserver: -era modern is served over stdio only")
+		os.Exit(2)
+	}
 	if *httpAddr != "" {
 		if err := serveHTTPMain(*httpAddr); err != nil {
 			fmt.Fprintln(os.Stderr, "echoserver:", err)
@@ -69,10 +97,18 @@ func main() {
 	}
 }
 
-// mode is how the server misbehaves; the zero value behaves.
+// The values of -era.
+const (
+	eraLegacy = "legacy"
+	eraModern = "modern"
+)
+
+// mode is the era the server speaks and how it misbehaves; the zero value
+// is a legacy server that behaves.
 type mode struct {
-	hang bool // never answer tools/call
-	deaf bool // stop reading after the first tools/list answer
+	modern bool // speak 2026-07-28 (see handleModern), not the initialize handshake
+	hang   bool // never answer tools/call
+	deaf   bool // stop reading after the first tools/list answer
 }
 
 // errDeaf is returned by serve when it stops reading on purpose (-deaf).
@@ -149,6 +185,17 @@ type request struct {
 		Name            string          `json:"name"`
 		Arguments       json.RawMessage `json:"arguments"`
 		ProtocolVersion string          `json:"protocolVersion"`
+		// Meta is what the modern era requires of _meta: the protocol
+		// version (a JSON string) and the client's capabilities. They
+		// are kept raw, which costs no allocation once their capacity
+		// is there; clientInfo is named too, so that encoding/json
+		// matches its long key exactly instead of folding it (which
+		// allocates for keys over 32 bytes).
+		Meta struct {
+			ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+			Caps            json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+			Info            json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+		} `json:"_meta"`
 	} `json:"params"`
 }
 
@@ -165,12 +212,32 @@ const (
 	listResultStdio = `{"tools":[` + echoTool + `,` + floodTool + `]}`
 )
 
+// The modern era (-era modern): 2026-07-28 only.
+const (
+	modernVersion = "2026-07-28"
+	// cacheHint is the freshness hint of a cacheable result (tools/list,
+	// server/discover): an hour, longer than any run, so that no client
+	// lists the tools again while it is measured.
+	cacheHint      = `"ttlMs":3600000,"cacheScope":"public"`
+	discoverResult = `{"resultType":"complete","supportedVersions":["` + modernVersion + `"],"capabilities":{"tools":{}},` +
+		`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echoserver","version":"1.0.0"}},` + cacheHint + `}`
+	listResultModernStdio = `{"resultType":"complete","tools":[` + echoTool + `,` + floodTool + `],` + cacheHint + `}`
+	// codeUnsupportedVersion is UnsupportedProtocolVersionError's code.
+	codeUnsupportedVersion = -32022
+)
+
+// modernVersionJSON is modernVersion as a JSON string, as a client writes
+// it in _meta.
+var modernVersionJSON = []byte(`"` + modernVersion + `"`)
+
 // handle returns the reply line (with its newline) for one request, or nil
 // for a notification or a call it must not answer. The slice is reused.
 func (s *session) handle(line []byte, m mode) []byte {
 	q := &s.req
 	q.ID, q.Method = q.ID[:0], ""
 	q.Params.Name, q.Params.Arguments, q.Params.ProtocolVersion = "", q.Params.Arguments[:0], ""
+	q.Params.Meta.ProtocolVersion = q.Params.Meta.ProtocolVersion[:0]
+	q.Params.Meta.Caps, q.Params.Meta.Info = q.Params.Meta.Caps[:0], q.Params.Meta.Info[:0]
 	s.parseError = false
 	if err := json.Unmarshal(line, q); err != nil {
 		s.parseError = true
@@ -178,6 +245,9 @@ func (s *session) handle(line []byte, m mode) []byte {
 	}
 	if len(q.ID) == 0 || q.Method == "" {
 		return nil // a notification (initialized, cancelled), or a response
+	}
+	if m.modern {
+		return s.handleModern(q, m)
 	}
 	switch q.Method {
 	case "initialize":
@@ -206,19 +276,92 @@ func (s *session) handle(line []byte, m mode) []byte {
 		if m.hang {
 			return nil
 		}
-		args := q.Params.Arguments
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
-		b = append(b, q.ID...)
-		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-		b = appendString(b, args)
-		b = append(b, "}]}}\n"...)
-		s.reply = b
-		return b
+		return s.echo(q, `,"result":{"content":[{"type":"text","text":`)
 	}
 	return s.errorReply(q.ID, -32601, "method not found: "+q.Method)
+}
+
+// echo returns the reply to a call of the echo tool: head (the result up
+// to the text block's text), then the call's arguments as a JSON string.
+func (s *session) echo(q *request, head string) []byte {
+	args := q.Params.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, q.ID...)
+	b = append(b, head...)
+	b = appendString(b, args)
+	b = append(b, "}]}}\n"...)
+	s.reply = b
+	return b
+}
+
+// handleModern answers a request in the modern era (2026-07-28): there is
+// no handshake, so initialize is refused with the versions the server
+// speaks; every other request must declare that version in its _meta. It
+// is the legacy handler's hot path plus one comparison of a few bytes.
+func (s *session) handleModern(q *request, m mode) []byte {
+	if q.Method == "initialize" {
+		return s.unsupportedVersion(q.ID, appendString(nil, []byte(q.Params.ProtocolVersion)))
+	}
+	if v := q.Params.Meta.ProtocolVersion; !bytes.Equal(v, modernVersionJSON) {
+		if reply := s.checkVersion(q.ID, v); reply != nil {
+			return reply
+		}
+	}
+	if c := q.Params.Meta.Caps; len(c) == 0 || c[0] != '{' {
+		return s.errorReply(q.ID, -32602, `_meta must carry "io.modelcontextprotocol/clientCapabilities" (an object)`)
+	}
+	switch q.Method {
+	case "server/discover":
+		return s.result(q.ID, []byte(discoverResult))
+	case "tools/list":
+		s.listed = true
+		return s.result(q.ID, []byte(listResultModernStdio))
+	case "tools/call":
+		if q.Params.Name == "flood" {
+			return s.floodCall(q, m)
+		}
+		if q.Params.Name != "echo" {
+			return s.errorReply(q.ID, -32602, "unknown tool: "+q.Params.Name)
+		}
+		if m.hang {
+			return nil
+		}
+		return s.echo(q, `,"result":{"resultType":"complete","content":[{"type":"text","text":`)
+	}
+	return s.errorReply(q.ID, -32601, "method not found: "+q.Method)
+}
+
+// checkVersion returns the error reply to a modern request whose _meta
+// protocol version v (raw JSON) is not modernVersion written plainly: -32602
+// when it is missing or not a string, -32022 when it names another
+// version. It returns nil for modernVersion written with escapes.
+func (s *session) checkVersion(id json.RawMessage, v json.RawMessage) []byte {
+	var version string
+	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &version) != nil {
+		return s.errorReply(id, -32602, `_meta must carry "io.modelcontextprotocol/protocolVersion" (a string): `+
+			`this server speaks `+modernVersion+` only, which has no initialize handshake`)
+	}
+	if version == modernVersion {
+		return nil
+	}
+	return s.unsupportedVersion(id, v)
+}
+
+// unsupportedVersion returns UnsupportedProtocolVersionError: the versions
+// the server supports, and requested (a JSON string) as the client asked.
+func (s *session) unsupportedVersion(id json.RawMessage, requested []byte) []byte {
+	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, codeUnsupportedVersion, 10)
+	b = append(b, `,"message":"Unsupported protocol version: this server speaks `+modernVersion+` only","data":{"supported":["`+modernVersion+`"],"requested":`...)
+	b = append(b, requested...)
+	b = append(b, "}}}\n"...)
+	s.reply = b
+	return b
 }
 
 // floodCall sets s.flood to the notifications a flood call asks for and
@@ -234,6 +377,9 @@ func (s *session) floodCall(q *request, m mode) []byte {
 		return nil
 	}
 	s.flood = *args.N
+	if m.modern {
+		return s.result(q.ID, fmt.Appendf(nil, `{"resultType":"complete","content":[{"type":"text","text":"sent %d notifications"}]}`, *args.N))
+	}
 	return s.result(q.ID, fmt.Appendf(nil, `{"content":[{"type":"text","text":"sent %d notifications"}]}`, *args.N))
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,9 @@ type reply struct {
 	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 }
 
@@ -280,4 +282,153 @@ func TestAppendString(t *testing.T) {
 	if err := json.Unmarshal(appendString(nil, []byte{'a', 0xff, 'b'}), &got); err != nil || got != "a\uFFFDb" {
 		t.Errorf("invalid UTF-8: %q (%v)", got, err)
 	}
+}
+
+// modernMeta is the _meta of a modern (2026-07-28) request.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+
+func modernCall(id, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":` + args + `,` + modernMeta + `}}`
+}
+
+// The modern era: server/discover, tools/list and tools/call with the _meta,
+// resultType on every result, the cache hint on the cacheable ones.
+func TestModern(t *testing.T) {
+	args := `{"n":1,"s":"é \" \\"}`
+	rs, err := converse(t, mode{modern: true},
+		`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{`+modernMeta+`}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+modernMeta+`}}`,
+		modernCall("3", args),
+		// escapes in the version are still the version
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 4 {
+		t.Fatalf("got %d replies, want 4: %+v", len(rs), rs)
+	}
+	for _, r := range rs {
+		var res struct{ ResultType string }
+		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "complete" {
+			t.Errorf("reply %s: %s (error %+v), want resultType complete", r.ID, r.Result, r.Error)
+		}
+	}
+	var disc struct {
+		SupportedVersions []string
+		Capabilities      struct{ Tools *struct{} }
+		Meta              map[string]struct{ Name, Version string } `json:"_meta"`
+		TTLMs             *int64                                    `json:"ttlMs"`
+		CacheScope        string
+	}
+	if err := json.Unmarshal(rs[0].Result, &disc); err != nil || string(rs[0].ID) != `"d"` ||
+		len(disc.SupportedVersions) != 1 || disc.SupportedVersions[0] != "2026-07-28" || disc.Capabilities.Tools == nil ||
+		disc.Meta["io.modelcontextprotocol/serverInfo"].Name != "echoserver" || disc.TTLMs == nil || disc.CacheScope != "public" {
+		t.Errorf("server/discover: %s (%v)", rs[0].Result, err)
+	}
+	var list struct {
+		Tools      []struct{ Name string }
+		TTLMs      *int64 `json:"ttlMs"`
+		CacheScope string
+	}
+	if err := json.Unmarshal(rs[1].Result, &list); err != nil || len(list.Tools) != 2 || list.Tools[0].Name != "echo" ||
+		list.TTLMs == nil || *list.TTLMs < 60000 || list.CacheScope != "public" {
+		t.Errorf("tools/list: %s (%v), want echo and flood, a TTL of a minute or more and public", rs[1].Result, err)
+	}
+	if got := callText(t, rs[2]); got != args {
+		t.Errorf("echo text\n got %s\nwant %s", got, args)
+	}
+	if got := callText(t, rs[3]); got != "{}" {
+		t.Errorf("call without arguments: %q", got)
+	}
+}
+
+// The modern server refuses initialize, a request without the _meta
+// protocol version, one naming another version, and ping (removed in
+// 2026-07-28); every error names what it supports where the spec says so.
+func TestModernRefusals(t *testing.T) {
+	rs, err := converse(t, mode{modern: true},
+		initialize,
+		call("2", `{}`), // legacy frame: no _meta
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"server/discover"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"ping","params":{`+modernMeta+`}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope",`+modernMeta+`}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"initialize","params":{}}`,
+		// the version without the capabilities
+		`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		code int
+		data string
+	}{
+		{-32022, `{"supported":["2026-07-28"],"requested":"2025-06-18"}`},
+		{-32602, ""},
+		{-32022, `{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
+		{-32602, ""},
+		{-32602, ""},
+		{-32601, ""},
+		{-32602, ""},
+		{-32022, `{"supported":["2026-07-28"],"requested":""}`},
+		{-32602, ""},
+	}
+	if len(rs) != len(want) {
+		t.Fatalf("got %d replies, want %d: %+v", len(rs), len(want), rs)
+	}
+	for i, w := range want {
+		r := rs[i]
+		if id := strconv.Itoa(i + 1); string(r.ID) != id || r.Error == nil || r.Error.Code != w.code || string(r.Error.Data) != w.data {
+			t.Errorf("reply %d: id %s error %+v, want id %s code %d data %s", i, r.ID, r.Error, id, w.code, w.data)
+			continue
+		}
+		if r.Error.Data != nil {
+			var data struct {
+				Supported []string
+				Requested string
+			}
+			if err := json.Unmarshal(r.Error.Data, &data); err != nil {
+				t.Errorf("reply %d: data %s: %v", i, r.Error.Data, err)
+			}
+		}
+	}
+}
+
+// A modern burst is answered with one write, as a legacy one.
+func TestModernPipelinedRequestsShareOneWrite(t *testing.T) {
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, modernCall(strconv.Itoa(i+1), `{"n":1}`))
+	}
+	var out countingWriter
+	if err := serve(strings.NewReader(strings.Join(lines, "\n")+"\n"), &out, mode{modern: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), `"resultType":"complete"`); n != 100 {
+		t.Fatalf("%d results, want 100: %s", n, out.String())
+	}
+	if out.writes != 1 {
+		t.Errorf("%d writes for 100 buffered requests, want 1", out.writes)
+	}
+}
+
+// The modern era's checks cost no allocation: a modern call allocates no
+// more than the legacy handler decoding the same frame, and at most one
+// more than a legacy call (encoding/json's parse stack, one level deeper
+// for the _meta).
+func TestModernCallAllocations(t *testing.T) {
+	legacy, modern := []byte(call("12", `{"n":1}`)), []byte(modernCall("12", `{"n":1}`))
+	var s session
+	allocs := func(line []byte, m mode) float64 {
+		s.handle(line, m) // warm: the reused buffers grow once
+		return testing.AllocsPerRun(1000, func() { s.handle(line, m) })
+	}
+	l, lm, m := allocs(legacy, mode{}), allocs(modern, mode{}), allocs(modern, mode{modern: true})
+	if m > lm || m > l+1 {
+		t.Errorf("a modern call allocates %.0f times; the same frame in the legacy handler %.0f, a legacy call %.0f", m, lm, l)
+	}
+	t.Logf("allocations per call: legacy %.0f, modern %.0f (the modern frame in the legacy handler %.0f)", l, m, lm)
 }

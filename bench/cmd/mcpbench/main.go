@@ -1,6 +1,8 @@
 // Command mcpbench runs the mcpvisor load-test scenarios against a raw pipe,
-// the official Go SDK client and the mark3labs client, over stdio and over
-// Streamable HTTP (the echo server run with -http), and writes the
+// the official Go SDK client and the mark3labs client, over stdio (in the
+// legacy era and, for call latency and throughput, in the modern one: the
+// echo server run with -era modern) and over Streamable HTTP (the echo
+// server run with -http), and writes the
 // results: results-<date>.json (one record per scenario and contender),
 // <date>.md (tables with ratios, the targets with PASS/MISS), <date>.png (the
 // chart the report embeds) and latest.md (a pointer to the newest report).

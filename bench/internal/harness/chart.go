@@ -13,21 +13,24 @@ import (
 )
 
 // Chart writes a PNG of grouped bars, one colour per contender: on the left
-// the one-caller p50 latency over stdio and over Streamable HTTP, on the
-// right the calls/s of the throughput and fan-out scenarios and of the
-// throughput over HTTP. (p99 is left to the tables: a peer's tail would
-// dwarf every p50 bar.)
+// the one-caller p50 latency over stdio (in the legacy and the modern era)
+// and over Streamable HTTP, on the right the calls/s of the throughput
+// scenario (both eras), of the fan-out scenario and of the throughput over
+// HTTP. (p99 is left to the tables: a peer's tail would dwarf every p50
+// bar.)
 func (r *Run) Chart(path string) error {
 	left, err := r.groupedBars("1 caller, 1 server: p50 latency (µs, lower is better)", "µs",
-		[]string{"stdio", "Streamable HTTP"}, func(name string) []float64 {
-			return []float64{field(r.find(ScenarioLatency, name), p50), field(r.find(ScenarioLatencyHTTP, name), p50)}
+		[]string{"stdio", "stdio, 2026-07-28", "Streamable HTTP"}, func(name string) []float64 {
+			return []float64{field(r.find(ScenarioLatency, name), p50), field(r.find(ScenarioLatency, modernName(name)), p50),
+				field(r.find(ScenarioLatencyHTTP, name), p50)}
 		})
 	if err != nil {
 		return err
 	}
 	right, err := r.groupedBars(fmt.Sprintf("%d callers: throughput (calls/s, higher is better)", r.Sizes.Callers), "calls/s",
-		[]string{"1 server", fmt.Sprintf("%d servers (fan-out)", r.Sizes.FanoutServers), "1 server, HTTP"}, func(name string) []float64 {
-			return []float64{field(r.find(ScenarioThroughput, name), cps), field(r.find(ScenarioFanout, name), cps), field(r.find(ScenarioThroughputHTTP, name), cps)}
+		[]string{"1 server", "1 server, 2026-07-28", fmt.Sprintf("%d servers (fan-out)", r.Sizes.FanoutServers), "1 server, HTTP"}, func(name string) []float64 {
+			return []float64{field(r.find(ScenarioThroughput, name), cps), field(r.find(ScenarioThroughput, modernName(name)), cps),
+				field(r.find(ScenarioFanout, name), cps), field(r.find(ScenarioThroughputHTTP, name), cps)}
 		})
 	if err != nil {
 		return err

@@ -16,8 +16,36 @@ const (
 	Mark3labs = "mark3labs"
 )
 
+// Contender names in the modern era (2026-07-28): the same four against the
+// echo server run with -era modern, in the latency and throughput scenarios.
+const (
+	RawModern       = Raw + modernSuffix
+	McpvisorModern  = Mcpvisor + modernSuffix
+	GoSDKModern     = GoSDK + modernSuffix
+	Mark3labsModern = Mark3labs + modernSuffix
+)
+
+// modernSuffix turns a contender's name into its modern-era name.
+const modernSuffix = "-modern"
+
+// modernName is the name of contender name's modern-era variant.
+func modernName(name string) string { return name + modernSuffix }
+
 // contenders is every contender over stdio, the floor first.
 var contenders = []contender{rawContender{}, hostContender{}, goSDKContender{}, mark3labsContender{}}
+
+// modernContenders are the stdio contenders in the modern era: each speaks
+// protocol revision 2026-07-28 (server/discover, then _meta on every
+// request) to the echo server run with -era modern, which refuses
+// initialize and any request without the _meta, so that none can fall back
+// to the legacy handshake unnoticed. The floor first.
+var modernContenders = []contender{rawContender{modern: true}, hostContender{modern: true}, goSDKContender{modern: true}, mark3labsContender{modern: true}}
+
+// loadContenders are the contenders of the call latency and throughput
+// scenarios: the stdio and sidecar contenders of the legacy era, then the
+// modern ones, interleaved in the same rounds so that the ratio of a
+// modern contender to its legacy self is measured under the same noise.
+var loadContenders = append(callContenders[:len(callContenders):len(callContenders)], modernContenders...)
 
 // callContenders are the contenders of the call latency and throughput
 // scenarios over stdio: every stdio contender, then mcpvisor as a sidecar,
@@ -31,6 +59,22 @@ var httpContenders = []contender{rawHTTPContender{}, hostContender{http: true}, 
 
 // peers are the SDK clients mcpvisor is compared against.
 var peers = []string{GoSDK, Mark3labs}
+
+// modernPeers are the same SDK clients in the modern era.
+var modernPeers = []string{GoSDKModern, Mark3labsModern}
+
+// modernVersion is the protocol revision of the modern era, the one the
+// modern contenders must end up speaking.
+const modernVersion = "2026-07-28"
+
+// echoServerArgs are the echo server's arguments for a contender of the
+// modern era (-era modern) or not (none).
+func echoServerArgs(modern bool) []string {
+	if modern {
+		return []string{"-era", "modern"}
+	}
+	return nil
+}
 
 // echoArgs are the arguments of every call, sent as they are by each contender.
 var echoArgs = json.RawMessage(`{"n":1}`)

@@ -3,7 +3,9 @@
 // mcpvisor Host, the official Go SDK client and the mark3labs client, in one
 // run, interleaved, so that machine noise falls on every contender alike
 // (and, for call latency and throughput, the Host run as a sidecar: its
-// HTTP API and its MCP gateway on loopback);
+// HTTP API and its MCP gateway on loopback, and the same four contenders in
+// the modern era, protocol revision 2026-07-28, against the echo server run
+// with -era modern, side by side with their legacy selves);
 // and the same again over Streamable HTTP (echoserver -http as a child
 // process, net/http POSTs for the floor), with a scale scenario of
 // thousands of HTTP servers in one Host; and a notification flood into the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
@@ -12,13 +14,34 @@ import (
 // hostContender is mcpvisor embedded: one Host supervising every server,
 // called with Host.Call. Over HTTP, every server is an "http" server with
 // the same URL (the one echo server) and allowPrivate, for loopback.
-type hostContender struct{ http bool }
+// modern: the stdio echo servers run with -era modern; the host detects the
+// era itself (server/discover first), as it does for every server.
+type hostContender struct{ http, modern bool }
 
-func (hostContender) name() string { return Mcpvisor }
+func (ct hostContender) name() string {
+	if ct.modern {
+		return McpvisorModern
+	}
+	return Mcpvisor
+}
+
+// modernReadyWait bounds the wait for the modern contender's servers: if
+// the host cannot speak to a modern server it may retry for a long time,
+// and the run must go on and say why.
+const modernReadyWait = 30 * time.Second
 
 func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	if ct.modern {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, modernReadyWait)
+		defer cancel()
+	}
 	h, err := ct.start(ctx, env, n)
 	if err != nil {
+		return nil, err
+	}
+	if err := ct.checkEra(h); err != nil {
+		h.close()
 		return nil, err
 	}
 	c := &hostClient{benchHost: h, tools: make([]string, n)}
@@ -38,7 +61,7 @@ func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost,
 func (ct hostContender) startWith(ctx context.Context, env *Env, n int, opts mcpvisor.Options) (*benchHost, error) {
 	servers := make([]mcpvisor.ServerConfig, n)
 	for i := range servers {
-		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Enabled: true}
+		servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Command: env.Server, Args: echoServerArgs(ct.modern), Enabled: true}
 		if ct.http {
 			servers[i] = mcpvisor.ServerConfig{Name: serverName(i), Type: "http", URL: env.httpURL, AllowPrivate: true, Enabled: true}
 		}
@@ -49,10 +72,44 @@ func (ct hostContender) startWith(ctx context.Context, env *Env, n int, opts mcp
 		return nil, err
 	}
 	if err := h.WaitReady(ctx); err != nil {
+		err = fmt.Errorf("%w%s", err, lastErrors(h))
 		h.close()
 		return nil, err
 	}
 	return h, nil
+}
+
+// checkEra returns an error unless every server speaks the contender's era:
+// 2026-07-28 for the modern contender, a legacy revision otherwise.
+func (ct hostContender) checkEra(h *benchHost) error {
+	for _, st := range h.Status() {
+		if modern := st.ProtocolVersion == modernVersion; modern != ct.modern {
+			return fmt.Errorf("server %s is ready speaking protocol %q, not the %s era", st.Name, st.ProtocolVersion, map[bool]string{true: "modern", false: "legacy"}[ct.modern])
+		}
+	}
+	return nil
+}
+
+// lastErrors gives the last error and restarts of the first servers that
+// have one, for an error message: why the host could not make them ready.
+func lastErrors(h *benchHost) string {
+	const shown = 3
+	var b strings.Builder
+	more := 0
+	for _, st := range h.Status() {
+		switch {
+		case st.LastError == "":
+		case more < shown:
+			fmt.Fprintf(&b, "; %s (%s, %d restart(s)): %s", st.Name, st.State, st.Restarts, st.LastError)
+			more++
+		default:
+			more++
+		}
+	}
+	if more > shown {
+		fmt.Fprintf(&b, "; and %d more server(s) with an error", more-shown)
+	}
+	return b.String()
 }
 
 // benchHost is a Host with its own data directory, removed by close.

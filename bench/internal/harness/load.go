@@ -10,14 +10,15 @@ import (
 
 // Latency is scenario 1: one caller, one server, calls one after another.
 // The raw pipe is its simple form: write a line, read a line. The sidecar
-// contenders run here and in Throughput.
+// contenders run here and in Throughput, and so do the modern-era
+// contenders (2026-07-28), in the same rounds as the legacy ones.
 func Latency(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioLatency, callContenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
+	return compare(ctx, env, ScenarioLatency, loadContenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
 }
 
 // Throughput is scenario 2: many concurrent callers on one server.
 func Throughput(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioThroughput, callContenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
+	return compare(ctx, env, ScenarioThroughput, loadContenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
 }
 
 // Fanout is scenario 3: many concurrent callers spreading their calls over
@@ -131,13 +132,23 @@ func compare(ctx context.Context, env *Env, scenario string, contenders []conten
 			if srv != nil {
 				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
 			}
-			env.logf("  %-11s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
+			if fs, ok := r.c.(frameSizer); ok {
+				req, reply := fs.frameBytes()
+				rec.Metrics = map[string]float64{"request_bytes": float64(req), "reply_bytes": float64(reply)}
+			}
+			env.logf("  %-16s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
 		} else {
-			env.logf("  %-11s %s", rec.Contender, rec.Note)
+			env.logf("  %-16s %s", rec.Contender, rec.Note)
 		}
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// A frameSizer is a client that knows the size of a call's lines (the raw
+// pipe): the report shows what the modern _meta adds to them.
+type frameSizer interface {
+	frameBytes() (request, reply int)
 }
 
 // drive makes calls calls on c from callers goroutines, call k going to
@@ -172,10 +183,15 @@ func drive(ctx context.Context, c client, callers, calls, servers int, lat []int
 	return time.Since(start), int(failed.Load()), first
 }
 
-// connNote is the HTTP counters of a record, for the log.
+// connNote is the HTTP counters of a record, or the raw pipe's line sizes,
+// for the log.
 func connNote(rec Record) string {
-	if rec.Metrics == nil {
-		return ""
+	m := rec.Metrics
+	if _, ok := m["posts_per_call"]; ok {
+		return fmt.Sprintf(" conns opened %.0f, POSTs/call %.2f", m["conns_opened"], m["posts_per_call"])
 	}
-	return fmt.Sprintf(" conns opened %.0f, POSTs/call %.2f", rec.Metrics["conns_opened"], rec.Metrics["posts_per_call"])
+	if _, ok := m["request_bytes"]; ok {
+		return fmt.Sprintf(" %.0f-byte calls, %.0f-byte replies", m["request_bytes"], m["reply_bytes"])
+	}
+	return ""
 }

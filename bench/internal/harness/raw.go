@@ -16,15 +16,21 @@ import (
 // rawContender is the floor: no SDK, no host. The simple form writes one
 // line and reads one line under a lock; the pipelined form (for concurrent
 // callers) writes under one lock and lets one reader goroutine per pipe hand
-// each response to its caller by id.
-type rawContender struct{}
+// each response to its caller by id. modern: the echo server runs with
+// -era modern, and every request carries the modern _meta (rawModernMeta).
+type rawContender struct{ modern bool }
 
-func (rawContender) name() string { return Raw }
+func (ct rawContender) name() string {
+	if ct.modern {
+		return RawModern
+	}
+	return Raw
+}
 
-func (rawContender) connect(ctx context.Context, env *Env, n int, pipelined bool) (client, error) {
+func (ct rawContender) connect(ctx context.Context, env *Env, n int, pipelined bool) (client, error) {
 	c := &rawClient{conns: make([]*rawConn, n)}
 	err := startAll(n, func(i int) error {
-		conn, err := dialRaw(env.Server, pipelined)
+		conn, err := dialRawEra(env.Server, pipelined, ct.modern)
 		c.conns[i] = conn
 		return err
 	})
@@ -36,6 +42,13 @@ func (rawContender) connect(ctx context.Context, env *Env, n int, pipelined bool
 }
 
 type rawClient struct{ conns []*rawConn }
+
+// frameBytes are the sizes of the last call's request and reply lines on
+// the first pipe, newlines included: what a call costs on the pipe. Read it
+// once the calls are answered.
+func (c *rawClient) frameBytes() (request, reply int) {
+	return c.conns[0].requestBytes, c.conns[0].replyBytes
+}
 
 func (c *rawClient) call(ctx context.Context, server int) error {
 	return c.conns[server].call(ctx)
@@ -65,12 +78,23 @@ type rawConn struct {
 	waiting   map[int64]chan error
 	readErr   error
 	readDone  chan struct{}
+
+	// modern: every request carries rawModernMeta (2026-07-28).
+	modern bool
+	// requestBytes and replyBytes are the sizes of the last call's lines
+	// (the request's written under wmu; the reply's by its one reader).
+	requestBytes, replyBytes int
 }
 
 // dialRaw spawns the server and does the handshake: initialize, then
 // notifications/initialized and tools/list, as a host does before it calls.
-func dialRaw(bin string, pipelined bool) (*rawConn, error) {
-	cmd := exec.Command(bin)
+func dialRaw(bin string, pipelined bool) (*rawConn, error) { return dialRawEra(bin, pipelined, false) }
+
+// dialRawEra is dialRaw in either era. In the modern one (2026-07-28) the
+// server runs with -era modern and there is no handshake: server/discover
+// then tools/list, as a host does before it calls, each with the _meta.
+func dialRawEra(bin string, pipelined, modern bool) (*rawConn, error) {
+	cmd := exec.Command(bin, echoServerArgs(modern)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -82,11 +106,12 @@ func dialRaw(bin string, pipelined bool) (*rawConn, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &rawConn{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10), pipelined: pipelined}
+	c := &rawConn{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10), pipelined: pipelined, modern: modern}
 	if err := c.handshake(); err != nil {
 		c.close()
 		return nil, fmt.Errorf("raw handshake: %w", err)
 	}
+
 	if pipelined {
 		c.waiting = map[int64]chan error{}
 		c.readDone = make(chan struct{})
@@ -95,12 +120,30 @@ func dialRaw(bin string, pipelined bool) (*rawConn, error) {
 	return c, nil
 }
 
+// rawModernMeta is the _meta of every modern request of the raw contender:
+// what 2026-07-28 requires (the protocol version, the client's
+// capabilities) and what it asks for (the client's identity). It is
+// mcpvisor's own _meta byte for byte but for the names: the same members in
+// the same order, no capability declared, a clientInfo of the same length
+// (mcpvisor's is {"name":"mcpvisor","title":"mcpvisor","version":"0.1.0"}),
+// so that the floor's call frame is as long as the host's (298 bytes, id 1,
+// against 91 for a legacy call).
+const rawModernMeta = `{"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"mcpbench","title":"mcpbench","version":"0.1.0"}}`
+
 func (c *rawConn) handshake() error {
 	const (
 		initialize = `{"jsonrpc":"2.0","id":-1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n"
 		listTools  = `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":-2,"method":"tools/list"}` + "\n"
+		// The modern era: no handshake, the _meta on every request.
+		discover        = `{"jsonrpc":"2.0","id":-1,"method":"server/discover","params":{"_meta":` + rawModernMeta + `}}` + "\n"
+		listToolsModern = `{"jsonrpc":"2.0","id":-2,"method":"tools/list","params":{"_meta":` + rawModernMeta + `}}` + "\n"
 	)
-	for _, req := range []string{initialize, listTools} {
+	reqs := []string{initialize, listTools}
+	if c.modern {
+		reqs = []string{discover, listToolsModern}
+	}
+	for _, req := range reqs {
 		if _, err := io.WriteString(c.stdin, req); err != nil {
 			return err
 		}
@@ -109,23 +152,34 @@ func (c *rawConn) handshake() error {
 			return err
 		}
 		if !bytes.Contains(line, []byte(`"result"`)) {
-			return fmt.Errorf("unexpected answer: %s", line)
+			return fmt.Errorf("unexpected answer: %s", bytes.TrimSpace(line))
+		}
+		if c.modern && !bytes.Contains(line, []byte(`"resultType":"complete"`)) {
+			return fmt.Errorf("not a modern result: %s", bytes.TrimSpace(line))
 		}
 	}
 	return nil
 }
 
-// appendCall appends a tools/call line for echo with echoArgs.
-func appendCall(b []byte, id int64) []byte { return appendToolCall(b, id, "echo", echoArgs) }
+// appendCall appends a tools/call line for echo with echoArgs, with the
+// modern _meta when modern.
+func appendCall(b []byte, id int64, modern bool) []byte {
+	return appendToolCall(b, id, "echo", echoArgs, modern)
+}
 
-// appendToolCall appends a tools/call line for tool with args.
-func appendToolCall(b []byte, id int64, tool string, args json.RawMessage) []byte {
+// appendToolCall appends a tools/call line for tool with args, with the
+// modern _meta (rawModernMeta) after the arguments when modern, where
+// mcpvisor writes it too.
+func appendToolCall(b []byte, id int64, tool string, args json.RawMessage, modern bool) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":"tools/call","params":{"name":"`...)
 	b = append(b, tool...)
 	b = append(b, `","arguments":`...)
 	b = append(b, args...)
+	if modern {
+		b = append(b, `,"_meta":`+rawModernMeta...)
+	}
 	return append(b, "}}\n"...)
 }
 
@@ -140,6 +194,7 @@ func (c *rawConn) call(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		c.replyBytes = len(line)
 		return checkLine(line)
 	}
 	done := make(chan error, 1)
@@ -154,7 +209,8 @@ func (c *rawConn) call(ctx context.Context) error {
 	}
 	c.waiting[id] = done
 	c.pmu.Unlock()
-	c.buf = appendCall(c.buf[:0], id)
+	c.buf = appendCall(c.buf[:0], id, c.modern)
+	c.requestBytes = len(c.buf)
 	_, err := c.stdin.Write(c.buf)
 	c.wmu.Unlock()
 	if err != nil {
@@ -178,7 +234,8 @@ func (c *rawConn) call(ctx context.Context) error {
 // simple form (the caller holds wmu).
 func (c *rawConn) writeCall(tool string, args json.RawMessage) error {
 	c.next++
-	c.buf = appendToolCall(c.buf[:0], c.next, tool, args)
+	c.buf = appendToolCall(c.buf[:0], c.next, tool, args, c.modern)
+	c.requestBytes = len(c.buf)
 	_, err := c.stdin.Write(c.buf)
 	return err
 }
@@ -236,6 +293,7 @@ func (c *rawConn) readLoop() {
 		if !ok {
 			continue
 		}
+		c.replyBytes = len(line)
 		c.pmu.Lock()
 		ch := c.waiting[id]
 		delete(c.waiting, id)

@@ -152,7 +152,7 @@ func (s *rawHTTPSession) call(ctx context.Context) error {
 	}
 	defer s.bufs.Put(b)
 	b.frame.Reset()
-	b.frame.Write(appendCall(b.frame.AvailableBuffer(), s.next.Add(1)))
+	b.frame.Write(appendCall(b.frame.AvailableBuffer(), s.next.Add(1), false))
 	resp, err := s.post(ctx, b)
 	if err != nil {
 		return err

@@ -59,9 +59,12 @@ func (r *Run) find(scenario, contender string) *Record {
 func ran(rec *Record) bool { return rec != nil && (rec.Calls > 0 || len(rec.Metrics) > 0) }
 
 // bestPeer returns the peer record with the highest throughput.
-func (r *Run) bestPeer(scenario string) *Record {
+func (r *Run) bestPeer(scenario string) *Record { return r.bestOf(scenario, peers) }
+
+// bestOf returns the record of names with the highest throughput.
+func (r *Run) bestOf(scenario string, names []string) *Record {
 	var best *Record
-	for _, p := range peers {
+	for _, p := range names {
 		if rec := r.find(scenario, p); ran(rec) && (best == nil || rec.CallsPerSec > best.CallsPerSec) {
 			best = rec
 		}
@@ -103,6 +106,11 @@ func (r *Run) Targets() []Target {
 	}
 	add(fmt.Sprintf("Embedded, %d callers: throughput ≥ 3× the best peer SDK client", r.Sizes.Callers), ok && best != nil, ratio >= 3,
 		"%.2f× (%.0f vs %s %.0f calls/s)", ratio, field(host, cps), bestName, field(best, cps))
+
+	// The modern era (2026-07-28): a modern call costs mcpvisor no more than
+	// a legacy one plus what the _meta bytes cost the raw pipe.
+	ts = append(ts, r.eraTarget(ScenarioLatency, "Modern era (2026-07-28), 1 caller: mcpvisor p50 ≤ legacy mcpvisor's + what the _meta costs the raw pipe"))
+	ts = append(ts, r.eraTarget(ScenarioThroughput, fmt.Sprintf("Modern era (2026-07-28), %d callers: mcpvisor time per call (1 ÷ calls/s) ≤ legacy mcpvisor's + what the _meta costs the raw pipe", r.Sizes.Callers)))
 
 	base, trouble := r.find(ScenarioIsolation, "mcpvisor-baseline"), r.find(ScenarioIsolation, "mcpvisor-trouble")
 	ok = ran(base) && ran(trouble) && trouble.Errors == 0
@@ -175,6 +183,78 @@ func countName(n int) string {
 	return fmt.Sprint(n)
 }
 
+// eraCost is what a call costs a contender in scenario, in µs: the p50
+// latency with one caller, the wall time per call (1 ÷ calls/s) with many.
+func eraCost(scenario string) func(*Record) float64 {
+	if scenario == ScenarioLatency {
+		return p50
+	}
+	return func(r *Record) float64 { return 1e6 / r.CallsPerSec }
+}
+
+// eraComparison is mcpvisor's modern call against its legacy one in a
+// scenario, and the raw pipe's, which gives what the _meta bytes cost.
+type eraComparison struct {
+	legacy, modern, rawLegacy, rawModern *Record
+	cost                                 func(*Record) float64
+}
+
+func (r *Run) eraComparison(scenario string) eraComparison {
+	return eraComparison{legacy: r.find(scenario, Mcpvisor), modern: r.find(scenario, McpvisorModern),
+		rawLegacy: r.find(scenario, Raw), rawModern: r.find(scenario, RawModern), cost: eraCost(scenario)}
+}
+
+// ok reports whether every figure the comparison needs was measured.
+func (e eraComparison) ok() bool {
+	return ran(e.legacy) && ran(e.modern) && ran(e.rawLegacy) && ran(e.rawModern) && e.legacy.Errors == 0 && e.modern.Errors == 0
+}
+
+// ratio is mcpvisor's modern cost over its legacy one.
+func (e eraComparison) ratio() float64 { return safeDiv(e.cost(e.modern), e.cost(e.legacy)) }
+
+// metaCost is what the _meta costs the raw pipe per call, in µs: its modern
+// cost less its legacy one, 0 when the modern pipe measured faster.
+func (e eraComparison) metaCost() float64 {
+	return math.Max(0, e.cost(e.rawModern)-e.cost(e.rawLegacy))
+}
+
+// allowed is the ratio the target allows: legacy mcpvisor's cost plus the
+// _meta's, over legacy mcpvisor's.
+func (e eraComparison) allowed() float64 {
+	return safeDiv(e.cost(e.legacy)+e.metaCost(), e.cost(e.legacy))
+}
+
+// eraTarget evaluates the modern-era target of scenario: mcpvisor's modern
+// cost ≤ its legacy cost + the raw pipe's modern cost less its legacy one.
+// A modern mcpvisor that could not connect or whose calls failed misses it.
+func (r *Run) eraTarget(scenario, name string) Target {
+	e := r.eraComparison(scenario)
+	switch {
+	case e.modern != nil && !ran(e.modern):
+		return Target{Name: name, Measured: "mcpvisor-modern measured nothing: " + e.modern.Note}
+	case ran(e.modern) && e.modern.Errors > 0:
+		return Target{Name: name, Measured: fmt.Sprintf("%d of %d modern calls failed: %s", e.modern.Errors, e.modern.Calls, e.modern.Note)}
+	case !e.ok():
+		return Target{Name: name, Measured: "not measured", Missing: true}
+	}
+	ratio, allowed := e.ratio(), e.allowed()
+	t := Target{Name: name, Pass: ratio <= allowed}
+	unit := "µs"
+	if scenario != ScenarioLatency {
+		unit = "µs per call"
+	}
+	t.Measured = fmt.Sprintf("%.2f× legacy (%.1f vs %.1f %s", ratio, e.cost(e.modern), e.cost(e.legacy), unit)
+	if scenario != ScenarioLatency {
+		t.Measured += fmt.Sprintf(": %.0f vs %.0f calls/s", e.modern.CallsPerSec, e.legacy.CallsPerSec)
+	}
+	t.Measured += fmt.Sprintf("); allowed ≤ %.2f× (+%.2f µs: the raw pipe's %.2f → %.2f %s", allowed, e.metaCost(), e.cost(e.rawLegacy), e.cost(e.rawModern), unit)
+	if e.cost(e.rawModern) < e.cost(e.rawLegacy) {
+		t.Measured += ", faster, counted as no cost"
+	}
+	t.Measured += ")"
+	return t
+}
+
 func p50(r *Record) float64 { return r.P50us }
 func p99(r *Record) float64 { return r.P99us }
 func cps(r *Record) float64 { return r.CallsPerSec }
@@ -229,7 +309,8 @@ func (r *Run) Markdown(chart string) string {
 	if r.Machine.LoadBefore != "" {
 		fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n", r.Machine.LoadBefore, r.Machine.LoadAfter)
 	}
-	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. The scenarios \"over Streamable HTTP\" (7 to 9) run the same server as `echoserver -http`, one child process serving every contender on loopback (net/http, one JSON body per request); their `raw` floor is net/http POSTs with no SDK. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better.\n\n")
+	b.WriteString("Every contender calls the same echo server binary (`bench/cmd/echoserver`). In the latency, throughput and fan-out scenarios the contenders run in the same process, interleaved: the calls are split into rounds and in each round every contender runs its share in turn, starting with a different one each round. `raw` is the floor: no SDK and no host, just lines on the pipes. The scenarios \"over Streamable HTTP\" (7 to 9) run the same server as `echoserver -http`, one child process serving every contender on loopback (net/http, one JSON body per request); their `raw` floor is net/http POSTs with no SDK. Ratios are the contender's figure divided by the raw pipe's or by the best peer's (`go-sdk`, `mark3labs`); for latency lower is better, for calls/s higher is better. " +
+		"Every contender speaks protocol revision 2025-11-25 (the legacy era, through `initialize`) but the `-modern` ones of scenarios 1 and 2, which speak 2026-07-28 (the modern era: `server/discover`, then the `_meta` on every request) to the echo server run with `-era modern`; their ratios are to `raw-modern` and to the best modern peer.\n\n")
 	if len(r.Failures) > 0 {
 		b.WriteString("**Scenarios that failed:**\n\n")
 		for _, f := range r.Failures {
@@ -248,13 +329,17 @@ func (r *Run) Markdown(chart string) string {
 	if rec := r.find(ScenarioLatency, Raw); rec != nil {
 		fmt.Fprintf(&b, "## 1. Latency: 1 caller, 1 server, %d calls per contender\n\n", r.Sizes.LatencyCalls)
 		r.sidecarIntro(&b, ScenarioLatency)
+		r.modernIntro(&b, ScenarioLatency)
 		r.loadTable(&b, ScenarioLatency, true)
+		r.eraTable(&b, ScenarioLatency, true)
 	}
 	if rec := r.find(ScenarioThroughput, Raw); rec != nil {
 		fmt.Fprintf(&b, "## 2. Throughput: %d concurrent callers, 1 server, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.ThroughputCalls)
 		b.WriteString("The raw pipe is pipelined here: one writer lock, one reader goroutine handing responses to callers by id.\n\n")
 		r.sidecarIntro(&b, ScenarioThroughput)
+		r.modernIntro(&b, ScenarioThroughput)
 		r.loadTable(&b, ScenarioThroughput, false)
+		r.eraTable(&b, ScenarioThroughput, false)
 	}
 	if rec := r.find(ScenarioFanout, Raw); rec != nil {
 		fmt.Fprintf(&b, "## 3. Fan-out: %d concurrent callers over %d servers, %d calls per contender\n\n", r.Sizes.Callers, r.Sizes.FanoutServers, r.Sizes.FanoutCalls)
@@ -314,11 +399,23 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 	} else {
 		b.WriteString("| contender | calls/s | p50 µs | p99 µs | max µs | calls/s × raw | calls/s × best peer | p99 × raw | errors |" + extraHead + "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|" + extraRule + "\n")
 	}
+	// The modern rows are compared with the modern floor and peers.
+	rawModern, bestModern := r.find(scenario, RawModern), r.bestOf(scenario, modernPeers)
+	var bestLatModern *Record
+	for _, p := range modernPeers {
+		if rec := r.find(scenario, p); ran(rec) && (bestLatModern == nil || rec.P50us < bestLatModern.P50us) {
+			bestLatModern = rec
+		}
+	}
 	var notes []string
-	for _, c := range callContenders {
+	for _, c := range loadContenders {
 		rec := r.find(scenario, c.name())
 		if rec == nil {
 			continue
+		}
+		raw, best, bestLat := raw, best, bestLat
+		if strings.HasSuffix(rec.Contender, modernSuffix) {
+			raw, best, bestLat = rawModern, bestModern, bestLatModern
 		}
 		if rec.Note != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", rec.Contender, rec.Note))
@@ -344,6 +441,78 @@ func (r *Run) loadTable(b *strings.Builder, scenario string, latencyFirst bool) 
 	}
 	b.WriteString("\n")
 	writeNotes(b, notes)
+}
+
+// modernIntro explains the modern-era contenders of a scenario that has them.
+func (r *Run) modernIntro(b *strings.Builder, scenario string) {
+	if r.find(scenario, RawModern) == nil && r.find(scenario, McpvisorModern) == nil {
+		return
+	}
+	b.WriteString("The `-modern` rows are the stdio contenders in the modern era (protocol revision 2026-07-28), in the same rounds as the others. " +
+		"Their echo server runs with `-era modern`: it answers `server/discover`, refuses `initialize` (-32022, naming the versions it supports), adds `\"resultType\":\"complete\"` to every result, " +
+		"and rejects a request whose `_meta` lacks the protocol version or the client's capabilities (-32602), so that no contender can fall back to the legacy handshake, or leave the `_meta` out, unnoticed. " +
+		"`raw-modern`: `server/discover` and `tools/list`, then each call, with the `_meta` mcpvisor sends (the same members, as many bytes). " +
+		"`mcpvisor-modern`: the same embedded Host, which detects the era itself (`server/discover` first, as it does for every server). " +
+		"`go-sdk-modern`: `ClientSessionOptions.ProtocolVersion` 2026-07-28 (its default). `mark3labs-modern`: `WithProtocolVersion(\"2026-07-28\")` (v1.2.1 speaks both eras). " +
+		"Each one's protocol version is checked once it is connected. Their ratios are to `raw-modern` and to the best modern peer.\n\n")
+}
+
+// eraTable writes, per stdio contender, its legacy and modern figures side
+// by side and their ratio, then what the _meta adds to a call on the pipe.
+func (r *Run) eraTable(b *strings.Builder, scenario string, latencyFirst bool) {
+	if r.find(scenario, RawModern) == nil && r.find(scenario, McpvisorModern) == nil {
+		return
+	}
+	b.WriteString("**Legacy and modern era side by side** (modern ÷ legacy: above 1, the modern call costs more")
+	if latencyFirst {
+		b.WriteString("):\n\n| contender | legacy p50 µs | modern p50 µs | p50 modern ÷ legacy | legacy calls/s | modern calls/s | time per call modern ÷ legacy |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		b.WriteString("; time per call is 1 ÷ calls/s):\n\n| contender | legacy calls/s | modern calls/s | time per call modern ÷ legacy | legacy p50 µs | modern p50 µs | p50 modern ÷ legacy |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	}
+	for _, c := range contenders {
+		legacy, modern := r.find(scenario, c.name()), r.find(scenario, modernName(c.name()))
+		switch {
+		case !ran(legacy) && !ran(modern):
+			continue
+		case !ran(modern):
+			note := "not run"
+			if modern != nil {
+				note = "failed (see the notes above)"
+			}
+			fmt.Fprintf(b, "| %s | | %s | | | | |\n", c.name(), note)
+			continue
+		case !ran(legacy):
+			fmt.Fprintf(b, "| %s | failed (see the notes above) | | | | | |\n", c.name())
+			continue
+		}
+		perCall := ratioCell(legacy.CallsPerSec, modern.CallsPerSec) // time per call: the inverse of calls/s
+		if latencyFirst {
+			fmt.Fprintf(b, "| %s | %.1f | %.1f | %s | %.0f | %.0f | %s |\n", c.name(), legacy.P50us, modern.P50us, ratioCell(modern.P50us, legacy.P50us),
+				legacy.CallsPerSec, modern.CallsPerSec, perCall)
+		} else {
+			fmt.Fprintf(b, "| %s | %.0f | %.0f | %s | %.1f | %.1f | %s |\n", c.name(), legacy.CallsPerSec, modern.CallsPerSec, perCall,
+				legacy.P50us, modern.P50us, ratioCell(modern.P50us, legacy.P50us))
+		}
+	}
+	b.WriteString("\n")
+	if raw, rawModern := r.find(scenario, Raw), r.find(scenario, RawModern); metric(raw, "request_bytes") > 0 && metric(rawModern, "request_bytes") > 0 {
+		fmt.Fprintf(b, "On the pipe, a raw call is %.0f bytes and its reply %.0f in the legacy era, %.0f and %.0f in the modern one: the `_meta` adds %.0f bytes to each request, `resultType` %.0f to each reply. ",
+			metric(raw, "request_bytes"), metric(raw, "reply_bytes"), metric(rawModern, "request_bytes"), metric(rawModern, "reply_bytes"),
+			metric(rawModern, "request_bytes")-metric(raw, "request_bytes"), metric(rawModern, "reply_bytes")-metric(raw, "reply_bytes"))
+	}
+	if e := r.eraComparison(scenario); e.ok() {
+		what := "p50"
+		if !latencyFirst {
+			what = "time per call"
+		}
+		verdict := "within"
+		if e.ratio() > e.allowed() {
+			verdict = "over"
+		}
+		fmt.Fprintf(b, "mcpvisor's modern %s is **%.2f×** its legacy one; the target allows %.2f× (its legacy %s, %.2f µs, plus the %.2f µs the `_meta` costs the raw pipe): %s it.",
+			what, e.ratio(), e.allowed(), what, e.cost(e.legacy), e.metaCost(), verdict)
+	}
+	b.WriteString("\n\n")
 }
 
 // writeNotes writes a table's notes as a list.

@@ -32,9 +32,11 @@ func TestTargets(t *testing.T) {
 		{"Embedded, 1 caller: p50", "PASS"},                             // 1.4×
 		{"Embedded, 64 callers: throughput ≥ 0.6× the raw", "MISS"},     // 0.5×
 		{"Embedded, 64 callers: throughput ≥ 3× the best peer", "MISS"}, // 2.5× mark3labs
-		{"Isolation: healthy-server p99", "PASS"},                       // 1.1×
-		{"Isolation: Host.Status", "MISS"},                              // 6 ms
-		{"Start-up: 100 servers", "PASS"},                               // 200 ms
+		{"Modern era (2026-07-28), 1 caller", "not run"},
+		{"Modern era (2026-07-28), 64 callers", "not run"},
+		{"Isolation: healthy-server p99", "PASS"}, // 1.1×
+		{"Isolation: Host.Status", "MISS"},        // 6 ms
+		{"Start-up: 100 servers", "PASS"},         // 200 ms
 		{"Scale: 1000 servers", "not run"},
 		{"Scale: host RSS", "not run"},
 		{"Scale over HTTP", "not run"},
@@ -179,5 +181,81 @@ func TestJournalReport(t *testing.T) {
 	}
 	if got := countName(100000); got != "100k" {
 		t.Errorf("countName(100000) = %q", got)
+	}
+}
+
+// eraRun is fakeRun with the modern-era contenders: with one caller the
+// modern mcpvisor costs its legacy self plus less than the raw pipe's
+// _meta cost; with 64 it loses more throughput than the raw pipe does.
+func eraRun() *Run {
+	r := fakeRun()
+	m := func(sc, c string, p50, cps float64) Record {
+		return Record{Scenario: sc, Contender: c, Calls: 100, P50us: p50, P99us: 2 * p50, CallsPerSec: cps}
+	}
+	r.Records = append(r.Records,
+		m(ScenarioLatency, RawModern, 12, 1), m(ScenarioLatency, McpvisorModern, 15, 1),
+		m(ScenarioLatency, GoSDKModern, 55, 1), m(ScenarioLatency, Mark3labsModern, 44, 1),
+		m(ScenarioThroughput, RawModern, 1, 80), m(ScenarioThroughput, McpvisorModern, 1, 25),
+		m(ScenarioThroughput, GoSDKModern, 1, 9), m(ScenarioThroughput, Mark3labsModern, 1, 18),
+	)
+	for i := range r.Records {
+		if rec := &r.Records[i]; rec.Scenario == ScenarioLatency && (rec.Contender == Raw || rec.Contender == RawModern) {
+			rec.Metrics = map[string]float64{"request_bytes": 89, "reply_bytes": 80}
+			if rec.Contender == RawModern {
+				rec.Metrics = map[string]float64{"request_bytes": 299, "reply_bytes": 104}
+			}
+		}
+	}
+	return r
+}
+
+func TestEraTargetsAndReport(t *testing.T) {
+	r := eraRun()
+	ts := r.Targets()
+	lat, thr := ts[3], ts[4]
+	// 1 caller: legacy 14 µs, modern 15 µs: 1.07×; the raw pipe 10 → 12 µs
+	// allows 14 + 2 = 16 µs, 1.14×.
+	if !strings.HasPrefix(lat.Name, "Modern era (2026-07-28), 1 caller") || !lat.Pass || lat.Missing ||
+		!strings.Contains(lat.Measured, "1.07× legacy (15.0 vs 14.0 µs)") || !strings.Contains(lat.Measured, "allowed ≤ 1.14× (+2.00 µs") {
+		t.Errorf("1-caller era target: %+v, want PASS at 1.07× of 1.14×", lat)
+	}
+	// 64 callers: mcpvisor 50 → 25 calls/s (20 → 40 µs per call, 2×); the
+	// raw pipe 100 → 80 (10 → 12.5 µs) allows 22.5 µs, 1.12×.
+	if !strings.HasPrefix(thr.Name, "Modern era (2026-07-28), 64 callers") || thr.Pass || thr.Missing ||
+		!strings.Contains(thr.Measured, "2.00× legacy (40000.0 vs 20000.0 µs per call: 25 vs 50 calls/s)") || !strings.Contains(thr.Measured, "allowed ≤ 1.12×") {
+		t.Errorf("64-caller era target: %+v, want MISS at 2× of 1.12×", thr)
+	}
+	md := r.Markdown("")
+	for _, want := range []string{
+		"The `-modern` rows are the stdio contenders in the modern era",
+		"**Legacy and modern era side by side**",
+		"| mcpvisor | 14.0 | 15.0 | 1.07× | 1 | 1 | 1.00× |",        // latency, p50 first
+		"| mcpvisor | 50 | 25 | 2.00× | 1.0 | 1.0 | 1.00× |",        // throughput, calls/s first
+		"| mcpvisor-modern | 15.0 | 30.0 | 0 | 1 | 1.25× | 0.34× |", // ratios to raw-modern and the best modern peer (mark3labs-modern, 44 µs)
+		"| mcpvisor-modern | 25 | 1.0 | 2.0 | 0 | 0.31× | 1.39× |",  // to raw-modern's 80 and mark3labs-modern's 18 calls/s
+		"the `_meta` adds 210 bytes to each request, `resultType` 24 to each reply",
+		"mcpvisor's modern p50 is **1.07×** its legacy one; the target allows 1.14×",
+		"mcpvisor's modern time per call is **2.00×** its legacy one; the target allows 1.12×",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	// A modern mcpvisor that could not connect misses the targets, and says why.
+	for i := range r.Records {
+		if rec := &r.Records[i]; rec.Contender == McpvisorModern {
+			*rec = Record{Scenario: rec.Scenario, Contender: McpvisorModern, Servers: 1, Note: "could not connect: server/discover: boom"}
+		}
+	}
+	ts = r.Targets()
+	if lat := ts[3]; lat.Pass || lat.Missing || !strings.Contains(lat.Measured, "boom") {
+		t.Errorf("era target without a modern mcpvisor: %+v, want MISS with the reason", lat)
+	}
+	if md := r.Markdown(""); !strings.Contains(md, "| mcpvisor | | failed (see the notes above) |") || !strings.Contains(md, "- mcpvisor-modern: could not connect: server/discover: boom") {
+		t.Errorf("report does not show the failed modern mcpvisor:\n%s", md)
+	}
+	if err := r.Chart(filepath.Join(t.TempDir(), "c.png")); err != nil {
+		t.Fatal(err)
 	}
 }
