@@ -104,15 +104,14 @@ func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw 
 // fulfil answers one input request with the handler a legacy server's
 // request of that method gets, preferring the call's own.
 func (h *Host) fulfil(ctx context.Context, server string, owner *asker, req protocol.InputRequest) (json.RawMessage, error) {
-	mine := func() *asker { return owner }
 	switch req.Method {
 	case protocol.MethodElicitationCreate:
 		if h.opts.Elicitation == nil && !h.opts.Inbox && (owner == nil || owner.handle == nil) {
 			return nil, errors.New("this host does not declare elicitation")
 		}
-		return h.elicit(ctx, server, req.Params, func(*ElicitationRequest) *asker { return mine() })
+		return h.elicit(ctx, server, req.Params, func(*ElicitationRequest) *asker { return owner })
 	case protocol.MethodSamplingCreateMessage:
-		return h.sample(ctx, server, req.Params, func(json.RawMessage) *asker { return mine() })
+		return h.sample(ctx, server, req.Params, func(json.RawMessage) *asker { return owner })
 	case protocol.MethodRootsList:
 		if h.opts.Roots == nil {
 			return nil, errors.New("this host does not declare roots")

@@ -106,8 +106,10 @@ func (c *httpConn) post(m outMsg) {
 		}
 		return
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		if isRequest && !c.deliverErrorBody(resp, reqID) {
-			c.deliverError(reqID, fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.where(target), c.excerpt(resp.Body)))
+		if isRequest {
+			if handled, body := c.deliverErrorBody(resp, reqID); !handled {
+				c.deliverError(reqID, fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.where(target), c.excerpt(body)))
+			}
 		}
 		return
 	}
@@ -156,23 +158,23 @@ func (c *httpConn) readJSON(resp *http.Response, reqID json.RawMessage) {
 // status carries for request reqID (a modern server answers 400 with
 // UnsupportedProtocolVersion or HeaderMismatch): era detection and the
 // caller need the error itself, not the status. It reports whether there
-// was one.
-func (c *httpConn) deliverErrorBody(resp *http.Response, reqID json.RawMessage) bool {
+// was one, and otherwise returns what it read of the body, for the message.
+func (c *httpConn) deliverErrorBody(resp *http.Response, reqID json.RawMessage) (bool, io.Reader) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		return false
+		return false, resp.Body
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil {
-		return false
+		return false, bytes.NewReader(b)
 	}
 	msg, err := protocol.Classify(b)
 	if err != nil || msg.Kind != protocol.KindResponse || msg.Error == nil {
-		return false
+		return false, bytes.NewReader(b)
 	}
 	// A server that could not parse the request answers id null.
 	msg.ID = reqID
 	c.deliverMsg(msg, len(b))
-	return true
+	return true, nil
 }
 
 // deliverFrame classifies one inbound message and hands it to the actor.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -294,11 +293,7 @@ func (a *serverActor) onResourceSub(m *resourceSubMsg) {
 		id := a.listenID
 		a.listenID = 0
 		if a.conn.pending().take(id) != nil {
-			if !a.era.http {
-				params, _ := json.Marshal(protocol.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: "subscriptions changed"})
-				_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
-			}
-			a.conn.abandon(id)
+			a.cancelRequest(id, "subscriptions changed")
 		}
 	}
 	stopTimer(&a.relisten)

@@ -47,15 +47,21 @@ func (a *serverActor) onCancel(m *cancelMsg) {
 		return // answered, failed, or sent on a connection since replaced
 	}
 	// A late response to this id is now unknown and dropped.
-	params, _ := json.Marshal(protocol.CancelledParams{
-		RequestID: json.RawMessage(strconv.FormatInt(m.call.id, 10)),
-		Reason:    m.reason,
-	})
+	a.cancelRequest(m.call.id, m.reason)
+}
+
+// cancelRequest tells the server that request id, already taken out of the
+// pending table, is abandoned: notifications/cancelled, except over modern
+// HTTP, where closing the request's stream (abandon) is the signal.
+func (a *serverActor) cancelRequest(id int64, reason string) {
 	if a.era == nil || !a.era.http {
-		// Over modern HTTP, closing the request's stream is the signal.
+		params, _ := json.Marshal(protocol.CancelledParams{
+			RequestID: json.RawMessage(strconv.FormatInt(id, 10)),
+			Reason:    reason,
+		})
 		_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
 	}
-	a.conn.abandon(m.call.id)
+	a.conn.abandon(id)
 }
 
 func (a *serverActor) onInbound(msg *protocol.Message) {
