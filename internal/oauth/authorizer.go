@@ -1,0 +1,477 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
+)
+
+// refreshMargin is how long before its expiry a token is refreshed.
+const refreshMargin = 60 * time.Second
+
+// Config is one server's authorization configuration. The zero value
+// discovers everything and registers dynamically.
+type Config struct {
+	// GrantType: GrantAuthorizationCode (default; a person signs in) or
+	// GrantClientCredentials (machine to machine), or GrantJWTBearer for
+	// enterprise-managed authorization (an identity provider's ID token
+	// exchanged for an authorization grant).
+	GrantType string
+	// Pre-registered client credentials; ClientSecret may be empty for a
+	// public client.
+	ClientID     string
+	ClientSecret string
+	// TokenEndpointAuthMethod overrides the choice of client_secret_basic,
+	// client_secret_post, none or private_key_jwt.
+	TokenEndpointAuthMethod string
+	// PrivateKey (PEM) signs RFC 7523 client assertions
+	// (private_key_jwt); SigningAlg names the algorithm (default from the
+	// key: ES256, RS256, EdDSA), KeyID its kid.
+	PrivateKey string
+	SigningAlg string
+	KeyID      string
+	// Scopes are requested instead of those discovery would choose.
+	Scopes []string
+	// RedirectURI receives the authorization response; a loopback URI
+	// (http://localhost:PORT/callback) is listened on during sign-in. Port
+	// 0 or empty: a free port is chosen per sign-in.
+	RedirectURI string
+	// AuthServerMetadataURL skips discovery of the authorization server.
+	AuthServerMetadataURL string
+	// ClientMetadataURL is this client's Client ID Metadata Document (an
+	// https URL used as client_id where the server supports it).
+	ClientMetadataURL string
+	// ClientName is sent in dynamic registrations.
+	ClientName string
+	// DPoP binds tokens to a key of the Authorizer's (RFC 9449).
+	DPoP bool
+	// Enterprise-managed authorization (GrantJWTBearer): the identity
+	// provider's token endpoint, this client there, and the ID token to
+	// exchange for an identity assertion grant.
+	IDPTokenEndpoint string
+	IDPClientID      string
+	IDPClientSecret  string
+	IDToken          string
+	// Assertion is a JWT the workload already holds (workload identity
+	// federation), presented as the GrantJWTBearer assertion as it is.
+	Assertion string
+}
+
+// Options are an Authorizer's surroundings.
+type Options struct {
+	// Server names the server in messages.
+	Server string
+	// URL is the server's endpoint: the resource tokens are for.
+	URL string
+	// HTTP makes every authorization request (discovery, registration,
+	// token). nil: a client with the outbound guard (public addresses only).
+	HTTP *http.Client
+	// Store keeps the State under Key. nil: kept in memory only.
+	Store Store
+	Key   string
+	// Browser, when set, signs in by itself whenever the server needs it
+	// (the CLI's browser, an embedder's hook, a test's fetcher). nil: sign-in
+	// waits for SignIn or Begin.
+	Browser Browser
+	// OnChange is called (on its own goroutine) when a token is obtained,
+	// or sign-in is needed: the host restarts a server waiting for it.
+	OnChange func()
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Authorizer is one server's authorization for one user. Safe for
+// concurrent use.
+type Authorizer struct {
+	cfg  Config
+	opts Options
+	http *http.Client
+
+	signer *assertioner // private_key_jwt
+
+	// grant serialises refreshes and machine grants: concurrent requests
+	// that find the token expired get one new token, and a rotated refresh
+	// token is never spent twice.
+	grant sync.Mutex
+
+	mu        sync.Mutex
+	st        State
+	loaded    bool
+	challenge Challenge // the last 401 or 403 challenge
+	disc      *Discovery
+	dpop      *dpopKey
+	nonces    map[string]string // DPoP nonce by origin
+	flows     map[string]*Flow  // by state
+	signing   chan struct{}     // closed when the sign-in in progress ends
+	autoTried bool              // automatic sign-in was tried since the token last worked
+	fresh     bool              // the token has not yet been accepted by the server
+	lastErr   string
+	needs     bool // the server needs sign-in
+	// refusedScopes were asked for in a step-up and not granted: asking
+	// again cannot help. Cleared by SignIn.
+	refusedScopes map[string]bool
+	// machineFailed: a machine grant was refused; it is not retried
+	// until SignIn (a refused assertion stays refused).
+	machineFailed bool
+}
+
+// New returns an Authorizer of cfg for the server opts names.
+func New(cfg Config, opts Options) (*Authorizer, error) {
+	if opts.HTTP == nil {
+		opts.HTTP = outbound.NewClient(outbound.Options{})
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if cfg.GrantType == "" {
+		cfg.GrantType = GrantAuthorizationCode
+	}
+	switch cfg.GrantType {
+	case GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer:
+	default:
+		return nil, fmt.Errorf("oauth: grant type %q: want %s, %s or %s", cfg.GrantType, GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer)
+	}
+	a := &Authorizer{cfg: cfg, opts: opts, http: opts.HTTP, nonces: map[string]string{}, flows: map[string]*Flow{}}
+	if cfg.PrivateKey != "" {
+		s, err := newAssertioner(cfg.PrivateKey, cfg.SigningAlg, cfg.KeyID)
+		if err != nil {
+			return nil, err
+		}
+		a.signer = s
+	}
+	return a, nil
+}
+
+func (a *Authorizer) now() time.Time { return a.opts.Now() }
+
+// interactive reports whether tokens come from a person signing in.
+func (a *Authorizer) interactive() bool { return a.cfg.GrantType == GrantAuthorizationCode }
+
+// load reads the stored state once; a.mu held.
+func (a *Authorizer) loadLocked() {
+	if a.loaded {
+		return
+	}
+	a.loaded = true
+	if a.opts.Store == nil {
+		return
+	}
+	b, err := a.opts.Store.Load(a.opts.Key)
+	if err != nil {
+		a.lastErr = "reading the stored token: " + err.Error()
+		a.opts.Log.Warn("oauth: reading the stored token", "server", a.opts.Server, "err", err)
+		return
+	}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &a.st); err != nil {
+			a.lastErr = "the stored token is unreadable; sign in again"
+			a.opts.Log.Warn("oauth: the stored token is unreadable", "server", a.opts.Server)
+		}
+	}
+	if a.st.Token != nil && a.st.Token.Resource != "" && !resourceMatches(a.st.Token.Resource, a.opts.URL) {
+		// Issued for another URL than the server's now: never send it.
+		a.st.Token = nil
+	}
+}
+
+// saveLocked stores the state durably; a.mu held.
+func (a *Authorizer) saveLocked() error {
+	if a.opts.Store == nil {
+		return nil
+	}
+	var b []byte
+	if a.st.Token != nil || len(a.st.Clients) > 0 || a.st.DPoPKey != "" {
+		var err error
+		if b, err = json.Marshal(&a.st); err != nil {
+			return err
+		}
+	}
+	if err := a.opts.Store.Save(a.opts.Key, b); err != nil {
+		a.opts.Log.Warn("oauth: storing the token", "server", a.opts.Server, "err", err)
+		return fmt.Errorf("oauth: storing the token: %w", err)
+	}
+	return nil
+}
+
+// setToken installs a newly issued token, stores it and tells the host.
+func (a *Authorizer) setToken(t *Token) error {
+	a.mu.Lock()
+	a.st.Token = t
+	a.fresh, a.needs, a.lastErr = true, false, ""
+	err := a.saveLocked()
+	a.mu.Unlock()
+	a.changed()
+	return err
+}
+
+func (a *Authorizer) changed() {
+	if f := a.opts.OnChange; f != nil {
+		go f()
+	}
+}
+
+// Ready reports whether the Authorizer has a token to try (or can get one
+// without a person): a server waiting for sign-in can start again.
+func (a *Authorizer) Ready() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	return a.st.Token != nil || !a.interactive()
+}
+
+// Logout forgets the token (and the client registrations: the next sign-in
+// starts afresh).
+func (a *Authorizer) Logout() error {
+	a.mu.Lock()
+	a.loadLocked()
+	a.st = State{DPoPKey: a.st.DPoPKey}
+	a.disc = nil
+	a.fresh = false
+	err := a.saveLocked()
+	a.mu.Unlock()
+	return err
+}
+
+// Status is what may be shown of an Authorizer: never a token or secret.
+type Status struct {
+	Server    string    `json:"server"`
+	Grant     string    `json:"grant"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Client    string    `json:"clientKind,omitempty"` // preregistered, cimd, dcr
+	SignedIn  bool      `json:"signedIn"`
+	NeedsAuth bool      `json:"needsAuth"`
+	Scopes    []string  `json:"scopes,omitempty"`
+	Expiry    time.Time `json:"expiry,omitzero"`
+	Refresh   bool      `json:"refreshable"`
+	TokenType string    `json:"tokenType,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Pending   bool      `json:"signInPending"`
+}
+
+// Status reports the Authorizer's state.
+func (a *Authorizer) Status() Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	s := Status{Server: a.opts.Server, Grant: a.cfg.GrantType, NeedsAuth: a.needs, Error: a.lastErr, Pending: len(a.flows) > 0 || a.signing != nil}
+	if t := a.st.Token; t != nil {
+		s.SignedIn = true
+		s.Issuer, s.Scopes, s.Expiry, s.Refresh, s.TokenType = t.Issuer, slices.Clone(t.Scopes), t.Expiry, t.Refresh != "", t.Type
+		if c, ok := a.st.Clients[t.Issuer]; ok {
+			s.Client = c.Kind
+		}
+	}
+	return s
+}
+
+// currentToken returns the token to send, refreshing it first when it is
+// about to expire; nil when there is none. The error is a refresh of an
+// expired token that failed for want of the authorization server (not a
+// refusal): the request fails like any unreachable server's.
+func (a *Authorizer) currentToken(ctx context.Context) (*Token, error) {
+	a.mu.Lock()
+	a.loadLocked()
+	t := a.st.Token
+	a.mu.Unlock()
+	if t == nil || !t.expiresWithin(a.now(), refreshMargin) {
+		return t, nil
+	}
+	if t.Refresh != "" {
+		nt, err := a.refresh(ctx, t)
+		if err == nil {
+			return nt, nil
+		}
+		var te *TokenError
+		if t.expiresWithin(a.now(), 0) && !errors.As(err, &te) && !errors.Is(err, ErrNeedsAuth) {
+			return nil, fmt.Errorf("refreshing the token of server %q: %s", a.opts.Server, a.redact(err.Error()))
+		}
+	}
+	if t.expiresWithin(a.now(), 0) {
+		a.dropToken(t) // expired and not refreshable: the server will say 401
+		return nil, nil
+	}
+	return t, nil
+}
+
+// refresh trades t's refresh token for a new token. A refusal (revoked,
+// expired) drops the token, so sign-in is needed; the error is kept for
+// Status and logged, never swallowed.
+func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
+	a.grant.Lock()
+	defer a.grant.Unlock()
+	a.mu.Lock()
+	cur := a.st.Token
+	a.mu.Unlock()
+	if cur != t {
+		if cur == nil {
+			return nil, fmt.Errorf("%w: the token was dropped", ErrNeedsAuth)
+		}
+		return cur, nil // refreshed meanwhile by another request
+	}
+	d, err := a.discovery(ctx)
+	if err != nil {
+		return nil, a.failed("refreshing the token", err)
+	}
+	if d.Server.Issuer != t.Issuer {
+		// The server moved to another authorization server: its token and
+		// its client registration there are no good here.
+		a.dropToken(t)
+		return nil, a.failed("refreshing the token", fmt.Errorf("%w: the server's authorization server is now %s", ErrNeedsAuth, d.Server.Issuer))
+	}
+	ec, err := a.endpointClient(ctx, d)
+	if err != nil {
+		return nil, a.failed("refreshing the token", err)
+	}
+	form := map[string][]string{
+		"grant_type":    {GrantRefreshToken},
+		"refresh_token": {t.Refresh},
+		"resource":      {d.Resource},
+	}
+	tr, err := a.tokenRequest(ctx, d.Server.TokenEndpoint, ec, form)
+	if err != nil {
+		var te *TokenError
+		if errors.As(err, &te) {
+			a.dropToken(t)
+		}
+		return nil, a.failed("refreshing the token", err)
+	}
+	nt, err := a.toToken(tr, d.Server.Issuer, d.Resource, t.Scopes, t)
+	if err != nil {
+		return nil, a.failed("refreshing the token", err)
+	}
+	a.opts.Log.Info("oauth: token refreshed", "server", a.opts.Server, "expiry", nt.Expiry)
+	return nt, a.setToken(nt)
+}
+
+// dropToken forgets t if it is still the current token.
+func (a *Authorizer) dropToken(t *Token) {
+	a.mu.Lock()
+	if a.st.Token == t {
+		a.st.Token = nil
+		_ = a.saveLocked()
+	}
+	a.mu.Unlock()
+}
+
+// failed records err for Status and the log, and returns it.
+func (a *Authorizer) failed(what string, err error) error {
+	msg := a.redact(err.Error())
+	a.mu.Lock()
+	a.lastErr = what + ": " + msg
+	a.mu.Unlock()
+	a.opts.Log.Warn("oauth: "+what, "server", a.opts.Server, "err", msg)
+	return err
+}
+
+// redact removes the secrets the Authorizer knows from s.
+func (a *Authorizer) redact(s string) string {
+	a.mu.Lock()
+	var secrets []string
+	if t := a.st.Token; t != nil {
+		secrets = append(secrets, t.Access, t.Refresh)
+	}
+	for _, c := range a.st.Clients {
+		secrets = append(secrets, c.Secret)
+	}
+	a.mu.Unlock()
+	secrets = append(secrets, a.cfg.ClientSecret, a.cfg.IDPClientSecret, a.cfg.IDToken, a.cfg.Assertion)
+	return outbound.Redact(s, secrets...)
+}
+
+// discovery returns the server's discovery, running it on first use and
+// again after a challenge that points elsewhere.
+func (a *Authorizer) discovery(ctx context.Context) (*Discovery, error) {
+	a.mu.Lock()
+	d, ch := a.disc, a.challenge
+	a.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	d, err := discover(ctx, a.http, a.opts.URL, ch, a.cfg.AuthServerMetadataURL)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.disc = d
+	a.mu.Unlock()
+	return d, nil
+}
+
+// noteChallenge records a 401's or 403's challenge; one that names other
+// resource metadata than the last makes discovery run again.
+func (a *Authorizer) noteChallenge(ch Challenge) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.disc != nil && ch.ResourceMetadata() != a.challenge.ResourceMetadata() {
+		a.disc = nil
+	}
+	a.challenge = ch
+}
+
+// forgetDiscovery makes the next request discover again (after a 401 that
+// may mean the server changed its authorization server).
+func (a *Authorizer) forgetDiscovery() {
+	a.mu.Lock()
+	a.disc = nil
+	a.mu.Unlock()
+}
+
+// nonce and setNonce keep the last DPoP nonce per origin (RFC 9449 §8, §9).
+func (a *Authorizer) nonce(target string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nonces[originOf(target)]
+}
+
+func (a *Authorizer) setNonce(target, n string) {
+	a.mu.Lock()
+	a.nonces[originOf(target)] = n
+	a.mu.Unlock()
+}
+
+func originOf(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if j := strings.IndexByte(raw[i+3:], '/'); j >= 0 {
+			return strings.ToLower(raw[:i+3+j])
+		}
+	}
+	return strings.ToLower(raw)
+}
+
+// dpopKeyFor returns the DPoP key, made (and stored) on first use, when
+// tokens from d's authorization server are to be DPoP-bound: configured, or
+// advertised (ES256 among its DPoP algorithms, or required by the
+// resource). d nil: the key of a DPoP token already held.
+func (a *Authorizer) dpopKeyFor(d *Discovery) (*dpopKey, error) {
+	if d != nil && !a.cfg.DPoP && !hasString(d.Server.DPoPSigningAlgValuesSupported, "ES256") && (d.PRM == nil || !d.PRM.DPoPBoundAccessTokensRequired) {
+		return nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	if a.dpop != nil {
+		return a.dpop, nil
+	}
+	k, pemKey, err := newDPoPKey(a.st.DPoPKey)
+	if err != nil {
+		return nil, err
+	}
+	a.dpop = k
+	if a.st.DPoPKey != pemKey {
+		a.st.DPoPKey = pemKey
+		_ = a.saveLocked()
+	}
+	return k, nil
+}

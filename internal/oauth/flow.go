@@ -1,0 +1,522 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// signInTimeout bounds a sign-in a Browser runs by itself.
+const signInTimeout = 10 * time.Minute
+
+// A Browser shows a person the authorization URL and returns the query of
+// the redirect that ended the flow (code, state, iss; or error). It may
+// return nil values and no error: the redirect then reaches the loopback
+// listener the flow opened on its redirect URI.
+type Browser func(ctx context.Context, p Prompt) (url.Values, error)
+
+// Prompt is one sign-in to show.
+type Prompt struct {
+	Server      string
+	URL         string // the authorization URL to open
+	RedirectURI string
+}
+
+// Flow is one authorization code flow in progress.
+type Flow struct {
+	URL         string
+	RedirectURI string
+
+	state    string
+	verifier string
+	scopes   []string
+	disc     *Discovery
+	client   Client
+	ln       net.Listener
+	srv      *http.Server
+	done     chan struct{} // closed when Complete ends it
+	err      error
+}
+
+// Done is closed when the flow has ended; Err then tells how.
+func (f *Flow) Done() <-chan struct{} { return f.done }
+
+// Err is the flow's outcome once Done is closed.
+func (f *Flow) Err() error { return f.err }
+
+// Begin starts the authorization code flow: discovery, the client's
+// identity, PKCE, and the authorization URL to open. The redirect's query
+// goes to Complete; a loopback redirect URI is also listened on.
+func (a *Authorizer) Begin(ctx context.Context) (*Flow, error) {
+	return a.begin(ctx, nil)
+}
+
+func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
+	if !a.interactive() {
+		return nil, fmt.Errorf("oauth: server %q uses the %s grant: there is nothing to sign in to", a.opts.Server, a.cfg.GrantType)
+	}
+	d, err := a.discovery(ctx)
+	if err != nil {
+		return nil, a.failed("signing in", err)
+	}
+	m := d.Server
+	if !hasString(m.CodeChallengeMethodsSupported, "S256") {
+		return nil, a.failed("signing in", fmt.Errorf("%w: %s does not advertise PKCE S256 (code_challenge_methods_supported)", ErrUnsupported, m.Issuer))
+	}
+	if m.AuthorizationEndpoint == "" || m.TokenEndpoint == "" {
+		return nil, a.failed("signing in", fmt.Errorf("%w: %s lacks an authorization or token endpoint", ErrDiscovery, m.Issuer))
+	}
+	f := &Flow{state: randomString(24), verifier: randomString(48), disc: d, done: make(chan struct{})}
+	f.RedirectURI, f.ln, err = listenRedirect(a.cfg.RedirectURI)
+	if err != nil {
+		return nil, a.failed("signing in", err)
+	}
+	f.client, err = a.clientFor(ctx, d, f.RedirectURI)
+	if err != nil {
+		f.close()
+		return nil, a.failed("signing in", err)
+	}
+	f.scopes = a.scopes(d, extra)
+	sum := sha256.Sum256([]byte(f.verifier))
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {f.client.ID},
+		"redirect_uri":          {f.RedirectURI},
+		"state":                 {f.state},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"resource":              {d.Resource},
+	}
+	if len(f.scopes) > 0 {
+		q.Set("scope", strings.Join(f.scopes, " "))
+	}
+	if k, err := a.dpopKeyFor(d); err == nil && k != nil {
+		q.Set("dpop_jkt", k.thumbprint())
+	}
+	sep := "?"
+	if strings.Contains(m.AuthorizationEndpoint, "?") {
+		sep = "&"
+	}
+	f.URL = m.AuthorizationEndpoint + sep + q.Encode()
+	a.mu.Lock()
+	a.flows[f.state] = f
+	a.mu.Unlock()
+	if f.ln != nil {
+		f.serve(a)
+	}
+	return f, nil
+}
+
+// scopes chooses what to ask for: the configured scopes; else the
+// challenge's (plus extra, the scopes already granted, on step-up); else all
+// of the resource's scopes_supported; else none. offline_access is added
+// when the authorization server advertises it.
+func (a *Authorizer) scopes(d *Discovery, extra []string) []string {
+	a.mu.Lock()
+	ch := a.challenge
+	a.mu.Unlock()
+	var s []string
+	switch {
+	case len(a.cfg.Scopes) > 0:
+		// The configured scopes, and what the server says it needs.
+		s = union(a.cfg.Scopes, ch.Scopes())
+	case len(ch.Scopes()) > 0:
+		s = ch.Scopes()
+	case d.PRM != nil && len(d.PRM.ScopesSupported) > 0:
+		s = slices.Clone(d.PRM.ScopesSupported)
+	}
+	for _, e := range extra {
+		if !slices.Contains(s, e) {
+			s = append(s, e)
+		}
+	}
+	if len(s) > 0 && hasString(d.Server.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") && a.interactive() {
+		s = append(s, "offline_access")
+	}
+	return s
+}
+
+// Complete ends the flow the redirect's query q belongs to (by its state):
+// it checks iss (RFC 9207) and redeems the code.
+func (a *Authorizer) Complete(ctx context.Context, q url.Values) error {
+	a.mu.Lock()
+	f := a.flows[q.Get("state")]
+	if f != nil {
+		delete(a.flows, f.state)
+	}
+	a.mu.Unlock()
+	if f == nil {
+		return fmt.Errorf("%w for server %q (state unknown or already used)", ErrNoFlow, a.opts.Server)
+	}
+	err := a.complete(ctx, f, q)
+	f.end(err)
+	if err != nil {
+		return a.failed("signing in", err)
+	}
+	return nil
+}
+
+func (a *Authorizer) complete(ctx context.Context, f *Flow, q url.Values) error {
+	m := f.disc.Server
+	iss, hasIss := q["iss"]
+	switch {
+	case hasIss && (len(iss) != 1 || iss[0] != m.Issuer):
+		// Compared as strings, never normalised (RFC 9207 §2.4).
+		return fmt.Errorf("%w: the redirect's iss %q is not the authorization server %q (mix-up attack?)", ErrAuthorization, strings.Join(iss, ","), m.Issuer)
+	case !hasIss && m.AuthorizationResponseIssParameterSupported:
+		return fmt.Errorf("%w: %s advertises iss in authorization responses but the redirect has none", ErrAuthorization, m.Issuer)
+	}
+	if e := q.Get("error"); e != "" {
+		msg := e
+		if d := q.Get("error_description"); d != "" {
+			msg += ": " + d
+		}
+		return fmt.Errorf("%w: %s", ErrAuthorization, msg)
+	}
+	code := q.Get("code")
+	if code == "" {
+		return fmt.Errorf("%w: the redirect carries no code", ErrAuthorization)
+	}
+	ec, err := a.endpointClientWith(f.client, f.disc)
+	if err != nil {
+		return err
+	}
+	form := url.Values{
+		"grant_type":    {GrantAuthorizationCode},
+		"code":          {code},
+		"redirect_uri":  {f.RedirectURI},
+		"code_verifier": {f.verifier},
+		"resource":      {f.disc.Resource},
+	}
+	tr, err := a.tokenRequest(ctx, m.TokenEndpoint, ec, form)
+	if err != nil {
+		return err
+	}
+	t, err := a.toToken(tr, m.Issuer, f.disc.Resource, f.scopes, nil)
+	if err != nil {
+		return err
+	}
+	a.opts.Log.Info("oauth: signed in", "server", a.opts.Server, "issuer", m.Issuer, "scopes", strings.Join(t.Scopes, " "))
+	return a.setToken(t)
+}
+
+// SignIn runs a whole sign-in with browser: Begin, the browser step, and
+// Complete (with the values it returns, or the redirect the loopback
+// listener receives).
+// A machine grant (no person) is simply tried again.
+func (a *Authorizer) SignIn(ctx context.Context, browser Browser) error {
+	a.mu.Lock()
+	a.refusedScopes = nil
+	a.mu.Unlock()
+	if !a.interactive() {
+		a.mu.Lock()
+		a.machineFailed = false
+		a.mu.Unlock()
+		_, err := a.obtain(ctx)
+		return err
+	}
+	return a.signIn(ctx, browser, nil)
+}
+
+func (a *Authorizer) signIn(ctx context.Context, browser Browser, extra []string) error {
+	f, err := a.begin(ctx, extra)
+	if err != nil {
+		return err
+	}
+	defer a.abandon(f)
+	q, err := browser(ctx, Prompt{Server: a.opts.Server, URL: f.URL, RedirectURI: f.RedirectURI})
+	if err != nil {
+		return a.failed("signing in", err)
+	}
+	if q != nil {
+		return a.Complete(ctx, q)
+	}
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return a.failed("signing in", fmt.Errorf("%w: no redirect arrived: %v", ErrAuthorization, ctx.Err()))
+	}
+}
+
+// abandon ends f if nothing completed it.
+func (a *Authorizer) abandon(f *Flow) {
+	a.mu.Lock()
+	_, open := a.flows[f.state]
+	delete(a.flows, f.state)
+	a.mu.Unlock()
+	if open {
+		f.end(fmt.Errorf("%w: abandoned", ErrAuthorization))
+	}
+}
+
+func (f *Flow) end(err error) {
+	select {
+	case <-f.done:
+		return
+	default:
+	}
+	f.err = err
+	close(f.done)
+	f.close()
+}
+
+func (f *Flow) close() {
+	if f.srv != nil {
+		go f.srv.Close()
+	} else if f.ln != nil {
+		f.ln.Close()
+	}
+}
+
+// listenRedirect opens the loopback listener of a loopback redirect URI
+// (http on localhost, 127.0.0.1 or ::1; port 0 or none: a free port) and
+// returns the URI with its actual port. Other redirect URIs are returned as
+// they are: the embedder receives the redirect.
+func listenRedirect(uri string) (string, net.Listener, error) {
+	if uri == "" {
+		uri = "http://localhost:0/callback"
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", nil, fmt.Errorf("oauth: redirect URI %q: %v", uri, err)
+	}
+	host := u.Hostname()
+	if u.Scheme != "http" || (host != "localhost" && host != "127.0.0.1" && host != "::1") {
+		return uri, nil, nil
+	}
+	addr := "127.0.0.1"
+	if host == "::1" {
+		addr = "::1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, u.Port()))
+	if err != nil {
+		return "", nil, fmt.Errorf("oauth: listening for the redirect on %s: %v", u.Host, err)
+	}
+	u.Host = net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	if u.Path == "" {
+		u.Path = "/callback"
+	}
+	return u.String(), ln, nil
+}
+
+// serve answers the redirect on the flow's loopback listener.
+func (f *Flow) serve(a *Authorizer) {
+	u, _ := url.Parse(f.RedirectURI)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+u.Path, func(w http.ResponseWriter, r *http.Request) {
+		err := a.Complete(r.Context(), r.URL.Query())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "<!doctype html><title>Sign-in failed</title><p>Sign-in to %s failed: %s</p>", htmlEscape(a.opts.Server), htmlEscape(err.Error()))
+			return
+		}
+		fmt.Fprintf(w, "<!doctype html><title>Signed in</title><p>Signed in to %s. You can close this window.</p>", htmlEscape(a.opts.Server))
+	})
+	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go f.srv.Serve(f.ln)
+}
+
+func htmlEscape(s string) string {
+	var b bytes.Buffer
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '"':
+			b.WriteString("&#34;")
+		case '\'':
+			b.WriteString("&#39;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// clientFor returns the client identity to use with d's authorization
+// server, in the specification's priority: pre-registered credentials, a
+// Client ID Metadata Document, a registration stored for this issuer (same
+// redirect URI), Dynamic Client Registration.
+func (a *Authorizer) clientFor(ctx context.Context, d *Discovery, redirectURI string) (Client, error) {
+	m := d.Server
+	if a.cfg.ClientID != "" {
+		return Client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret, AuthMethod: a.authMethod(m, a.cfg.ClientSecret != ""), RedirectURI: redirectURI, Kind: "preregistered"}, nil
+	}
+	if a.cfg.ClientMetadataURL != "" && m.ClientIDMetadataDocumentSupported {
+		return Client{ID: a.cfg.ClientMetadataURL, AuthMethod: AuthNone, RedirectURI: redirectURI, Kind: "cimd"}, nil
+	}
+	a.mu.Lock()
+	a.loadLocked()
+	c, ok := a.st.Clients[m.Issuer]
+	a.mu.Unlock()
+	if ok && (c.RedirectURI == "" || c.RedirectURI == redirectURI || !a.interactive()) {
+		return c, nil
+	}
+	if m.RegistrationEndpoint == "" {
+		return Client{}, fmt.Errorf("%w: %s offers no dynamic client registration and no client id is configured (set oauth.clientId%s)", ErrUnsupported, m.Issuer, cimdHint(m))
+	}
+	c, err := a.register(ctx, m, redirectURI)
+	if err != nil {
+		return Client{}, err
+	}
+	a.mu.Lock()
+	if a.st.Clients == nil {
+		a.st.Clients = map[string]Client{}
+	}
+	a.st.Clients[m.Issuer] = c
+	err = a.saveLocked()
+	a.mu.Unlock()
+	return c, err
+}
+
+func cimdHint(m *ServerMetadata) string {
+	if m.ClientIDMetadataDocumentSupported {
+		return " or oauth.clientMetadataUrl"
+	}
+	return ""
+}
+
+// authMethod chooses how a client with (or without) a secret authenticates
+// at m's token endpoint: the configured method, else the first the server
+// supports of basic, post (with a secret) or none (without); basic when it
+// lists none (RFC 8414's default).
+func (a *Authorizer) authMethod(m *ServerMetadata, secret bool) string {
+	if a.cfg.TokenEndpointAuthMethod != "" {
+		return a.cfg.TokenEndpointAuthMethod
+	}
+	if a.signer != nil {
+		return AuthPrivateJWT
+	}
+	if !secret {
+		return AuthNone
+	}
+	if len(m.TokenEndpointAuthMethodsSupported) == 0 {
+		return AuthBasic
+	}
+	for _, want := range []string{AuthBasic, AuthPost} {
+		if hasString(m.TokenEndpointAuthMethodsSupported, want) {
+			return want
+		}
+	}
+	return AuthBasic
+}
+
+// registration is an RFC 7591 client registration request and response.
+type registration struct {
+	ClientName              string   `json:"client_name,omitempty"`
+	RedirectURIs            []string `json:"redirect_uris,omitempty"`
+	GrantTypes              []string `json:"grant_types,omitempty"`
+	ResponseTypes           []string `json:"response_types,omitempty"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method,omitempty"`
+	ApplicationType         string   `json:"application_type,omitempty"`
+	Scope                   string   `json:"scope,omitempty"`
+	ClientID                string   `json:"client_id,omitempty"`
+	ClientSecret            string   `json:"client_secret,omitempty"`
+}
+
+// register registers this client with m (RFC 7591): a native application
+// on a loopback redirect, a web one otherwise; public ("none") where the
+// server allows it, else a confidential client with the secret it issues.
+func (a *Authorizer) register(ctx context.Context, m *ServerMetadata, redirectURI string) (Client, error) {
+	name := a.cfg.ClientName
+	if name == "" {
+		name = "mcpvisor"
+	}
+	method := AuthNone
+	if a.cfg.TokenEndpointAuthMethod != "" {
+		method = a.cfg.TokenEndpointAuthMethod
+	} else if len(m.TokenEndpointAuthMethodsSupported) > 0 && !hasString(m.TokenEndpointAuthMethodsSupported, AuthNone) {
+		method = m.TokenEndpointAuthMethodsSupported[0]
+		for _, want := range []string{AuthBasic, AuthPost} {
+			if hasString(m.TokenEndpointAuthMethodsSupported, want) {
+				method = want
+				break
+			}
+		}
+	}
+	req := registration{
+		ClientName:              name,
+		TokenEndpointAuthMethod: method,
+		ApplicationType:         "native",
+	}
+	if a.interactive() {
+		req.RedirectURIs = []string{redirectURI}
+		req.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
+		req.ResponseTypes = []string{"code"}
+		if u, err := url.Parse(redirectURI); err == nil && u.Scheme == "https" {
+			req.ApplicationType = "web"
+		}
+	} else {
+		req.GrantTypes = []string{a.cfg.GrantType}
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, m.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return Client{}, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	resp, err := a.http.Do(hr)
+	if err != nil {
+		return Client{}, fmt.Errorf("%w: registering with %s: %w", ErrUnsupported, where(m.RegistrationEndpoint), unwrapURL(err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		var te tokenError
+		_ = json.Unmarshal(b, &te)
+		return Client{}, fmt.Errorf("%w: %s refused the registration: HTTP %d %s %s", ErrUnsupported, where(m.RegistrationEndpoint), resp.StatusCode, te.Code, te.Description)
+	}
+	var got registration
+	if err := json.Unmarshal(b, &got); err != nil || got.ClientID == "" {
+		return Client{}, fmt.Errorf("%w: %s answered the registration without a client_id", ErrUnsupported, where(m.RegistrationEndpoint))
+	}
+	c := Client{ID: got.ClientID, Secret: got.ClientSecret, AuthMethod: got.TokenEndpointAuthMethod, RedirectURI: redirectURI, Kind: "dcr"}
+	if c.AuthMethod == "" {
+		c.AuthMethod = method
+	}
+	a.opts.Log.Info("oauth: registered", "server", a.opts.Server, "issuer", m.Issuer)
+	return c, nil
+}
+
+// endpointClient is the client identity for d's token endpoint, for
+// refreshes and machine grants.
+func (a *Authorizer) endpointClient(ctx context.Context, d *Discovery) (endpointClient, error) {
+	a.mu.Lock()
+	a.loadLocked()
+	c, ok := a.st.Clients[d.Server.Issuer]
+	a.mu.Unlock()
+	if !ok || a.cfg.ClientID != "" || (a.cfg.ClientMetadataURL != "" && d.Server.ClientIDMetadataDocumentSupported) {
+		var err error
+		if c, err = a.clientFor(ctx, d, a.cfg.RedirectURI); err != nil {
+			return endpointClient{}, err
+		}
+	}
+	return a.endpointClientWith(c, d)
+}
+
+func (a *Authorizer) endpointClientWith(c Client, d *Discovery) (endpointClient, error) {
+	k, err := a.dpopKeyFor(d)
+	if err != nil {
+		return endpointClient{}, err
+	}
+	aud := d.Server.Issuer
+	return endpointClient{client: c, audience: aud, signer: a.signer, dpop: k}, nil
+}
