@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,14 +26,50 @@ const FileName = "secrets.json"
 // when it returns.
 type Store struct {
 	path string
+	aead cipher.AEAD // nil: the file is plaintext
 
 	mu      sync.Mutex
 	servers map[string]map[string]string // server → reference name → value
+	oauth   map[string]json.RawMessage   // key (server or server\x00user) → compact JSON
 }
 
-// Open loads <dataDir>/secrets.json; a missing file is an empty store.
+// fileContent is the plaintext document: the whole file without a key,
+// the sealed content with one.
+type fileContent struct {
+	Servers map[string]map[string]string `json:"servers"`
+	OAuth   map[string]json.RawMessage   `json:"oauth,omitempty"`
+}
+
+// Open loads <dataDir>/secrets.json, unencrypted; a missing file is an
+// empty store. A file sealed by OpenWithKey is ErrEncrypted, and is left
+// as it is.
 func Open(dataDir string) (*Store, error) {
-	s := &Store{path: filepath.Join(dataDir, FileName), servers: map[string]map[string]string{}}
+	return open(dataDir, nil)
+}
+
+// OpenWithKey loads <dataDir>/secrets.json sealed with key, 32 bytes
+// (see ParseKey, KeyFromEnv), and seals every write with it: AES-256-GCM,
+// a fresh random nonce each time. A plaintext file is read and rewritten
+// sealed before OpenWithKey returns. A key that does not open the file is
+// ErrWrongKey, and the file is left as it is. A nil or empty key is Open.
+func OpenWithKey(dataDir string, key []byte) (*Store, error) {
+	if len(key) == 0 {
+		return open(dataDir, nil)
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	return open(dataDir, aead)
+}
+
+func open(dataDir string, aead cipher.AEAD) (*Store, error) {
+	s := &Store{
+		path:    filepath.Join(dataDir, FileName),
+		aead:    aead,
+		servers: map[string]map[string]string{},
+		oauth:   map[string]json.RawMessage{},
+	}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -40,14 +77,36 @@ func Open(dataDir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secrets: %w", err)
 	}
-	var file struct {
-		Servers map[string]map[string]string `json:"servers"`
+	sealed, err := isSealed(b)
+	if err != nil {
+		return nil, fmt.Errorf("secrets: %s: %w", s.path, err)
 	}
+	switch {
+	case sealed && aead == nil:
+		return nil, encryptedError(s.path)
+	case sealed:
+		if b, err = unseal(aead, s.path, b); err != nil {
+			return nil, err
+		}
+	}
+	var file fileContent
 	if err := json.Unmarshal(b, &file); err != nil {
 		return nil, fmt.Errorf("secrets: %s: %w", s.path, err)
 	}
 	if file.Servers != nil {
 		s.servers = file.Servers
+	}
+	for k, v := range file.OAuth {
+		if c := compactJSON(v); c != nil {
+			s.oauth[k] = c
+		}
+	}
+	if aead != nil && !sealed {
+		// The key is new: seal the file now rather than at the next change,
+		// so the plaintext does not linger.
+		if err := s.write(s.servers, s.oauth); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -80,7 +139,8 @@ func (s *Store) Update(server string, fresh map[string]string, row []byte) error
 }
 
 // Set replaces server's secrets (none: drops them), durably. Setting what
-// is already there writes nothing.
+// is already there writes nothing. Its OAuth entries are kept: a server
+// registered again keeps its sign-in (see DropOAuth).
 func (s *Store) Set(server string, secrets map[string]string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,36 +158,53 @@ func (s *Store) setLocked(server string, secrets map[string]string) error {
 	} else {
 		next[server] = maps.Clone(secrets)
 	}
-	if err := s.write(next); err != nil {
+	if err := s.write(next, s.oauth); err != nil {
 		return err
 	}
 	s.servers = next
 	return nil
 }
 
-// KeepOnly drops the secrets of every server keep rejects, durably.
-func (s *Store) KeepOnly(keep func(server string) bool) error {
+// KeepOnly drops the sealed secrets of every server keep rejects, and the
+// OAuth entries of every server keepOAuth rejects, durably. (A server from
+// the config file has no sealed secrets, but it has its sign-in.)
+func (s *Store) KeepOnly(keep, keepOAuth func(server string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := maps.Clone(s.servers)
 	maps.DeleteFunc(next, func(server string, _ map[string]string) bool { return !keep(server) })
-	if len(next) == len(s.servers) {
+	nextOAuth := maps.Clone(s.oauth)
+	maps.DeleteFunc(nextOAuth, func(key string, _ json.RawMessage) bool { return !keepOAuth(oauthServer(key)) })
+	if len(next) == len(s.servers) && len(nextOAuth) == len(s.oauth) {
 		return nil
 	}
-	if err := s.write(next); err != nil {
+	if err := s.write(next, nextOAuth); err != nil {
 		return err
 	}
-	s.servers = next
+	s.servers, s.oauth = next, nextOAuth
 	return nil
 }
 
-// write replaces the file with servers: a temporary file, fsynced, renamed
-// over the old one, and the directory fsynced, so a crash leaves either
-// the old file or the new one.
-func (s *Store) write(servers map[string]map[string]string) error {
-	b, err := json.Marshal(map[string]any{"servers": servers})
-	if err != nil {
+// write replaces the file with servers and oauth, sealed when the store
+// has a key: a temporary file, fsynced, renamed over the old one, and the
+// directory fsynced, so a crash leaves either the old file or the new one.
+func (s *Store) write(servers map[string]map[string]string, oauth map[string]json.RawMessage) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// The OAuth blobs are stored as given (compacted); escaping <, > and &
+	// would rewrite them.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fileContent{Servers: servers, OAuth: oauth}); err != nil {
 		return fmt.Errorf("secrets: %w", err)
+	}
+	b := buf.Bytes()
+	if s.aead != nil {
+		sealed, err := seal(s.aead, b)
+		clear(b)
+		if err != nil {
+			return fmt.Errorf("secrets: %w", err)
+		}
+		b = sealed
 	}
 	dir := filepath.Dir(s.path)
 	f, err := os.CreateTemp(dir, ".secrets-*.json")
@@ -179,6 +256,11 @@ func (s *Sealer) Header(name, v string) string {
 // Env seals the value of the environment variable name.
 func (s *Sealer) Env(name, v string) string {
 	return s.seal(fmt.Sprintf("%sENV_%X", Prefix, name), v)
+}
+
+// OAuth seals the value of the oauth field name (clientSecret, ...).
+func (s *Sealer) OAuth(name, v string) string {
+	return s.seal(fmt.Sprintf("%sOAUTH_%X", Prefix, name), v)
 }
 
 func (s *Sealer) seal(name, v string) string {
