@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/configfile"
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
@@ -33,8 +34,9 @@ type Config struct {
 
 // ServerConfig is one server entry as written in the file. References to
 // variables, ${NAME}, ${NAME:-default} and ${env:NAME}, are kept as written
-// in command, args, env values, cwd, url and header values; the host
-// expands them when it starts the server.
+// in command, args, env values, cwd, url, header values, apiKey,
+// headersHelper and the oauth object's strings; the host expands them when
+// it starts the server.
 //
 // ParseConfig and UnmarshalJSON leave Type resolved to "stdio", "http" or
 // "sse": the aliases "streamable-http" and "streamableHttp" become "http",
@@ -59,6 +61,13 @@ type ServerConfig struct {
 	// APIKey is sent as "Authorization: Bearer <key>" unless headers set
 	// Authorization themselves. Also read as "api_key".
 	APIKey string `json:"apiKey,omitempty"`
+	// OAuth configures how the host obtains tokens for the server; without
+	// it the host still signs in by discovery when the server asks.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
+	// HeadersHelper is a shell command, run with /bin/sh -c, whose standard
+	// output is a JSON object of headers to send (Claude Code's field): at
+	// connect, and again when the server answers 401.
+	HeadersHelper string `json:"headersHelper,omitempty"`
 
 	// Enabled is resolved from "enabled" (default true) and "disabled".
 	// A disabled server is validated like any other; it is only not run.
@@ -90,6 +99,69 @@ type ServerConfig struct {
 
 	AllowPrivate bool `json:"allowPrivate,omitempty"` // http, sse: may reach loopback and private addresses
 	InheritEnv   bool `json:"inheritEnv,omitempty"`   // stdio: pass the whole parent environment, not the allow-list
+}
+
+// OAuthConfig is an http or sse server's "oauth" object, in Claude Code's
+// field names, so that its .mcp.json loads unchanged. Every field is
+// optional: the zero value discovers the authorization server, registers
+// dynamically and signs a person in. String fields may hold ${...}
+// references; secrets registered through the API are kept out of the
+// journal (see Register).
+type OAuthConfig struct {
+	// ClientID is a client registered with the authorization server in
+	// advance; empty: a Client ID Metadata Document (ClientMetadataURL) or
+	// dynamic registration.
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecret is ClientID's secret; empty for a public client.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes are requested instead of those discovery would choose,
+	// space-separated. The file may also give an array of strings.
+	Scopes string `json:"scopes,omitempty"`
+	// CallbackPort fixes the port of the sign-in redirect URI,
+	// http://localhost:PORT/callback (1 to 65535); 0: a free port per
+	// sign-in.
+	CallbackPort int `json:"callbackPort,omitempty"`
+	// AuthServerMetadataURL is the authorization server's metadata
+	// (RFC 8414), skipping discovery: an https url, or http on a loopback
+	// host.
+	AuthServerMetadataURL string `json:"authServerMetadataUrl,omitempty"`
+	// ClientMetadataURL is this client's Client ID Metadata Document, used
+	// as its client_id where the server supports that: an https url with a
+	// path.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
+	// GrantType is authorization_code (the default: a person signs in),
+	// client_credentials (machine to machine; needs ClientID) or
+	// urn:ietf:params:oauth:grant-type:jwt-bearer, also written jwt_bearer
+	// (an assertion exchanged for a token; needs Assertion, or
+	// IDPTokenEndpoint and IDToken).
+	GrantType string `json:"grantType,omitempty"`
+	// TokenEndpointAuthMethod overrides how the client authenticates to
+	// the token endpoint: client_secret_basic, client_secret_post, none or
+	// private_key_jwt (needs PrivateKey).
+	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod,omitempty"`
+	// PrivateKey (PEM) signs private_key_jwt client assertions.
+	PrivateKey string `json:"privateKey,omitempty"`
+	// SigningAlg is the assertions' algorithm (ES256, ES384, RS256, PS256,
+	// EdDSA, ...); empty: chosen from the key.
+	SigningAlg string `json:"signingAlg,omitempty"`
+	// KeyID is sent as the assertions' kid.
+	KeyID string `json:"keyId,omitempty"`
+	// DPoP asks for DPoP-bound tokens (RFC 9449) even where the server does
+	// not require them.
+	DPoP bool `json:"dpop,omitempty"`
+	// ClientName is sent in dynamic registrations.
+	ClientName string `json:"clientName,omitempty"`
+	// IDPTokenEndpoint, IDPClientID, IDPClientSecret and IDToken configure
+	// enterprise-managed authorization: IDToken, from the identity
+	// provider, is exchanged at its token endpoint (an https url, or http on
+	// a loopback host) for an assertion the jwt-bearer grant presents.
+	IDPTokenEndpoint string `json:"idpTokenEndpoint,omitempty"`
+	IDPClientID      string `json:"idpClientId,omitempty"`
+	IDPClientSecret  string `json:"idpClientSecret,omitempty"`
+	IDToken          string `json:"idToken,omitempty"`
+	// Assertion is a JWT the workload already holds (workload identity
+	// federation), presented as the jwt-bearer grant's assertion as it is.
+	Assertion string `json:"assertion,omitempty"`
 }
 
 // LoadConfig reads and parses the configuration file at path. Variables are
@@ -165,7 +237,8 @@ func (c ServerConfig) Validate() error {
 }
 
 // spec resolves c for the runtime. It expands ${VAR} and ${VAR:-default} in
-// command, args, env values, cwd, url and header values using lookup
+// command, args, env values, cwd, url, header values, apiKey, headersHelper
+// and the oauth object's strings using lookup
 // (os.LookupEnv in production; nil means nothing is set). For a stdio server
 // it builds the child's environment: supervision.BaseEnv(environ), or all of
 // environ when InheritEnv is set, merged with the expanded Env map. An unset
@@ -249,11 +322,55 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 			}
 			spec.Headers["Authorization"] = "Bearer " + key
 		}
+		if c.OAuth != nil {
+			spec.OAuth = c.OAuth.spec(expand)
+		}
+		if c.HeadersHelper != "" {
+			// Claude Code runs headersHelper through a shell.
+			spec.HeadersHelper = []string{"/bin/sh", "-c", expand("headersHelper", c.HeadersHelper)}
+		}
 	}
 	if len(errs) > 0 {
 		return actors.ServerSpec{}, configfile.Join(errs)
 	}
 	return spec, nil
+}
+
+// spec is o for the runtime, its strings expanded by expand, which takes
+// the field's name and reports what fails.
+func (o *OAuthConfig) spec(expand func(field, s string) string) *oauth.Config {
+	x := func(name, v string) string { return expand("oauth."+name, v) }
+	cfg := &oauth.Config{
+		ClientID:                x("clientId", o.ClientID),
+		ClientSecret:            x("clientSecret", o.ClientSecret),
+		Scopes:                  fields(x("scopes", o.Scopes)),
+		AuthServerMetadataURL:   x("authServerMetadataUrl", o.AuthServerMetadataURL),
+		ClientMetadataURL:       x("clientMetadataUrl", o.ClientMetadataURL),
+		GrantType:               configfile.NormalizeGrantType(x("grantType", o.GrantType)),
+		TokenEndpointAuthMethod: x("tokenEndpointAuthMethod", o.TokenEndpointAuthMethod),
+		PrivateKey:              x("privateKey", o.PrivateKey),
+		SigningAlg:              x("signingAlg", o.SigningAlg),
+		KeyID:                   x("keyId", o.KeyID),
+		DPoP:                    o.DPoP,
+		ClientName:              x("clientName", o.ClientName),
+		IDPTokenEndpoint:        x("idpTokenEndpoint", o.IDPTokenEndpoint),
+		IDPClientID:             x("idpClientId", o.IDPClientID),
+		IDPClientSecret:         x("idpClientSecret", o.IDPClientSecret),
+		IDToken:                 x("idToken", o.IDToken),
+		Assertion:               x("assertion", o.Assertion),
+	}
+	if o.CallbackPort != 0 {
+		cfg.RedirectURI = fmt.Sprintf("http://localhost:%d/callback", o.CallbackPort)
+	}
+	return cfg
+}
+
+// fields is strings.Fields(s), nil when s has none.
+func fields(s string) []string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f
+	}
+	return nil
 }
 
 // hasHeader reports whether h names header key, in any letter case.
@@ -272,12 +389,14 @@ func (c ServerConfig) transport() (actors.Transport, bool) {
 	return c.entry().Transport()
 }
 
-// entry is c in the file format's terms. It shares c's slices and maps.
+// entry is c in the file format's terms. It shares c's slices, maps and
+// OAuth.
 func (c ServerConfig) entry() configfile.Server {
 	return configfile.Server{
 		Name: c.Name, Type: c.Type,
 		Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd,
 		URL: c.URL, Headers: c.Headers, APIKey: c.APIKey,
+		OAuth: (*configfile.OAuth)(c.OAuth), HeadersHelper: c.HeadersHelper,
 		Enabled: c.Enabled, Description: c.Description, FriendlyName: c.FriendlyName,
 		Timeout:                time.Duration(c.Timeout),
 		StartupTimeout:         time.Duration(c.StartupTimeout),
@@ -291,13 +410,14 @@ func (c ServerConfig) entry() configfile.Server {
 	}
 }
 
-// fromEntry is the ServerConfig of a decoded entry. It shares e's slices
-// and maps.
+// fromEntry is the ServerConfig of a decoded entry. It shares e's slices,
+// maps and OAuth.
 func fromEntry(e configfile.Server) ServerConfig {
 	return ServerConfig{
 		Name: e.Name, Type: e.Type,
 		Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd,
 		URL: e.URL, Headers: e.Headers, APIKey: e.APIKey,
+		OAuth: (*OAuthConfig)(e.OAuth), HeadersHelper: e.HeadersHelper,
 		Enabled: e.Enabled, Description: e.Description, FriendlyName: e.FriendlyName,
 		Timeout:                Duration(e.Timeout),
 		StartupTimeout:         Duration(e.StartupTimeout),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/configfile"
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 )
 
 // cfgLookup is a variable lookup over a fixed map, for tests that must not
@@ -65,18 +66,16 @@ func TestLoadConfigExamples(t *testing.T) {
 				Headers: map[string]string{"Authorization": "Bearer ${GITHUB_TOKEN}"},
 			}, {
 				Name: "sentry", Type: "sse", Enabled: true, URL: "https://mcp.sentry.dev/sse",
+				OAuth: &OAuthConfig{ClientID: "mcpvisor-example", CallbackPort: 8080},
 			}, {
 				Name: "postgres", Type: "stdio", Enabled: true,
 				Command: "${HOME}/bin/postgres-mcp", Args: []string{"--dsn", "${DATABASE_URL}"},
 				Env: map[string]string{"LOG_LEVEL": "${LOG_LEVEL:-info}"},
 			}, {
 				Name: "internal-api", Type: "http", Enabled: true,
-				URL: "${INTERNAL_MCP_URL:-http://localhost:9100/mcp}",
+				URL:           "${INTERNAL_MCP_URL:-http://localhost:9100/mcp}",
+				HeadersHelper: "/opt/bin/mcp-headers.sh",
 			}},
-			Warnings: []string{
-				`server "sentry": field "oauth" is not supported by mcpvisor, ignored`,
-				`server "internal-api": field "headersHelper" is not supported by mcpvisor, ignored: give the headers in "headers"`,
-			},
 		},
 	}, {
 		file: "vscode-mcp.json",
@@ -490,12 +489,19 @@ func TestParseConfigWarnings(t *testing.T) {
 			`server "a": unknown field "foo" ignored`,
 			`server "a": unknown field "Command" ignored`,
 		}},
-		{"unsupported fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "trust": true, "oauth": {}, "headersHelper": "h", "autoApprove": []}}}`, []string{
+		{"unsupported fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "trust": true, "autoApprove": []}}}`, []string{
 			`server "a": field "trust" is not supported by mcpvisor, ignored`,
-			`server "a": field "oauth" is not supported by mcpvisor, ignored`,
-			`server "a": field "headersHelper" is not supported by mcpvisor, ignored: give the headers in "headers"`,
 			`server "a": field "autoApprove" is not supported by mcpvisor, ignored`,
 		}},
+		{"unknown and unsupported oauth fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "oauth": {"clientId": "c", "client_id": "c", "tokenUrl": "https://x.example/token"}}}}`, []string{
+			`server "a": unknown field "oauth.client_id" ignored`,
+			`server "a": field "oauth.tokenUrl" is not supported by mcpvisor, ignored: the endpoints are discovered, or read from "authServerMetadataUrl"`,
+		}},
+		{"oauth on stdio", `{"mcpServers": {"s": {"command": "x", "oauth": {"clientSecret": "${UNSET_A}"}, "headersHelper": "echo {}"}}}`, []string{
+			`server "s": field "oauth" is not used by a stdio server, ignored`,
+			`server "s": field "headersHelper" is not used by a stdio server, ignored`,
+		}},
+		{"headersHelper is shell text", `{"mcpServers": {"h": {"url": "https://x.example/mcp", "headersHelper": "get-headers --user $USER"}}}`, nil},
 		{"unset variable in a disabled server", `{"mcpServers": {"a": {"disabled": true, "command": "x", "env": {"K": "${A_KEY}"}, "args": ["${A_ARG:-}"]}}}`, []string{
 			`server "a": field "env.K": variable A_KEY is not set and has no default (the server is disabled)`,
 		}},
@@ -747,7 +753,11 @@ func TestServerConfigJSONRoundTrip(t *testing.T) {
 	remote := ServerConfig{Name: "tickets", Type: "http", Enabled: true, URL: "https://x.example/mcp",
 		Headers: map[string]string{"Authorization": "Bearer ${T}"}, AllowPrivate: true}
 	inferred := ServerConfig{Name: "events", URL: "https://x.example/sse", Enabled: true}
-	cases := []ServerConfig{full, remote, inferred}
+	oauthServer := ServerConfig{Name: "sentry", Type: "sse", Enabled: true, URL: "https://mcp.sentry.dev/sse",
+		OAuth: &OAuthConfig{ClientID: "abc", ClientSecret: "${S}", Scopes: "read write", CallbackPort: 8080, GrantType: "jwt_bearer",
+			Assertion: "${A}", DPoP: true, ClientMetadataURL: "https://c.example/c.json"},
+		HeadersHelper: "get-headers"}
+	cases := []ServerConfig{full, remote, inferred, oauthServer}
 	data, err := os.ReadFile("testdata/config/mcpvisor.json")
 	if err != nil {
 		t.Fatal(err)
@@ -834,6 +844,13 @@ func TestValidate(t *testing.T) {
 			[]string{`config: server "a": field "headers": invalid header name ""`}},
 		{"nul in url", ServerConfig{Name: "a", URL: "https://x.example/\x00"},
 			[]string{`config: server "a": field "url": contains a NUL byte`}},
+		{"oauth", ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: &OAuthConfig{ClientID: "c", CallbackPort: 8080}, HeadersHelper: "h"}, nil},
+		{"oauth with problems", ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: &OAuthConfig{CallbackPort: 70000, GrantType: "client_credentials"}},
+			[]string{
+				`config: server "a": field "oauth.clientId": required for the client_credentials grant`,
+				`config: server "a": field "oauth.callbackPort": want a port number from 1 to 65535, got 70000`,
+			}},
+		{"oauth unchecked on stdio", ServerConfig{Name: "a", Command: "x", OAuth: &OAuthConfig{CallbackPort: 70000}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -965,6 +982,98 @@ func TestSpecRemote(t *testing.T) {
 	}
 }
 
+func TestSpecOAuth(t *testing.T) {
+	vars := map[string]string{"CLIENT_SECRET": "s3cret", "KEY": "-----BEGIN PRIVATE KEY-----", "AS": "https://as.example", "TOKEN_FILE": "/run/t"}
+	tests := []struct {
+		name          string
+		sc            ServerConfig
+		want          *oauth.Config
+		headersHelper []string
+	}{
+		{"claude code", ServerConfig{Name: "a", Type: "http", URL: "https://x.example/mcp",
+			OAuth: &OAuthConfig{ClientID: "abc", CallbackPort: 8080, Scopes: "read  write"}, HeadersHelper: "get-headers --file ${TOKEN_FILE} $HOME"},
+			&oauth.Config{ClientID: "abc", RedirectURI: "http://localhost:8080/callback", Scopes: []string{"read", "write"}},
+			[]string{"/bin/sh", "-c", "get-headers --file /run/t $HOME"}},
+		{"every field", ServerConfig{Name: "a", URL: "https://x.example/sse", OAuth: &OAuthConfig{
+			ClientID: "c", ClientSecret: "${CLIENT_SECRET}", AuthServerMetadataURL: "${AS}/.well-known/oauth-authorization-server",
+			ClientMetadataURL: "https://c.example/c.json", GrantType: "client_credentials", TokenEndpointAuthMethod: "private_key_jwt",
+			PrivateKey: "${KEY}", SigningAlg: "EdDSA", KeyID: "k1", DPoP: true, ClientName: "mcpvisor ${USER:-test}",
+			IDPTokenEndpoint: "https://idp.example/token", IDPClientID: "ic", IDPClientSecret: "${CLIENT_SECRET}", IDToken: "idt", Assertion: "jwt"}},
+			&oauth.Config{GrantType: oauth.GrantClientCredentials, ClientID: "c", ClientSecret: "s3cret", TokenEndpointAuthMethod: oauth.AuthPrivateJWT,
+				PrivateKey: "-----BEGIN PRIVATE KEY-----", SigningAlg: "EdDSA", KeyID: "k1",
+				AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server", ClientMetadataURL: "https://c.example/c.json",
+				ClientName: "mcpvisor test", DPoP: true, IDPTokenEndpoint: "https://idp.example/token", IDPClientID: "ic", IDPClientSecret: "s3cret",
+				IDToken: "idt", Assertion: "jwt"},
+			nil},
+		{"jwt_bearer alias", ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: &OAuthConfig{GrantType: "jwt_bearer", Assertion: "jwt"}},
+			&oauth.Config{GrantType: oauth.GrantJWTBearer, Assertion: "jwt"}, nil},
+		{"empty oauth object", ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: &OAuthConfig{}}, &oauth.Config{}, nil},
+		{"no oauth object", ServerConfig{Name: "a", URL: "https://x.example/mcp"}, nil, nil},
+		{"stdio", ServerConfig{Name: "a", Command: "x", OAuth: &OAuthConfig{ClientID: "c"}, HeadersHelper: "h"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.sc.spec(cfgLookup(vars), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got.OAuth); diff != "" {
+				t.Errorf("spec OAuth (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.headersHelper, got.HeadersHelper); diff != "" {
+				t.Errorf("spec HeadersHelper (-want +got):\n%s", diff)
+			}
+			if got.Auth != nil {
+				t.Error("spec set Auth; the host sets it")
+			}
+		})
+	}
+}
+
+func TestSealSecretsOAuth(t *testing.T) {
+	o := &OAuthConfig{ClientID: "abc", ClientSecret: "s3cret", PrivateKey: "-----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY-----",
+		IDPClientSecret: "idp-secret", IDToken: "eyJ.id.token", Assertion: "${WORKLOAD_JWT}", Scopes: "read", CallbackPort: 8080}
+	orig := *o
+	sc := ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: o}
+	sealed, secrets := sealSecrets(sc)
+
+	if diff := cmp.Diff(orig, *o); diff != "" {
+		t.Errorf("sealSecrets modified the caller's oauth object (-want +got):\n%s", diff)
+	}
+	row, err := json.Marshal(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{orig.ClientSecret, "MC4", orig.IDPClientSecret, orig.IDToken} {
+		if strings.Contains(string(row), secret) {
+			t.Errorf("the sealed row %s holds %q", row, secret)
+		}
+	}
+	if len(secrets) != 4 {
+		t.Errorf("sealed %d secrets, want 4: %v", len(secrets), secrets)
+	}
+	s := sealed.OAuth
+	if s.ClientID != "abc" || s.Scopes != "read" || s.CallbackPort != 8080 || s.Assertion != "${WORKLOAD_JWT}" {
+		t.Errorf("sealSecrets changed what is not a literal secret: %+v", s)
+	}
+
+	lookup := func(name string) (string, bool) {
+		if v, ok := secrets[name]; ok {
+			return v, true
+		}
+		return cfgLookup(map[string]string{"WORKLOAD_JWT": "jwt"})(name)
+	}
+	spec, err := sealed.spec(lookup, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &oauth.Config{ClientID: "abc", ClientSecret: orig.ClientSecret, PrivateKey: orig.PrivateKey, IDPClientSecret: orig.IDPClientSecret,
+		IDToken: orig.IDToken, Assertion: "jwt", Scopes: []string{"read"}, RedirectURI: "http://localhost:8080/callback"}
+	if diff := cmp.Diff(want, spec.OAuth); diff != "" {
+		t.Errorf("spec of the sealed entry (-want +got):\n%s", diff)
+	}
+}
+
 func TestSpecErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -992,6 +1101,16 @@ func TestSpecErrors(t *testing.T) {
 			[]string{`config: server "a": field "headers.X-A": contains a line break after expansion`}},
 		{"NUL through a variable", ServerConfig{Name: "a", Command: "x", Args: []string{"${V}"}}, map[string]string{"V": "a\x00b"},
 			[]string{`config: server "a": field "args[0]": contains a NUL byte after expansion`}},
+		{"unset oauth variables", ServerConfig{Name: "a", URL: "https://x.example/mcp", HeadersHelper: "h ${H}",
+			OAuth: &OAuthConfig{ClientID: "c", ClientSecret: "${SECRET}", AuthServerMetadataURL: "${AS_URL}"}}, nil,
+			[]string{
+				`config: server "a": field "oauth.clientSecret": variable SECRET is not set and has no default`,
+				`config: server "a": field "oauth.authServerMetadataUrl": variable AS_URL is not set and has no default`,
+				`config: server "a": field "headersHelper": variable H is not set and has no default`,
+			}},
+		{"oauth url from a variable", ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: &OAuthConfig{AuthServerMetadataURL: "${AS_URL}"}},
+			map[string]string{"AS_URL": "http://as.example/m"},
+			[]string{`config: server "a": field "oauth.authServerMetadataUrl": want an https url (http only on a loopback host such as localhost)`}},
 		{"invalid config", ServerConfig{Name: "a", Type: "http"}, nil,
 			[]string{`config: server "a": field "url": required for an http server`}},
 	}
@@ -1045,6 +1164,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "${A:-${B:-x}}", "url": "${U}://${H}@/p"}}} // c`))
 	f.Add([]byte(`{"servers": {"a": {"command": "\u0000", "headers": {"A\u0000": "\r"}}}}`))
 	f.Add([]byte("{/* \"x\" */ \"servers\": {\"a\": {\"url\": \"http://h/sse\",},},}"))
+	f.Add([]byte(`{"mcpServers": {"a": {"url": "https://h/mcp", "headersHelper": "h ${A}", "oauth": {"scopes": ["x", "y"], "callbackPort": 1, "grantType": "jwt_bearer", "assertion": "${EMPTY:-j}", "clientMetadataUrl": "https://c/${A}"}}}}`))
 	lookup := cfgLookup(map[string]string{"A": "1", "EMPTY": ""})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.json", data, lookup)
@@ -1081,24 +1201,31 @@ func FuzzParseConfig(f *testing.F) {
 // copied, fails here.
 func TestServerConfigEntryCarriesEveryField(t *testing.T) {
 	var sc ServerConfig
-	v := reflect.ValueOf(&sc).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(v.Type().Field(i).Name)
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int, reflect.Int64:
-			f.SetInt(int64(i + 1))
-		case reflect.Slice:
-			f.Set(reflect.ValueOf([]string{v.Type().Field(i).Name}))
-		case reflect.Map:
-			f.Set(reflect.ValueOf(map[string]string{"k": v.Type().Field(i).Name}))
-		default:
-			t.Fatalf("field %s: kind %s not filled by this test", v.Type().Field(i).Name, f.Kind())
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			f, name := v.Field(i), v.Type().Field(i).Name
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString(name)
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Int, reflect.Int64:
+				f.SetInt(int64(i + 1))
+			case reflect.Slice:
+				f.Set(reflect.ValueOf([]string{name}))
+			case reflect.Map:
+				f.Set(reflect.ValueOf(map[string]string{"k": name}))
+			case reflect.Pointer:
+				f.Set(reflect.New(f.Type().Elem()))
+				fill(f.Elem())
+			default:
+				t.Fatalf("field %s: kind %s not filled by this test", name, f.Kind())
+			}
 		}
 	}
+	v := reflect.ValueOf(&sc).Elem()
+	fill(v)
 	if n := reflect.TypeOf(configfile.Server{}).NumField(); n != v.NumField() {
 		t.Errorf("configfile.Server has %d fields, ServerConfig %d", n, v.NumField())
 	}

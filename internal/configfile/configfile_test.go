@@ -171,6 +171,9 @@ func TestDecode(t *testing.T) {
 		{in: `{"type": "streamable-http", "url": "https://h/mcp"}`, want: Server{Type: "http", URL: "https://h/mcp", Enabled: true}},
 		{in: `{"url": "https://h/sse?x=1"}`, want: Server{Type: "sse", URL: "https://h/sse?x=1", Enabled: true}},
 		{in: `{"type": "ws", "command": "x"}`, want: Server{Type: "ws", Command: "x", Enabled: true}},
+		{in: `{"url": "https://h/mcp", "oauth": {"scopes": ["a", "b"], "callbackPort": 9}, "headersHelper": "h"}`,
+			want: Server{Type: "http", URL: "https://h/mcp", Enabled: true, OAuth: &OAuth{Scopes: "a b", CallbackPort: 9}, HeadersHelper: "h"}},
+		{in: `{"oauth": {"dpop": 1}}`, wantErr: `config: field "oauth.dpop": want true or false, got a number`},
 		{in: `{"args": "x"}`, wantErr: `config: field "args": want an array of strings, got a string`},
 		{in: `{"enabled": true, "disabled": true}`, wantErr: `config: field "disabled": true contradicts "enabled": true`},
 		{in: `[]`, wantErr: `config: entry is an array, want an object`},
@@ -189,6 +192,149 @@ func TestDecode(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Decode (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseOAuth(t *testing.T) {
+	// Claude Code's .mcp.json, as written, and Gemini CLI's array of scopes.
+	data := []byte(`{"mcpServers": {
+		"sentry": {"type": "sse", "url": "https://mcp.sentry.dev/sse",
+			"oauth": {"clientId": "abc", "callbackPort": 8080, "scopes": "read write"}},
+		"api": {"type": "http", "url": "https://x.example/mcp", "headersHelper": "/opt/bin/headers.sh --for $USER"},
+		"gemini": {"httpUrl": "https://x.example/mcp", "oauth": {"clientId": "g", "scopes": ["a", "b:c"], "clientSecret": "${G_SECRET}"}},
+		"machine": {"url": "https://x.example/mcp", "oauth": {
+			"grantType": "jwt_bearer", "idpTokenEndpoint": "http://127.0.0.1:8081/token", "idToken": "${ID_TOKEN}",
+			"tokenEndpointAuthMethod": "private_key_jwt", "privateKey": "${KEY}", "signingAlg": "ES256", "keyId": "k1", "dpop": true,
+			"clientMetadataUrl": "https://client.example/mcp.json", "authServerMetadataUrl": "https://as.example/.well-known/oauth-authorization-server"}}}}`)
+	f, err := Parse("", data, Options{Lookup: lookupOf(map[string]string{"G_SECRET": "s", "ID_TOKEN": "t", "KEY": "k"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Server{
+		{Name: "sentry", Type: "sse", URL: "https://mcp.sentry.dev/sse", Enabled: true,
+			OAuth: &OAuth{ClientID: "abc", CallbackPort: 8080, Scopes: "read write"}},
+		{Name: "api", Type: "http", URL: "https://x.example/mcp", Enabled: true, HeadersHelper: "/opt/bin/headers.sh --for $USER"},
+		{Name: "gemini", Type: "http", URL: "https://x.example/mcp", Enabled: true,
+			OAuth: &OAuth{ClientID: "g", Scopes: "a b:c", ClientSecret: "${G_SECRET}"}},
+		{Name: "machine", Type: "http", URL: "https://x.example/mcp", Enabled: true, OAuth: &OAuth{
+			GrantType: "jwt_bearer", IDPTokenEndpoint: "http://127.0.0.1:8081/token", IDToken: "${ID_TOKEN}",
+			TokenEndpointAuthMethod: "private_key_jwt", PrivateKey: "${KEY}", SigningAlg: "ES256", KeyID: "k1", DPoP: true,
+			ClientMetadataURL: "https://client.example/mcp.json", AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server"}},
+	}
+	if diff := cmp.Diff(want, f.Servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if len(f.Warnings) > 0 {
+		t.Errorf("warnings: %q", f.Warnings)
+	}
+}
+
+func TestParseOAuthErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		oauth string
+		vars  map[string]string
+		want  []string
+	}{
+		{"not an object", `"abc"`, nil, []string{`field "oauth": want an object, got a string`}},
+		{"callbackPort string", `{"callbackPort": "8080"}`, nil, []string{`field "oauth.callbackPort": want an integer, got a string`}},
+		{"callbackPort zero", `{"callbackPort": 0}`, nil, []string{`field "oauth.callbackPort": want a port number from 1 to 65535, got 0`}},
+		{"callbackPort too large", `{"callbackPort": 65536}`, nil, []string{`field "oauth.callbackPort": want a port number from 1 to 65535, got 65536`}},
+		{"clientId number", `{"clientId": 123}`, nil, []string{`field "oauth.clientId": want a string, got a number`}},
+		{"dpop string", `{"dpop": "yes"}`, nil, []string{`field "oauth.dpop": want true or false, got a string`}},
+		{"scopes object", `{"scopes": {}}`, nil, []string{`field "oauth.scopes": want a space-separated string or an array of strings, got an object`}},
+		{"scopes element number", `{"scopes": ["a", 1]}`, nil, []string{`field "oauth.scopes[1]": want a string, got a number`}},
+		{"scopes element with a space", `{"scopes": ["a b"]}`, nil, []string{`field "oauth.scopes[0]": want one scope, without spaces, got "a b"`}},
+		{"member twice", `{"clientId": "a", "clientId": "b"}`, nil, []string{`field "oauth.clientId": given more than once`}},
+		{"grantType unknown", `{"grantType": "password"}`, nil,
+			[]string{`field "oauth.grantType": want authorization_code, client_credentials or urn:ietf:params:oauth:grant-type:jwt-bearer (or jwt_bearer), got "password"`}},
+		{"grantType from a variable", `{"grantType": "${GRANT}"}`, map[string]string{"GRANT": "implicit"},
+			[]string{`field "oauth.grantType": want authorization_code, client_credentials or urn:ietf:params:oauth:grant-type:jwt-bearer (or jwt_bearer), got "implicit"`}},
+		{"client_credentials without clientId", `{"grantType": "client_credentials", "clientSecret": "s"}`, nil,
+			[]string{`field "oauth.clientId": required for the client_credentials grant`}},
+		{"client_credentials, clientId of the wrong type", `{"grantType": "client_credentials", "clientId": 1}`, nil,
+			[]string{`field "oauth.clientId": want a string, got a number`}},
+		{"jwt-bearer without an assertion", `{"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer", "idpTokenEndpoint": "https://idp.example/token"}`, nil,
+			[]string{`field "oauth.grantType": the jwt-bearer grant needs "assertion", or "idpTokenEndpoint" and "idToken"`}},
+		{"jwt_bearer without an assertion", `{"grantType": "jwt_bearer", "idToken": "t"}`, nil,
+			[]string{`field "oauth.grantType": the jwt-bearer grant needs "assertion", or "idpTokenEndpoint" and "idToken"`}},
+		{"private_key_jwt without a key", `{"tokenEndpointAuthMethod": "private_key_jwt", "clientId": "c"}`, nil,
+			[]string{`field "oauth.privateKey": required when "tokenEndpointAuthMethod" is private_key_jwt`}},
+		{"auth method unknown", `{"tokenEndpointAuthMethod": "tls_client_auth"}`, nil,
+			[]string{`field "oauth.tokenEndpointAuthMethod": want client_secret_basic, client_secret_post, none or private_key_jwt, got "tls_client_auth"`}},
+		{"signingAlg unknown", `{"signingAlg": "HS256"}`, nil,
+			[]string{`field "oauth.signingAlg": want one of ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512 or EdDSA, got "HS256"`}},
+		{"authServerMetadataUrl http", `{"authServerMetadataUrl": "http://as.example/.well-known/oauth-authorization-server"}`, nil,
+			[]string{`field "oauth.authServerMetadataUrl": want an https url (http only on a loopback host such as localhost)`}},
+		{"authServerMetadataUrl relative", `{"authServerMetadataUrl": "/metadata"}`, nil,
+			[]string{`field "oauth.authServerMetadataUrl": want an absolute https url, like "https://host/path"`}},
+		{"authServerMetadataUrl from a variable", `{"authServerMetadataUrl": "${AS}"}`, map[string]string{"AS": "ftp://as.example/m"},
+			[]string{`field "oauth.authServerMetadataUrl": want an https url, got scheme "ftp"`}},
+		{"idpTokenEndpoint without host", `{"idpTokenEndpoint": "https:///token"}`, nil,
+			[]string{`field "oauth.idpTokenEndpoint": url has no host`}},
+		{"clientMetadataUrl without a path", `{"clientMetadataUrl": "https://client.example/"}`, nil,
+			[]string{`field "oauth.clientMetadataUrl": want a url with a path, the client's metadata document, like "https://host/client.json"`}},
+		{"clientMetadataUrl http", `{"clientMetadataUrl": "http://localhost/client.json"}`, nil,
+			[]string{`field "oauth.clientMetadataUrl": want an https url, got scheme "http"`}},
+		{"clientMetadataUrl with a fragment", `{"clientMetadataUrl": "https://client.example/c.json#x"}`, nil,
+			[]string{`field "oauth.clientMetadataUrl": must not have a fragment`}},
+		{"unset variable", `{"clientSecret": "${SECRET}"}`, nil,
+			[]string{`field "oauth.clientSecret": variable SECRET is not set and has no default`}},
+		{"bad reference", `{"privateKey": "${KEY"}`, nil,
+			[]string{`field "oauth.privateKey": unterminated variable reference "${KEY"`}},
+		{"NUL byte", `{"assertion": "\u0000"}`, nil, []string{`field "oauth.assertion": contains a NUL byte`}},
+		{"every problem at once", `{"callbackPort": -1, "grantType": "client_credentials", "clientMetadataUrl": "https://c.example"}`, nil,
+			[]string{
+				`field "oauth.callbackPort": want a port number from 1 to 65535, got -1`,
+				`field "oauth.clientId": required for the client_credentials grant`,
+				`field "oauth.clientMetadataUrl": want a url with a path, the client's metadata document, like "https://host/client.json"`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"mcpServers": {"remote": {"url": "https://x.example/mcp", "oauth": ` + tt.oauth + `}}}`
+			_, err := Parse("", []byte(data), Options{Lookup: lookupOf(tt.vars)})
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, `config: server "remote": `+w)
+			}
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Parse error lines (-want +got):\n%s", diff)
+			}
+			if err != nil && !errors.Is(err, ErrInvalid) {
+				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+		})
+	}
+}
+
+func TestParseHeadersHelper(t *testing.T) {
+	tests := []struct {
+		name, helper string
+		want         []string
+	}{
+		{"plain", `"get-headers"`, nil},
+		{"not a string", `["get-headers"]`, []string{`config: server "remote": field "headersHelper": want a string, got an array`}},
+		{"blank", `" "`, []string{`config: server "remote": field "headersHelper": empty command`}},
+		{"unset variable", `"get-headers --token-file ${TOKEN_FILE}"`,
+			[]string{`config: server "remote": field "headersHelper": variable TOKEN_FILE is not set and has no default`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"mcpServers": {"remote": {"url": "https://x.example/mcp", "headersHelper": ` + tt.helper + `}}}`
+			_, err := Parse("", []byte(data), Options{})
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse error lines (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -41,11 +41,17 @@ func (e *Error) Unwrap() []error {
 }
 
 // topField is the file key a field label belongs to: "args[2]" → "args".
+// The members of "oauth" are decoded one by one, so they count as keys of
+// their own: "oauth.scopes[1]" → "oauth.scopes".
 func (e *Error) topField() string {
-	if i := strings.IndexAny(e.field, "[."); i >= 0 {
-		return e.field[:i]
+	prefix, field := "", e.field
+	if rest, ok := strings.CutPrefix(field, "oauth."); ok {
+		prefix, field = "oauth.", rest
 	}
-	return e.field
+	if i := strings.IndexAny(field, "[."); i >= 0 {
+		field = field[:i]
+	}
+	return prefix + field
 }
 
 // Errorf returns the problem with server's field ("" for the entry as a

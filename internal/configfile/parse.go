@@ -13,11 +13,9 @@ import (
 // unknown; the value is an optional consequence worth telling the user.
 var unsupportedFields = map[string]string{
 	"trust":                "",                                                            // Gemini CLI: skip confirmations
-	"oauth":                "",                                                            // Claude Code, Gemini CLI
 	"authProviderType":     "",                                                            // Gemini CLI
 	"targetAudience":       "",                                                            // Gemini CLI
 	"targetServiceAccount": "",                                                            // Gemini CLI
-	"headersHelper":        `: give the headers in "headers"`,                             // Claude Code
 	"envFile":              `: variables in that file are not passed; list them in "env"`, // VS Code, Cursor
 	"dev":                  "",                                                            // VS Code
 	"alwaysAllow":          "",                                                            // Cline, Roo
@@ -207,6 +205,16 @@ func decodeServer(name string, raw json.RawMessage) (Server, []string, []*Error)
 			sc.Headers, err = decodeMapField(&sc, m)
 		case "apiKey", "api_key":
 			err = decodeStringField(&sc, m, &sc.APIKey)
+		case "oauth":
+			var (
+				ws   []string
+				oerr []*Error
+			)
+			sc.OAuth, ws, oerr = decodeOAuth(&sc, m)
+			warnings = append(warnings, ws...)
+			errs = append(errs, oerr...)
+		case "headersHelper":
+			err = decodeStringField(&sc, m, &sc.HeadersHelper)
 		case "enabled":
 			enabled = new(bool)
 			err = decodeBoolField(&sc, m, enabled)

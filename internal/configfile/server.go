@@ -27,9 +27,11 @@ type Server struct {
 	Env     map[string]string
 	Cwd     string
 
-	URL     string
-	Headers map[string]string
-	APIKey  string
+	URL           string
+	Headers       map[string]string
+	APIKey        string
+	OAuth         *OAuth
+	HeadersHelper string
 
 	Enabled      bool
 	Description  string
@@ -109,10 +111,12 @@ func withArticle(t actors.Transport) string {
 }
 
 // Validate returns every problem with c, whether or not it is enabled: the
-// name, the type, command or url as the type needs, the url's shape, the
-// tool filters and limits, and the syntax of ${...} references. References
-// are expanded with opts.Lookup before the url is checked; a part of the
-// url that is still an unset variable is checked for shape only.
+// name, the type, command or url as the type needs, the url's shape, a
+// remote server's oauth object, the tool filters and limits, and the syntax
+// of ${...} references. References are expanded with opts.Lookup before the
+// url is checked; a part of the url that is still an unset variable is
+// checked for shape only. The oauth object's urls and names are checked
+// once their references resolve.
 func (c Server) Validate(opts Options) []*Error {
 	lookup := opts.Lookup
 	var errs []*Error
@@ -157,6 +161,13 @@ func (c Server) Validate(opts Options) []*Error {
 				add("url", "%v", err)
 			}
 		}
+	}
+
+	if c.OAuth != nil && known && transport != actors.TransportStdio {
+		errs = append(errs, c.validateOAuth(lookup)...)
+	}
+	if c.HeadersHelper != "" && strings.TrimSpace(c.HeadersHelper) == "" {
+		add("headersHelper", "empty command")
 	}
 
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
@@ -229,7 +240,22 @@ func (c Server) expandable() []fieldValue {
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		fs = append(fs, fieldValue{"headers." + k, c.Headers[k]})
 	}
-	return append(fs, fieldValue{"apiKey", c.APIKey})
+	fs = append(fs, fieldValue{"apiKey", c.APIKey})
+	if c.OAuth != nil {
+		fs = append(fs, c.OAuth.strings()...)
+	}
+	return append(fs, fieldValue{"headersHelper", c.HeadersHelper})
+}
+
+// remoteField reports whether field, as expandable labels it, is used only
+// by http and sse servers.
+func remoteField(field string) bool {
+	switch {
+	case field == "url", field == "apiKey", field == "headersHelper",
+		strings.HasPrefix(field, "headers."), strings.HasPrefix(field, "oauth."):
+		return true
+	}
+	return false
 }
 
 type unsetVariable struct{ field, name string }
@@ -241,8 +267,7 @@ func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariab
 	t, _ := c.Transport()
 	var out []unsetVariable
 	for _, f := range c.expandable() {
-		remoteField := f.field == "url" || strings.HasPrefix(f.field, "headers.")
-		if remoteField != (t != actors.TransportStdio) {
+		if remoteField(f.field) != (t != actors.TransportStdio) {
 			continue
 		}
 		_, unset, err := Expand(f.value, lookup, "")
@@ -257,12 +282,13 @@ func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariab
 }
 
 // bareVariableWarnings points at "$NAME" in fields where no shell will
-// expand it (Gemini CLI's examples write "$VAR" in env values). Command and
-// args are left out: they may well be shell text meant for a "sh -c".
+// expand it (Gemini CLI's examples write "$VAR" in env values). Command,
+// args and headersHelper are left out: they may well be shell text, and
+// headersHelper is run by a shell.
 func (c Server) bareVariableWarnings() []string {
 	var ws []string
 	for _, f := range c.expandable() {
-		if f.field == "command" || strings.HasPrefix(f.field, "args[") {
+		if f.field == "command" || f.field == "headersHelper" || strings.HasPrefix(f.field, "args[") {
 			continue
 		}
 		for i := 0; i+1 < len(f.value); i++ {
@@ -298,6 +324,12 @@ func (c Server) unusedFieldWarnings() []string {
 		}
 		if c.APIKey != "" {
 			unused = append(unused, "apiKey")
+		}
+		if c.OAuth != nil {
+			unused = append(unused, "oauth")
+		}
+		if c.HeadersHelper != "" {
+			unused = append(unused, "headersHelper")
 		}
 		if c.AllowPrivate {
 			unused = append(unused, "allowPrivate")
