@@ -44,6 +44,7 @@ const (
 	StateStopped      = actors.StateStopped
 	StateDisabled     = actors.StateDisabled
 	StateFailed       = actors.StateFailed
+	StateNeedsAuth    = actors.StateNeedsAuth
 )
 
 // Event kinds.
@@ -146,6 +147,18 @@ type Options struct {
 	// sessions, the gateway, the sidecar), after the call history stage
 	// and before the host's own checks (grants, arguments, host tools).
 	CallMiddleware []CallMiddleware
+
+	// SignIn, when set, signs in by itself whenever a remote server needs
+	// OAuth authorization: it receives the authorization URL (to open for
+	// the platform's user) and returns the redirect's query, or nil to let
+	// the host's loopback listener receive it. nil: a server that needs
+	// sign-in waits in state needs_auth for BeginSignIn or SignInWith.
+	SignIn SignInFunc
+	// SecretKey encrypts DataDir/secrets.json (tokens, client secrets,
+	// sealed credentials) with AES-256-GCM: 32 bytes. nil: the key in
+	// MCPVISOR_SECRET_KEY or the file MCPVISOR_SECRET_KEY_FILE names, if
+	// any; otherwise the file is plaintext, protected by its mode (0600).
+	SecretKey []byte
 }
 
 // DefaultCallTimeout bounds a tool call when neither the server's config
@@ -166,6 +179,7 @@ type Host struct {
 	askers    askers // calls with their own elicitation handler
 	media     *mediaStore
 	secrets   *secretStore
+	auth      authorizers
 	hostDefs  atomic.Pointer[hostToolCache]
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
@@ -205,7 +219,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	secrets, err := openSecretStore(opts.DataDir)
+	secrets, err := openSecretStore(opts.DataDir, opts.SecretKey, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +352,9 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 	if h.opts.MaxFrame > 0 {
 		spec.MaxFrame = h.opts.MaxFrame
 	}
+	if err := h.authorize(&spec); err != nil {
+		return actors.ServerSpec{}, err
+	}
 	return spec, nil
 }
 
@@ -358,6 +375,10 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.secrets.Set(name, nil); err != nil {
 		return err
 	}
+	if err := h.secrets.DropOAuth(name); err != nil {
+		return err
+	}
+	h.auth.drop(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()

@@ -239,7 +239,7 @@ func (h *Host) awaitSettled(ctx context.Context, server string) ServerStatus {
 			return ServerStatus{Name: server, State: StateStopped, LastError: "the server is gone"}
 		}
 		switch st.State {
-		case StateReady, StateBackoff, StateFailed, StateStopped, StateDisabled:
+		case StateReady, StateBackoff, StateFailed, StateStopped, StateDisabled, StateNeedsAuth:
 			return st
 		}
 		select {

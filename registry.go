@@ -78,6 +78,9 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 	if err := h.secrets.KeepOnly(func(server string) bool {
 		r, ok := byName[server]
 		return ok && r.Origin == persistence.OriginAPI
+	}, func(server string) bool {
+		_, ok := byName[server]
+		return ok
 	}); err != nil {
 		return nil, err
 	}
@@ -104,6 +107,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 	specs := make([]actors.ServerSpec, 0, len(order))
 	for _, name := range order {
 		if h.opts.Only != nil && !slices.Contains(h.opts.Only, name) {
+			h.authorizeUnstarted(byName[name])
 			continue
 		}
 		rec := byName[name]

@@ -3,6 +3,7 @@ package mcpvisor
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
@@ -10,7 +11,8 @@ import (
 
 // The journal keeps no secrets. A server registered through the API
 // (Register, PUT /v1/servers, register_mcp) may carry literal credentials:
-// its apiKey, its header values, its env values. Those are moved out of
+// its apiKey, its header values, its env values, its oauth object's
+// clientSecret, privateKey, idpClientSecret, idToken and assertion. Those are moved out of
 // the registry row into <data>/secrets.json (mode 0600, written atomically;
 // see internal/secrets) and the row holds a reference in their place,
 // ${MCPVISOR_SECRET_...}, which only that server's own secrets can resolve.
@@ -20,8 +22,23 @@ import (
 // secretStore is the host's secrets.json, seen from the ServerConfig side.
 type secretStore struct{ *secrets.Store }
 
-func openSecretStore(dataDir string) (*secretStore, error) {
-	s, err := secrets.Open(dataDir)
+// openSecretStore opens the store, encrypted with key when one is given,
+// else with the key the environment names (MCPVISOR_SECRET_KEY,
+// MCPVISOR_SECRET_KEY_FILE), else in plaintext.
+func openSecretStore(dataDir string, key []byte, lookup func(string) (string, bool)) (*secretStore, error) {
+	if key == nil {
+		var err error
+		if key, err = secrets.KeyFromEnv(lookup, os.ReadFile); err != nil {
+			return nil, err
+		}
+	}
+	var s *secrets.Store
+	var err error
+	if key != nil {
+		s, err = secrets.OpenWithKey(dataDir, key)
+	} else {
+		s, err = secrets.Open(dataDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +74,15 @@ func sealSecrets(sc ServerConfig) (ServerConfig, map[string]string) {
 			e[k] = s.Env(k, v)
 		}
 		sc.Env = e
+	}
+	if sc.OAuth != nil {
+		o := *sc.OAuth // sc is a copy, but what OAuth points to is the caller's
+		o.ClientSecret = s.OAuth("clientSecret", o.ClientSecret)
+		o.PrivateKey = s.OAuth("privateKey", o.PrivateKey)
+		o.IDPClientSecret = s.OAuth("idpClientSecret", o.IDPClientSecret)
+		o.IDToken = s.OAuth("idToken", o.IDToken)
+		o.Assertion = s.OAuth("assertion", o.Assertion)
+		sc.OAuth = &o
 	}
 	return sc, s.Sealed()
 }

@@ -116,6 +116,7 @@ var serverStates = []mcpvisor.State{
 	mcpvisor.StateStopped,
 	mcpvisor.StateDisabled,
 	mcpvisor.StateFailed,
+	mcpvisor.StateNeedsAuth,
 }
 
 // hostCollector reads the host at scrape time. Host.Status, Journal.Stats,

@@ -151,7 +151,7 @@ func TestMetricsHostState(t *testing.T) {
 
 	states := []mcpvisor.State{
 		mcpvisor.StateStarting, mcpvisor.StateInitializing, mcpvisor.StateReady, mcpvisor.StateBackoff,
-		mcpvisor.StateStopped, mcpvisor.StateDisabled, mcpvisor.StateFailed,
+		mcpvisor.StateStopped, mcpvisor.StateDisabled, mcpvisor.StateFailed, mcpvisor.StateNeedsAuth,
 	}
 	for _, s := range states {
 		want := 0.0

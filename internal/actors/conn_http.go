@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/headershelper"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -55,6 +58,7 @@ type httpConn struct {
 	endpoint string
 	router   router
 	secrets  []string
+	helper   *headershelper.Helper // the server's headersHelper, if any
 
 	out    chan outMsg
 	ctx    context.Context // ends when the connection closes
@@ -109,6 +113,13 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*prot
 	}
 	for _, v := range spec.Headers {
 		c.secrets = append(c.secrets, v)
+	}
+	if len(spec.HeadersHelper) > 0 {
+		c.helper = headershelper.New(spec.HeadersHelper, helperEnv(), "", 0)
+		c.client.Transport = c.helper.Transport(c.client.Transport)
+	}
+	if spec.Auth != nil {
+		c.client.Transport = spec.Auth.Transport(c.client.Transport)
 	}
 	c.wg.Add(1)
 	go c.dispatch()
@@ -255,6 +266,9 @@ func (c *httpConn) where(raw string) string {
 
 func (c *httpConn) redact(s string) string {
 	s = outbound.Redact(s, c.secrets...)
+	if c.helper != nil {
+		s = outbound.Redact(s, c.helper.Secrets()...)
+	}
 	if u, err := url.Parse(c.endpoint); err == nil && u.RawQuery != "" {
 		s = strings.ReplaceAll(s, u.RawQuery, "[redacted]")
 	}
@@ -289,3 +303,10 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 
 func (e *redactedError) Unwrap() error { return e.kind }
+
+// helperEnv is a headers helper's environment: the host's, without the
+// key to the host's secret store.
+func helperEnv() []string {
+	env := os.Environ()
+	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MCPVISOR_SECRET_KEY") })
+}

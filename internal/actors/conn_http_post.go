@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -234,6 +235,11 @@ func (c *httpConn) requestError(ctx context.Context, m *outMsg, err error) {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err // its URL may be a redirect target with credentials in the query
+	}
+	if errors.Is(err, oauth.ErrNeedsAuth) {
+		// Only a sign-in helps: the actor parks the server until then.
+		c.fail(err, true)
+		return
 	}
 	text := c.redact(err.Error())
 	for _, kind := range []error{outbound.ErrPrivateAddress, outbound.ErrRedirectRefused} {

@@ -189,3 +189,6 @@ type stopServerMsg struct {
 // connClosed reports that a connection's process has been stopped and its
 // goroutines have exited.
 type connClosed struct{ gen uint64 }
+
+// authChanged: the server's Authorizer obtained a token or ended a sign-in.
+type authChanged struct{}

@@ -120,6 +120,14 @@ func (r *Runtime) SetEnabled(ctx context.Context, name string, enabled bool) err
 	}
 }
 
+// AuthChanged tells a server that its authorization changed (a token was
+// obtained, or a sign-in ended): one waiting for sign-in starts again.
+func (r *Runtime) AuthChanged(name string) {
+	if e := r.snap.Load().byName[name]; e != nil {
+		r.send(e.pid, &authChanged{})
+	}
+}
+
 func waitStopped(ctx context.Context, e *serverEntry) error {
 	select {
 	case <-e.stopped:

@@ -146,6 +146,8 @@ func (a *serverActor) Receive(ctx actor.Context) {
 			a.exited = true
 			a.onDeath(m.exit.String())
 		}
+	case *authChanged:
+		a.onAuthChanged()
 	case *connFailed:
 		if m.gen == a.gen && a.conn != nil {
 			a.logLifecycle("connection lost: %v", m.err)
@@ -228,6 +230,10 @@ func (a *serverActor) publish() {
 		Restarts:     a.restarter.Restarts(),
 		Warnings:     a.warnings,
 		BannerLines:  a.banners,
+	}
+	if a.spec.Auth != nil {
+		as := a.spec.Auth.Status()
+		st.Auth = &as
 	}
 	if a.state == StateBackoff {
 		st.NextRetry = a.nextRetry

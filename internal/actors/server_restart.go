@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 )
 
 // connGracePeriod is how long the actor waits for an exit status after
@@ -51,6 +53,10 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	if a.stopErr != nil {
 		return
 	}
+	if errors.Is(cause, oauth.ErrNeedsAuth) && a.spec.Auth != nil {
+		a.needAuth(reason)
+		return
+	}
 	if permanent {
 		a.logLifecycle("failed: %s", reason)
 		a.recordLifecycle("failed", reason, 0, nil)
@@ -71,6 +77,39 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	a.recordLifecycle("backoff", fmt.Sprintf("%s before restart: %s", delay.Round(time.Millisecond), reason), 0, nil)
 	a.setState(StateBackoff, reason)
 	a.retryTmr = a.after(delay, &retryTick{gen: a.gen})
+}
+
+// needAuth parks the server until it is signed in: no restarts with
+// backoff, since only a sign-in can help. A token that arrived meanwhile
+// (a sign-in that finished before this failure was handled) starts it at
+// once.
+func (a *serverActor) needAuth(reason string) {
+	if a.spec.Auth.Ready() {
+		a.logLifecycle("authorization obtained; starting again")
+		a.start()
+		return
+	}
+	if a.state != StateNeedsAuth {
+		a.logLifecycle("needs sign-in: %s", reason)
+		a.recordLifecycle("needs_auth", reason, 0, nil)
+	}
+	a.setState(StateNeedsAuth, reason)
+}
+
+// onAuthChanged starts a server that waited for sign-in once it has a
+// token, and republishes its status (sign-in pending or failed).
+func (a *serverActor) onAuthChanged() {
+	if a.state != StateNeedsAuth || a.stopErr != nil || !a.spec.Enabled {
+		a.publish()
+		return
+	}
+	if a.spec.Auth.Ready() {
+		a.restarter.Reset()
+		a.logLifecycle("signed in; starting")
+		a.start()
+		return
+	}
+	a.publish()
 }
 
 // dropConn closes the current connection (asynchronously) and fails every
@@ -142,7 +181,7 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 	}
 	a.spec.Enabled = m.enabled
 	if m.enabled {
-		if a.state == StateDisabled || a.state == StateFailed {
+		if a.state == StateDisabled || a.state == StateFailed || a.state == StateNeedsAuth {
 			a.restarter.Reset()
 			a.lastErr = ""
 			a.logLifecycle("enabled")

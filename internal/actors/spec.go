@@ -3,6 +3,8 @@ package actors
 import (
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
+
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
@@ -43,6 +45,14 @@ type ServerSpec struct {
 	URL          string
 	Headers      map[string]string
 	AllowPrivate bool
+	// OAuth is the server's authorization configuration, expanded (nil:
+	// none configured; the host still signs in by discovery when the
+	// server asks). Auth, set by the host, authorizes every request.
+	OAuth *oauth.Config
+	Auth  *oauth.Authorizer
+	// HeadersHelper is a command (argv) whose stdout, a JSON object, gives
+	// headers to send; run at connect and again on a 401.
+	HeadersHelper []string
 
 	Enabled      bool
 	Description  string

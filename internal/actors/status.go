@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -19,6 +20,7 @@ const (
 	StateStopped      State = "stopped"      // stopped by the host (unregistered or closing)
 	StateDisabled     State = "disabled"     // turned off by configuration or SetEnabled
 	StateFailed       State = "failed"       // restart intensity exceeded; waits to be re-enabled
+	StateNeedsAuth    State = "needs_auth"   // the server wants a sign-in; started again once signed in
 )
 
 // ServerStatus is a point-in-time view of one server, published by its actor
@@ -45,6 +47,9 @@ type ServerStatus struct {
 	CatalogExpires time.Time `json:"catalogExpires,omitzero"`
 	Warnings       []string  `json:"warnings,omitempty"`    // catalog problems: over-long names, duplicates, truncated listing
 	BannerLines    uint64    `json:"bannerLines,omitempty"` // non-JSON stdout lines skipped
+	// Auth is the server's authorization, when it has an Authorizer:
+	// who issued its token, which scopes, when it expires; never a token.
+	Auth *oauth.Status `json:"auth,omitempty"`
 }
 
 // Tool is one tool in the host's catalog, already namespaced and trimmed.

@@ -143,6 +143,12 @@ func settled(st *ServerStatus) (bool, error) {
 		return true, nil
 	case StateFailed, StateDisabled, StateStopped:
 		return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
+	case StateNeedsAuth:
+		// Settled unless a sign-in is under way (a browser the host
+		// opened, an embedder's hook): then it may yet become ready.
+		if st.Auth == nil || !st.Auth.Pending {
+			return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
+		}
 	}
 	return false, nil
 }

@@ -1,0 +1,258 @@
+package mcpvisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
+)
+
+// Authorization of remote servers (the MCP specification's OAuth 2.1
+// client; see internal/oauth). Every http and sse server without a static
+// Authorization header has an authorizer: when the server answers 401 it
+// discovers the authorization server, registers, and waits for a sign-in
+// (state needs_auth) — or signs in by itself through Options.SignIn. Its
+// token, refresh token and client registrations live in the secret store
+// (DataDir/secrets.json, never the journal), and it is restarted as soon
+// as a sign-in completes.
+
+// SignInPrompt is one sign-in for a person to complete: open URL in a
+// browser; the authorization server redirects to RedirectURI.
+type SignInPrompt struct {
+	Server      string
+	URL         string
+	RedirectURI string
+}
+
+// SignInFunc drives the browser step of a sign-in for the embedder (it
+// shows the URL to its user). It returns the query of the redirect that
+// ended the flow (code, state, iss), or nil values to let the host's
+// loopback listener on RedirectURI receive it.
+type SignInFunc func(ctx context.Context, p SignInPrompt) (url.Values, error)
+
+// ErrNeedsAuth: a server needs a sign-in before it can be used.
+var ErrNeedsAuth = oauth.ErrNeedsAuth
+
+// AuthStatus is what may be shown of a server's authorization: never a
+// token or a secret.
+type AuthStatus = oauth.Status
+
+// authorizers holds one authorizer per remote server.
+type authorizers struct {
+	mu sync.Mutex
+	m  map[string]*authorizerEntry
+}
+
+type authorizerEntry struct {
+	a    *oauth.Authorizer
+	cfg  oauth.Config
+	url  string
+	priv bool
+}
+
+// oauthStore is the secret store's oauth section, as oauth.Store.
+type oauthStore struct{ s *secretStore }
+
+func (o oauthStore) Load(key string) ([]byte, error) { return o.s.LoadOAuth(key) }
+
+func (o oauthStore) Save(key string, b []byte) error { return o.s.SaveOAuth(key, b) }
+
+// authorize gives spec its authorizer: the one it had when nothing it
+// depends on changed (a sign-in in progress survives re-registration), a
+// new one otherwise. A server with a static Authorization header or a
+// headers helper gets none.
+func (h *Host) authorize(spec *actors.ServerSpec) error {
+	if spec.Transport == actors.TransportStdio || spec.URL == "" {
+		return nil
+	}
+	if hasHeader(spec.Headers, "Authorization") || (len(spec.HeadersHelper) > 0 && spec.OAuth == nil) {
+		h.auth.drop(spec.Name)
+		return nil
+	}
+	var cfg oauth.Config
+	if spec.OAuth != nil {
+		cfg = *spec.OAuth
+	}
+	h.auth.mu.Lock()
+	defer h.auth.mu.Unlock()
+	if h.auth.m == nil {
+		h.auth.m = map[string]*authorizerEntry{}
+	}
+	if e := h.auth.m[spec.Name]; e != nil && e.url == spec.URL && e.priv == spec.AllowPrivate && reflect.DeepEqual(e.cfg, cfg) {
+		spec.Auth = e.a
+		return nil
+	}
+	name := spec.Name
+	var browser oauth.Browser
+	if f := h.opts.SignIn; f != nil {
+		browser = func(ctx context.Context, p oauth.Prompt) (url.Values, error) {
+			return f(ctx, SignInPrompt{Server: p.Server, URL: p.URL, RedirectURI: p.RedirectURI})
+		}
+	}
+	a, err := oauth.New(cfg, oauth.Options{
+		Server:  name,
+		URL:     spec.URL,
+		HTTP:    outbound.NewClient(outbound.Options{AllowPrivate: spec.AllowPrivate}),
+		Store:   oauthStore{h.secrets},
+		Key:     name,
+		Browser: browser,
+		OnChange: func() {
+			if h.rt != nil {
+				h.rt.AuthChanged(name)
+			}
+		},
+		Log: h.opts.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("server %q: oauth: %w", name, err)
+	}
+	h.auth.m[name] = &authorizerEntry{a: a, cfg: cfg, url: spec.URL, priv: spec.AllowPrivate}
+	spec.Auth = a
+	return nil
+}
+
+func (as *authorizers) drop(name string) {
+	as.mu.Lock()
+	delete(as.m, name)
+	as.mu.Unlock()
+}
+
+func (as *authorizers) get(name string) *oauth.Authorizer {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if e := as.m[name]; e != nil {
+		return e.a
+	}
+	return nil
+}
+
+// authorizer returns server's authorizer, or an error saying why it has
+// none.
+func (h *Host) authorizer(server string) (*oauth.Authorizer, error) {
+	if a := h.auth.get(server); a != nil {
+		return a, nil
+	}
+	if _, ok := h.rt.ServerStatus(server); !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	return nil, fmt.Errorf("server %q does not use OAuth (a stdio server, or one with a static Authorization header or a headers helper)", server)
+}
+
+// SignIn is a sign-in in progress: the URL to open, and its end.
+type SignIn struct {
+	Server      string
+	URL         string
+	RedirectURI string
+	flow        *oauth.Flow
+}
+
+// Done is closed when the sign-in has ended; Err then tells how.
+func (s *SignIn) Done() <-chan struct{} { return s.flow.Done() }
+
+// Err is the sign-in's outcome once Done is closed (nil: signed in).
+func (s *SignIn) Err() error { return s.flow.Err() }
+
+// BeginSignIn starts server's sign-in: discovery, client registration and
+// the authorization URL, returned for a person to open. The host listens
+// for the redirect on the loopback redirect URI (the server's
+// oauth.callbackPort, else a free port) until it arrives; an embedder that
+// receives the redirect itself hands its query to CompleteSignIn. Once
+// signed in, the server starts again by itself.
+func (h *Host) BeginSignIn(ctx context.Context, server string) (*SignIn, error) {
+	a, err := h.authorizer(server)
+	if err != nil {
+		return nil, err
+	}
+	f, err := a.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.rt.AuthChanged(server) // status: sign-in pending
+	return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+}
+
+// CompleteSignIn ends server's sign-in with the query of the redirect (code,
+// state, iss): the authorization response is checked (state, RFC 9207 iss)
+// and the code redeemed.
+func (h *Host) CompleteSignIn(ctx context.Context, server string, redirect url.Values) error {
+	a, err := h.authorizer(server)
+	if err != nil {
+		return err
+	}
+	return a.Complete(ctx, redirect)
+}
+
+// SignInWith runs a whole sign-in of server with f doing the browser step
+// (for a machine grant, client credentials or enterprise-managed, it gets
+// a token without f). It returns once signed in.
+func (h *Host) SignInWith(ctx context.Context, server string, f SignInFunc) error {
+	a, err := h.authorizer(server)
+	if err != nil {
+		return err
+	}
+	err = a.SignIn(ctx, func(ctx context.Context, p oauth.Prompt) (url.Values, error) {
+		h.rt.AuthChanged(server)
+		if f == nil {
+			return nil, errors.New("no browser to sign in with")
+		}
+		return f(ctx, SignInPrompt{Server: p.Server, URL: p.URL, RedirectURI: p.RedirectURI})
+	})
+	h.rt.AuthChanged(server)
+	return err
+}
+
+// SignOut forgets server's token and client registrations; the server
+// needs a sign-in again at its next 401.
+func (h *Host) SignOut(ctx context.Context, server string) error {
+	a, err := h.authorizer(server)
+	if err != nil {
+		return err
+	}
+	if err := a.Logout(); err != nil {
+		return err
+	}
+	h.rt.AuthChanged(server)
+	return nil
+}
+
+// AuthStatuses reports the authorization of every server that has an
+// authorizer, by name.
+func (h *Host) AuthStatuses() []AuthStatus {
+	h.auth.mu.Lock()
+	names := make([]string, 0, len(h.auth.m))
+	for n := range h.auth.m {
+		names = append(names, n)
+	}
+	h.auth.mu.Unlock()
+	slices.Sort(names)
+	out := make([]AuthStatus, 0, len(names))
+	for _, n := range names {
+		if a := h.auth.get(n); a != nil {
+			out = append(out, a.Status())
+		}
+	}
+	return out
+}
+
+// authorizeUnstarted gives a server that Options.Only leaves unstarted its
+// authorizer, so that its sign-in can be shown and changed (auth status,
+// auth logout) without starting it.
+func (h *Host) authorizeUnstarted(rec persistence.ServerRecord) {
+	sc, err := recordConfig(rec)
+	if err != nil {
+		return
+	}
+	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
+	if err != nil {
+		return
+	}
+	_ = h.authorize(&spec)
+}
