@@ -37,6 +37,9 @@ var commandFlags = map[string][]string{
 	"approvals allow":      {"data"},
 	"approvals deny":       {"data", "reason"},
 	"servers":              {"data"},
+	"auth login":           {"config", "data", "log-format", "log-level", "wait"},
+	"auth":                 {"config", "data", "json", "log-format", "log-level"},
+	"auth logout":          {"config", "data", "log-format", "log-level"},
 	"help":                 nil,
 	"version":              nil,
 }

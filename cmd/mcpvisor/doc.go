@@ -24,6 +24,10 @@
 //	mcpvisor approvals allow ID
 //	mcpvisor approvals deny ID [--reason R]
 //	mcpvisor servers enable|disable|delete NAME change a server of the running sidecar
+//	mcpvisor auth login --config FILE NAME      sign in to a remote server that needs OAuth, in a browser
+//	mcpvisor auth [status] --config FILE [--json]
+//	                                            each remote server's sign-in: issuer, scopes, expiry
+//	mcpvisor auth logout --config FILE NAME     forget a server's token and client registration
 //	mcpvisor help [COMMAND]                     the usage of mcpvisor, or of one command (also COMMAND --help)
 //	mcpvisor version                            the version and what it was built from (also --version)
 //

@@ -40,7 +40,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 }
 
 func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger) (*mcpvisor.Host, error) {
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger})
+	h, err := mcpvisor.Open(ctx, hostOptions(f, cfg, logger))
 	return h, lockHint(err)
 }
 
@@ -82,6 +82,9 @@ func notReadyError(bad []mcpvisor.ServerStatus) error {
 		fmt.Fprintf(&b, "server %q is %s", st.Name, st.State)
 		if st.LastError != "" {
 			fmt.Fprintf(&b, ": %s", st.LastError)
+		}
+		if st.State == mcpvisor.StateNeedsAuth {
+			fmt.Fprintf(&b, "\n  sign in with: mcpvisor auth login %s", st.Name)
 		}
 	}
 	return &exitError{code: 1, msg: b.String()}

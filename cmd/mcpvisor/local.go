@@ -65,7 +65,9 @@ func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Lo
 	}
 	// Start only the server the tool needs; the registry (the config file's
 	// servers and those registered through the API) says whether it exists.
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{server}})
+	opts := hostOptions(f, cfg, logger)
+	opts.Only = []string{server}
+	h, err := mcpvisor.Open(ctx, opts)
 	if err != nil {
 		return lockHint(err)
 	}

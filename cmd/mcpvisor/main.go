@@ -97,6 +97,26 @@ func commands() []command {
 			run: sidecarVerb(cmdApprovals, "deny")},
 		{name: "servers", args: "enable|disable|delete NAME", summary: "change a server of the running sidecar, at once",
 			setup: setupData, run: func(ctx context.Context, e *env) error { return cmdServers(ctx, e.f, e.args, e.stdout) }},
+		{name: "auth", args: "[status]", summary: "each remote server's sign-in: issuer, scopes, expiry (never a token)", setup: setupHost,
+			flags: []flagGroup{jsonFlag},
+			run: func(ctx context.Context, e *env) error {
+				if len(e.args) > 1 || len(e.args) == 1 && e.args[0] != "status" {
+					return &exitError{code: 2, msg: "auth: want auth [status], auth login NAME or auth logout NAME"}
+				}
+				return cmdAuthStatus(ctx, e.f, e.cfg, e.logger, e.stdout)
+			}},
+		{name: "auth login", args: "NAME", summary: "sign in to a remote server that needs OAuth, in a browser",
+			detail: "Opens the authorization URL with $BROWSER, else xdg-open, and prints it; the redirect comes back\n" +
+				"to a loopback listener (the server's oauth.callbackPort, else a free port). The token is kept in\n" +
+				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.",
+			setup: setupHost, flags: []flagGroup{waitFlag},
+			run: func(ctx context.Context, e *env) error {
+				return cmdAuthLogin(ctx, e.f, e.cfg, e.logger, e.args, e.stdout, e.stderr)
+			}},
+		{name: "auth logout", args: "NAME", summary: "forget a server's token and client registration", setup: setupHost,
+			run: func(ctx context.Context, e *env) error {
+				return cmdAuthLogout(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
+			}},
 		{name: "help", args: "[COMMAND]", summary: "print the usage of mcpvisor, or of one command",
 			run: func(ctx context.Context, e *env) error { return cmdHelp(commands(), e.args, e.stdout) }},
 		{name: "version", summary: "print the version of this binary and what it was built from",

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// Signing in to remote servers that need OAuth: auth login|status|logout,
+// and the browser step the commands that start servers take by themselves.
+
+// interactive reports whether a person can do a sign-in: $BROWSER names a
+// browser, or stdin is a terminal.
+func interactive() bool {
+	if os.Getenv("BROWSER") != "" {
+		return true
+	}
+	fi, err := os.Stdin.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// browserSignIn is the browser step for the CLI: it opens the
+// authorization URL with $BROWSER (the convention xdg-open and others
+// honour: a colon-separated list of commands, %s standing for the URL),
+// else xdg-open, and always prints it; the redirect comes back to the
+// host's loopback listener.
+func browserSignIn(w io.Writer) mcpvisor.SignInFunc {
+	return func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		fmt.Fprintf(w, "mcpvisor: server %q needs you to sign in. Open this URL in a browser:\n\n  %s\n\nWaiting for the redirect to %s ...\n", p.Server, p.URL, p.RedirectURI)
+		if err := openBrowser(ctx, p.URL); err != nil {
+			fmt.Fprintf(w, "mcpvisor: could not open a browser (%v): open the URL yourself\n", err)
+		}
+		return nil, nil
+	}
+}
+
+// openBrowser starts the browser on u without waiting for it to exit.
+func openBrowser(ctx context.Context, u string) error {
+	var cmds []string
+	if b := os.Getenv("BROWSER"); b != "" {
+		cmds = strings.Split(b, ":")
+	} else if _, err := exec.LookPath("xdg-open"); err == nil {
+		cmds = []string{"xdg-open"}
+	} else {
+		return fmt.Errorf("neither $BROWSER nor xdg-open")
+	}
+	var last error
+	for _, c := range cmds {
+		fields := strings.Fields(c)
+		if len(fields) == 0 {
+			continue
+		}
+		replaced := false
+		for i, f := range fields {
+			if strings.Contains(f, "%s") {
+				fields[i] = strings.ReplaceAll(f, "%s", u)
+				replaced = true
+			}
+		}
+		if !replaced {
+			fields = append(fields, u)
+		}
+		cmd := exec.Command(fields[0], fields[1:]...)
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		if last = cmd.Start(); last == nil {
+			go cmd.Wait() // reap it whenever it exits
+			return nil
+		}
+	}
+	return last
+}
+
+// hostOptions are the options every command that runs servers opens its
+// host with: with a person at hand, a server that needs sign-in gets it.
+func hostOptions(f flags, cfg *mcpvisor.Config, logger *slog.Logger) mcpvisor.Options {
+	opts := mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger}
+	if interactive() {
+		opts.SignIn = browserSignIn(os.Stderr)
+	}
+	return opts
+}
+
+// cmdAuthLogin signs in to one server: it starts the server, runs the
+// browser flow, and waits until the server is ready with its token.
+func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
+	if len(pos) != 1 {
+		return &exitError{code: 2, msg: "auth login: want auth login NAME"}
+	}
+	name := pos[0]
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{name}})
+	if err != nil {
+		return lockHint(err)
+	}
+	defer h.Close()
+	known := false
+	for _, st := range h.Status() {
+		known = known || st.Name == name
+	}
+	if !known {
+		return fmt.Errorf("no server %q in the configuration or the registry", name)
+	}
+	// Let the server answer first: its 401 names where to sign in.
+	settle, cancel := context.WithTimeout(ctx, f.wait)
+	_ = h.WaitReady(settle, name)
+	cancel()
+	if err := h.SignInWith(ctx, name, browserSignIn(stderr)); err != nil {
+		return fmt.Errorf("sign-in to %s failed: %w", name, err)
+	}
+	ready, cancel := context.WithTimeout(ctx, f.wait)
+	defer cancel()
+	if err := h.WaitReady(ready, name); err != nil {
+		return fmt.Errorf("signed in, but server %s is not ready: %w", name, err)
+	}
+	for _, st := range h.AuthStatuses() {
+		if st.Server == name {
+			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+		}
+	}
+	return nil
+}
+
+// cmdAuthStatus lists the servers' authorization: issuer, scopes, expiry;
+// never a token.
+func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
+	if err != nil {
+		return lockHint(err)
+	}
+	defer h.Close()
+	sts := h.AuthStatuses()
+	if f.json {
+		if sts == nil {
+			sts = []mcpvisor.AuthStatus{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sts)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSIGNED IN\tGRANT\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tERROR")
+	for _, st := range sts {
+		exp := "-"
+		if !st.Expiry.IsZero() {
+			exp = st.Expiry.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\t%v\t%s\n", st.Server, st.SignedIn, st.Grant, dash(st.Issuer), dash(strings.Join(st.Scopes, " ")), exp, st.Refresh, st.Error)
+	}
+	return tw.Flush()
+}
+
+// cmdAuthLogout forgets one server's token and registrations.
+func cmdAuthLogout(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
+	if len(pos) != 1 {
+		return &exitError{code: 2, msg: "auth logout: want auth logout NAME"}
+	}
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
+	if err != nil {
+		return lockHint(err)
+	}
+	defer h.Close()
+	if err := h.SignOut(ctx, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "signed out of %s\n", pos[0])
+	return nil
+}
+
+func authSummary(st mcpvisor.AuthStatus) string {
+	var parts []string
+	if st.Issuer != "" {
+		parts = append(parts, "at "+st.Issuer)
+	}
+	if len(st.Scopes) > 0 {
+		parts = append(parts, "scopes "+strings.Join(st.Scopes, " "))
+	}
+	if !st.Expiry.IsZero() {
+		parts = append(parts, "expires "+st.Expiry.Local().Format(time.DateTime))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
