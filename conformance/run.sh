@@ -55,6 +55,7 @@ NODE_MAJOR=22
 CACHE=.cache/conformance
 NODE=$CACHE/node/node_modules/$NODE_PKG/bin/node
 CLIENT=$CACHE/mcpvisor-conformance
+MCPVISOR=$CACHE/mcpvisor
 RESULTS=$CACHE/results
 SETS=${CONFORMANCE_SETS-2025-11-25 2026-07-28}
 TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
@@ -141,6 +142,29 @@ done
 echo "conformance: node $("$NODE" --version), runners $(for v in $versions; do printf '%s ' "$SUITE_PKG@$v"; done)"
 
 go build -o "$CLIENT" ./examples/conformance
+go build -o "$MCPVISOR" ./cmd/mcpvisor
+
+# Authorization scenarios (auth/*) run twice: through the embedded host
+# (examples/conformance), and through the command line as a person runs
+# it (examples/conformance -cli: `mcpvisor tools`, which signs in with
+# $BROWSER, then `mcpvisor call` with the stored token), reported as
+# "<scenario> (cli)".
+#
+# REQUIRED_EXTRA are auth scenarios outside a set's scored list that must
+# pass all the same, by set: the 2025-03-26 backward-compatibility pair
+# (in no requirement set; --force), and the extensions (machine-to-machine
+# client credentials, enterprise-managed authorization, DPoP, workload
+# identity), which the 2026-07-28 set lists as never scored and 0.1.16
+# lists under no spec version.
+declare -A REQUIRED_EXTRA=(
+	[2025-11-25]="auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback auth/client-credentials-jwt auth/client-credentials-basic auth/cross-app-access-complete-flow"
+	[2026-07-28]="auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback"
+)
+# REFUSALS are the scenarios whose correct outcome is a client that gives
+# up: it must refuse a mismatched resource or issuer, or stop asking for a
+# scope that is never granted, so it exits non-zero (the runner's
+# allowClientError); every other scenario still needs exit 0.
+REFUSALS=" auth/scope-retry-limit auth/resource-mismatch auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected auth/iss-normalized auth/metadata-issuer-mismatch "
 
 # yaml_list FILE KEY VERSION prints the entries of a list in an
 # expected-failures file, parsed by the YAML library of that runner.
@@ -207,6 +231,14 @@ for set in $SETS; do
 		echo "conformance: $SUITE_PKG@$version lists no client scenario for $set" >&2
 		exit 1
 	fi
+	all=$("$NODE" "$r" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+	for s in ${REQUIRED_EXTRA[$set]:-}; do
+		grep -qxF -- "$s" <<<"$all" || {
+			echo "conformance: $SUITE_PKG@$version has no client scenario $s" >&2
+			exit 1
+		}
+		SCENARIOS[$set]+=$'\n'"$s required"
+	done
 done
 for s in ${CONFORMANCE_SCENARIOS:-}; do
 	found=
@@ -248,10 +280,20 @@ run_set() {
 	echo
 	echo "conformance: $label"
 	t_set=$(date +%s%N)
+	local mode name command
 	while read -r s reason; do
 		[ -n "$s" ] || continue
 		wanted "$s" || continue
-		log=$dir/${s//\//_}.log
+		# An auth extension is required, not informational (see
+		# REQUIRED_EXTRA); "required" marks one that needs --force.
+		case "$s:$reason" in auth/*:extension) reason=required ;; esac
+		for mode in embedded cli; do
+		name=$s command=$CLIENT
+		if [ $mode = cli ]; then
+			case $s in auth/*) ;; *) continue ;; esac
+			name="$s (cli)" command="$CLIENT -cli $MCPVISOR"
+		fi
+		log=$dir/${s//\//_}.$mode.log
 		# At 2026-07-28 each scenario runs as `client --scenario S
 		# --spec-version 2026-07-28`, which is what --requirements does for
 		# each scenario of the set, only one at a time. In 0.2.0-alpha.12 the
@@ -272,10 +314,11 @@ run_set() {
 		# --force changes nothing for them; the extension scenarios are on
 		# no spec timeline and need --force (without it the runner prints
 		# "SKIPPED: ... not applicable" and exits 0).
-		local args=(client --command "$CLIENT" --scenario "$s" --timeout "$TIMEOUT_MS" -o "$dir")
+		local args=(client --command "$command" --scenario "$s" --timeout "$TIMEOUT_MS" -o "$dir")
 		[ "$set" = 2025-11-25 ] || args+=(--spec-version "$set")
 		if [ -n "$reason" ]; then
-			args+=(--force)
+			# 0.1.16 runs any scenario it is given and has no --force.
+			[ "$set" = 2025-11-25 ] || args+=(--force)
 		else
 			args+=(--expected-failures "$expected_file")
 		fi
@@ -307,7 +350,7 @@ run_set() {
 			verdict="FAILED: the runner skipped it: $(sed -n 's/^SKIPPED: //p' "$log")"
 		elif [ -z "$rdir" ]; then
 			verdict="FAILED: the runner recorded no result"
-		elif [ -n "$reason" ]; then
+		elif [ -n "$reason" ] && [ "$reason" != required ]; then
 			# Not scored: reported, never failing the run.
 			if grep -q 'OVERALL: PASSED' "$log" && [ "$own" -ge 1 ]; then
 				verdict="passed (informational, $reason; $own checks)"
@@ -324,29 +367,30 @@ run_set() {
 			verdict="FAILED (passed ${ok:-0/0})"
 		elif ! grep -q 'OVERALL: PASSED' "$log"; then
 			verdict="FAILED: checks passed but the client failed or timed out"
-		elif grep -q '^Client exited with code' "$log"; then
+		elif grep -q '^Client exited with code' "$log" && [[ $REFUSALS != *" $s "* ]]; then
 			verdict="FAILED: checks passed but the client $(grep -m1 -o 'exited with code .*' "$log") (the scenario allows it, run.sh does not)"
 		elif [ "$own" -lt 1 ]; then
 			verdict="FAILED: no successful check of the scenario's own (the client did not exercise the server)"
 		else
 			verdict="passed ($own checks)"
 		fi
-		if [ -n "$reason" ]; then
-			info+=("$s: ${verdict%% (*}")
+		if [ -n "$reason" ] && [ "$reason" != required ]; then
+			info+=("$name: ${verdict%% (*}")
 		else
 			case "$verdict" in
-			passed*) passed+=("$s") ;;
-			expected*) xfailed+=("$s") ;;
-			*) failed+=("$s") ;;
+			passed*) passed+=("$name") ;;
+			expected*) xfailed+=("$name") ;;
+			*) failed+=("$name") ;;
 			esac
 		fi
-		echo "--- $s: $verdict [$extra]"
+		echo "--- $name: $verdict [$extra]"
 		case "$verdict" in
 		passed* | expected* | failed*)
 			if [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then sed 's/^/    /' "$log"; fi
 			;;
 		*) sed 's/^/    /' "$log" ;;
 		esac
+		done
 	done <<<"${SCENARIOS[$set]}"
 
 	local line="conformance: $label: ${#passed[@]} passed, ${#failed[@]} failed, ${#xfailed[@]} expected failures ($(elapsed "$t_set"))"

@@ -18,13 +18,14 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
-var notesBin, mcptestBin, cliBin string
+var notesBin, mcptestBin, cliBin, conformanceBin string
 
 func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{
 		"github.com/mcpvisor/mcpvisor/cmd/mcpvisor":             &cliBin,
 		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &mcptestBin,
 		"github.com/mcpvisor/mcpvisor/examples/servers/notes":   &notesBin,
+		"github.com/mcpvisor/mcpvisor/examples/conformance":     &conformanceBin,
 	})
 }
 

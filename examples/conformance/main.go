@@ -23,6 +23,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +36,10 @@ import (
 
 // serverName is the one server's name: its tools are mcp__conformance__<tool>.
 const serverName = "conformance"
+
+// clientMetadataURL is this client's Client ID Metadata Document: a client
+// that has one offers it to every authorization server that supports them.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
 // expectedCall is one tool call: the server's name for the tool and the
 // arguments object.
@@ -49,6 +55,8 @@ func main() {
 func run() int {
 	timeout := flag.Duration("timeout", 25*time.Second, "bound on the whole run (the runner kills the client at 30 s by default)")
 	ready := flag.Duration("ready", 10*time.Second, "bound on the handshake and tool listing")
+	cli := flag.String("cli", "", "run the scenario through the mcpvisor `BINARY` (tools, then call) instead of an embedded host")
+	browse := flag.Bool("browse", false, "be the browser: GET the URL argument and follow its redirects (what $BROWSER runs in -cli mode)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: MCP_CONFORMANCE_SCENARIO=<scenario> %s [flags] <server-url>\n", filepath.Base(os.Args[0]))
 		flag.PrintDefaults()
@@ -60,6 +68,9 @@ func run() int {
 	}
 	url := flag.Arg(flag.NArg() - 1) // the runner appends the URL last
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	if *browse {
+		return browseTo(url)
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	logger.Info("conformance client", "scenario", scenario, "url", url)
@@ -74,7 +85,11 @@ func run() int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
-	err = drive(ctx, logger, dataDir, url, *ready)
+	if *cli != "" {
+		err = driveCLI(ctx, *cli, dataDir, url, *ready)
+	} else {
+		err = drive(ctx, logger, dataDir, url, *ready)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance: scenario %q: %v\n", scenario, err)
 		dumpServerLog(dataDir)
@@ -87,7 +102,12 @@ func run() int {
 // drive opens a host on the one server, runs the scenario and closes the
 // host (which ends the session: DELETE, then the connections).
 func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready time.Duration) (err error) {
+	oauth, err := oauthConfig(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
+	}
 	cfg := &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{
+		OAuth:          oauth,
 		Name:           serverName,
 		Type:           "http",
 		URL:            url,
@@ -103,6 +123,9 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready 
 		// scenario's server records, and a broken transport should fail
 		// fast with its own error rather than after the whole budget.
 		Restart: mcpvisor.RestartPolicy{MaxRestarts: 1, InitialInterval: 200 * time.Millisecond},
+		// The runner's authorization servers redirect at once, with no
+		// page: the browser step is one GET whose redirect is read.
+		SignIn: followRedirect,
 		OnEvent: func(ev mcpvisor.Event) {
 			logger.Debug("event", "server", ev.Server, "kind", ev.Kind, "state", ev.State, "method", ev.Method, "err", ev.Err)
 		},
@@ -152,6 +175,69 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready 
 		}
 	}
 	return nil
+}
+
+// followRedirect is the browser step of a sign-in with nobody at the
+// browser: it GETs the authorization URL and returns the query of the
+// redirect the authorization server answers with.
+func followRedirect(ctx context.Context, p mcpvisor.SignInPrompt) (neturl.Values, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	loc, err := neturl.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode/100 != 3 {
+		return nil, fmt.Errorf("the authorization endpoint answered HTTP %d without a redirect", resp.StatusCode)
+	}
+	fmt.Printf("signed in to %s at %s\n", p.Server, resp.Request.URL.Host)
+	return loc.Query(), nil
+}
+
+// oauthConfig is the server's oauth configuration: this client's metadata
+// document, plus the credentials the runner's context hands out (the
+// scenario-specific input the suite requires: pre-registered client
+// credentials, a signing key, an identity provider's token, a workload
+// assertion). Which grant those credentials are for is configuration a
+// user would write; the context's keys say it, except that a client id and
+// secret serve both a pre-registered browser sign-in and the client
+// credentials grant, told apart by the scenario.
+func oauthConfig(scenario, raw string) (*mcpvisor.OAuthConfig, error) {
+	cfg := &mcpvisor.OAuthConfig{ClientMetadataURL: clientMetadataURL}
+	if raw == "" {
+		return cfg, nil
+	}
+	var c struct {
+		ClientID         string `json:"client_id"`
+		ClientSecret     string `json:"client_secret"`
+		PrivateKeyPEM    string `json:"private_key_pem"`
+		SigningAlg       string `json:"signing_algorithm"`
+		IDPClientID      string `json:"idp_client_id"`
+		IDPIDToken       string `json:"idp_id_token"`
+		IDPTokenEndpoint string `json:"idp_token_endpoint"`
+		ValidJWT         string `json:"valid_jwt"`
+	}
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	cfg.ClientID, cfg.ClientSecret = c.ClientID, c.ClientSecret
+	switch {
+	case c.PrivateKeyPEM != "":
+		cfg.GrantType, cfg.PrivateKey, cfg.SigningAlg = "client_credentials", c.PrivateKeyPEM, c.SigningAlg
+	case c.IDPIDToken != "":
+		cfg.GrantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+		cfg.IDPTokenEndpoint, cfg.IDPClientID, cfg.IDToken = c.IDPTokenEndpoint, c.IDPClientID, c.IDPIDToken
+	case c.ValidJWT != "":
+		cfg.GrantType, cfg.Assertion = "urn:ietf:params:oauth:grant-type:jwt-bearer", c.ValidJWT
+	case scenario == "auth/client-credentials-basic":
+		cfg.GrantType = "client_credentials"
+	}
+	return cfg, nil
 }
 
 // call makes one tool call and prints its result. A refusal by the server

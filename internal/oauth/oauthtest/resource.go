@@ -18,6 +18,9 @@ const prmPath = "/.well-known/oauth-protected-resource/mcp"
 // presented, 403 insufficient_scope when a required scope is missing.
 type Resource struct {
 	*httptest.Server
+	// Next, when set (before the first request), serves the requests to
+	// /mcp that pass: an MCP server behind the resource's guard.
+	Next http.Handler
 
 	mu             sync.Mutex
 	as             *AuthServer
@@ -115,6 +118,10 @@ func (r *Resource) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
+	}
+	if r.Next != nil {
+		r.Next.ServeHTTP(w, req)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))

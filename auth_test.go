@@ -1,0 +1,243 @@
+package mcpvisor_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
+	"github.com/mcpvisor/mcpvisor/internal/oauth/oauthtest"
+)
+
+// oauthServer is an MCP server (mcphttptest) behind a protected resource
+// whose authorization server is as: every request needs a live token of
+// as's for it. It returns the MCP endpoint's URL.
+func oauthServer(t *testing.T, as *oauthtest.AuthServer) (*oauthtest.Resource, string) {
+	t.Helper()
+	backend := mcphttptest.Start(t, &mcphttptest.Server{})
+	target, err := url.Parse(backend.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // SSE replies as they come
+	res := oauthtest.NewResource(t, as)
+	res.Next = http.StripPrefix("/mcp", proxy)
+	return res, res.MCPURL()
+}
+
+// browse is a person's browser: it opens u and follows every redirect, to
+// the host's loopback listener at the end.
+func browse(t *testing.T, u string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("browser: the redirect ended in HTTP %d", resp.StatusCode)
+	}
+}
+
+func TestOAuthNeedsAuthThenSignIn(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	_, mcpURL := oauthServer(t, as)
+	onEvent, events := eventSink()
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, httpServer("web", mcpURL))
+
+	// The 401 parks the server: no restarts, no backoff.
+	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
+	st := status(t, h, "web")
+	if st.Restarts != 0 || st.Auth == nil || !st.Auth.NeedsAuth || st.Auth.SignedIn {
+		t.Fatalf("status after the 401 = restarts %d, auth %+v", st.Restarts, st.Auth)
+	}
+	if !strings.Contains(st.LastError, "sign-in") {
+		t.Errorf("LastError %q does not say a sign-in is needed", st.LastError)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := h.Call(ctx, "mcp__web__echo", json.RawMessage(`{}`)); err == nil {
+		t.Fatal("a call to a server that needs sign-in succeeded")
+	}
+
+	signIn, err := h.BeginSignIn(context.Background(), "web")
+	if err != nil {
+		t.Fatalf("BeginSignIn: %v", err)
+	}
+	if !strings.HasPrefix(signIn.RedirectURI, "http://localhost:") {
+		t.Errorf("redirect URI %q is not a loopback one", signIn.RedirectURI)
+	}
+	browse(t, signIn.URL)
+	<-signIn.Done()
+	if err := signIn.Err(); err != nil {
+		t.Fatalf("sign-in: %v", err)
+	}
+	waitReady(t, h, "web")
+	if res := call(t, h, "mcp__web__echo", `{"x":1}`); res.Wire() != `{"x":1}` {
+		t.Errorf("echo = %q", res.Wire())
+	}
+	st = status(t, h, "web")
+	if st.Auth == nil || !st.Auth.SignedIn || st.Auth.Issuer != as.Issuer() || st.Auth.Client != "dcr" {
+		t.Errorf("auth status after sign-in = %+v", st.Auth)
+	}
+	if n := len(as.Requests("register")); n != 1 {
+		t.Errorf("%d registrations, want 1", n)
+	}
+}
+
+// A host whose embedder drives the browser step signs in by itself, and
+// a host opened again on the same data directory (and key) uses the
+// stored token without asking anyone.
+func TestOAuthSignInHookAndStoredToken(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	_, mcpURL := oauthServer(t, as)
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{7}, 32)
+	var prompts []mcpvisor.SignInPrompt
+	var mu sync.Mutex
+	signIn := func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		mu.Lock()
+		prompts = append(prompts, p)
+		mu.Unlock()
+		// The platform's user signs in; the redirect reaches the platform,
+		// which hands its query back.
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(p.URL)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil {
+			return nil, err
+		}
+		return loc.Query(), nil
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	onEvent, events := eventSink()
+	h := openHost(t, mcpvisor.Options{DataDir: dir, SignIn: signIn, SecretKey: key, Logger: logger, OnEvent: onEvent}, httpServer("web", mcpURL))
+	waitReady(t, h, "web")
+	call(t, h, "mcp__web__echo", `{}`)
+	if len(prompts) != 1 || prompts[0].Server != "web" {
+		t.Fatalf("prompts = %+v, want one for web", prompts)
+	}
+	if st := status(t, h, "web"); st.Restarts != 0 {
+		// The 401 parked it and the sign-in started it again: no failure
+		// counts against its restart budget.
+		t.Errorf("restarts = %d, want 0", st.Restarts)
+	}
+	statusJSON, _ := json.Marshal(h.Status())
+	authJSON, _ := json.Marshal(h.AuthStatuses())
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing but the (encrypted) secret store holds a token or the
+	// client's secret: not the journal, the logs (at debug level), the
+	// status or the events.
+	secrets := as.Issued()
+	if len(secrets) < 2 {
+		t.Fatalf("the authorization server issued %d secrets, want a token and a refresh token at least", len(secrets))
+	}
+	var evText strings.Builder
+	for len(events) > 0 {
+		b, _ := json.Marshal(<-events)
+		evText.Write(b)
+	}
+	for name, text := range map[string]string{"logs": logs.String(), "status": string(statusJSON), "auth status": string(authJSON), "events": evText.String()} {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("the %s hold a token or secret", name)
+			}
+		}
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds a token or secret", strings.TrimPrefix(path, dir))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "secrets.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("secrets.json: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
+
+	// Without the key the store does not open; with it, the token serves.
+	if _, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: dir, Logger: slog.New(slog.DiscardHandler), LookupEnv: func(string) (string, bool) { return "", false }}); err == nil {
+		t.Error("the host opened an encrypted secret store without its key")
+	}
+	authorizations := len(as.Requests("authorize"))
+	h2 := openHost(t, mcpvisor.Options{DataDir: dir, SecretKey: key}, httpServer("web", mcpURL))
+	waitReady(t, h2, "web")
+	call(t, h2, "mcp__web__echo", `{}`)
+	if n := len(as.Requests("authorize")); n != authorizations {
+		t.Errorf("the reopened host asked for authorization again (%d → %d)", authorizations, n)
+	}
+}
+
+// A revoked token that cannot be refreshed parks the server again with a
+// visible reason; SignOut forgets the token.
+func TestOAuthRevokedAndSignOut(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	_, mcpURL := oauthServer(t, as)
+	onEvent, events := eventSink()
+	var signIns sync.WaitGroup
+	browser := func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		signIns.Add(1)
+		defer signIns.Done()
+		browse(t, p.URL)
+		return nil, nil // the loopback listener got the redirect
+	}
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, httpServer("web", mcpURL))
+	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
+	if err := h.SignInWith(context.Background(), "web", browser); err != nil {
+		t.Fatalf("SignInWith: %v", err)
+	}
+	waitReady(t, h, "web")
+	call(t, h, "mcp__web__echo", `{}`)
+
+	as.RevokeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := h.Call(ctx, "mcp__web__echo", json.RawMessage(`{}`)); err == nil {
+		t.Fatal("a call with a revoked token succeeded")
+	}
+	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
+	st := status(t, h, "web")
+	if st.Auth == nil || st.Auth.SignedIn || st.Auth.Error == "" {
+		t.Errorf("auth status after revocation = %+v; want signed out with the refresh failure", st.Auth)
+	}
+
+	if err := h.SignOut(context.Background(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SignOut(context.Background(), "nope"); !errors.Is(err, mcpvisor.ErrUnknownServer) {
+		t.Errorf("SignOut(nope) = %v, want ErrUnknownServer", err)
+	}
+}
