@@ -44,6 +44,7 @@ type Flow struct {
 	client   Client
 	ln       net.Listener
 	srv      *http.Server
+	expiry   *time.Timer
 	done     chan struct{} // closed when Complete ends it
 	err      error
 }
@@ -108,9 +109,17 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 		sep = "&"
 	}
 	f.URL = m.AuthorizationEndpoint + sep + q.Encode()
+	// A new sign-in supersedes the ones not completed (a second click, a
+	// browser tab closed): their listeners close; none outlives
+	// signInTimeout.
 	a.mu.Lock()
-	a.flows[f.state] = f
+	old := a.flows
+	a.flows = map[string]*Flow{f.state: f}
 	a.mu.Unlock()
+	for _, o := range old {
+		o.end(fmt.Errorf("%w: superseded by a newer sign-in", ErrAuthorization))
+	}
+	f.expiry = time.AfterFunc(signInTimeout, func() { a.abandon(f) })
 	if f.ln != nil {
 		f.serve(a)
 	}
@@ -272,8 +281,17 @@ func (f *Flow) end(err error) {
 }
 
 func (f *Flow) close() {
+	if f.expiry != nil {
+		f.expiry.Stop()
+	}
 	if f.srv != nil {
-		go f.srv.Close()
+		// Shut down, not closed: the browser's "signed in" page is being
+		// written by the handler that ended the flow.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = f.srv.Shutdown(ctx)
+		}()
 	} else if f.ln != nil {
 		f.ln.Close()
 	}
