@@ -2,12 +2,17 @@ package mcpvisor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
@@ -27,7 +32,10 @@ import (
 // SignInPrompt is one sign-in for a person to complete: open URL in a
 // browser; the authorization server redirects to RedirectURI.
 type SignInPrompt struct {
-	Server      string
+	Server string
+	// User is the platform user to sign in (a per-user server); "" for
+	// the host's own identity.
+	User        string
 	URL         string
 	RedirectURI string
 }
@@ -49,13 +57,29 @@ type AuthStatus = oauth.Status
 type authorizers struct {
 	mu sync.Mutex
 	m  map[string]*authorizerEntry
+	// perUser is set once any per-user server exists: until then a call
+	// does not look its server up here.
+	perUser atomic.Bool
 }
 
 type authorizerEntry struct {
-	a    *oauth.Authorizer
-	cfg  oauth.Config
-	url  string
-	priv bool
+	a       *oauth.Authorizer
+	cfg     oauth.Config
+	url     string
+	priv    bool
+	perUser bool
+	spec    actors.ServerSpec        // the server's, for its users' instances
+	users   map[string]*userInstance // perUser: by user
+}
+
+// userInstance is one user's instance of a per-user server: its own
+// authorizer (token, registrations) and its own connection, run as a hidden
+// server of the runtime.
+type userInstance struct {
+	a       *oauth.Authorizer
+	name    string        // the runtime's name for it
+	started chan struct{} // closed once it is registered
+	err     error
 }
 
 // oauthStore is the secret store's oauth section, as oauth.Store.
@@ -69,12 +93,12 @@ func (o oauthStore) Save(key string, b []byte) error { return o.s.SaveOAuth(key,
 // depends on changed (a sign-in in progress survives re-registration), a
 // new one otherwise. A server with a static Authorization header or a
 // headers helper gets none.
-func (h *Host) authorize(spec *actors.ServerSpec) error {
+func (h *Host) authorize(spec *actors.ServerSpec, perUser bool) error {
 	if spec.Transport == actors.TransportStdio || spec.URL == "" {
 		return nil
 	}
 	if hasHeader(spec.Headers, "Authorization") || (len(spec.HeadersHelper) > 0 && spec.OAuth == nil) {
-		h.auth.drop(spec.Name)
+		h.dropAuth(spec.Name)
 		return nil
 	}
 	var cfg oauth.Config
@@ -86,43 +110,158 @@ func (h *Host) authorize(spec *actors.ServerSpec) error {
 	if h.auth.m == nil {
 		h.auth.m = map[string]*authorizerEntry{}
 	}
-	if e := h.auth.m[spec.Name]; e != nil && e.url == spec.URL && e.priv == spec.AllowPrivate && reflect.DeepEqual(e.cfg, cfg) {
+	if e := h.auth.m[spec.Name]; e != nil && e.url == spec.URL && e.priv == spec.AllowPrivate && e.perUser == perUser && reflect.DeepEqual(e.cfg, cfg) {
 		spec.Auth = e.a
+		e.spec = *spec
 		return nil
+	} else if e != nil {
+		h.stopUsers(e)
 	}
-	name := spec.Name
+	a, err := h.newAuthorizer(spec, cfg, "", spec.Name)
+	if err != nil {
+		return err
+	}
+	spec.Auth = a
+	h.auth.m[spec.Name] = &authorizerEntry{a: a, cfg: cfg, url: spec.URL, priv: spec.AllowPrivate, perUser: perUser, spec: *spec}
+	if perUser {
+		h.auth.perUser.Store(true)
+	}
+	return nil
+}
+
+// newAuthorizer makes the authorizer of server spec for user ("" for the
+// host's own identity); runtime names the server it restarts.
+func (h *Host) newAuthorizer(spec *actors.ServerSpec, cfg oauth.Config, user, runtime string) (*oauth.Authorizer, error) {
+	key := spec.Name
+	if user != "" {
+		key += "\x00" + user
+	}
 	var browser oauth.Browser
 	if f := h.opts.SignIn; f != nil {
 		browser = func(ctx context.Context, p oauth.Prompt) (url.Values, error) {
-			return f(ctx, SignInPrompt{Server: p.Server, URL: p.URL, RedirectURI: p.RedirectURI})
+			return f(ctx, SignInPrompt{Server: spec.Name, User: user, URL: p.URL, RedirectURI: p.RedirectURI})
 		}
 	}
 	a, err := oauth.New(cfg, oauth.Options{
-		Server:  name,
+		Server:  spec.Name,
+		User:    user,
 		URL:     spec.URL,
 		HTTP:    outbound.NewClient(outbound.Options{AllowPrivate: spec.AllowPrivate}),
 		Store:   oauthStore{h.secrets},
-		Key:     name,
+		Key:     key,
 		Browser: browser,
 		OnChange: func() {
 			if h.rt != nil {
-				h.rt.AuthChanged(name)
+				h.rt.AuthChanged(runtime)
 			}
 		},
 		Log: h.opts.Logger,
 	})
 	if err != nil {
-		return fmt.Errorf("server %q: oauth: %w", name, err)
+		return nil, fmt.Errorf("server %q: oauth: %w", spec.Name, err)
 	}
-	h.auth.m[name] = &authorizerEntry{a: a, cfg: cfg, url: spec.URL, priv: spec.AllowPrivate}
-	spec.Auth = a
-	return nil
+	return a, nil
 }
 
-func (as *authorizers) drop(name string) {
-	as.mu.Lock()
-	delete(as.m, name)
-	as.mu.Unlock()
+// dropAuth forgets server's authorizer and stops its users' instances.
+func (h *Host) dropAuth(name string) {
+	h.auth.mu.Lock()
+	if e := h.auth.m[name]; e != nil {
+		h.stopUsers(e)
+	}
+	delete(h.auth.m, name)
+	h.auth.mu.Unlock()
+}
+
+// stopUsers stops the users' instances of e, in the background (h.auth.mu
+// held).
+func (h *Host) stopUsers(e *authorizerEntry) {
+	for _, u := range e.users {
+		name := u.name
+		h.tasksWG.Add(1)
+		go func() {
+			defer h.tasksWG.Done()
+			<-u.started
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = h.rt.Unregister(ctx, name)
+		}()
+	}
+	e.users = nil
+}
+
+// ErrNoUser: a per-user server (oauth.perUser) was called without naming
+// the user (CallOptions.User).
+var ErrNoUser = errors.New("the call names no user")
+
+// instanceFor returns the runtime's name for the server a call for user
+// goes to: server itself, or, for a per-user server, user's own instance,
+// started on first use.
+func (h *Host) instanceFor(ctx context.Context, server, user string) (string, error) {
+	if !h.auth.perUser.Load() {
+		return server, nil
+	}
+	h.auth.mu.Lock()
+	e := h.auth.m[server]
+	if e == nil || !e.perUser {
+		h.auth.mu.Unlock()
+		return server, nil
+	}
+	if user == "" {
+		h.auth.mu.Unlock()
+		return "", fmt.Errorf("%w: server %q signs each user in on their own (oauth.perUser): set CallOptions.User", ErrNoUser, server)
+	}
+	u := e.users[user]
+	if u == nil {
+		u = &userInstance{name: instanceName(server, user), started: make(chan struct{})}
+		spec := e.spec
+		spec.Name, spec.Hidden, spec.LastCatalog = u.name, true, nil
+		u.a, u.err = h.newAuthorizer(&e.spec, e.cfg, user, u.name)
+		if e.users == nil {
+			e.users = map[string]*userInstance{}
+		}
+		e.users[user] = u
+		h.auth.mu.Unlock()
+		if u.err == nil {
+			spec.Auth = u.a
+			u.err = h.rt.Register(context.WithoutCancel(ctx), spec)
+		}
+		close(u.started)
+	} else {
+		h.auth.mu.Unlock()
+	}
+	select {
+	case <-u.started:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return u.name, u.err
+}
+
+// instanceName is the runtime's name for user's instance of server: the
+// server's name and a digest of the user's (a user id never appears in a
+// file name, a log or a metric).
+func instanceName(server, user string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + user))
+	return server + "-u" + hex.EncodeToString(sum[:8])
+}
+
+// userAuthorizer returns user's authorizer of a per-user server, starting
+// the user's instance if needed.
+func (h *Host) userAuthorizer(ctx context.Context, server, user string) (*oauth.Authorizer, error) {
+	if user == "" {
+		return h.authorizer(server)
+	}
+	if _, err := h.instanceFor(ctx, server, user); err != nil {
+		return nil, err
+	}
+	h.auth.mu.Lock()
+	defer h.auth.mu.Unlock()
+	e := h.auth.m[server]
+	if e == nil || !e.perUser {
+		return nil, fmt.Errorf("server %q does not sign users in on their own (oauth.perUser)", server)
+	}
+	return e.users[user].a, nil
 }
 
 func (as *authorizers) get(name string) *oauth.Authorizer {
@@ -187,7 +326,40 @@ func (h *Host) CompleteSignIn(ctx context.Context, server string, redirect url.V
 	if err != nil {
 		return err
 	}
+	// The state names the flow: the host's own, or one of its users'.
+	h.auth.mu.Lock()
+	if e := h.auth.m[server]; e != nil && !a.HasFlow(redirect.Get("state")) {
+		for _, u := range e.users {
+			if u.a != nil && u.a.HasFlow(redirect.Get("state")) {
+				a = u.a
+			}
+		}
+	}
+	h.auth.mu.Unlock()
 	return a.Complete(ctx, redirect)
+}
+
+// BeginUserSignIn is BeginSignIn for one platform user of a per-user server
+// (oauth.perUser): the token it gets serves only calls for that user.
+func (h *Host) BeginUserSignIn(ctx context.Context, server, user string) (*SignIn, error) {
+	a, err := h.userAuthorizer(ctx, server, user)
+	if err != nil {
+		return nil, err
+	}
+	f, err := a.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+}
+
+// SignOutUser forgets one user's token of a per-user server.
+func (h *Host) SignOutUser(ctx context.Context, server, user string) error {
+	a, err := h.userAuthorizer(ctx, server, user)
+	if err != nil {
+		return err
+	}
+	return a.Logout()
 }
 
 // SignInWith runs a whole sign-in of server with f doing the browser step
@@ -235,7 +407,19 @@ func (h *Host) AuthStatuses() []AuthStatus {
 	slices.Sort(names)
 	out := make([]AuthStatus, 0, len(names))
 	for _, n := range names {
-		if a := h.auth.get(n); a != nil {
+		h.auth.mu.Lock()
+		e := h.auth.m[n]
+		var as []*oauth.Authorizer
+		if e != nil {
+			as = append(as, e.a)
+			for _, u := range slices.Sorted(maps.Keys(e.users)) {
+				if e.users[u].a != nil {
+					as = append(as, e.users[u].a)
+				}
+			}
+		}
+		h.auth.mu.Unlock()
+		for _, a := range as {
 			out = append(out, a.Status())
 		}
 	}
@@ -254,5 +438,5 @@ func (h *Host) authorizeUnstarted(rec persistence.ServerRecord) {
 	if err != nil {
 		return
 	}
-	_ = h.authorize(&spec)
+	_ = h.authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser)
 }

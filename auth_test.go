@@ -241,3 +241,83 @@ func TestOAuthRevokedAndSignOut(t *testing.T) {
 		t.Errorf("SignOut(nope) = %v, want ErrUnknownServer", err)
 	}
 }
+
+// Each platform user of a per-user server has their own sign-in, token
+// and connection; a call that names no user is refused, and one user's
+// sign-out leaves the other's calls alone.
+func TestOAuthPerUser(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	res, mcpURL := oauthServer(t, as)
+	var mu sync.Mutex
+	prompted := map[string]int{}
+	signIn := func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		mu.Lock()
+		prompted[p.User]++
+		mu.Unlock()
+		if p.User == "" {
+			return nil, errors.New("the host itself has no browser")
+		}
+		browse(t, p.URL)
+		return nil, nil
+	}
+	sc := httpServer("web", mcpURL)
+	sc.OAuth = &mcpvisor.OAuthConfig{PerUser: true}
+	h := openHost(t, mcpvisor.Options{SignIn: signIn}, sc)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := h.Call(ctx, "mcp__web__echo", json.RawMessage(`{}`)); !errors.Is(err, mcpvisor.ErrNoUser) {
+		t.Fatalf("a call naming no user = %v, want ErrNoUser", err)
+	}
+	callAs := func(user string) error {
+		_, err := h.CallWith(ctx, "mcp__web__echo", json.RawMessage(`{"u":"`+user+`"}`), mcpvisor.CallOptions{User: user})
+		return err
+	}
+	for _, user := range []string{"alice", "bob", "alice"} {
+		if err := callAs(user); err != nil {
+			t.Fatalf("call as %s: %v", user, err)
+		}
+	}
+	if prompted["alice"] != 1 || prompted["bob"] != 1 {
+		t.Errorf("sign-ins %v, want one each for alice and bob", prompted)
+	}
+	// Two users, two tokens, never crossed.
+	seen := map[string]bool{}
+	for _, a := range res.Authorizations() {
+		if a != "" {
+			seen[a] = true
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("%d distinct tokens reached the server, want 2 (one per user)", len(seen))
+	}
+	// The instances are not servers of their own in the status, and their
+	// names do not hold the user ids.
+	for _, st := range h.Status() {
+		if st.Name != "web" {
+			t.Errorf("status lists %q", st.Name)
+		}
+	}
+	var users []string
+	for _, st := range h.AuthStatuses() {
+		users = append(users, st.User)
+		if st.User != "" && (!st.SignedIn || st.Server != "web") {
+			t.Errorf("auth status of %s = %+v", st.User, st)
+		}
+	}
+	if strings.Join(users, ",") != ",alice,bob" {
+		t.Errorf("auth statuses for users %q, want the host's, alice's and bob's", users)
+	}
+
+	// Alice signs out: her next call needs her sign-in again (and gets
+	// it from the hook); bob's token is untouched.
+	if err := h.SignOutUser(ctx, "web", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := callAs("bob"); err != nil {
+		t.Fatalf("bob after alice signed out: %v", err)
+	}
+	if prompted["bob"] != 1 {
+		t.Errorf("bob was asked to sign in again")
+	}
+}

@@ -162,6 +162,10 @@ type OAuthConfig struct {
 	// Assertion is a JWT the workload already holds (workload identity
 	// federation), presented as the jwt-bearer grant's assertion as it is.
 	Assertion string `json:"assertion,omitempty"`
+	// PerUser gives each platform user their own sign-in, token and
+	// connection: a call names its user (CallOptions.User) and goes to that
+	// user's own instance of the server; a call that names none is refused.
+	PerUser bool `json:"perUser,omitempty"`
 }
 
 // LoadConfig reads and parses the configuration file at path. Variables are

@@ -64,6 +64,11 @@ type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, er
 
 // CallOptions tune one call. The zero value is the server's defaults.
 type CallOptions struct {
+	// User is the platform user the call is made for. A per-user server
+	// (oauth.perUser) runs the call on that user's own instance, with the
+	// user's own token: calls for different users never share a token or a
+	// connection. Other servers ignore it.
+	User string
 	// OnProgress receives the call's notifications/progress, on the
 	// caller's goroutine; setting it asks the server for progress.
 	OnProgress func(Progress)

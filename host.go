@@ -352,7 +352,7 @@ func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
 	if h.opts.MaxFrame > 0 {
 		spec.MaxFrame = h.opts.MaxFrame
 	}
-	if err := h.authorize(&spec); err != nil {
+	if err := h.authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser); err != nil {
 		return actors.ServerSpec{}, err
 	}
 	return spec, nil
@@ -378,7 +378,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.secrets.DropOAuth(name); err != nil {
 		return err
 	}
-	h.auth.drop(name)
+	h.dropAuth(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()

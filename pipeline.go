@@ -127,7 +127,17 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		Progress:               c.progress,
 		Input:                  c.input,
 	}
-	raw, err := h.rt.Call(ctx, c.Tool, c.Arguments, traceMeta(ctx), ro)
+	tool := c.Tool
+	if c.Server != "" {
+		name, err := h.instanceFor(ctx, c.Server, o.User)
+		if err != nil {
+			return nil, err
+		}
+		if name != c.Server {
+			tool = actors.ToolName(name, c.Name)
+		}
+	}
+	raw, err := h.rt.Call(ctx, tool, c.Arguments, traceMeta(ctx), ro)
 	c.raw = raw
 	return nil, err
 }

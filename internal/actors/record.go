@@ -67,7 +67,7 @@ func (a *serverActor) recordLifecycle(transition, detail string, pid int, stderr
 // answer with it after a restart. Catalogs are rare and small: they do not
 // take a place in the bounded queue.
 func (a *serverActor) recordCatalog(cat *catalog) {
-	if a.rt.journal == nil {
+	if a.rt.journal == nil || a.spec.Hidden {
 		return
 	}
 	a.rt.journal.WriteAsync([]persistence.Op{persistence.PutCatalog(persistence.CatalogRecord{

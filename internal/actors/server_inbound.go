@@ -16,6 +16,12 @@ func (a *serverActor) onCall(m *callMsg) {
 		a.sendCall(m)
 	case StateStarting, StateInitializing:
 		a.queued = append(a.queued, m)
+	case StateNeedsAuth:
+		if a.spec.Auth != nil && a.spec.Auth.Status().Pending {
+			a.queued = append(a.queued, m) // a sign-in is under way
+			return
+		}
+		m.reply <- callReply{err: a.unavailable()}
 	default:
 		m.reply <- callReply{err: a.unavailable()}
 	}

@@ -49,12 +49,12 @@ func (a *serverActor) onDeath(reason string) {
 func (a *serverActor) fail(cause error, permanent bool) {
 	reason := cause.Error()
 	a.lastErr, a.lastCause = reason, cause
-	a.dropConn(fmt.Errorf("%w: server %q: %w", ErrConnectionLost, a.spec.Name, cause))
-	if a.stopErr != nil {
+	if errors.Is(cause, oauth.ErrNeedsAuth) && a.spec.Auth != nil && a.stopErr == nil {
+		a.needAuth(cause)
 		return
 	}
-	if errors.Is(cause, oauth.ErrNeedsAuth) && a.spec.Auth != nil {
-		a.needAuth(reason)
+	a.dropConn(fmt.Errorf("%w: server %q: %w", ErrConnectionLost, a.spec.Name, cause))
+	if a.stopErr != nil {
 		return
 	}
 	if permanent {
@@ -83,11 +83,23 @@ func (a *serverActor) fail(cause error, permanent bool) {
 // backoff, since only a sign-in can help. A token that arrived meanwhile
 // (a sign-in that finished before this failure was handled) starts it at
 // once.
-func (a *serverActor) needAuth(reason string) {
+//
+// Calls queued for the server while it started keep waiting (each within
+// its own timeout) while a sign-in is under way: the person may be at the
+// browser right now. Without one they fail with the reason.
+func (a *serverActor) needAuth(cause error) {
+	reason := cause.Error()
+	queued := a.queued
+	a.queued = nil
+	a.dropConn(fmt.Errorf("%w: server %q: %w", ErrConnectionLost, a.spec.Name, cause))
+	a.queued = queued
 	if a.spec.Auth.Ready() {
 		a.logLifecycle("authorization obtained; starting again")
 		a.start()
 		return
+	}
+	if !a.spec.Auth.Status().Pending {
+		a.failQueued(a.unavailableAs(StateNeedsAuth, reason))
 	}
 	if a.state != StateNeedsAuth {
 		a.logLifecycle("needs sign-in: %s", reason)
@@ -109,7 +121,25 @@ func (a *serverActor) onAuthChanged() {
 		a.start()
 		return
 	}
+	if !a.spec.Auth.Status().Pending {
+		// The sign-in ended without a token: the calls waiting for it fail.
+		a.failQueued(a.unavailable())
+	}
 	a.publish()
+}
+
+// failQueued fails the calls queued for the server with err.
+func (a *serverActor) failQueued(err error) {
+	queued := a.queued
+	a.queued = nil
+	for _, m := range queued {
+		m.reply <- callReply{err: err}
+	}
+}
+
+// unavailableAs is the error a call gets from a server entering state s.
+func (a *serverActor) unavailableAs(s State, reason string) error {
+	return &UnavailableError{Server: a.spec.Name, State: s, Reason: reason, Cause: a.lastCause}
 }
 
 // dropConn closes the current connection (asynchronously) and fails every

@@ -50,6 +50,10 @@ type ServerSpec struct {
 	// server asks). Auth, set by the host, authorizes every request.
 	OAuth *oauth.Config
 	Auth  *oauth.Authorizer
+	// Hidden marks an instance the host runs for one user of a server
+	// (oauth.perUser): it is called by its own name but not listed by
+	// Status, Tools or WaitReady, and its catalog is not journaled.
+	Hidden bool
 	// HeadersHelper is a command (argv) whose stdout, a JSON object, gives
 	// headers to send; run at connect and again on a 401.
 	HeadersHelper []string

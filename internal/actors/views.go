@@ -13,7 +13,7 @@ func (r *Runtime) Tools() []Tool {
 	var out []Tool
 	for _, e := range r.snap.Load().order {
 		st := e.status.Load()
-		if st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
+		if e.spec.Hidden || st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
 			continue
 		}
 		out = appendTools(out, e, st)
@@ -33,7 +33,7 @@ func (r *Runtime) ToolsOf(prefix []Tool, servers func(name string) bool) []Tool 
 	var picked []pick
 	n := 0
 	for _, e := range r.snap.Load().order {
-		if !servers(e.name) {
+		if e.spec.Hidden || !servers(e.name) {
 			continue
 		}
 		st := e.status.Load()
@@ -83,7 +83,7 @@ func (r *Runtime) Status() []ServerStatus {
 	snap := r.snap.Load()
 	out := make([]ServerStatus, 0, len(snap.order))
 	for _, e := range snap.order {
-		if st := e.status.Load(); st != nil {
+		if st := e.status.Load(); st != nil && !e.spec.Hidden {
 			out = append(out, *st)
 		}
 	}
@@ -98,6 +98,9 @@ func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
 	var entries []*serverEntry
 	if len(names) == 0 {
 		for _, e := range snap.order {
+			if e.spec.Hidden {
+				continue
+			}
 			if st := e.status.Load(); st != nil && st.Enabled {
 				entries = append(entries, e)
 			} else if st == nil && e.spec.Enabled {

@@ -35,6 +35,7 @@ type OAuth struct {
 	IDPClientSecret         string
 	IDToken                 string
 	Assertion               string
+	PerUser                 bool
 }
 
 // GrantJWTBearerAlias is the short spelling of oauth.GrantJWTBearer that
@@ -138,6 +139,8 @@ func decodeOAuth(sc *Server, m jsonMember) (*OAuth, []string, []*Error) {
 			err = decodeStringField(sc, field, &o.KeyID)
 		case "dpop":
 			err = decodeBoolField(sc, field, &o.DPoP)
+		case "perUser":
+			err = decodeBoolField(sc, field, &o.PerUser)
 		case "clientName":
 			err = decodeStringField(sc, field, &o.ClientName)
 		case "idpTokenEndpoint":

@@ -68,8 +68,10 @@ type Config struct {
 
 // Options are an Authorizer's surroundings.
 type Options struct {
-	// Server names the server in messages.
+	// Server names the server in messages; User, when set, is the platform
+	// user this Authorizer signs in (one Authorizer per user).
 	Server string
+	User   string
 	// URL is the server's endpoint: the resource tokens are for.
 	URL string
 	// HTTP makes every authorization request (discovery, registration,
@@ -222,6 +224,14 @@ func (a *Authorizer) changed() {
 	}
 }
 
+// HasFlow reports whether a sign-in with this state is in progress.
+func (a *Authorizer) HasFlow(state string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.flows[state]
+	return ok
+}
+
 // Ready reports whether the Authorizer has a token to try (or can get one
 // without a person): a server waiting for sign-in can start again.
 func (a *Authorizer) Ready() bool {
@@ -247,6 +257,7 @@ func (a *Authorizer) Logout() error {
 // Status is what may be shown of an Authorizer: never a token or secret.
 type Status struct {
 	Server    string    `json:"server"`
+	User      string    `json:"user,omitempty"`
 	Grant     string    `json:"grant"`
 	Issuer    string    `json:"issuer,omitempty"`
 	Client    string    `json:"clientKind,omitempty"` // preregistered, cimd, dcr
@@ -265,7 +276,7 @@ func (a *Authorizer) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadLocked()
-	s := Status{Server: a.opts.Server, Grant: a.cfg.GrantType, NeedsAuth: a.needs, Error: a.lastErr, Pending: len(a.flows) > 0 || a.signing != nil}
+	s := Status{Server: a.opts.Server, User: a.opts.User, Grant: a.cfg.GrantType, NeedsAuth: a.needs, Error: a.lastErr, Pending: len(a.flows) > 0 || a.signing != nil}
 	if t := a.st.Token; t != nil {
 		s.SignedIn = true
 		s.Issuer, s.Scopes, s.Expiry, s.Refresh, s.TokenType = t.Issuer, slices.Clone(t.Scopes), t.Expiry, t.Refresh != "", t.Type
