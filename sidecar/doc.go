@@ -1,8 +1,9 @@
 // Package sidecar serves a Host over HTTP, so that an agent platform written
 // in any language can supervise MCP servers through mcpvisor: the /v1 JSON
 // API (servers, tools, calls with SSE progress, sessions, events,
-// elicitations, host-tool approvals, tasks, media), the inbox page at /ui/,
-// and the open /healthz and /readyz probes.
+// elicitations, host-tool approvals, tasks, media, OAuth sign-in of remote
+// servers), the inbox page at /ui/, and the open /healthz and /readyz
+// probes.
 //
 //	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true, ApprovalInbox: true})
 //	defer h.Close()

@@ -32,6 +32,8 @@ const (
 	CodeConnectionLost      = "connection_lost"
 	CodeClosed              = "closed"
 	CodeURLElicitationFirst = "url_elicitation_required"
+	CodeNoSignIn            = "no_sign_in"     // the server does not use OAuth, or signs in by itself
+	CodeSignInFailed        = "sign_in_failed" // discovery or client registration failed
 	CodeInternal            = "internal"
 )
 

@@ -120,8 +120,9 @@ var serverStates = []mcpvisor.State{
 }
 
 // hostCollector reads the host at scrape time. Host.Status, Journal.Stats,
-// Host.Elicitations and Host.Approvals are snapshots that do not queue behind the actors,
-// so a scrape cannot wedge on a busy or silent server.
+// Host.Elicitations, Host.Approvals and Host.AuthStatuses are snapshots
+// that do not queue behind the actors (nor wait on an authorization
+// server), so a scrape cannot wedge on a busy or silent server.
 type hostCollector struct {
 	host *mcpvisor.Host
 
@@ -133,6 +134,8 @@ type hostCollector struct {
 	journalQueued, journalSize                           *prometheus.Desc
 
 	elicitationsPending, approvalsPending *prometheus.Desc
+
+	authSignedIn, authExpiry *prometheus.Desc
 }
 
 func newHostCollector(h *mcpvisor.Host) *hostCollector {
@@ -158,6 +161,9 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 
 		elicitationsPending: d("elicitations_pending", "Elicitations waiting in the built-in inbox for a person's answer."),
 		approvalsPending:    d("approvals_pending", "Host-tool calls (register_mcp, delete_mcp, toggle_item) waiting in the approval inbox for a person's decision."),
+
+		authSignedIn: d("server_auth_signed_in", "1 when a remote server that uses OAuth holds a token, 0 when it has none.", "server"),
+		authExpiry:   d("server_auth_expiry_seconds", "When the token of a remote server that uses OAuth expires, as a Unix time; absent without a token or an expiry.", "server"),
 	}
 }
 
@@ -167,6 +173,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.eventsIngested, c.eventsDropped, c.eventsPending,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
 		c.elicitationsPending, c.approvalsPending,
+		c.authSignedIn, c.authExpiry,
 	} {
 		ch <- d
 	}
@@ -208,4 +215,17 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 
 	gauge(c.elicitationsPending, float64(len(c.host.Elicitations())))
 	gauge(c.approvalsPending, float64(len(c.host.Approvals())))
+
+	// One series per server with an authorizer, whatever its state: the
+	// labels are as bounded as the server list.
+	for _, a := range c.host.AuthStatuses() {
+		v := 0.0
+		if a.SignedIn {
+			v = 1
+		}
+		gauge(c.authSignedIn, v, a.Server)
+		if a.SignedIn && !a.Expiry.IsZero() {
+			gauge(c.authExpiry, float64(a.Expiry.Unix()), a.Server)
+		}
+	}
 }

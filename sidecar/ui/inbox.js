@@ -171,7 +171,8 @@
   function onInbox(name, data) {
     if (name !== "inbox") return;
     setConn("live", "live");
-    renderServers(data.servers || []);
+    lastServers = data.servers || [];
+    renderServers(lastServers);
     renderInbox(data.elicitations || []);
     renderApprovals(data.approvals || []);
   }
@@ -197,9 +198,115 @@
       tr.append(el("td", {}, s.restarts));
       tr.append(el("td", {}, s.tools));
       tr.append(el("td", { class: "err" }, s.lastError || ""));
+      tr.append(authCell(s));
       return tr;
     });
     body.replaceChildren(...rows);
+  }
+
+  // --- sign-in ---------------------------------------------------------
+
+  // signIns keeps, by server, what the page knows of a sign-in it started
+  // (the URL, when the browser blocked the new tab; an error), since every
+  // snapshot rebuilds the table.
+  const signIns = new Map();
+  let lastServers = [];
+
+  // authCell shows a remote server's OAuth state: a Sign in button while
+  // it needs one, who signed it in (issuer, scopes, expiry) once it is, and
+  // nothing for a server without OAuth.
+  function authCell(s) {
+    const td = el("td", { class: "auth" });
+    const a = s.auth;
+    if (!a) return td;
+    let mine = signIns.get(s.name);
+    if (mine && mine.action === "sign-in" && !mine.busy && a.signedIn && s.state !== "needs_auth") {
+      signIns.delete(s.name); // done: the link or error of the attempt is stale
+      mine = undefined;
+    }
+    if (a.signedIn) {
+      const who = el("p", { class: "signed-in" });
+      who.append("Signed in");
+      if (a.issuer) who.append(" at ", el("span", { class: "issuer" }, a.issuer));
+      td.append(who);
+      if (a.scopes && a.scopes.length > 0) td.append(el("p", { class: "scopes" }, "Scopes: " + a.scopes.join(" ")));
+      if (a.expiry) {
+        const exp = el("p", { class: "expiry" }, "Expires ");
+        exp.append(el("time", { datetime: a.expiry }, new Date(a.expiry).toLocaleString()));
+        td.append(exp);
+      }
+    }
+    if (a.error) td.append(el("p", { class: "auth-error err" }, a.error));
+    const interactive = !a.grant || a.grant === "authorization_code";
+    const needs = s.state === "needs_auth" || (a.needsAuth && !a.signedIn);
+    if (interactive && needs) {
+      const btn = el("button", { type: "button", class: "sign-in" }, "Sign in");
+      btn.disabled = Boolean(mine && mine.busy);
+      btn.addEventListener("click", () => signIn(s.name));
+      td.append(btn);
+      if (a.signInPending) td.append(el("p", { class: "pending" }, "Waiting for the sign-in to finish…"));
+    }
+    if (a.signedIn) {
+      const out = el("button", { type: "button", class: "sign-out" }, "Sign out");
+      out.disabled = Boolean(mine && mine.busy);
+      out.addEventListener("click", () => signOut(s.name));
+      td.append(out);
+    }
+    if (mine && mine.url) {
+      const p = el("p", { class: "sign-in-link" }, "The browser blocked the new tab: ");
+      p.append(el("a", { class: "sign-in-url", href: mine.url, target: "_blank", rel: "noopener noreferrer" }, "open the sign-in page"));
+      td.append(p);
+    }
+    if (mine && mine.error) td.append(el("p", { class: "error", role: "alert" }, mine.error));
+    return td;
+  }
+
+  // webURL is u when it is an http or https URL, else "": the URL comes
+  // from the authorization server's metadata, and a javascript: one must
+  // never be opened or linked.
+  function webURL(u) {
+    try {
+      const p = new URL(u);
+      return p.protocol === "https:" || p.protocol === "http:" ? p.href : "";
+    } catch (_) {
+      return "";
+    }
+  }
+
+  // signIn asks the host for the server's authorization URL and opens it
+  // in a new tab. The host receives the redirect on its own listener and
+  // starts the server, which the inbox stream then shows.
+  async function signIn(name) {
+    signIns.set(name, { action: "sign-in", busy: true });
+    renderServers(lastServers);
+    const st = { action: "sign-in" };
+    try {
+      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth");
+      const u = webURL(r && r.url);
+      if (!u) throw new Error("the authorization server gave no usable sign-in URL");
+      const win = window.open(u, "_blank");
+      if (win) win.opener = null; // the sign-in page gets no handle on this one
+      else st.url = u;
+    } catch (e) {
+      if (e instanceof Unauthorized) return;
+      st.error = "Sign-in failed: " + e.message;
+    }
+    signIns.set(name, st);
+    renderServers(lastServers);
+  }
+
+  async function signOut(name) {
+    signIns.set(name, { action: "sign-out", busy: true });
+    renderServers(lastServers);
+    const st = { action: "sign-out" };
+    try {
+      await api("DELETE", "/v1/servers/" + encodeURIComponent(name) + "/auth");
+    } catch (e) {
+      if (e instanceof Unauthorized) return;
+      st.error = "Sign-out failed: " + e.message;
+    }
+    signIns.set(name, st);
+    renderServers(lastServers);
   }
 
   // --- events ----------------------------------------------------------
