@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 // Signing in to remote servers that need OAuth: auth login|status|logout,
@@ -98,6 +101,9 @@ func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *sl
 	}
 	name := pos[0]
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{name}})
+	if errors.Is(err, mcpvisor.ErrJournalLocked) {
+		return remoteLogin(ctx, f, name, stdout, stderr)
+	}
 	if err != nil {
 		return lockHint(err)
 	}
@@ -132,12 +138,19 @@ func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *sl
 // cmdAuthStatus lists the servers' authorization: issuer, scopes, expiry;
 // never a token.
 func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+	var sts []mcpvisor.AuthStatus
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	if err != nil {
+	switch {
+	case errors.Is(err, mcpvisor.ErrJournalLocked):
+		if sts, err = remoteAuth(ctx, f); err != nil {
+			return err
+		}
+	case err != nil:
 		return lockHint(err)
+	default:
+		sts = h.AuthStatuses()
+		h.Close()
 	}
-	defer h.Close()
-	sts := h.AuthStatuses()
 	if f.json {
 		if sts == nil {
 			sts = []mcpvisor.AuthStatus{}
@@ -164,12 +177,22 @@ func cmdAuthLogout(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *s
 		return &exitError{code: 2, msg: "auth logout: want auth logout NAME"}
 	}
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	if err != nil {
+	switch {
+	case errors.Is(err, mcpvisor.ErrJournalLocked):
+		r, err := findSidecar(ctx, f)
+		if err != nil {
+			return lockHint(mcpvisor.ErrJournalLocked)
+		}
+		if err := r.do(ctx, http.MethodDelete, "/v1/servers/"+url.PathEscape(pos[0])+"/auth", nil, nil); err != nil {
+			return err
+		}
+	case err != nil:
 		return lockHint(err)
-	}
-	defer h.Close()
-	if err := h.SignOut(ctx, pos[0]); err != nil {
-		return err
+	default:
+		defer h.Close()
+		if err := h.SignOut(ctx, pos[0]); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "signed out of %s\n", pos[0])
 	return nil
@@ -197,4 +220,61 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// remoteLogin signs in to a server of the sidecar that holds the data
+// directory: the sidecar starts the flow and receives the redirect; this
+// command opens the browser and waits until the server is signed in.
+func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Writer) error {
+	r, err := findSidecar(ctx, f)
+	if err != nil {
+		return lockHint(mcpvisor.ErrJournalLocked)
+	}
+	var view sidecar.SignInView
+	if err := r.do(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/auth", nil, &view); err != nil {
+		return err
+	}
+	_, _ = browserSignIn(stderr)(ctx, mcpvisor.SignInPrompt{Server: name, URL: view.URL, RedirectURI: view.RedirectURI})
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		sts, err := remoteAuth(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, st := range sts {
+			if st.Server != name || st.User != "" {
+				continue
+			}
+			if st.SignedIn && !st.Pending {
+				fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+				return nil
+			}
+			if !st.Pending && st.Error != "" {
+				return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("sign-in to %s: no redirect arrived: %w", name, ctx.Err())
+		}
+	}
+}
+
+// remoteAuth is the sidecar's GET /v1/auth.
+func remoteAuth(ctx context.Context, f flags) ([]mcpvisor.AuthStatus, error) {
+	r, err := findSidecar(ctx, f)
+	if err != nil {
+		return nil, lockHint(mcpvisor.ErrJournalLocked)
+	}
+	var out struct {
+		Auth []mcpvisor.AuthStatus `json:"auth"`
+	}
+	if err := r.do(ctx, http.MethodGet, "/v1/auth", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Auth, nil
 }

@@ -46,13 +46,20 @@ func cliRun(t *testing.T, browser string, args ...string) (stdout, stderr string
 // says how to sign in, auth login signs in through the browser, later
 // commands use the stored token, logout forgets it, and with $BROWSER set
 // a command signs in by itself.
-func TestAuthLoginFlow(t *testing.T) {
-	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+// protectedConfig is a config file naming one server, web: an MCP server
+// behind a resource that as protects.
+func protectedConfig(t *testing.T, as *oauthtest.AuthServer) string {
+	t.Helper()
 	backend := mcphttptest.Start(t, &mcphttptest.Server{})
 	target, _ := url.Parse(backend.URL)
 	res := oauthtest.NewResource(t, as)
 	res.Next = http.StripPrefix("/mcp", httputil.NewSingleHostReverseProxy(target))
-	cfg := writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write"}}}}`)
+	return writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write"}}}}`)
+}
+
+func TestAuthLoginFlow(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	cfg := protectedConfig(t, as)
 	data := t.TempDir()
 	common := []string{"--config", cfg, "--data", data}
 	browser := conformanceBin + " -browse"
@@ -104,5 +111,25 @@ func TestAuthLoginFlow(t *testing.T) {
 	}
 	if n := len(as.Requests("authorize")); n != 2 {
 		t.Errorf("%d authorization requests, want 2", n)
+	}
+}
+
+// With a sidecar holding the data directory, auth login signs the
+// sidecar's server in through its API, and auth status asks it.
+func TestAuthLoginThroughSidecar(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	cfg := protectedConfig(t, as)
+	data := t.TempDir()
+	startServe(t, "--config", cfg, "--data", data)
+	common := []string{"--config", cfg, "--data", data}
+
+	stdout, stderr, code := cliRun(t, conformanceBin+" -browse", append([]string{"auth", "login", "web"}, common...)...)
+	if code != 0 || !strings.Contains(stdout, "signed in to web") {
+		t.Fatalf("auth login through the sidecar: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	stdout, _, code = cliRun(t, "", append([]string{"auth", "--json"}, common...)...)
+	var sts []mcpvisor.AuthStatus
+	if err := json.Unmarshal([]byte(stdout), &sts); err != nil || code != 0 || len(sts) != 1 || !sts[0].SignedIn {
+		t.Fatalf("auth status through the sidecar: exit %d, %q (%v)", code, stdout, err)
 	}
 }
