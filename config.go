@@ -12,6 +12,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/configfile"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
@@ -298,7 +299,10 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		}
 		var base []string
 		if c.InheritEnv {
-			base = slices.Clone(environ)
+			// Everything but the key to the host's secret store.
+			base = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+				return strings.HasPrefix(kv, secrets.EnvKey+"=") || strings.HasPrefix(kv, secrets.EnvKeyFile+"=")
+			})
 		} else {
 			base = supervision.BaseEnv(environ)
 		}

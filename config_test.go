@@ -926,7 +926,8 @@ func TestSpecStdio(t *testing.T) {
 
 	t.Run("inheritEnv", func(t *testing.T) {
 		sc := ServerConfig{Name: "a", Command: "x", InheritEnv: true, Env: map[string]string{"PATH": "/opt/bin", "EXTRA": "1"}}
-		got, err := sc.spec(nil, environ)
+		// The key to the host's secret store is never inherited.
+		got, err := sc.spec(nil, append(slices.Clone(environ), "MCPVISOR_SECRET_KEY=k", "MCPVISOR_SECRET_KEY_FILE=/k"))
 		if err != nil {
 			t.Fatal(err)
 		}
