@@ -579,3 +579,59 @@ func TestStoreReload(t *testing.T) {
 		t.Errorf("%d requests at the authorization server, want the first sign-in's 3 only", n)
 	}
 }
+
+// An authorization server that cannot be reached during a refresh is an
+// ordinary failure (retried with backoff), not a sign-in: the refresh
+// token is kept and serves once the server is back.
+func TestRefreshWhileAuthServerDown(t *testing.T) {
+	h := newHarness(t, oauthtest.ServerOptions{ExpiresIn: 60})
+	down := atomic.Bool{}
+	base := http.DefaultTransport
+	h.authorizer(oauth.Config{}, oauth.Options{HTTP: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if down.Load() && strings.HasPrefix(r.URL.String(), h.as.URL) {
+			return nil, errors.New("connection refused")
+		}
+		return base.RoundTrip(r)
+	})}})
+	h.signIn()
+	h.mustGet()
+	down.Store(true)
+	h.clock.Advance(2 * time.Minute) // expired
+	_, err := h.get()
+	if err == nil || errors.Is(err, oauth.ErrNeedsAuth) {
+		t.Fatalf("GET with the authorization server down = %v; want a failure that is not ErrNeedsAuth", err)
+	}
+	if !h.a.Ready() {
+		t.Fatal("the refresh token was dropped while the authorization server was down")
+	}
+	down.Store(false)
+	h.mustGet()
+	if n := len(h.as.Requests("authorize")); n != 1 {
+		t.Errorf("%d authorization requests, want 1 (the refresh token served)", n)
+	}
+}
+
+// A request whose body cannot be replayed is sent once: its 401 comes back
+// as it is, with its body.
+func TestUnreplayableBodyNotRetried(t *testing.T) {
+	h := newHarness(t, oauthtest.ServerOptions{})
+	h.authorizer(oauth.Config{}, oauth.Options{})
+	req, _ := http.NewRequest(http.MethodPost, h.rs.MCPURL(), io.NopCloser(strings.NewReader(`{}`)))
+	req.GetBody = nil
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "unauthorized") {
+		t.Errorf("POST = %d %q, want the server's 401 as it was", resp.StatusCode, body)
+	}
+	if n := len(h.rs.Authorizations()); n != 1 {
+		t.Errorf("%d requests reached the server, want 1", n)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

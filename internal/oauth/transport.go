@@ -57,6 +57,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	refreshed, stepUps, nonceRetries := false, 0, 0
+	// A request whose body cannot be read again is sent once: its 401 or
+	// 403 is the answer.
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for {
 		r, err := t.prepare(req, tok)
 		if err != nil {
@@ -72,12 +75,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
 			ch := bearerChallenge(resp.Header)
-			if ch.Error() == "use_dpop_nonce" && resp.Header.Get("DPoP-Nonce") != "" && nonceRetries < 2 {
+			if ch.Error() == "use_dpop_nonce" && resp.Header.Get("DPoP-Nonce") != "" && nonceRetries < 2 && replayable {
 				nonceRetries++
 				discard(resp)
 				continue
 			}
 			a.noteChallenge(ch)
+			if !replayable {
+				return resp, nil
+			}
 			discard(resp)
 			if tok != nil {
 				// The token was refused: the server may have moved to
@@ -108,7 +114,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, a.needsAuth(tok != nil)
 		case http.StatusForbidden:
 			ch := bearerChallenge(resp.Header)
-			if ch.Error() != "insufficient_scope" || tok == nil || stepUps >= maxStepUps || !a.needsMoreScope(tok, ch) {
+			if ch.Error() != "insufficient_scope" || tok == nil || stepUps >= maxStepUps || !replayable || !a.needsMoreScope(tok, ch) {
 				return resp, nil
 			}
 			a.noteChallenge(ch)
@@ -131,14 +137,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // prepare clones req with the token (and a DPoP proof) set.
 func (t *transport) prepare(req *http.Request, tok *Token) (*http.Request, error) {
 	r := req.Clone(req.Context())
-	if req.Body != nil && req.Body != http.NoBody {
-		if req.GetBody == nil {
-			if tok != nil {
-				// Only one attempt possible: use the body as it is.
-				return t.authorize(r, tok)
-			}
-			return r, nil
-		}
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody != nil {
 		b, err := req.GetBody()
 		if err != nil {
 			return nil, err
