@@ -20,6 +20,7 @@ import (
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/oauth/oauthtest"
+	"github.com/mcpvisor/mcpvisor/internal/peers"
 )
 
 // oauthServer is an MCP server (mcphttptest) behind a protected resource
@@ -319,5 +320,26 @@ func TestOAuthPerUser(t *testing.T) {
 	}
 	if prompted["bob"] != 1 {
 		t.Errorf("bob was asked to sign in again")
+	}
+}
+
+// Against a third-party peer: the official TypeScript SDK's example
+// server with its own OAuth authorization server (dynamic registration,
+// PKCE, tokens bound to the resource), signed in through the hook.
+func TestOAuthTypeScriptSDKServer(t *testing.T) {
+	mcpURL := peers.SDKOAuthServer(t)
+	signIn := func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		browse(t, p.URL)
+		return nil, nil
+	}
+	h := openHost(t, mcpvisor.Options{SignIn: signIn}, httpServer("sdk", mcpURL))
+	waitReady(t, h, "sdk")
+	res := call(t, h, "mcp__sdk__greet", `{"name":"mcpvisor"}`)
+	if !strings.Contains(res.Wire(), "Hello, mcpvisor") {
+		t.Errorf("greet = %q", res.Wire())
+	}
+	st := status(t, h, "sdk")
+	if st.Auth == nil || !st.Auth.SignedIn || st.Auth.Client != "dcr" || st.Restarts != 0 {
+		t.Errorf("status = restarts %d, auth %+v", st.Restarts, st.Auth)
 	}
 }

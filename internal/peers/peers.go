@@ -11,6 +11,7 @@ package peers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -91,6 +92,42 @@ func EverythingHTTP(t testing.TB) (url string) {
 		lastErr = err
 	}
 	t.Fatalf("peers: server-everything over HTTP did not start: %v", lastErr)
+	return ""
+}
+
+// SDKOAuthServer starts the official TypeScript SDK's example Streamable
+// HTTP server (examples/server/simpleStreamableHttp.js) with its example
+// OAuth 2.1 authorization server (--oauth --oauth-strict: dynamic client
+// registration, PKCE, a consent that redirects at once, and tokens
+// accepted only when issued for this server) on free ports, and returns
+// its MCP endpoint, http://localhost:PORT/mcp (the resource its metadata
+// names). A cleanup kills its process group. Skips the test when the SDK
+// is not installed.
+func SDKOAuthServer(t testing.TB) (url string) {
+	t.Helper()
+	node, sdk := SDKClient(t)
+	script := filepath.Join(sdk, "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		mcpPort, err1 := freePort()
+		authPort, err2 := freePort()
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatalf("peers: choosing ports: %v", err)
+		}
+		env := []string{"MCP_PORT=" + strconv.Itoa(mcpPort), "MCP_AUTH_PORT=" + strconv.Itoa(authPort)}
+		p, err := startNode(node, []string{script, "--oauth", "--oauth-strict"}, env, mcpPort, authPort)
+		if err == nil {
+			t.Cleanup(func() {
+				p.stop()
+				if t.Failed() {
+					t.Logf("the SDK's OAuth example server output:\n%s", p.out.String())
+				}
+			})
+			return "http://localhost:" + strconv.Itoa(mcpPort) + "/mcp"
+		}
+		lastErr = err
+	}
+	t.Fatalf("peers: the SDK's OAuth example server did not start: %v", lastErr)
 	return ""
 }
 
@@ -258,8 +295,14 @@ type proc struct {
 }
 
 func startHTTP(node, script string, port int) (*proc, error) {
-	cmd := exec.Command(node, script, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	return startNode(node, []string{script, "streamableHttp"}, []string{"PORT=" + strconv.Itoa(port)}, port)
+}
+
+// startNode runs node with args and env added to ours, and waits until it
+// accepts connections on every one of ports.
+func startNode(node string, args, env []string, ports ...int) (*proc, error) {
+	cmd := exec.Command(node, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = sysProcAttr()
 	out := &tail{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -272,28 +315,31 @@ func startHTTP(node, script string, port int) (*proc, error) {
 		close(p.done)
 	}()
 
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(ReadyTimeout)
-	for {
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("exited before listening on port %d (%v): %s", port, p.err, out.String())
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return p, nil
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("not accepting connections on %s after %v: %v; output: %s", addr, ReadyTimeout, err, out.String())
-		}
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Millisecond):
+	for _, port := range ports {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		for {
+			select {
+			case <-p.done:
+				return nil, fmt.Errorf("exited before listening on port %d (%v): %s", port, p.err, out.String())
+			default:
+			}
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				p.stop()
+				return nil, fmt.Errorf("not accepting connections on %s after %v: %v; output: %s", addr, ReadyTimeout, err, out.String())
+			}
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
+	return p, nil
 }
 
 // stop kills the process group and waits for the process.
