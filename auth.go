@@ -46,9 +46,6 @@ type SignInPrompt struct {
 // loopback listener on RedirectURI receive it.
 type SignInFunc func(ctx context.Context, p SignInPrompt) (url.Values, error)
 
-// ErrNeedsAuth: a server needs a sign-in before it can be used.
-var ErrNeedsAuth = oauth.ErrNeedsAuth
-
 // AuthStatus is what may be shown of a server's authorization: never a
 // token or a secret.
 type AuthStatus = oauth.Status
@@ -189,10 +186,6 @@ func (h *Host) stopUsers(e *authorizerEntry) {
 	}
 	e.users = nil
 }
-
-// ErrNoUser: a per-user server (oauth.perUser) was called without naming
-// the user (CallOptions.User).
-var ErrNoUser = errors.New("the call names no user")
 
 // instanceFor returns the runtime's name for the server a call for user
 // goes to: server itself, or, for a per-user server, user's own instance,

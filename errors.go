@@ -6,6 +6,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/configfile"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/internal/schema"
@@ -30,6 +31,10 @@ var (
 	ErrPrivateAddress     = outbound.ErrPrivateAddress     // a non-public address without allowPrivate
 	ErrRedirectRefused    = outbound.ErrRedirectRefused    // a redirect the policy forbids
 	ErrUnsupportedVersion = protocol.ErrUnsupportedVersion // the server negotiated a revision we cannot speak
+
+	// OAuth for remote servers.
+	ErrNeedsAuth = oauth.ErrNeedsAuth                   // the server needs a sign-in before it can be used (state needs_auth)
+	ErrNoUser    = errors.New("the call names no user") // a per-user server (oauth.perUser) called without CallOptions.User
 
 	// The journal and the grants.
 	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -338,34 +339,13 @@ func (f *Flow) serve(a *Authorizer) {
 		w.Header().Set("Cache-Control", "no-store")
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, "<!doctype html><title>Sign-in failed</title><p>Sign-in to %s failed: %s</p>", htmlEscape(a.opts.Server), htmlEscape(err.Error()))
+			fmt.Fprintf(w, "<!doctype html><title>Sign-in failed</title><p>Sign-in to %s failed: %s</p>", html.EscapeString(a.opts.Server), html.EscapeString(err.Error()))
 			return
 		}
-		fmt.Fprintf(w, "<!doctype html><title>Signed in</title><p>Signed in to %s. You can close this window.</p>", htmlEscape(a.opts.Server))
+		fmt.Fprintf(w, "<!doctype html><title>Signed in</title><p>Signed in to %s. You can close this window.</p>", html.EscapeString(a.opts.Server))
 	})
 	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go f.srv.Serve(f.ln)
-}
-
-func htmlEscape(s string) string {
-	var b bytes.Buffer
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '"':
-			b.WriteString("&#34;")
-		case '\'':
-			b.WriteString("&#39;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // clientFor returns the client identity to use with d's authorization
