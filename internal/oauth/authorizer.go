@@ -232,13 +232,14 @@ func (a *Authorizer) HasFlow(state string) bool {
 	return ok
 }
 
-// Ready reports whether the Authorizer has a token to try (or can get one
-// without a person): a server waiting for sign-in can start again.
+// Ready reports whether the Authorizer has a token to try: a server
+// waiting for sign-in can start again. (A machine grant that was refused
+// waits, like a person's sign-in, for SignIn or a new configuration.)
 func (a *Authorizer) Ready() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadLocked()
-	return a.st.Token != nil || !a.interactive()
+	return a.st.Token != nil
 }
 
 // Logout forgets the token (and the client registrations: the next sign-in
@@ -304,8 +305,7 @@ func (a *Authorizer) currentToken(ctx context.Context) (*Token, error) {
 		if err == nil {
 			return nt, nil
 		}
-		var te *TokenError
-		if t.expiresWithin(a.now(), 0) && !errors.As(err, &te) && !errors.Is(err, ErrNeedsAuth) {
+		if t.expiresWithin(a.now(), 0) && !refused(err) {
 			return nil, fmt.Errorf("refreshing the token of server %q: %s", a.opts.Server, a.redact(err.Error()))
 		}
 	}

@@ -635,3 +635,40 @@ func TestUnreplayableBodyNotRetried(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A server that refuses every token of a machine grant gets one new token
+// per request, not a loop of them.
+func TestClientCredentialsRefusedBounded(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	as.AddClient("svc", "s3cret")
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, srv.URL+"/mcp", as.Issuer())
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "no", http.StatusUnauthorized) // whatever the token
+	}))
+	t.Cleanup(srv.Close)
+	a, err := oauth.New(oauth.Config{GrantType: oauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret"},
+		oauth.Options{Server: "test", URL: srv.URL + "/mcp", HTTP: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: a.Transport(http.DefaultTransport)}
+	for i := 1; i <= 2; i++ {
+		resp, err := hc.Get(srv.URL + "/mcp")
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, oauth.ErrNeedsAuth) {
+			t.Fatalf("GET %d = %v, want ErrNeedsAuth", i, err)
+		}
+	}
+	// One token per request: the one got before it was sent.
+	if n := len(as.Requests("token")); n != 2 {
+		t.Errorf("%d token requests for two refused requests, want 2", n)
+	}
+}

@@ -41,9 +41,13 @@ func (a *Authorizer) obtainScopes(ctx context.Context, extra []string) (*Token, 
 	}
 	t, err := a.machineGrant(ctx, extra)
 	if err != nil {
-		a.mu.Lock()
-		a.machineFailed = true
-		a.mu.Unlock()
+		if refused(err) {
+			// A refused secret or assertion stays refused: not asked again
+			// until the operator acts.
+			a.mu.Lock()
+			a.machineFailed = true
+			a.mu.Unlock()
+		}
 		return nil, a.failed("getting a token", err)
 	}
 	return t, a.setToken(t)

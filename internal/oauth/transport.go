@@ -50,13 +50,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	refreshed, obtained, stepUps, nonceRetries := false, false, 0, 0
 	if tok == nil && !a.interactive() && a.mayObtain() {
 		// Machine grants need nobody: get a token before the first request.
-		if nt, err := a.obtain(ctx); err == nil {
-			tok = nt
+		obtained = true
+		nt, err := a.obtain(ctx)
+		if err != nil && !refused(err) {
+			return nil, err // the authorization server is unreachable: retried with backoff
 		}
+		tok = nt
 	}
-	refreshed, stepUps, nonceRetries := false, 0, 0
 	// A request whose body cannot be read again is sent once: its 401 or
 	// 403 is the answer.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
@@ -96,8 +99,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 						tok = nt
 						continue
 					}
-					var te *TokenError
-					if !errors.As(err, &te) && !errors.Is(err, ErrNeedsAuth) {
+					if !refused(err) {
 						// The authorization server could not be reached:
 						// a failure like any other, retried with backoff.
 						return nil, fmt.Errorf("refreshing the token of server %q: %s", a.opts.Server, a.redact(err.Error()))
@@ -105,10 +107,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				a.dropToken(tok)
 			}
-			if !a.interactive() && a.mayObtain() {
-				if nt, err := a.obtain(ctx); err == nil {
+			if !a.interactive() && !obtained && a.mayObtain() {
+				// Once per request: a server that refuses a fresh token
+				// would otherwise get new ones forever.
+				obtained = true
+				nt, err := a.obtain(ctx)
+				if err == nil {
 					tok = nt
 					continue
+				}
+				if !refused(err) {
+					return nil, err
 				}
 			}
 			return nil, a.needsAuth(tok != nil)
@@ -303,4 +312,12 @@ func (a *Authorizer) Wait(ctx context.Context) {
 	case <-ch:
 	case <-ctx.Done():
 	}
+}
+
+// refused reports whether err is the authorization server's refusal (a
+// token endpoint error, or a sign-in needed), as opposed to a failure to
+// reach it.
+func refused(err error) bool {
+	var te *TokenError
+	return errors.As(err, &te) || errors.Is(err, ErrNeedsAuth)
 }
