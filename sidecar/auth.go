@@ -38,7 +38,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.authStatus(w, name, true); !ok {
 		return
 	}
-	si, err := s.h.BeginSignIn(r.Context(), name)
+	var si *mcpvisor.SignIn
+	var err error
+	if user := r.URL.Query().Get("user"); user != "" {
+		si, err = s.h.BeginUserSignIn(r.Context(), name, user) // a per-user server's user
+	} else {
+		si, err = s.h.BeginSignIn(r.Context(), name)
+	}
 	if err != nil {
 		e := classify(err)
 		if e.Code == CodeInternal { // discovery, registration: the authorization server's side
@@ -58,7 +64,13 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.authStatus(w, name, false); !ok {
 		return
 	}
-	if err := s.h.SignOut(r.Context(), name); err != nil {
+	var err error
+	if user := r.URL.Query().Get("user"); user != "" {
+		err = s.h.SignOutUser(r.Context(), name, user)
+	} else {
+		err = s.h.SignOut(r.Context(), name)
+	}
+	if err != nil {
 		writeErr(w, err)
 		return
 	}

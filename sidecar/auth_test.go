@@ -290,3 +290,35 @@ func TestUISignInInBrowser(t *testing.T) {
 	}
 	eventually(t, "signed out", func() bool { v, _ := a.authOf("remote"); return !v.SignedIn })
 }
+
+// A per-user server through the API: a call names its user, each user
+// signs in on their own with ?user=, and a call naming no user is refused.
+func TestAuthPerUserThroughAPI(t *testing.T) {
+	a := openAPI(t, sidecar.Options{}, mcptest("plain"))
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	sc := mcpvisor.ServerConfig{Name: "team", Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true,
+		OAuth: &mcpvisor.OAuthConfig{PerUser: true}}
+	if err := a.h.Register(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.do("POST", "/v1/call", map[string]any{"tool": "mcp__team__echo", "arguments": map[string]any{}}); r.status != http.StatusBadRequest {
+		t.Fatalf("a call naming no user: %d %s, want 400", r.status, r.body)
+	}
+	r := a.do("POST", "/v1/servers/team/auth?user=alice", nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("POST /v1/servers/team/auth?user=alice: %d %s", r.status, r.body)
+	}
+	var view sidecar.SignInView
+	r.json(t, &view)
+	followSignIn(t, view.URL)
+	r = a.do("POST", "/v1/call", map[string]any{"tool": "mcp__team__echo", "arguments": map[string]any{"x": 1}, "user": "alice"})
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `\"x\":1`) {
+		t.Fatalf("alice's call: %d %s", r.status, r.body)
+	}
+	// Bob has not signed in, and nobody is at his browser: his call is
+	// refused, alice's token is not lent to him.
+	r = a.do("POST", "/v1/call", map[string]any{"tool": "mcp__team__echo", "arguments": map[string]any{}, "user": "bob"})
+	if r.status == http.StatusOK {
+		t.Fatalf("bob's call succeeded without his own sign-in: %s", r.body)
+	}
+}

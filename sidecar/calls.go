@@ -43,6 +43,9 @@ type callRequest struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	Detached  bool            `json:"detached"`
+	// User is the platform user the call is for: a per-user server
+	// (oauth.perUser) uses that user's own sign-in.
+	User string `json:"user"`
 }
 
 type progressView struct {
@@ -72,7 +75,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	opts := mcpvisor.CallOptions{Detached: req.Detached}
+	opts := mcpvisor.CallOptions{Detached: req.Detached, User: req.User}
 
 	var sse *sseWriter
 	if wantsSSE(r) {

@@ -92,7 +92,7 @@ func classify(err error) ErrorView {
 		e.status, e.Code = http.StatusNotFound, CodeUnknownEvent
 	case errors.Is(err, mcpvisor.ErrNotGranted):
 		e.status, e.Code = http.StatusForbidden, CodeNotGranted
-	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, mcpvisor.ErrInvalidAnswer), errors.Is(err, mcpvisor.ErrInvalidAction):
+	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, mcpvisor.ErrInvalidAnswer), errors.Is(err, mcpvisor.ErrInvalidAction), errors.Is(err, mcpvisor.ErrNoUser):
 		e.status, e.Code = http.StatusBadRequest, CodeInvalidRequest
 	case errors.Is(err, mcpvisor.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		e.status, e.Code = http.StatusGatewayTimeout, CodeTimeout
