@@ -170,6 +170,15 @@ func (h *Host) dropAuth(name string) {
 	h.auth.mu.Unlock()
 }
 
+// stopUsersOf stops the users' instances of server, if it is per-user.
+func (h *Host) stopUsersOf(server string) {
+	h.auth.mu.Lock()
+	defer h.auth.mu.Unlock()
+	if e := h.auth.m[server]; e != nil {
+		h.stopUsers(e)
+	}
+}
+
 // stopUsers stops the users' instances of e, in the background (h.auth.mu
 // held).
 func (h *Host) stopUsers(e *authorizerEntry) {
@@ -204,6 +213,10 @@ func (h *Host) instanceFor(ctx context.Context, server, user string) (string, er
 		h.auth.mu.Unlock()
 		return "", fmt.Errorf("%w: server %q signs each user in on their own (oauth.perUser): set CallOptions.User", ErrNoUser, server)
 	}
+	if st, ok := h.rt.ServerStatus(server); ok && !st.Enabled {
+		h.auth.mu.Unlock()
+		return server, nil // disabled: the server itself says so
+	}
 	u := e.users[user]
 	if u == nil {
 		u = &userInstance{name: instanceName(server, user), started: make(chan struct{})}
@@ -218,6 +231,14 @@ func (h *Host) instanceFor(ctx context.Context, server, user string) (string, er
 		if u.err == nil {
 			spec.Auth = u.a
 			u.err = h.rt.Register(context.WithoutCancel(ctx), spec)
+		}
+		if u.err != nil {
+			// Not kept: the user's next call tries again.
+			h.auth.mu.Lock()
+			if e.users[user] == u {
+				delete(e.users, user)
+			}
+			h.auth.mu.Unlock()
 		}
 		close(u.started)
 	} else {

@@ -321,6 +321,14 @@ func TestOAuthPerUser(t *testing.T) {
 	if prompted["bob"] != 1 {
 		t.Errorf("bob was asked to sign in again")
 	}
+
+	// Disabling the server stops every user's instance with it.
+	if err := h.SetEnabled(ctx, "web", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := callAs("bob"); !errors.Is(err, mcpvisor.ErrUnavailable) {
+		t.Errorf("bob's call to a disabled server = %v, want ErrUnavailable", err)
+	}
 }
 
 // Against a third-party peer: the official TypeScript SDK's example

@@ -409,6 +409,9 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 	if err := h.rt.SetEnabled(ctx, name, enabled); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted: the registry row is what changes
 	}
+	if !enabled {
+		h.stopUsersOf(name) // a per-user server's instances go with it
+	}
 	return nil
 }
 
