@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,7 @@ type Authorizer struct {
 	http *http.Client
 
 	signer *assertioner // private_key_jwt
+	origin *url.URL     // the server's URL: tokens go to its scheme and host only
 
 	// grant serialises refreshes and machine grants: concurrent requests
 	// that find the token expired get one new token, and a rotated refresh
@@ -145,7 +147,11 @@ func New(cfg Config, opts Options) (*Authorizer, error) {
 	default:
 		return nil, fmt.Errorf("oauth: grant type %q: want %s, %s or %s", cfg.GrantType, GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer)
 	}
-	a := &Authorizer{cfg: cfg, opts: opts, http: opts.HTTP, nonces: map[string]string{}, flows: map[string]*Flow{}}
+	origin, err := url.Parse(opts.URL)
+	if err != nil || origin.Host == "" {
+		return nil, fmt.Errorf("oauth: server %q: %q is not an absolute URL", opts.Server, opts.URL)
+	}
+	a := &Authorizer{cfg: cfg, opts: opts, http: opts.HTTP, origin: origin, nonces: map[string]string{}, flows: map[string]*Flow{}}
 	if cfg.PrivateKey != "" {
 		s, err := newAssertioner(cfg.PrivateKey, cfg.SigningAlg, cfg.KeyID)
 		if err != nil {

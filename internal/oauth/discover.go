@@ -288,13 +288,6 @@ func resourceMatches(resource, serverURL string) bool {
 	return rp == sp || strings.HasPrefix(sp, rp+"/") || rp == ""
 }
 
-// sameOrigin reports whether a and b have the same scheme and host.
-func sameOrigin(a, b string) bool {
-	ua, err1 := url.Parse(a)
-	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
-}
-
 // where names a URL without its query (which may hold credentials).
 func where(raw string) string {
 	u, err := url.Parse(raw)

@@ -42,8 +42,8 @@ func (e *NeedsAuthError) Unwrap() error { return ErrNeedsAuth }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a := t.a
-	if !sameOrigin(req.URL.String(), a.opts.URL) {
-		return t.base.RoundTrip(req)
+	if !strings.EqualFold(req.URL.Scheme, a.origin.Scheme) || !strings.EqualFold(req.URL.Host, a.origin.Host) {
+		return t.base.RoundTrip(req) // not the resource: no token
 	}
 	ctx := req.Context()
 	tok, err := a.currentToken(ctx)
