@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -349,5 +350,45 @@ func TestOAuthTypeScriptSDKServer(t *testing.T) {
 	st := status(t, h, "sdk")
 	if st.Auth == nil || !st.Auth.SignedIn || st.Auth.Client != "dcr" || st.Restarts != 0 {
 		t.Errorf("status = restarts %d, auth %+v", st.Restarts, st.Auth)
+	}
+}
+
+// Claude Code's headersHelper: the command's headers reach the server,
+// and a 401 runs it again (here: it hands out the next token).
+func TestHeadersHelper(t *testing.T) {
+	backend := mcphttptest.Start(t, &mcphttptest.Server{})
+	target, _ := url.Parse(backend.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	valid := "Bearer two"
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		ok := r.Header.Get("Authorization") == valid
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	// Each run prints the next token: "one", then "two".
+	counter := filepath.Join(t.TempDir(), "n")
+	script := `n=$(cat ` + counter + ` 2>/dev/null || echo 0); n=$((n+1)); echo $n > ` + counter + `; ` +
+		`if [ $n = 1 ]; then t=one; else t=two; fi; printf '{"Authorization": "Bearer %s", "X-Team": "a"}' $t`
+	sc := httpServer("helped", srv.URL)
+	sc.HeadersHelper = script
+	h := openHost(t, mcpvisor.Options{}, sc)
+	waitReady(t, h, "helped")
+	call(t, h, "mcp__helped__echo", `{}`)
+	if st := status(t, h, "helped"); st.Auth != nil {
+		t.Errorf("a server with a headers helper got an OAuth authorizer: %+v", st.Auth)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) < 2 || seen[0] != "Bearer one" || seen[len(seen)-1] != "Bearer two" {
+		t.Errorf("Authorization headers seen: %q; want the first run's, then the second's after the 401", seen)
 	}
 }
