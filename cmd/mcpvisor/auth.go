@@ -160,13 +160,13 @@ func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *s
 		return enc.Encode(sts)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSIGNED IN\tGRANT\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tERROR")
+	fmt.Fprintln(tw, "SERVER\tUSER\tSIGNED IN\tGRANT\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tERROR")
 	for _, st := range sts {
 		exp := "-"
 		if !st.Expiry.IsZero() {
 			exp = st.Expiry.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\t%v\t%s\n", st.Server, st.SignedIn, st.Grant, dash(st.Issuer), dash(strings.Join(st.Scopes, " ")), exp, st.Refresh, st.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%v\t%s\n", st.Server, dash(st.User), st.SignedIn, st.Grant, dash(st.Issuer), dash(strings.Join(st.Scopes, " ")), exp, st.Refresh, st.Error)
 	}
 	return tw.Flush()
 }
