@@ -373,7 +373,7 @@ func (h *Host) SignOutUser(ctx context.Context, server, user string) error {
 	if err != nil {
 		return err
 	}
-	return a.Logout()
+	return a.Logout(ctx)
 }
 
 // SignInWith runs a whole sign-in of server with f doing the browser step
@@ -402,7 +402,7 @@ func (h *Host) SignOut(ctx context.Context, server string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Logout(); err != nil {
+	if err := a.Logout(ctx); err != nil {
 		return err
 	}
 	h.rt.AuthChanged(server)

@@ -249,16 +249,46 @@ func (a *Authorizer) Ready() bool {
 }
 
 // Logout forgets the token (and the client registrations: the next sign-in
-// starts afresh).
-func (a *Authorizer) Logout() error {
+// starts afresh), after asking the authorization server to revoke it
+// (RFC 7009) where it offers that. A revocation that fails is logged; the
+// token is forgotten all the same.
+func (a *Authorizer) Logout(ctx context.Context) error {
 	a.mu.Lock()
 	a.loadLocked()
+	t := a.st.Token
+	a.mu.Unlock()
+	if t != nil {
+		a.revoke(ctx, t)
+	}
+	a.mu.Lock()
 	a.st = State{DPoPKey: a.st.DPoPKey}
 	a.disc = nil
 	a.fresh = false
 	err := a.saveLocked()
 	a.mu.Unlock()
 	return err
+}
+
+// revoke asks t's authorization server to revoke its refresh token (which
+// ends the grant) and its access token.
+func (a *Authorizer) revoke(ctx context.Context, t *Token) {
+	d, err := a.discovery(ctx)
+	if err != nil || d.Server.Issuer != t.Issuer || d.Server.RevocationEndpoint == "" {
+		return
+	}
+	ec, err := a.endpointClient(ctx, d)
+	if err != nil {
+		return
+	}
+	for _, tok := range []struct{ value, hint string }{{t.Refresh, "refresh_token"}, {t.Access, "access_token"}} {
+		if tok.value == "" {
+			continue
+		}
+		form := url.Values{"token": {tok.value}, "token_type_hint": {tok.hint}}
+		if err := a.plainRequest(ctx, d.Server.RevocationEndpoint, ec, form); err != nil {
+			a.opts.Log.Warn("oauth: revoking the token", "server", a.opts.Server, "err", a.redact(err.Error()))
+		}
+	}
 }
 
 // Status is what may be shown of an Authorizer: never a token or secret.

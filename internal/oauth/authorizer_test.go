@@ -672,3 +672,26 @@ func TestClientCredentialsRefusedBounded(t *testing.T) {
 		t.Errorf("%d token requests for two refused requests, want 2", n)
 	}
 }
+
+// Logout asks the authorization server to revoke the grant (RFC 7009)
+// before forgetting it: the refresh token stops working there too.
+func TestLogoutRevokes(t *testing.T) {
+	h := newHarness(t, oauthtest.ServerOptions{})
+	a := h.authorizer(oauth.Config{}, oauth.Options{})
+	h.signIn()
+	h.mustGet()
+	refresh := h.as.Tokens("refresh")
+	if err := a.Logout(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	revoked := h.as.Requests("revoke")
+	if len(revoked) != 2 || revoked[0].Form.Get("token") != refresh[0] || revoked[0].Form.Get("token_type_hint") != "refresh_token" {
+		t.Fatalf("revocation requests = %d, want the refresh token then the access token", len(revoked))
+	}
+	if _, _, live := h.as.Validate(h.as.Tokens("access")[0]); live {
+		t.Error("the access token still works after logout")
+	}
+	if a.Ready() || a.Status().SignedIn {
+		t.Error("the token is still held after logout")
+	}
+}

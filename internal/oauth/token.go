@@ -54,13 +54,13 @@ type endpointClient struct {
 	dpop     *dpopKey     // proofs on the request, when DPoP is on
 }
 
-// tokenRequest POSTs form to endpoint with the client's authentication and
-// returns the token it issues. A DPoP server's use_dpop_nonce answer is
-// retried once with its nonce.
-func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpointClient, form url.Values) (*tokenResponse, error) {
+// clientRequest is a POST of form to endpoint, authenticated as ec's
+// client: client_secret_basic, _post, private_key_jwt (a fresh assertion)
+// or none (client_id only); with a DPoP proof when DPoP is on. Made anew
+// for each attempt, so no assertion or proof is sent twice.
+func (a *Authorizer) clientRequest(ctx context.Context, endpoint string, ec endpointClient, form url.Values) (*http.Request, error) {
 	form = cloneValues(form)
-	method := ec.client.AuthMethod
-	switch method {
+	switch ec.client.AuthMethod {
 	case AuthPost:
 		form.Set("client_id", ec.client.ID)
 		form.Set("client_secret", ec.client.Secret)
@@ -78,23 +78,53 @@ func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpo
 			form.Set("client_id", ec.client.ID)
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if ec.client.AuthMethod == AuthBasic {
+		// RFC 6749 §2.3.1: both parts form-urlencoded first.
+		req.SetBasicAuth(url.QueryEscape(ec.client.ID), url.QueryEscape(ec.client.Secret))
+	}
+	if ec.dpop != nil {
+		proof, err := ec.dpop.proof(http.MethodPost, endpoint, "", a.nonce(endpoint), a.now())
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrToken, err)
+			return nil, err
 		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Accept", "application/json")
-		if method == AuthBasic {
-			// RFC 6749 §2.3.1: both parts form-urlencoded first.
-			req.SetBasicAuth(url.QueryEscape(ec.client.ID), url.QueryEscape(ec.client.Secret))
-		}
-		if ec.dpop != nil {
-			proof, err := ec.dpop.proof(http.MethodPost, endpoint, "", a.nonce(endpoint), a.now())
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("DPoP", proof)
+		req.Header.Set("DPoP", proof)
+	}
+	return req, nil
+}
+
+// plainRequest POSTs form to endpoint with the client's authentication
+// and wants a 2xx with any body (RFC 7009 revocation).
+func (a *Authorizer) plainRequest(ctx context.Context, endpoint string, ec endpointClient, form url.Values) error {
+	req, err := a.clientRequest(ctx, endpoint, ec, form)
+	if err != nil {
+		return err
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where(endpoint), unwrapURL(err))
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadata))
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s answered HTTP %d", where(endpoint), resp.StatusCode)
+	}
+	return nil
+}
+
+// tokenRequest POSTs form to endpoint with the client's authentication and
+// returns the token it issues. A DPoP server's use_dpop_nonce answer is
+// retried once with its nonce.
+func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpointClient, form url.Values) (*tokenResponse, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := a.clientRequest(ctx, endpoint, ec, form)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrToken, err)
 		}
 		resp, err := a.http.Do(req)
 		if err != nil {

@@ -96,6 +96,7 @@ func NewAuthServer(t testing.TB, opts ServerOptions) *AuthServer {
 	mux.HandleFunc("GET "+p+"/authorize", s.authorize)
 	mux.HandleFunc("POST "+p+"/token", s.token)
 	mux.HandleFunc("POST "+p+"/register", s.register)
+	mux.HandleFunc("POST "+p+"/revoke", s.revoke)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -206,6 +207,7 @@ func (s *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 		"issuer":                                         iss,
 		"authorization_endpoint":                         iss + "/authorize",
 		"token_endpoint":                                 iss + "/token",
+		"revocation_endpoint":                            iss + "/revoke",
 		"scopes_supported":                               orDefault(o.Scopes, []string{"read", "write", "admin", "offline_access"}),
 		"token_endpoint_auth_methods_supported":          orDefault(o.AuthMethods, []string{"none", "client_secret_basic", "client_secret_post"}),
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
@@ -406,4 +408,17 @@ func orDefault(v, def []string) []string {
 		return def
 	}
 	return v
+}
+
+// revoke is RFC 7009 token revocation: the token in the form is revoked
+// (an unknown one is fine, as the RFC says), recorded as "revoke".
+func (s *AuthServer) revoke(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Endpoint: "revoke", Form: r.PostForm})
+	if g := s.grants[r.PostForm.Get("token")]; g != nil {
+		g.revoked = true
+	}
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
 }
