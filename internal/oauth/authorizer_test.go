@@ -695,3 +695,23 @@ func TestLogoutRevokes(t *testing.T) {
 		t.Error("the token is still held after logout")
 	}
 }
+
+// A registered client whose secret expired (client_secret_expires_at)
+// registers again at the next sign-in instead of failing with it.
+func TestExpiredClientSecretReregisters(t *testing.T) {
+	clock := &fakeClock{}
+	h := newHarness(t, oauthtest.ServerOptions{SecretExpiresIn: 3600, AuthMethods: []string{"client_secret_basic"}, Now: clock.Now})
+	h.clock = clock
+	h.authorizer(oauth.Config{}, oauth.Options{})
+	h.signIn()
+	h.signIn() // the registration still serves
+	if n := len(h.as.Requests("register")); n != 1 {
+		t.Fatalf("%d registrations before the secret expired, want 1", n)
+	}
+	clock.Advance(2 * time.Hour)
+	h.signIn()
+	if n := len(h.as.Requests("register")); n != 2 {
+		t.Errorf("%d registrations after the secret expired, want 2", n)
+	}
+	h.mustGet()
+}

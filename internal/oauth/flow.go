@@ -79,7 +79,22 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 		return nil, a.failed("signing in", fmt.Errorf("%w: %s lacks an authorization or token endpoint", ErrDiscovery, m.Issuer))
 	}
 	f := &Flow{state: randomString(24), verifier: randomString(48), disc: d, done: make(chan struct{})}
-	f.RedirectURI, f.ln, err = listenRedirect(a.cfg.RedirectURI)
+	// Without a configured callback port, the port registered last time
+	// with this issuer, if it is free: a registration is tied to its
+	// redirect URI, and a new port would mean a new registration.
+	want := a.cfg.RedirectURI
+	if want == "" {
+		a.mu.Lock()
+		a.loadLocked()
+		if c, ok := a.st.Clients[m.Issuer]; ok && c.Kind == "dcr" {
+			want = c.RedirectURI
+		}
+		a.mu.Unlock()
+	}
+	f.RedirectURI, f.ln, err = listenRedirect(want)
+	if err != nil && want != a.cfg.RedirectURI {
+		f.RedirectURI, f.ln, err = listenRedirect(a.cfg.RedirectURI) // that port is taken now
+	}
 	if err != nil {
 		return nil, a.failed("signing in", err)
 	}
@@ -285,6 +300,9 @@ func (f *Flow) close() {
 	if f.expiry != nil {
 		f.expiry.Stop()
 	}
+	if f.ln != nil {
+		f.ln.Close() // the port is free for the next sign-in at once
+	}
 	if f.srv != nil {
 		// Shut down, not closed: the browser's "signed in" page is being
 		// written by the handler that ended the flow.
@@ -293,8 +311,6 @@ func (f *Flow) close() {
 			defer cancel()
 			_ = f.srv.Shutdown(ctx)
 		}()
-	} else if f.ln != nil {
-		f.ln.Close()
 	}
 }
 
@@ -364,7 +380,8 @@ func (a *Authorizer) clientFor(ctx context.Context, d *Discovery, redirectURI st
 	a.loadLocked()
 	c, ok := a.st.Clients[m.Issuer]
 	a.mu.Unlock()
-	if ok && (c.RedirectURI == "" || c.RedirectURI == redirectURI || !a.interactive()) {
+	expired := !c.SecretExpires.IsZero() && !a.now().Before(c.SecretExpires)
+	if ok && !expired && (c.RedirectURI == "" || c.RedirectURI == redirectURI || !a.interactive()) {
 		return c, nil
 	}
 	if m.RegistrationEndpoint == "" {
@@ -427,6 +444,7 @@ type registration struct {
 	Scope                   string   `json:"scope,omitempty"`
 	ClientID                string   `json:"client_id,omitempty"`
 	ClientSecret            string   `json:"client_secret,omitempty"`
+	ClientSecretExpiresAt   int64    `json:"client_secret_expires_at,omitempty"`
 }
 
 // register registers this client with m (RFC 7591): a native application
@@ -487,6 +505,9 @@ func (a *Authorizer) register(ctx context.Context, m *ServerMetadata, redirectUR
 		return Client{}, fmt.Errorf("%w: %s answered the registration without a client_id", ErrUnsupported, where(m.RegistrationEndpoint))
 	}
 	c := Client{ID: got.ClientID, Secret: got.ClientSecret, AuthMethod: got.TokenEndpointAuthMethod, RedirectURI: redirectURI, Kind: "dcr"}
+	if got.ClientSecretExpiresAt > 0 {
+		c.SecretExpires = time.Unix(got.ClientSecretExpiresAt, 0)
+	}
 	if c.AuthMethod == "" {
 		c.AuthMethod = method
 	}

@@ -34,6 +34,10 @@ type Client struct {
 	RedirectURI string `json:"redirectUri,omitempty"`
 	// How it was obtained: "preregistered", "cimd" or "dcr".
 	Kind string `json:"kind"`
+	// SecretExpires is when a registered secret expires (RFC 7591
+	// client_secret_expires_at); zero: never. The client registers again
+	// after it.
+	SecretExpires time.Time `json:"secretExpires,omitzero"`
 }
 
 // Token is an access token with what it was issued for.

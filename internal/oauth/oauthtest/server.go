@@ -49,7 +49,10 @@ type ServerOptions struct {
 	DPoPAlgs       []string
 	ExpiresIn      int  // access token lifetime in seconds; 0: 3600
 	NoRotation     bool // a refresh keeps the refresh token valid and issues none
-	Now            func() time.Time
+	// SecretExpiresIn sets client_secret_expires_at of registrations, in
+	// seconds from now; 0: never.
+	SecretExpiresIn int
+	Now             func() time.Time
 }
 
 // Request is one request an AuthServer received.
@@ -387,6 +390,9 @@ func (s *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Endpoint: "register", Form: form})
 	c := &client{redirects: req.RedirectURIs}
 	resp := map[string]any{"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": cmp.Or(req.AuthMethod, "client_secret_basic")}
+	if n := s.opts.SecretExpiresIn; n > 0 {
+		resp["client_secret_expires_at"] = s.now().Add(time.Duration(n) * time.Second).Unix()
+	}
 	if req.AuthMethod != "none" {
 		c.secret = s.newSecret("secret-")
 		resp["client_secret"] = c.secret
