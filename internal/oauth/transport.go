@@ -63,10 +63,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A request whose body cannot be read again is sent once: its 401 or
 	// 403 is the answer.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	for {
-		r, err := t.prepare(req, tok)
-		if err != nil {
-			return nil, err
+	for attempt := 0; ; attempt++ {
+		r := req // a first attempt without a token goes as it is: no copy
+		if tok != nil || attempt > 0 {
+			if r, err = t.prepare(req, tok); err != nil {
+				return nil, err
+			}
 		}
 		resp, err := t.base.RoundTrip(r)
 		if err != nil {
