@@ -113,6 +113,7 @@ func (h *Host) authorize(spec *actors.ServerSpec, perUser bool) error {
 		return nil
 	} else if e != nil {
 		h.stopUsers(e)
+		go e.a.Close() // its sign-ins end; the new one takes over
 	}
 	a, err := h.newAuthorizer(spec, cfg, "", spec.Name)
 	if err != nil {
@@ -165,6 +166,7 @@ func (h *Host) dropAuth(name string) {
 	h.auth.mu.Lock()
 	if e := h.auth.m[name]; e != nil {
 		h.stopUsers(e)
+		go e.a.Close()
 	}
 	delete(h.auth.m, name)
 	h.auth.mu.Unlock()
@@ -188,6 +190,9 @@ func (h *Host) stopUsers(e *authorizerEntry) {
 		go func() {
 			defer h.tasksWG.Done()
 			<-u.started
+			if u.a != nil {
+				u.a.Close()
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			_ = h.rt.Unregister(ctx, name)
@@ -407,6 +412,24 @@ func (h *Host) SignOut(ctx context.Context, server string) error {
 	}
 	h.rt.AuthChanged(server)
 	return nil
+}
+
+// closeAuth ends every sign-in in progress, the host's and its users'.
+func (h *Host) closeAuth() {
+	h.auth.mu.Lock()
+	var as []*oauth.Authorizer
+	for _, e := range h.auth.m {
+		as = append(as, e.a)
+		for _, u := range e.users {
+			if u.a != nil {
+				as = append(as, u.a)
+			}
+		}
+	}
+	h.auth.mu.Unlock()
+	for _, a := range as {
+		a.Close()
+	}
 }
 
 // AuthStatuses reports the authorization of every server that has an

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/oauth/oauthtest"
 	"github.com/mcpvisor/mcpvisor/internal/peers"
+	"go.uber.org/goleak"
 )
 
 // oauthServer is an MCP server (mcphttptest) behind a protected resource
@@ -36,6 +37,9 @@ func oauthServer(t *testing.T, as *oauthtest.AuthServer) (*oauthtest.Resource, s
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1 // SSE replies as they come
+	// A connection per request: no idle connection of the test's own
+	// outlives the test (TestOAuthCloseEndsSignIn counts goroutines).
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	res := oauthtest.NewResource(t, as)
 	res.Next = http.StripPrefix("/mcp", proxy)
 	return res, res.MCPURL()
@@ -391,4 +395,39 @@ func TestHeadersHelper(t *testing.T) {
 	if len(seen) < 2 || seen[0] != "Bearer one" || seen[len(seen)-1] != "Bearer two" {
 		t.Errorf("Authorization headers seen: %q; want the first run's, then the second's after the 401", seen)
 	}
+}
+
+// Closing the host ends a sign-in in progress: the hook's context is
+// cancelled, its loopback listener closes, and nothing is left running.
+func TestOAuthCloseEndsSignIn(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	_, mcpURL := oauthServer(t, as)
+	before := goleak.IgnoreCurrent() // the servers above stay until the test ends
+	started := make(chan string, 1)
+	cancelled := make(chan struct{})
+	signIn := func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		started <- p.RedirectURI
+		<-ctx.Done() // the person never comes back
+		close(cancelled)
+		return nil, ctx.Err()
+	}
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+		DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), SignIn: signIn,
+		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{httpServer("web", mcpURL)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := <-started
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-cancelled
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := c.Get(redirect); err == nil {
+		resp.Body.Close()
+		t.Errorf("the loopback listener %s still answers after Close", redirect)
+	}
+	// The test servers' side of the host's closed connections ends too.
+	goleak.VerifyNone(t, before)
 }

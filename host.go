@@ -285,6 +285,7 @@ func (h *Host) Close() error {
 	// start resumes them); pending elicitations are answered cancel.
 	h.closed.Do(func() { close(h.closing) })
 	h.stopBg()
+	h.closeAuth() // sign-ins in progress end; a browser hook's context is cancelled
 	h.broker.Close()
 	h.approvals.close()
 	h.tasksWG.Wait()

@@ -330,6 +330,15 @@ type transport struct {
 	base http.RoundTripper
 }
 
+// CloseIdleConnections closes the idle connections of the transport
+// underneath, so http.Client.CloseIdleConnections reaches it through this
+// wrapper.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	hdr, gen, err := t.h.fetch(ctx, false, 0)

@@ -404,3 +404,20 @@ func ExampleHelper_Headers() {
 	fmt.Println(hdr.Get("X-Api-Key"))
 	// Output: k-123
 }
+
+type idleCounter struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *idleCounter) CloseIdleConnections() { c.closed++ }
+
+// http.Client.CloseIdleConnections reaches the transport underneath.
+func TestTransportClosesIdleConnections(t *testing.T) {
+	base := &idleCounter{RoundTripper: http.DefaultTransport}
+	h := New([]string{"/bin/sh", "-c", "echo {}"}, nil, "", 0)
+	(&http.Client{Transport: h.Transport(base)}).CloseIdleConnections()
+	if base.closed != 1 {
+		t.Error("CloseIdleConnections did not reach the transport underneath")
+	}
+}

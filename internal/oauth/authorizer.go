@@ -102,6 +102,10 @@ type Authorizer struct {
 	signer *assertioner // private_key_jwt
 	origin *url.URL     // the server's URL: tokens go to its scheme and host only
 
+	// life ends with Close: background sign-ins stop with it.
+	life context.Context
+	stop context.CancelFunc
+
 	// grant serialises refreshes and machine grants: concurrent requests
 	// that find the token expired get one new token, and a rotated refresh
 	// token is never spent twice.
@@ -152,6 +156,7 @@ func New(cfg Config, opts Options) (*Authorizer, error) {
 		return nil, fmt.Errorf("oauth: server %q: %q is not an absolute URL", opts.Server, opts.URL)
 	}
 	a := &Authorizer{cfg: cfg, opts: opts, http: opts.HTTP, origin: origin, nonces: map[string]string{}, flows: map[string]*Flow{}}
+	a.life, a.stop = context.WithCancel(context.Background())
 	if cfg.PrivateKey != "" {
 		s, err := newAssertioner(cfg.PrivateKey, cfg.SigningAlg, cfg.KeyID)
 		if err != nil {
@@ -228,6 +233,22 @@ func (a *Authorizer) changed() {
 	if f := a.opts.OnChange; f != nil {
 		go f()
 	}
+}
+
+// Close ends every sign-in in progress (their listeners close, a
+// background sign-in stops) and waits for a background one to return.
+// The token stays stored.
+func (a *Authorizer) Close() {
+	a.stop()
+	a.mu.Lock()
+	flows := a.flows
+	a.flows = map[string]*Flow{}
+	a.mu.Unlock()
+	for _, f := range flows {
+		f.end(fmt.Errorf("%w: the host is closing", ErrAuthorization))
+	}
+	a.Wait(context.Background())
+	a.http.CloseIdleConnections()
 }
 
 // HasFlow reports whether a sign-in with this state is in progress.

@@ -715,3 +715,24 @@ func TestExpiredClientSecretReregisters(t *testing.T) {
 	}
 	h.mustGet()
 }
+
+type idleCounter struct {
+	http.RoundTripper
+	closed atomic.Int32
+}
+
+func (c *idleCounter) CloseIdleConnections() { c.closed.Add(1) }
+
+// http.Client.CloseIdleConnections reaches the transport underneath the
+// Authorizer's: a connection's idle sockets close with it.
+func TestTransportClosesIdleConnections(t *testing.T) {
+	a, err := oauth.New(oauth.Config{}, oauth.Options{Server: "s", URL: "http://127.0.0.1:1/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &idleCounter{RoundTripper: http.DefaultTransport}
+	(&http.Client{Transport: a.Transport(base)}).CloseIdleConnections()
+	if base.closed.Load() != 1 {
+		t.Error("CloseIdleConnections did not reach the transport underneath")
+	}
+}

@@ -145,6 +145,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// CloseIdleConnections closes the idle connections of the transport
+// underneath, so http.Client.CloseIdleConnections reaches it through this
+// wrapper.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // prepare clones req with the token (and a DPoP proof) set.
 func (t *transport) prepare(req *http.Request, tok *Token) (*http.Request, error) {
 	r := req.Clone(req.Context())
@@ -264,7 +273,7 @@ func union(a, b []string) []string {
 // (OnChange). The error says why.
 func (a *Authorizer) needsAuth(refused bool) error {
 	a.mu.Lock()
-	auto := a.opts.Browser != nil && a.interactive() && !a.autoTried && a.signing == nil
+	auto := a.opts.Browser != nil && a.interactive() && !a.autoTried && a.signing == nil && a.life.Err() == nil
 	reason := "the server requires authorization"
 	switch {
 	case refused && a.fresh:
@@ -290,7 +299,7 @@ func (a *Authorizer) needsAuth(refused bool) error {
 }
 
 func (a *Authorizer) autoSignIn(done chan struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), signInTimeout)
+	ctx, cancel := context.WithTimeout(a.life, signInTimeout)
 	defer cancel()
 	err := a.signIn(ctx, a.opts.Browser, nil)
 	a.mu.Lock()
