@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,4 +75,32 @@ func TestChallengeAccessors(t *testing.T) {
 	if c.Error() != "insufficient_scope" || c.ResourceMetadata() != "https://m.example/prm" {
 		t.Errorf("Error, ResourceMetadata = %q, %q", c.Error(), c.ResourceMetadata())
 	}
+}
+
+// FuzzParseChallenges: any header value parses without panicking, and
+// every scheme and parameter name it yields is a token in lower case.
+func FuzzParseChallenges(f *testing.F) {
+	for _, s := range []string{
+		`Bearer resource_metadata="https://a/m", scope="x y"`,
+		`Basic YWI=, Bearer error="insufficient_scope", scope="a"`,
+		`DPoP error="use_dpop_nonce", algs="ES256"`,
+		`Bearer realm="a\"b,c", , ,Negotiate`,
+		`=, "unterminated`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h := http.Header{}
+		h.Add("WWW-Authenticate", s)
+		for _, c := range oauth.ParseChallenges(h) {
+			if c.Scheme == "" || strings.ToLower(c.Scheme) != c.Scheme {
+				t.Fatalf("scheme %q from %q", c.Scheme, s)
+			}
+			for k := range c.Params {
+				if k == "" || strings.ToLower(k) != k {
+					t.Fatalf("parameter %q from %q", k, s)
+				}
+			}
+		}
+	})
 }
