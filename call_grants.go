@@ -18,7 +18,7 @@ func (h *Host) grantStage(next CallFunc) CallFunc {
 		if t := lookupHostTool(c.Tool); t != nil && t.config {
 			group, ok = ConfigGroup, true
 		}
-		if ok && !h.alwaysOn[group] && !h.grants.get(c.Scope).has(group) {
+		if ok && !h.isAlwaysOn(group) && !h.grants.get(c.Scope).has(group) {
 			return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, c.Tool, group)
 		}
 		return next(ctx, c)

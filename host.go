@@ -89,7 +89,8 @@ type Options struct {
 	// ingestion bound, call history.
 	Journal JournalOptions
 	// AlwaysOn lists tool groups (server names) every session sees and may
-	// call without activating them.
+	// call without activating them; AllGroups among them stands for every
+	// server, present and future (not ConfigGroup, which is only ever named).
 	AlwaysOn []string
 	// Only, when not nil, starts only the named servers of the registry; the
 	// others keep their rows and are not started (the CLI's call uses it).
@@ -160,6 +161,10 @@ type Options struct {
 	// any; otherwise the file is plaintext, protected by its mode (0600).
 	SecretKey []byte
 }
+
+// AllGroups, in Options.AlwaysOn, turns every server's group on for every
+// session (mcpvisor serve|stdio --activate all).
+const AllGroups = "*"
 
 // DefaultCallTimeout bounds a tool call when neither the server's config
 // nor CallOptions set a timeout.
@@ -269,6 +274,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// isAlwaysOn reports whether group is on for every session.
+func (h *Host) isAlwaysOn(group string) bool {
+	return h.alwaysOn[group] || h.alwaysOn[AllGroups] && group != ConfigGroup
 }
 
 // Close stops every server and returns when no process started by the host

@@ -157,7 +157,7 @@ func (h *Host) hostToolsFor(set groupSet) []Tool {
 		return nil
 	}
 	all := h.hostToolDefs()
-	if set.has(ConfigGroup) || h.alwaysOn[ConfigGroup] {
+	if set.has(ConfigGroup) || h.isAlwaysOn(ConfigGroup) {
 		return all
 	}
 	return all[:1] // activate_tools comes first

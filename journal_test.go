@@ -534,3 +534,25 @@ func TestRegistryRowThatNoLongerResolves(t *testing.T) {
 	}
 	waitReady(t, h, "dyn")
 }
+
+// AllGroups in AlwaysOn: every server's tools for every session, a server
+// registered later included; the config group stays something to ask for.
+func TestAlwaysOnAllGroups(t *testing.T) {
+	h := openHost(t, mcpvisor.Options{AlwaysOn: []string{mcpvisor.AllGroups}}, mcptest("a"))
+	waitReady(t, h, "a")
+	if err := h.Register(context.Background(), mcptest("late")); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, h, "late")
+	s := h.Session("one-shot", "")
+	names := map[string]bool{}
+	for _, tool := range s.Tools() {
+		names[tool.Name] = true
+	}
+	if !names["mcp__a__echo"] || !names["mcp__late__echo"] || names["register_mcp"] {
+		t.Errorf("a fresh session's tools = %v; want every server's, and no host tools of the config group", names)
+	}
+	if _, err := s.Call(context.Background(), "mcp__late__echo", json.RawMessage(`{}`)); err != nil {
+		t.Errorf("a call without activation: %v", err)
+	}
+}

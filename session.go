@@ -116,7 +116,7 @@ func (s Session) Groups() []string {
 // published snapshots and never waits on a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.get(s.scope)
-	return s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return set.has(server) || s.h.alwaysOn[server] })
+	return s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return set.has(server) || s.h.isAlwaysOn(server) })
 }
 
 // Servers lists the servers whose tools this scope may call (granted or
@@ -125,7 +125,7 @@ func (s Session) Servers() []string {
 	set := s.h.grants.get(s.scope)
 	var out []string
 	for _, st := range s.h.rt.Status() {
-		if set.has(st.Name) || s.h.alwaysOn[st.Name] {
+		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) {
 			out = append(out, st.Name)
 		}
 	}
@@ -166,7 +166,7 @@ func (s Session) Catalog() string {
 		if !st.Enabled {
 			continue
 		}
-		if set.has(st.Name) || s.h.alwaysOn[st.Name] {
+		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) {
 			active = append(active, st.Name)
 			continue
 		}

@@ -72,6 +72,7 @@ type flags struct {
 	templates              bool   // resources
 	detach                 bool   // call
 	approveHostTools       bool   // stdio, serve
+	activate               string // stdio, serve: groups on for every session
 	reason                 string // approvals deny
 	server, method         string
 	after                  uint64
@@ -123,6 +124,27 @@ func approveFlag(where string) flagGroup {
 		fs.BoolVar(&f.approveHostTools, "approve-host-tools", false,
 			"run the host tools that change the servers (register_mcp, delete_mcp, toggle_item) without asking; by default "+where)
 	}
+}
+
+// activateFlag is serve's and stdio's --activate.
+func activateFlag(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.activate, "activate", "",
+		"tool groups every client session has from the start, without activate_tools: server names, comma-separated, or `all` (every server, not config)")
+}
+
+// alwaysOn is --activate as Options.AlwaysOn.
+func (f flags) alwaysOn() []string {
+	var groups []string
+	for _, g := range strings.Split(f.activate, ",") {
+		switch g = strings.TrimSpace(g); g {
+		case "":
+		case "all":
+			groups = append(groups, mcpvisor.AllGroups)
+		default:
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }
 
 // flagSet is the command's flag set, bound to f.

@@ -2,9 +2,9 @@
 // thin shell over the package mcpvisor API that Go platforms embed.
 //
 //	mcpvisor run --config FILE                  supervise in the foreground until interrupted
-//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--approve-host-tools]
+//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
-//	mcpvisor stdio --config FILE [--approve-host-tools]
+//	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools]
 //	                                            the MCP gateway on stdin/stdout
 //	mcpvisor tools --config FILE [--json]       list every namespaced tool
 //	mcpvisor call --config FILE TOOL [ARGS_JSON] [--json] [--detach]

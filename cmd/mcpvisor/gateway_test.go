@@ -237,3 +237,31 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Fatalf("--log-format xml: code %d: %s", code, errOut)
 	}
 }
+
+// --activate all: a one-shot client sees and calls every server's tools
+// without activate_tools (the config group stays off).
+func TestStdioActivateAll(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]},"b":{"command":"MCPTEST","args":["-name","b"]}}}`)
+	c := startStdioCLI(t, "--config", cfg, "--data", t.TempDir(), "--activate", "all")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.answer("1", nil)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// A call needs no activation; it waits for a server still starting.
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__b__echo","arguments":{"said":"no activation"}}}`)
+	if a := c.answer("2", nil); !strings.Contains(a, "no activation") || strings.Contains(a, `"isError":true`) {
+		t.Fatalf("call without activation: %s", a)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	listed := c.answer("3", nil)
+	for id := 100; !strings.Contains(listed, "mcp__a__echo"); id++ {
+		if id > 105 {
+			t.Fatalf("mcp__a__echo never listed: %s", listed)
+		}
+		waitListChanged(t, c.out)
+		c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
+		listed = c.answer(strconv.Itoa(id), nil)
+	}
+	if !strings.Contains(listed, "mcp__b__echo") || strings.Contains(listed, "register_mcp") {
+		t.Errorf("tools/list with --activate all: %s", listed)
+	}
+}

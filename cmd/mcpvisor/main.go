@@ -21,11 +21,11 @@ func commands() []command {
 			detail: "The token is in DIR/token unless --token-file names one. /mcp is every server as one MCP server\n" +
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
 				"unless --approve-host-tools.",
-			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags,
+			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag,
 				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
 			run: func(ctx context.Context, e *env) error { return cmdServe(ctx, e.f, e.args, e.stderr) }},
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
-			flags: []flagGroup{approveFlag("each is put to the client's user (elicitation)")},
+			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)")},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
 		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost,
 			flags: []flagGroup{waitFlag, jsonFlag},

@@ -95,7 +95,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// with --approve-host-tools), so a gateway client may activate them.
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
-		CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}})
+		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
@@ -276,7 +276,7 @@ func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
 // without asking.
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true,
-		CallSampling: true, Approve: hostToolApproval(f.approveHostTools)})
+		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn()})
 	if err != nil {
 		return lockHint(err)
 	}
