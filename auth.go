@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
@@ -57,6 +58,24 @@ type authorizers struct {
 	// perUser is set once any per-user server exists: until then a call
 	// does not look its server up here.
 	perUser atomic.Bool
+	// clients make the authorization requests (discovery, registration,
+	// tokens) of every authorizer, by AllowPrivate: they are rare, and one
+	// client (one pool) per remote server would cost each of thousands of
+	// servers a transport for nothing.
+	clients [2]*http.Client
+}
+
+// client is the outbound client for authorization requests of servers
+// that may (or may not) reach private addresses; h.auth.mu held.
+func (as *authorizers) client(allowPrivate bool) *http.Client {
+	i := 0
+	if allowPrivate {
+		i = 1
+	}
+	if as.clients[i] == nil {
+		as.clients[i] = outbound.NewClient(outbound.Options{AllowPrivate: allowPrivate})
+	}
+	return as.clients[i]
 }
 
 type authorizerEntry struct {
@@ -113,7 +132,7 @@ func (h *Host) authorize(spec *actors.ServerSpec, perUser bool) error {
 		return nil
 	} else if e != nil {
 		h.stopUsers(e)
-		go e.a.Close() // its sign-ins end; the new one takes over
+		h.closeLater(e.a) // its sign-ins end; the new one takes over
 	}
 	a, err := h.newAuthorizer(spec, cfg, "", spec.Name)
 	if err != nil {
@@ -144,7 +163,7 @@ func (h *Host) newAuthorizer(spec *actors.ServerSpec, cfg oauth.Config, user, ru
 		Server:  spec.Name,
 		User:    user,
 		URL:     spec.URL,
-		HTTP:    outbound.NewClient(outbound.Options{AllowPrivate: spec.AllowPrivate}),
+		HTTP:    h.auth.client(spec.AllowPrivate),
 		Store:   oauthStore{h.secrets},
 		Key:     key,
 		Browser: browser,
@@ -166,10 +185,21 @@ func (h *Host) dropAuth(name string) {
 	h.auth.mu.Lock()
 	if e := h.auth.m[name]; e != nil {
 		h.stopUsers(e)
-		go e.a.Close()
+		h.closeLater(e.a)
 	}
 	delete(h.auth.m, name)
 	h.auth.mu.Unlock()
+}
+
+// closeLater closes an authorizer no server uses any more, in the
+// background (a sign-in's hook may take a moment to return), as one of the
+// host's tasks, which Close waits for.
+func (h *Host) closeLater(a *oauth.Authorizer) {
+	h.tasksWG.Add(1)
+	go func() {
+		defer h.tasksWG.Done()
+		a.Close()
+	}()
 }
 
 // stopUsersOf stops the users' instances of server, if it is per-user.

@@ -241,13 +241,7 @@ func TestUISignInInBrowser(t *testing.T) {
 
 	row := `Array.from(document.querySelectorAll("#servers tbody tr")).
 		find((tr) => tr.cells[0].querySelector("strong").textContent === "remote")`
-	waitFor := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingMutation())); err != nil {
-			got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers tbody").textContent`))
-			t.Fatalf("%s: %v (the table shows %q)", what, err, got)
-		}
-	}
+	waitFor := func(what, expr string) { t.Helper(); waitForServers(t, bctx, what, expr) }
 	if err := chromedp.Do(bctx, chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken)); err != nil {
 		t.Fatal(err)
 	}

@@ -458,13 +458,7 @@ func TestUIPushesChangesInBrowser(t *testing.T) {
 			filter((tr) => tr.cells[0].querySelector("strong").textContent === %q).
 			map((tr) => tr.cells[1].textContent).join(",")`, name)
 	}
-	waitFor := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingMutation())); err != nil {
-			got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers tbody").textContent`))
-			t.Fatalf("%s: %v (the table shows %q)", what, err, got)
-		}
-	}
+	waitFor := func(what, expr string) { t.Helper(); waitForServers(t, bctx, what, expr) }
 	if err := chromedp.Do(bctx, chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken)); err != nil {
 		t.Fatal(err)
 	}
@@ -493,5 +487,15 @@ func TestUIPushesChangesInBrowser(t *testing.T) {
 	}
 	if len(polled) > 0 {
 		t.Errorf("the page fetched %v: it should follow /v1/inbox/stream instead", polled)
+	}
+}
+
+// waitForServers waits until expr, evaluated on the page after each
+// change of its DOM, is true; on failure it shows the servers table.
+func waitForServers(t *testing.T, bctx context.Context, what, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingMutation())); err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers tbody").textContent`))
+		t.Fatalf("%s: %v (the table shows %q)", what, err, got)
 	}
 }

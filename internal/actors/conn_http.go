@@ -256,13 +256,7 @@ func (c *httpConn) fail(err error, permanent bool) {
 }
 
 // where names an endpoint without its query (which may hold credentials).
-func (c *httpConn) where(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the server"
-	}
-	return u.Scheme + "://" + u.Host + u.Path
-}
+func (c *httpConn) where(raw string) string { return outbound.Where(raw) }
 
 func (c *httpConn) redact(s string) string {
 	s = outbound.Redact(s, c.secrets...)

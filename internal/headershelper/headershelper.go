@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
 
 const (
@@ -333,11 +335,7 @@ type transport struct {
 // CloseIdleConnections closes the idle connections of the transport
 // underneath, so http.Client.CloseIdleConnections reaches it through this
 // wrapper.
-func (t *transport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
+func (t *transport) CloseIdleConnections() { outbound.CloseIdle(t.base) }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
 
 // maxMetadata bounds a metadata document or a token response.
@@ -61,7 +63,7 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 	switch {
 	case err == nil:
 		if !resourceMatches(prm.Resource, serverURL) {
-			return nil, fmt.Errorf("%w: the protected resource metadata is for %q, not for %s", ErrDiscovery, prm.Resource, where(serverURL))
+			return nil, fmt.Errorf("%w: the protected resource metadata is for %q, not for %s", ErrDiscovery, prm.Resource, outbound.Where(serverURL))
 		}
 		d.PRM = prm
 		d.Resource = prm.Resource
@@ -84,7 +86,7 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 		return d, err
 	}
 	if len(d.PRM.AuthorizationServers) == 0 {
-		return nil, fmt.Errorf("%w: the protected resource metadata of %s names no authorization server", ErrDiscovery, where(serverURL))
+		return nil, fmt.Errorf("%w: the protected resource metadata of %s names no authorization server", ErrDiscovery, outbound.Where(serverURL))
 	}
 	var errs []error
 	for _, issuer := range d.PRM.AuthorizationServers {
@@ -181,13 +183,13 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, u, issuer string)
 		return nil, err
 	}
 	if issuer != "" && m.Issuer != issuer {
-		return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrIssuerMismatch, where(u), m.Issuer, issuer)
+		return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrIssuerMismatch, outbound.Where(u), m.Issuer, issuer)
 	}
 	if m.Issuer == "" {
-		return nil, fmt.Errorf("%w: the metadata at %s names no issuer", ErrDiscovery, where(u))
+		return nil, fmt.Errorf("%w: the metadata at %s names no issuer", ErrDiscovery, outbound.Where(u))
 	}
 	if m.AuthorizationEndpoint == "" && m.TokenEndpoint == "" {
-		return nil, fmt.Errorf("%w: the metadata at %s names no endpoints", ErrDiscovery, where(u))
+		return nil, fmt.Errorf("%w: the metadata at %s names no endpoints", ErrDiscovery, outbound.Where(u))
 	}
 	return &m, nil
 }
@@ -233,7 +235,7 @@ func getJSON(ctx context.Context, hc *http.Client, u string, out any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrDiscovery, where(u), unwrapURL(err))
+		return fmt.Errorf("%w: %s: %w", ErrDiscovery, outbound.Where(u), unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
@@ -241,17 +243,17 @@ func getJSON(ctx context.Context, hc *http.Client, u string, out any) error {
 		return errNotFound
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s answered HTTP %d", ErrDiscovery, where(u), resp.StatusCode)
+		return fmt.Errorf("%w: %s answered HTTP %d", ErrDiscovery, outbound.Where(u), resp.StatusCode)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrDiscovery, where(u), err)
+		return fmt.Errorf("%w: %s: %v", ErrDiscovery, outbound.Where(u), err)
 	}
 	if len(b) > maxMetadata {
-		return fmt.Errorf("%w: %s: the document is larger than %d bytes", ErrDiscovery, where(u), maxMetadata)
+		return fmt.Errorf("%w: %s: the document is larger than %d bytes", ErrDiscovery, outbound.Where(u), maxMetadata)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrDiscovery, where(u), err)
+		return fmt.Errorf("%w: %s: %v", ErrDiscovery, outbound.Where(u), err)
 	}
 	return nil
 }
@@ -286,15 +288,6 @@ func resourceMatches(resource, serverURL string) bool {
 	rp := strings.TrimSuffix(r.Path, "/")
 	sp := strings.TrimSuffix(s.Path, "/")
 	return rp == sp || strings.HasPrefix(sp, rp+"/") || rp == ""
-}
-
-// where names a URL without its query (which may hold credentials).
-func where(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the server"
-	}
-	return u.Scheme + "://" + u.Host + u.Path
 }
 
 func unwrapURL(err error) error {

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
 
 // signInTimeout bounds a sign-in a Browser runs by itself.
@@ -491,18 +493,18 @@ func (a *Authorizer) register(ctx context.Context, m *ServerMetadata, redirectUR
 	hr.Header.Set("Accept", "application/json")
 	resp, err := a.http.Do(hr)
 	if err != nil {
-		return Client{}, fmt.Errorf("%w: registering with %s: %w", ErrUnsupported, where(m.RegistrationEndpoint), unwrapURL(err))
+		return Client{}, fmt.Errorf("%w: registering with %s: %w", ErrUnsupported, outbound.Where(m.RegistrationEndpoint), unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		var te tokenError
 		_ = json.Unmarshal(b, &te)
-		return Client{}, fmt.Errorf("%w: %s refused the registration: HTTP %d %s %s", ErrUnsupported, where(m.RegistrationEndpoint), resp.StatusCode, te.Code, te.Description)
+		return Client{}, fmt.Errorf("%w: %s refused the registration: HTTP %d %s %s", ErrUnsupported, outbound.Where(m.RegistrationEndpoint), resp.StatusCode, te.Code, te.Description)
 	}
 	var got registration
 	if err := json.Unmarshal(b, &got); err != nil || got.ClientID == "" {
-		return Client{}, fmt.Errorf("%w: %s answered the registration without a client_id", ErrUnsupported, where(m.RegistrationEndpoint))
+		return Client{}, fmt.Errorf("%w: %s answered the registration without a client_id", ErrUnsupported, outbound.Where(m.RegistrationEndpoint))
 	}
 	c := Client{ID: got.ClientID, Secret: got.ClientSecret, AuthMethod: got.TokenEndpointAuthMethod, RedirectURI: redirectURI, Kind: "dcr"}
 	if got.ClientSecretExpiresAt > 0 {

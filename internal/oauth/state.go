@@ -1,9 +1,6 @@
 package oauth
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Store keeps an Authorizer's State between runs: secret material (tokens,
 // client secrets, the DPoP key), so it belongs in the host's secret store.
@@ -55,11 +52,4 @@ type Token struct {
 // expiresWithin reports whether t expires within d of now.
 func (t *Token) expiresWithin(now time.Time, d time.Duration) bool {
 	return !t.Expiry.IsZero() && now.Add(d).After(t.Expiry)
-}
-
-func (s *State) clone() State {
-	b, _ := json.Marshal(s)
-	var c State
-	_ = json.Unmarshal(b, &c)
-	return c
 }

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
 
 // Token endpoint client authentication methods (RFC 7591 §2, RFC 7523).
@@ -107,12 +109,12 @@ func (a *Authorizer) plainRequest(ctx context.Context, endpoint string, ec endpo
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", where(endpoint), unwrapURL(err))
+		return fmt.Errorf("%s: %w", outbound.Where(endpoint), unwrapURL(err))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadata))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s answered HTTP %d", where(endpoint), resp.StatusCode)
+		return fmt.Errorf("%s answered HTTP %d", outbound.Where(endpoint), resp.StatusCode)
 	}
 	return nil
 }
@@ -128,7 +130,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpo
 		}
 		resp, err := a.http.Do(req)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrToken, where(endpoint), unwrapURL(err))
+			return nil, fmt.Errorf("%w: %s: %w", ErrToken, outbound.Where(endpoint), unwrapURL(err))
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
 		resp.Body.Close()
@@ -136,7 +138,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpo
 			a.setNonce(endpoint, n)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrToken, where(endpoint), err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrToken, outbound.Where(endpoint), err)
 		}
 		if resp.StatusCode != http.StatusOK {
 			var te tokenError
@@ -145,9 +147,9 @@ func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpo
 				continue
 			}
 			if te.Code == "" {
-				return nil, fmt.Errorf("%w: %s answered HTTP %d", ErrToken, where(endpoint), resp.StatusCode)
+				return nil, fmt.Errorf("%w: %s answered HTTP %d", ErrToken, outbound.Where(endpoint), resp.StatusCode)
 			}
-			msg := fmt.Sprintf("%s: %s", where(endpoint), te.Code)
+			msg := fmt.Sprintf("%s: %s", outbound.Where(endpoint), te.Code)
 			if te.Description != "" {
 				msg += " (" + a.redact(te.Description) + ")"
 			}
@@ -155,10 +157,10 @@ func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, ec endpo
 		}
 		var tr tokenResponse
 		if err := json.Unmarshal(b, &tr); err != nil {
-			return nil, fmt.Errorf("%w: %s: the answer is not a token response", ErrToken, where(endpoint))
+			return nil, fmt.Errorf("%w: %s: the answer is not a token response", ErrToken, outbound.Where(endpoint))
 		}
 		if tr.AccessToken == "" {
-			return nil, fmt.Errorf("%w: %s issued no access token", ErrToken, where(endpoint))
+			return nil, fmt.Errorf("%w: %s issued no access token", ErrToken, outbound.Where(endpoint))
 		}
 		return &tr, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
 
 // maxStepUps bounds the re-authorizations for more scope one token gets.
@@ -148,11 +150,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // CloseIdleConnections closes the idle connections of the transport
 // underneath, so http.Client.CloseIdleConnections reaches it through this
 // wrapper.
-func (t *transport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
+func (t *transport) CloseIdleConnections() { outbound.CloseIdle(t.base) }
 
 // prepare clones req with the token (and a DPoP proof) set.
 func (t *transport) prepare(req *http.Request, tok *Token) (*http.Request, error) {

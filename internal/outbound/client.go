@@ -237,3 +237,12 @@ func partialDeadline(now, deadline time.Time, addrsLeft int) time.Time {
 	}
 	return now.Add(timeout)
 }
+
+// CloseIdle closes the idle connections of rt when it keeps any: what a
+// RoundTripper that wraps another does in its own CloseIdleConnections, so
+// that http.Client.CloseIdleConnections reaches the transport underneath.
+func CloseIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

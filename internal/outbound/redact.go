@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -56,4 +57,14 @@ func Redact(s string, secrets ...string) string {
 	}
 	b.WriteString(s[pos:])
 	return b.String()
+}
+
+// Where names an endpoint for a message: scheme, host and path, without
+// the query (which may hold credentials) or the fragment.
+func Where(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the server"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
