@@ -100,7 +100,32 @@ type ServerConfig struct {
 
 	AllowPrivate bool `json:"allowPrivate,omitempty"` // http, sse: may reach loopback and private addresses
 	InheritEnv   bool `json:"inheritEnv,omitempty"`   // stdio: pass the whole parent environment, not the allow-list
+
+	// Prefix false exposes the server's tools and prompts under their own
+	// names instead of mcp__<server>__<name>; nil or true: namespaced.
+	// The namespaced name still calls such a tool, and stays its name in
+	// the journal, the history and the call pipeline (Call.Tool). Two
+	// such servers may not expose the same name, nor may one expose a
+	// host tool's name or one that reads as mcp__<x>__<y>: with the
+	// tools known (the last catalog), Register, Open and SetEnabled
+	// refuse it with ErrNameCollision; a collision found when a server
+	// lists its tools hides the later-registered server's tool, with a
+	// warning in its status (see Host.ResolveTool).
+	Prefix *bool `json:"prefix,omitempty"`
+	// ProtocolVersion pins the protocol revision spoken to the server.
+	// "": the era is detected (server/discover, else initialize). One of
+	// the initialize handshake's revisions (2025-11-25 … 2024-11-05):
+	// no probe, initialize at that revision, and a server that answers
+	// another one fails. A modern revision (2026-07-28): server/discover
+	// only, with no fallback to initialize; a server that does not
+	// answer it with that revision fails to start. Anything else is a
+	// config error.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
+
+// Prefixed reports whether the server's tools and prompts are exposed
+// namespaced, mcp__<server>__<name> (Prefix nil or true).
+func (c ServerConfig) Prefixed() bool { return c.Prefix == nil || *c.Prefix }
 
 // OAuthConfig is an http or sse server's "oauth" object, in Claude Code's
 // field names, so that its .mcp.json loads unchanged. Every field is
@@ -285,6 +310,8 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		ExcludeTools:           slices.Clone(c.ExcludeTools),
 		MaxTools:               c.MaxTools,
 		MaxDescription:         c.MaxDescription,
+		Unprefixed:             !c.Prefixed(),
+		ProtocolVersion:        c.ProtocolVersion,
 	}
 	switch transport {
 	case actors.TransportStdio:
@@ -415,6 +442,7 @@ func (c ServerConfig) entry() configfile.Server {
 		IncludeTools:           c.IncludeTools, ExcludeTools: c.ExcludeTools,
 		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription,
 		AllowPrivate: c.AllowPrivate, InheritEnv: c.InheritEnv,
+		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion,
 	}
 }
 
@@ -436,6 +464,7 @@ func fromEntry(e configfile.Server) ServerConfig {
 		IncludeTools:           e.IncludeTools, ExcludeTools: e.ExcludeTools,
 		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription,
 		AllowPrivate: e.AllowPrivate, InheritEnv: e.InheritEnv,
+		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion,
 	}
 }
 

@@ -757,7 +757,9 @@ func TestServerConfigJSONRoundTrip(t *testing.T) {
 		OAuth: &OAuthConfig{ClientID: "abc", ClientSecret: "${S}", Scopes: "read write", CallbackPort: 8080, GrantType: "jwt_bearer",
 			Assertion: "${A}", DPoP: true, ClientMetadataURL: "https://c.example/c.json"},
 		HeadersHelper: "get-headers"}
-	cases := []ServerConfig{full, remote, inferred, oauthServer}
+	off := false
+	pinned := ServerConfig{Name: "bare", Type: "stdio", Enabled: true, Command: "x", Prefix: &off, ProtocolVersion: "2025-06-18"}
+	cases := []ServerConfig{full, remote, inferred, oauthServer, pinned}
 	data, err := os.ReadFile("testdata/config/mcpvisor.json")
 	if err != nil {
 		t.Fatal(err)
@@ -1219,7 +1221,13 @@ func TestServerConfigEntryCarriesEveryField(t *testing.T) {
 				f.Set(reflect.ValueOf(map[string]string{"k": name}))
 			case reflect.Pointer:
 				f.Set(reflect.New(f.Type().Elem()))
-				fill(f.Elem())
+				switch f.Elem().Kind() {
+				case reflect.Struct:
+					fill(f.Elem())
+				case reflect.Bool: // *bool: set, and to the value that differs from nil's meaning
+				default:
+					t.Fatalf("field %s: kind *%s not filled by this test", name, f.Elem().Kind())
+				}
 			default:
 				t.Fatalf("field %s: kind %s not filled by this test", name, f.Kind())
 			}
@@ -1232,5 +1240,66 @@ func TestServerConfigEntryCarriesEveryField(t *testing.T) {
 	}
 	if diff := cmp.Diff(sc, fromEntry(sc.entry())); diff != "" {
 		t.Errorf("fromEntry(entry()) (-want +got):\n%s", diff)
+	}
+}
+
+// "prefix" and "protocolVersion" reach the runtime's spec, and bad values
+// are config errors naming the server and the field.
+func TestPrefixAndProtocolVersion(t *testing.T) {
+	cfg, err := parseConfig("", []byte(`{"mcpServers": {
+		"plain": {"command": "x"},
+		"on": {"command": "x", "prefix": true},
+		"bare": {"command": "x", "prefix": false, "protocolVersion": "2025-06-18"},
+		"modern": {"url": "https://x.example/mcp", "protocolVersion": "2026-07-28"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		Prefixed, Unprefixed bool
+		Version              string
+	}
+	var got []view
+	for _, sc := range cfg.Servers {
+		spec, err := sc.spec(nil, nil)
+		if err != nil {
+			t.Fatalf("%s: spec: %v", sc.Name, err)
+		}
+		got = append(got, view{sc.Prefixed(), spec.Unprefixed, spec.ProtocolVersion})
+	}
+	want := []view{{true, false, ""}, {true, false, ""}, {false, true, "2025-06-18"}, {true, false, "2026-07-28"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("prefix and protocolVersion (-want +got):\n%s", diff)
+	}
+	data, err := json.Marshal(cfg.Servers[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"prefix":false`) || !strings.Contains(string(data), `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("Marshal = %s, want \"prefix\":false and the protocolVersion", data)
+	}
+
+	for _, tt := range []struct{ name, entry, want string }{
+		{"prefix a string", `{"command": "x", "prefix": "no"}`, `config: server "s": field "prefix": want true or false, got a string`},
+		{"prefix an object", `{"command": "x", "prefix": {}}`, `config: server "s": field "prefix": want true or false, got an object`},
+		{"unknown version", `{"command": "x", "protocolVersion": "2026-01-01"}`,
+			`config: server "s": field "protocolVersion": unknown protocol version "2026-01-01" (want one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, or leave it out to detect the era)`},
+		{"version not a string", `{"command": "x", "protocolVersion": true}`, `config: server "s": field "protocolVersion": want a string, got a boolean`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig("", []byte(`{"mcpServers": {"s": `+tt.entry+`}}`), nil)
+			if diff := cmp.Diff([]string{tt.want}, cfgErrLines(err)); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+			}
+			var sc ServerConfig
+			if err := json.Unmarshal([]byte(tt.entry), &sc); err == nil {
+				err = sc.Validate()
+				if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(tt.want, `config: server "s": `)) {
+					t.Errorf("UnmarshalJSON+Validate error = %v, want %q", err, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -69,6 +69,11 @@ var (
 	// ErrConfig is wrapped by every error that reports an invalid
 	// configuration, including JSON syntax errors.
 	ErrConfig = configfile.ErrInvalid
+	// ErrNameCollision: servers with "prefix": false would expose one tool
+	// name twice, or one that is a host tool's or reads as
+	// mcp__<x>__<y>. Register, Open and SetEnabled refuse it when the
+	// tools are known; the error names both servers and the tool.
+	ErrNameCollision = actors.ErrNameCollision
 	// ErrUnsupported: the server is ready and did not declare, in
 	// initialize, the capability a request needs (resources,
 	// resources.subscribe, prompts).

@@ -21,7 +21,9 @@ import (
 
 // Re-exported runtime types: the public API never shows actor-system types.
 type (
-	// Tool is one namespaced tool (mcp__<server>__<tool>) in the catalog.
+	// Tool is one tool in the catalog, named as it is exposed:
+	// mcp__<server>__<tool>, or its own name for a server with
+	// "prefix": false.
 	Tool = actors.Tool
 	// ServerStatus is a point-in-time view of one server.
 	ServerStatus = actors.ServerStatus
@@ -186,6 +188,7 @@ type Host struct {
 	secrets   *secretStore
 	auth      authorizers
 	hostDefs  atomic.Pointer[hostToolCache]
+	prompts   promptNames // the last prompt lists of unprefixed servers
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
 
@@ -255,6 +258,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Capabilities:  caps,
 		Handlers:      handlers,
 		Notifications: notify,
+		HostTool:      IsHostTool,
 	})
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
@@ -316,7 +320,9 @@ func (h *Host) Journal() *Journal { return h.journal }
 // Register adds a server or replaces the one of the same name (upsert), and
 // starts it at once; calls to it wait until it is ready. The config is
 // validated as a config file entry is. A disabled server is registered but
-// not started.
+// not started. An enabled server with "prefix": false whose tools are
+// known (it ran before) is refused with ErrNameCollision when it would
+// expose a name another such server exposes (see ServerConfig.Prefix).
 //
 // The server is written to the registry (origin api) before it starts, and
 // Register returns once that is durable: it is started again after a host
@@ -325,6 +331,9 @@ func (h *Host) Journal() *Journal { return h.journal }
 func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	spec, err := h.resolve(sc)
 	if err != nil {
+		return err
+	}
+	if err := h.checkExposure(spec); err != nil {
 		return err
 	}
 	if err := h.putServer(ctx, sc, persistence.OriginAPI); err != nil {
@@ -390,6 +399,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		return err
 	}
 	h.dropAuth(name)
+	h.prompts.forget(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
@@ -405,8 +415,15 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 //
 // The change is written to the registry first, durably, and survives a
 // restart, even for a server from the config file (until its entry there
-// changes).
+// changes). Enabling a server with "prefix": false that would expose a
+// known tool name another such server exposes fails with
+// ErrNameCollision, and changes nothing.
 func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	if enabled {
+		if err := h.rt.CheckEnable(name); err != nil {
+			return err
+		}
+	}
 	if err := h.persistEnabled(ctx, name, enabled); err != nil {
 		return err
 	}
@@ -426,8 +443,10 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 	return nil
 }
 
-// Tools lists every namespaced tool of the enabled servers, in server
-// registration order, then each server's own order.
+// Tools lists every tool of the enabled servers, in server registration
+// order, then each server's own order, under the names they are exposed
+// by: namespaced, or their own for a server with "prefix": false (less any
+// such tool another server's hides).
 func (h *Host) Tools() []Tool { return h.rt.Tools() }
 
 // PendingCalls counts the requests in flight on each ready server's
@@ -451,9 +470,11 @@ func (h *Host) WaitReady(ctx context.Context, names ...string) error {
 	return h.rt.WaitReady(ctx, names...)
 }
 
-// Call calls a namespaced tool, mcp__<server>__<tool>, with args (a JSON
-// object; nil means {}). It blocks until the result, the server's call
-// timeout, or ctx ends; an abandoned call is cancelled at the server.
+// Call calls a tool by a name it is exposed under: mcp__<server>__<tool>,
+// a tool's own name for a server with "prefix": false (see ResolveTool),
+// or one of the host's own tools; args is a JSON object (nil means {}).
+// It blocks until the result, the server's call timeout, or ctx ends; an
+// abandoned call is cancelled at the server.
 //
 // A tool's own failure is a Result with IsError, not an error. Errors are
 // ErrUnknownTool, ErrUnknownServer, ErrUnavailable, ErrTimeout, ErrCancelled,

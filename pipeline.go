@@ -14,8 +14,11 @@ import (
 // the gateway, the sidecar), and hands it down the pipeline's stages; a
 // stage may read it, change Arguments, or answer without calling on.
 type Call struct {
-	// Tool is the name as the caller gave it: mcp__<server>__<tool>, or
-	// one of the host's own tools.
+	// Tool is the tool's namespaced name, mcp__<server>__<tool>, or one of
+	// the host's own tools. A call by the name an unprefixed server
+	// ("prefix": false) exposes its tool under gets the namespaced name
+	// here, so every stage, the history and the grants see one identity;
+	// a name no server exposes is kept as the caller gave it.
 	Tool string
 	// Server and Name split Tool: the server and the server's own name for
 	// the tool. A host tool has no Server and its own Name.
@@ -95,7 +98,9 @@ func chain(last CallFunc, stages ...CallMiddleware) CallFunc {
 	return last
 }
 
-// newCall makes the pipeline's record of a call.
+// newCall makes the pipeline's record of a call. A bare name is resolved
+// here, once: a host tool's stays as it is; an unprefixed server's
+// becomes the namespaced name.
 func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
 	c := &Call{Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
 	if opts == nil {
@@ -103,6 +108,8 @@ func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *Cal
 	}
 	if server, name, ok := SplitToolName(tool); ok {
 		c.Server, c.Name = server, name
+	} else if server, name, ok := h.rt.ResolveTool(tool); ok {
+		c.Tool, c.Server, c.Name = ToolName(server, name), server, name
 	} else {
 		c.Name = tool
 	}

@@ -22,7 +22,8 @@ import (
 
 // loadRegistry reconciles the registry with the config file, durably, and
 // returns the specs to start: the file's servers in its order, then the
-// others by the time they were first registered.
+// others by the time they were first registered. Specs whose last known
+// tools would expose a name twice are refused (ErrNameCollision).
 func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 	store := h.journal.store
 	rows, err := store.Servers()
@@ -133,6 +134,11 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 			spec.LastCatalog = actors.ToolsFromRecords(name, c.Tools)
 		}
 		specs = append(specs, spec)
+	}
+	// Servers with "prefix": false whose last known tools share a name
+	// would each expose it: say so before starting any.
+	if err := h.rt.CheckExposure(specs...); err != nil {
+		return nil, err
 	}
 	return specs, nil
 }

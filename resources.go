@@ -82,13 +82,20 @@ func (h *Host) ResourceTemplates(ctx context.Context, server string) ([]Resource
 // Prompts lists every prompt of a server, walking all the pages of
 // prompts/list, as Resources does; ErrUnsupported when the ready server
 // declared no prompts.
+//
+// The prompts of a server with "prefix": false are remembered: they decide
+// which names PromptName gives and ResolvePrompt takes.
 func (h *Host) Prompts(ctx context.Context, server string) ([]Prompt, error) {
-	return listAll(ctx, h, server, protocol.MethodPromptsList, needPrompts,
+	prompts, err := listAll(ctx, h, server, protocol.MethodPromptsList, needPrompts,
 		func(raw json.RawMessage) ([]Prompt, string, error) {
 			var page protocol.ListPromptsResult
 			err := json.Unmarshal(raw, &page)
 			return page.Prompts, page.NextCursor, err
 		})
+	if err == nil {
+		h.notePrompts(server, prompts)
+	}
+	return prompts, err
 }
 
 // ReadResource reads one resource (resources/read). The server may answer

@@ -112,7 +112,7 @@ func (s Session) Groups() []string {
 // Tools lists the tools this scope may call: the host's own (activate_tools,
 // and the config group's once granted; none with Options.NoHostTools), then
 // those of the groups granted to it and of the host's always-on groups, in
-// registration order. It reads
+// registration order, named as Host.Tools names them. It reads
 // published snapshots and never waits on a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.get(s.scope)
@@ -132,9 +132,10 @@ func (s Session) Servers() []string {
 	return out
 }
 
-// Call calls a namespaced tool on behalf of this scope, as Host.Call does.
-// A tool whose group is not granted (nor always on) fails with
-// ErrNotGranted, which says which group to activate.
+// Call calls a tool on behalf of this scope, as Host.Call does, by a name
+// it is exposed under (mcp__<server>__<tool>, or its own name for a server
+// with "prefix": false). A tool whose group is not granted (nor always on)
+// fails with ErrNotGranted, which says which group to activate.
 func (s Session) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
 	return s.call(ctx, tool, args, nil)
 }
@@ -185,6 +186,10 @@ func (s Session) Catalog() string {
 		b.WriteString("- (none)\n")
 	}
 	for _, name := range active {
+		if s.h.rt.IsUnprefixed(name) {
+			fmt.Fprintf(&b, "- `%s` (tools callable by their own names)\n", name)
+			continue
+		}
 		fmt.Fprintf(&b, "- `%s`\n", name)
 	}
 	return b.String()

@@ -18,7 +18,7 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	}
 	server, tool, ok := SplitToolName(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q is not a namespaced tool name (mcp__<server>__<tool>)", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w: %q is neither a namespaced tool name (mcp__<server>__<tool>) nor one a server exposes by its own name", ErrUnknownTool, name)
 	}
 	e := r.snap.Load().byName[server]
 	if e == nil {

@@ -40,7 +40,8 @@ func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
 	return c.headers[tool]
 }
 
-// buildCatalog filters, trims and namespaces the tools a server listed.
+// buildCatalog filters, trims and names the tools a server listed:
+// namespaced, or by their own names for an unprefixed server (exposedName).
 //
 // known holds the server's tool names selected last time, in order. When
 // MaxTools forces a cut, tools already known are kept before new ones, so a
@@ -111,7 +112,7 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, head
 
 	c.tools = make([]Tool, 0, len(candidates))
 	for _, t := range candidates {
-		name := ToolName(spec.Name, t.Name)
+		name := exposedName(spec, t.Name)
 		if len(name) > MaxToolNameLen {
 			c.warnings = append(c.warnings, fmt.Sprintf("tool name %q is %d characters, over the %d many model APIs accept", name, len(name), MaxToolNameLen))
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -16,6 +17,12 @@ import (
 // other error, or no answer within discoverTimeout, means legacy: the
 // initialize handshake follows, as for every server before 2026-07-28. The
 // fallback is never keyed to one error code.
+//
+// A spec may pin the revision (ServerSpec.ProtocolVersion): a legacy one
+// skips the probe and is asked for in initialize; a modern one is probed
+// for and nothing else, with no fallback to initialize, and no
+// discoverTimeout either (the startup timeout bounds the wait). A server
+// that does not speak the pinned revision fails.
 //
 // The verdict "legacy" is cached per HTTP endpoint (Runtime.legacyOrigins:
 // scheme, host and path, since one origin may serve a legacy endpoint beside
@@ -58,7 +65,14 @@ func (a *serverActor) probe(version string) {
 		return
 	}
 	stopTimer(&a.probeTmr)
-	a.probeTmr = a.after(min(discoverTimeout, a.spec.StartupTimeout), &discoverTimedOut{gen: a.gen, id: id})
+	if a.spec.ProtocolVersion == "" {
+		a.probeTmr = a.after(min(discoverTimeout, a.spec.StartupTimeout), &discoverTimedOut{gen: a.gen, id: id})
+	}
+}
+
+// pinnedModern reports whether a pinned revision is a modern one.
+func pinnedModern(version string) bool {
+	return slices.Contains(protocol.ModernVersions, version)
 }
 
 func (a *serverActor) newEra(version string) *modernEra {
@@ -91,6 +105,10 @@ func (a *serverActor) onDiscoverTimeout(m *discoverTimedOut) {
 func (a *serverActor) onDiscovered(msg *protocol.Message) {
 	stopTimer(&a.probeTmr)
 	a.probeID = 0
+	if a.spec.ProtocolVersion != "" {
+		a.onDiscoveredPinned(msg)
+		return
+	}
 	if msg.Error != nil {
 		if !protocol.IsModernError(msg.Error) {
 			a.logLifecycle("server/discover refused (%v): a legacy server", msg.Error)
@@ -136,6 +154,54 @@ func (a *serverActor) onDiscovered(msg *protocol.Message) {
 		a.initialize()
 		return
 	}
+	a.goModern(v, &res)
+}
+
+// onDiscoveredPinned handles the answer to server/discover at a pinned
+// modern revision: that revision, or a failure that says why not.
+func (a *serverActor) onDiscoveredPinned(msg *protocol.Message) {
+	pin := a.spec.ProtocolVersion
+	noFallback := fmt.Sprintf("protocolVersion %s is pinned, so there is no fallback to initialize", pin)
+	if msg.Error != nil {
+		var err error
+		permanent := true
+		switch {
+		case msg.Error.Code == protocol.CodeUnsupportedProtocolVersion:
+			var data protocol.UnsupportedVersionData
+			_ = json.Unmarshal(msg.Error.Data, &data)
+			err = fmt.Errorf("server/discover: %w: the server speaks %v, not the pinned protocolVersion %s",
+				protocol.ErrUnsupportedVersion, data.Supported, pin)
+		case protocol.IsModernError(msg.Error):
+			err, permanent = fmt.Errorf("server/discover: %w", modernError(msg.Error)), false
+		default:
+			// -32601 is how a legacy server answers; other errors may pass.
+			permanent = msg.Error.Code == protocol.CodeMethodNotFound
+			err = fmt.Errorf("server/discover: %w (%s)", msg.Error, noFallback)
+		}
+		a.logLifecycle("%v", err)
+		a.fail(err, permanent)
+		return
+	}
+	var res protocol.DiscoverResult
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		err = fmt.Errorf("server/discover: malformed result: %v (%s)", err, noFallback)
+		a.logLifecycle("%v", err)
+		a.fail(err, false)
+		return
+	}
+	if !slices.Contains(res.SupportedVersions, pin) {
+		err := fmt.Errorf("server/discover: %w: the server speaks %v, not the pinned protocolVersion %s",
+			protocol.ErrUnsupportedVersion, res.SupportedVersions, pin)
+		a.logLifecycle("%v", err)
+		a.fail(err, true)
+		return
+	}
+	a.goModern(pin, &res)
+}
+
+// goModern speaks version, from the server's DiscoverResult, and lists
+// the tools.
+func (a *serverActor) goModern(v string, res *protocol.DiscoverResult) {
 	a.era = a.newEra(v)
 	a.init = protocol.InitializeResult{
 		ProtocolVersion: v,

@@ -300,3 +300,137 @@ func TestEraListenReopensAfterTheServerEndsIt(t *testing.T) {
 		}
 	})
 }
+
+// initializeVersion returns the protocolVersion an initialize request asks for.
+func initializeVersion(t *testing.T, m protocol.Message) string {
+	t.Helper()
+	var p protocol.InitializeParams
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		t.Fatalf("initialize params: %v", err)
+	}
+	return p.ProtocolVersion
+}
+
+// A legacy pin skips the probe, even for a server that would answer it
+// as modern, and asks for the pinned revision in initialize.
+func TestEraPinnedLegacySkipsDiscover(t *testing.T) {
+	for _, pin := range []string{"2025-11-25", "2025-06-18", "2024-11-05"} {
+		t.Run(pin, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startFake(t, modernFake(t, "echo"), ServerSpec{ProtocolVersion: pin})
+				if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+					t.Fatalf("WaitReady: %v", err)
+				}
+				if _, err := h.call("echo", nil); err != nil {
+					t.Fatalf("call: %v", err)
+				}
+				synctest.Wait()
+				c := h.srv.last()
+				want := []string{protocol.MethodInitialize, protocol.MethodInitialized, protocol.MethodToolsList, protocol.MethodToolsCall}
+				if diff := cmp.Diff(want, c.methods()); diff != "" {
+					t.Errorf("pinned legacy handshake (-want +got):\n%s", diff)
+				}
+				if v := initializeVersion(t, c.sent(protocol.MethodInitialize)[0]); v != pin {
+					t.Errorf("initialize asks for %q, want the pinned %q", v, pin)
+				}
+				if st := h.status(); st.ProtocolVersion != pin {
+					t.Errorf("status protocol %q, want %q", st.ProtocolVersion, pin)
+				}
+			})
+		})
+	}
+}
+
+// A server that answers initialize with another revision than the pinned
+// one does not speak it: it fails, for good.
+func TestEraPinnedLegacyAnsweredWithAnotherVersionFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer(t, "echo")
+		srv.initVersion = "2025-11-25"
+		h := startFake(t, srv, ServerSpec{ProtocolVersion: "2025-03-26"})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err == nil {
+			t.Fatal("WaitReady succeeded at a revision other than the pinned one")
+		}
+		st := h.status()
+		want := "the server answered protocol 2025-11-25 to the pinned protocolVersion 2025-03-26"
+		if st.State != StateFailed || !strings.Contains(st.LastError, want) {
+			t.Errorf("state %s (%s), want failed saying %q", st.State, st.LastError, want)
+		}
+		if h.srv.dials() != 1 {
+			t.Errorf("%d dials, want 1: a pin that does not match is not retried", h.srv.dials())
+		}
+	})
+}
+
+// A modern pin probes with the pinned revision and speaks it.
+func TestEraPinnedModern(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startFake(t, modernFake(t, "echo"), ServerSpec{ProtocolVersion: protocol.ModernVersion})
+		if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+			t.Fatalf("WaitReady: %v", err)
+		}
+		synctest.Wait()
+		c := h.srv.last()
+		if n := len(c.sent(protocol.MethodInitialize)); n != 0 {
+			t.Errorf("%d initialize, want none", n)
+		}
+		discover := c.sent(protocol.MethodServerDiscover)
+		if len(discover) != 1 || metaVersion(t, discover[0]) != protocol.ModernVersion {
+			t.Fatalf("server/discover sent %d times; want once at %s", len(discover), protocol.ModernVersion)
+		}
+		if st := h.status(); st.ProtocolVersion != protocol.ModernVersion {
+			t.Errorf("status protocol %q, want %q", st.ProtocolVersion, protocol.ModernVersion)
+		}
+	})
+}
+
+// A modern pin never falls back to initialize: a legacy server's refusal,
+// a server that lists only legacy revisions, one that asks for another
+// revision, and a silent one all fail, saying why.
+func TestEraPinnedModernHasNoFallback(t *testing.T) {
+	tests := []struct {
+		name      string
+		discover  func(int, json.RawMessage) []byte
+		state     State
+		lastError string
+	}{
+		{"method not found", nil, StateFailed,
+			"server/discover: code -32601: method not found (protocolVersion 2026-07-28 is pinned, so there is no fallback to initialize)"},
+		{"only legacy listed", func(_ int, id json.RawMessage) []byte { return discoverResult(id, "2025-11-25") }, StateFailed,
+			"server/discover: unsupported protocol version: the server speaks [2025-11-25], not the pinned protocolVersion 2026-07-28"},
+		{"unsupported version", func(_ int, id json.RawMessage) []byte {
+			data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: []string{"2099-01-01"}})
+			return protocol.AppendError(nil, id, protocol.CodeUnsupportedProtocolVersion, "Unsupported protocol version", data)
+		}, StateFailed, "server/discover: unsupported protocol version: the server speaks [2099-01-01], not the pinned protocolVersion 2026-07-28"},
+		{"silent", func(int, json.RawMessage) []byte { return nil }, StateBackoff,
+			"startup timeout: no answer to server/discover within 10s (protocolVersion 2026-07-28 is pinned, so there is no fallback to initialize)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := newFakeServer(t, "echo")
+				srv.discover = tt.discover
+				h := startFake(t, srv, ServerSpec{ProtocolVersion: protocol.ModernVersion, StartupTimeout: 10 * time.Second})
+				ctx, cancel := context.WithTimeout(context.Background(), 11*time.Second)
+				defer cancel()
+				for {
+					ch := h.rt.StatusChanged()
+					if st := h.status(); st.State == tt.state {
+						if st.LastError != tt.lastError {
+							t.Errorf("last error %q, want %q", st.LastError, tt.lastError)
+						}
+						break
+					}
+					select {
+					case <-ch:
+					case <-ctx.Done():
+						t.Fatalf("state %s (%s), want %s", h.status().State, h.status().LastError, tt.state)
+					}
+				}
+				if n := len(h.srv.last().sent(protocol.MethodInitialize)); n != 0 {
+					t.Errorf("%d initialize sent, want none", n)
+				}
+			})
+		})
+	}
+}

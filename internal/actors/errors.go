@@ -26,4 +26,8 @@ var (
 	// ErrLegacySubscribe: SubscribeResource was asked of a server that is
 	// not modern; a legacy server takes resources/subscribe.
 	ErrLegacySubscribe = errors.New("not a modern server: use resources/subscribe")
+	// ErrNameCollision: servers that expose their tools by their own names
+	// (ServerSpec.Unprefixed) would expose one name twice, or a name that
+	// is the host's or reads as namespaced.
+	ErrNameCollision = errors.New("name collision")
 )

@@ -34,6 +34,10 @@ type fakeServer struct {
 	// frame to write, or nil to stay silent. Unset: -32601, as a legacy
 	// server answers an unknown method.
 	discover func(n int, id json.RawMessage) []byte
+	// initVersion, when set, is the protocolVersion initialize answers;
+	// unset: the requested one when it is a legacy version we speak, as a
+	// server that supports it must answer, else protocol.ProtocolVersion.
+	initVersion string
 	// ttlMs, when set, is the ttlMs of every tools/list result.
 	ttlMs  *int64
 	conns  []*fakeConn
@@ -211,6 +215,7 @@ func (c *fakeConn) serve(m outMsg) {
 	initErr := c.srv.initErr
 	discover := c.srv.discover
 	ttl := c.srv.ttlMs
+	initVersion := c.srv.initVersion
 	c.srv.mu.Unlock()
 	switch msg.Method {
 	case protocol.MethodServerDiscover:
@@ -230,8 +235,16 @@ func (c *fakeConn) serve(m outMsg) {
 				return
 			}
 		}
+		if initVersion == "" {
+			var p protocol.InitializeParams
+			_ = json.Unmarshal(msg.Params, &p)
+			initVersion = protocol.ProtocolVersion
+			if slices.Contains(protocol.SupportedVersions, p.ProtocolVersion) {
+				initVersion = p.ProtocolVersion
+			}
+		}
 		c.result(msg.ID, map[string]any{
-			"protocolVersion": protocol.ProtocolVersion,
+			"protocolVersion": initVersion,
 			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
 			"serverInfo":      map[string]any{"name": "fake", "version": "1"},
 		})

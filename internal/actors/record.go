@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,12 +76,13 @@ func (a *serverActor) recordCatalog(cat *catalog) {
 	})}, nil)
 }
 
-// ToolRecords turns tools into their journal records.
+// ToolRecords turns tools into their journal records. A record's name is
+// always the namespaced one, whatever name the tool is exposed under.
 func ToolRecords(tools []Tool) []persistence.ToolRecord {
 	out := make([]persistence.ToolRecord, len(tools))
 	for i, t := range tools {
 		r := persistence.ToolRecord{
-			Name: t.Name, Tool: t.Tool, Title: t.Title, Description: t.Description,
+			Name: ToolName(t.Server, t.Tool), Tool: t.Tool, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Meta: t.Meta,
 			Destructive: t.Destructive, TaskSupport: t.TaskSupport,
 		}
@@ -119,11 +121,13 @@ func ToolsFromRecords(server string, recs []persistence.ToolRecord) []Tool {
 	return out
 }
 
-// restoredCatalog is a catalog rebuilt from a server's last known tools.
-func restoredCatalog(tools []Tool) *catalog {
-	c := &catalog{tools: tools, byName: make(map[string]int, len(tools))}
-	for i := range tools {
-		c.byName[tools[i].Tool] = i
+// restoredCatalog is a catalog rebuilt from a server's last known tools,
+// named as spec exposes them. tools is not changed.
+func restoredCatalog(spec *ServerSpec, tools []Tool) *catalog {
+	c := &catalog{tools: slices.Clone(tools), byName: make(map[string]int, len(tools))}
+	for i := range c.tools {
+		c.tools[i].Name = exposedName(spec, c.tools[i].Tool)
+		c.byName[c.tools[i].Tool] = i
 	}
 	return c
 }

@@ -208,6 +208,7 @@ func (g *registryActor) register(specs []ServerSpec) regReply {
 				s.byName[e.name] = e
 			}
 		})
+		g.rt.notifyExposure(nil)
 	}
 	return rep
 }
@@ -231,7 +232,7 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	if len(spec.LastCatalog) > 0 {
 		// The last known catalog answers Tools at once, marked unavailable
 		// until the server has listed its tools again.
-		e.catalog.Store(restoredCatalog(spec.LastCatalog))
+		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog))
 	}
 	e.log = discardLog{}
 	if g.rt.logDir != "" {
@@ -262,6 +263,7 @@ func (g *registryActor) remove(name string, why error) *serverEntry {
 		}
 		delete(s.byName, name)
 	})
+	g.rt.notifyExposure(nil)
 	g.rt.send(e.pid, &stopServerMsg{err: why})
 	return e
 }

@@ -47,6 +47,11 @@ type Options struct {
 	// in the server's actor: they must not block.
 	Notifications map[string]func(server string, params json.RawMessage)
 
+	// HostTool reports whether name is one of the host's own tools: an
+	// unprefixed server's tool of that name is reachable only by its
+	// namespaced name (exposure.go). nil: the host has none.
+	HostTool func(name string) bool
+
 	// dial replaces how stdio servers are started (nil: dialStdio). It is
 	// the package's test seam: a fake connection scripts the server.
 	dial dialFunc
@@ -81,6 +86,7 @@ type Runtime struct {
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
 	dial       dialFunc
+	hostTool   func(string) bool
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
 }
@@ -116,6 +122,7 @@ func New(opts Options) *Runtime {
 		handlers:   opts.Handlers,
 		notify:     opts.Notifications,
 		dial:       opts.dial,
+		hostTool:   opts.HostTool,
 	}
 	if r.dial == nil {
 		r.dial = dialStdio

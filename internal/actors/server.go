@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ type serverActor struct {
 	known        []string
 	cat          *catalog
 	warnings     []string
+	exposure     []string // why some tools are not exposed by their own names (exposure.go)
 	banners      uint64
 
 	serving map[string]*serving // server requests a handler is at work on, by id
@@ -87,7 +89,7 @@ func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverAct
 		log:       entry.log,
 		slog:      rt.logger.With("server", spec.Name),
 		restarter: supervision.NewRestarter(spec.Restart),
-		known:     restoredCatalog(spec.LastCatalog).names(),
+		known:     restoredCatalog(&spec, spec.LastCatalog).names(),
 	}
 }
 
@@ -163,6 +165,8 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onCatalogExpired(m)
 	case *resourceSubMsg:
 		a.onResourceSub(m)
+	case *exposureChanged:
+		a.onExposureChanged()
 	case *relistenTick:
 		if m.gen == a.gen && a.state == StateReady && a.listenID == 0 {
 			a.relisten = nil
@@ -171,7 +175,12 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *startupTimeout:
 		if m.gen == a.gen && (a.state == StateStarting || a.state == StateInitializing) {
 			a.logLifecycle("startup timeout after %s", a.spec.StartupTimeout)
-			a.fail(fmt.Errorf("startup timeout: no complete handshake within %s", a.spec.StartupTimeout), false)
+			err := fmt.Errorf("startup timeout: no complete handshake within %s", a.spec.StartupTimeout)
+			if a.probeID != 0 && a.spec.ProtocolVersion != "" {
+				err = fmt.Errorf("startup timeout: no answer to server/discover within %s (protocolVersion %s is pinned, so there is no fallback to initialize)",
+					a.spec.StartupTimeout, a.spec.ProtocolVersion)
+			}
+			a.fail(err, false)
 		}
 	case *retryTick:
 		if m.gen == a.gen && a.state == StateBackoff {
@@ -228,7 +237,7 @@ func (a *serverActor) publish() {
 		Since:        a.since,
 		LastError:    a.lastErr,
 		Restarts:     a.restarter.Restarts(),
-		Warnings:     a.warnings,
+		Warnings:     a.statusWarnings(),
 		BannerLines:  a.banners,
 	}
 	if a.spec.Auth != nil {
@@ -254,6 +263,14 @@ func (a *serverActor) publish() {
 		st.Tools = len(a.cat.tools)
 	}
 	a.entry.setStatus(st)
+}
+
+// statusWarnings are the catalog's warnings, then the exposure's.
+func (a *serverActor) statusWarnings() []string {
+	if len(a.exposure) == 0 {
+		return a.warnings
+	}
+	return append(slices.Clip(a.warnings), a.exposure...)
 }
 
 func (a *serverActor) after(d time.Duration, msg any) *time.Timer {

@@ -77,9 +77,20 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 }
 
 // handshake finds the server's era (era.go): server/discover, then either
-// the modern path (tools/list with _meta) or initialize.
+// the modern path (tools/list with _meta) or initialize. A pinned
+// revision (ServerSpec.ProtocolVersion) decides the era instead.
 func (a *serverActor) handshake() {
 	a.era, a.probes, a.probeID = nil, 0, 0
+	if v := a.spec.ProtocolVersion; v != "" {
+		if pinnedModern(v) {
+			a.logLifecycle("protocol %s pinned: server/discover, no fallback to initialize", v)
+			a.probe(v)
+		} else {
+			a.logLifecycle("protocol %s pinned: initialize, no server/discover", v)
+			a.initialize()
+		}
+		return
+	}
 	if a.knownLegacy() {
 		a.initialize()
 		return
@@ -87,9 +98,18 @@ func (a *serverActor) handshake() {
 	a.probe(protocol.ModernVersion)
 }
 
-// initialize starts the legacy handshake.
+// initialize starts the legacy handshake, at the pinned revision if the
+// spec pins a legacy one.
 func (a *serverActor) initialize() {
-	a.request(reqInitialize, protocol.MethodInitialize, a.rt.initParams)
+	params := a.rt.initParams
+	if v := a.spec.ProtocolVersion; v != "" && !pinnedModern(v) {
+		params, _ = json.Marshal(protocol.InitializeParams{ // static types: cannot fail
+			ProtocolVersion: v,
+			Capabilities:    a.rt.caps,
+			ClientInfo:      a.rt.info,
+		})
+	}
+	a.request(reqInitialize, protocol.MethodInitialize, params)
 }
 
 // request sends one host-initiated request (initialize, tools/list), with
@@ -134,7 +154,16 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 		a.fail(fmt.Errorf("initialize: %w", err), true)
 		return
 	}
-	if older {
+	if pin := a.spec.ProtocolVersion; pin != "" && res.ProtocolVersion != pin {
+		// The spec has a server that supports the requested revision
+		// answer with it: this one does not speak the pinned revision.
+		err := fmt.Errorf("initialize: %w: the server answered protocol %s to the pinned protocolVersion %s",
+			protocol.ErrUnsupportedVersion, res.ProtocolVersion, pin)
+		a.logLifecycle("initialize refused: %v", err)
+		a.fail(err, true)
+		return
+	}
+	if older && a.spec.ProtocolVersion == "" {
 		a.slog.Warn("server negotiated an older protocol revision", "version", res.ProtocolVersion, "ours", protocol.ProtocolVersion)
 		a.logLifecycle("warning: server negotiated older protocol revision %s (we speak %s)", res.ProtocolVersion, protocol.ProtocolVersion)
 	}
@@ -231,6 +260,10 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	a.recordCatalog(cat)
 	if a.state == StateReady {
 		a.entry.fast.Store(a.fastPath())
+	}
+	if a.spec.Unprefixed && !a.spec.Hidden {
+		a.checkExposure()
+		a.rt.notifyExposure(a.entry) // the names this server claims changed
 	}
 	a.publish()
 	a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})

@@ -210,6 +210,12 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 		return
 	}
 	a.spec.Enabled = m.enabled
+	if a.spec.Unprefixed && !a.spec.Hidden {
+		// Published with the state below; the others see this server's
+		// names come or go once its status says enabled or not.
+		a.checkExposure()
+		defer a.rt.notifyExposure(a.entry)
+	}
 	if m.enabled {
 		if a.state == StateDisabled || a.state == StateFailed || a.state == StateNeedsAuth {
 			a.restarter.Reset()

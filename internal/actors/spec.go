@@ -78,6 +78,16 @@ type ServerSpec struct {
 	MaxTools       int // 0: no cap
 	MaxDescription int // bytes; 0: DefaultMaxDescription; <0: no cap
 
+	// Unprefixed exposes the server's tools under their own names rather
+	// than mcp__<server>__<tool> (exposure.go); the namespaced name still
+	// reaches them.
+	Unprefixed bool
+	// ProtocolVersion pins the revision spoken: "" detects the era (era.go);
+	// one of protocol.SupportedVersions skips the probe and initializes at
+	// that revision; one of protocol.ModernVersions probes with it and
+	// never falls back to initialize.
+	ProtocolVersion string
+
 	MaxFrame   int // bytes; 0: DefaultMaxFrame
 	WriteQueue int // frames; 0: DefaultWriteQueue
 

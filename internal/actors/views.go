@@ -8,15 +8,19 @@ import (
 )
 
 // Tools lists the tools of every enabled server that has listed them (its
-// last known catalog while it restarts), in registration order.
+// last known catalog while it restarts), in registration order, each under
+// the name it is exposed by: an unprefixed server's tools that another
+// server's hide are left out (exposure.go).
 func (r *Runtime) Tools() []Tool {
 	var out []Tool
-	for _, e := range r.snap.Load().order {
+	snap := r.snap.Load()
+	owners := r.bareOwners(snap)
+	for _, e := range snap.order {
 		st := e.status.Load()
 		if e.spec.Hidden || st == nil || !st.Enabled || st.State == StateFailed || st.State == StateStopped || st.State == StateDisabled {
 			continue
 		}
-		out = appendTools(out, e, st)
+		out = appendTools(out, e, st, owners)
 	}
 	return out
 }
@@ -32,7 +36,8 @@ func (r *Runtime) ToolsOf(prefix []Tool, servers func(name string) bool) []Tool 
 	}
 	var picked []pick
 	n := 0
-	for _, e := range r.snap.Load().order {
+	snap := r.snap.Load()
+	for _, e := range snap.order {
 		if e.spec.Hidden || !servers(e.name) {
 			continue
 		}
@@ -48,22 +53,34 @@ func (r *Runtime) ToolsOf(prefix []Tool, servers func(name string) bool) []Tool 
 	// One allocation of the final size: the tools are copied once.
 	out := make([]Tool, 0, len(prefix)+n)
 	out = append(out, prefix...)
+	var owners map[string]string // whole-host: a name's owner does not depend on the view
 	for _, p := range picked {
-		out = appendTools(out, p.e, p.st)
+		if p.e.spec.Unprefixed && owners == nil {
+			owners = r.bareOwners(snap)
+		}
+		out = appendTools(out, p.e, p.st, owners)
 	}
 	return out
 }
 
 // appendTools appends e's catalog, each tool marked available when the
 // server is ready (a restored or last known catalog is listed, not callable
-// yet).
-func appendTools(out []Tool, e *serverEntry, st *ServerStatus) []Tool {
+// yet). An unprefixed server's tools are those owners says it exposes.
+func appendTools(out []Tool, e *serverEntry, st *ServerStatus, owners map[string]string) []Tool {
 	cat := e.catalog.Load()
 	if cat == nil {
 		return out
 	}
 	n := len(out)
-	out = append(out, cat.tools...)
+	if e.spec.Unprefixed {
+		for i := range cat.tools {
+			if listed(e, &cat.tools[i], owners) {
+				out = append(out, cat.tools[i])
+			}
+		}
+	} else {
+		out = append(out, cat.tools...)
+	}
 	if st.State == StateReady {
 		for i := n; i < len(out); i++ {
 			out[i].Available = true

@@ -339,3 +339,80 @@ func TestParseHeadersHelper(t *testing.T) {
 		})
 	}
 }
+
+func TestParsePrefix(t *testing.T) {
+	off, on := false, true
+	tests := []struct {
+		name, value string
+		want        *bool
+		wantErr     []string
+	}{
+		{"absent", "", nil, nil},
+		{"null is absent", `null`, nil, nil},
+		{"false", `false`, &off, nil},
+		{"true", `true`, &on, nil},
+		{"a string", `"false"`, nil, []string{`config: server "s": field "prefix": want true or false, got a string`}},
+		{"a number", `0`, nil, []string{`config: server "s": field "prefix": want true or false, got a number`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entry := `{"command": "x"}`
+			if tt.value != "" {
+				entry = `{"command": "x", "prefix": ` + tt.value + `}`
+			}
+			f, err := Parse("", []byte(`{"mcpServers": {"s": `+entry+`}}`), Options{})
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+				if !errors.Is(err, ErrInvalid) {
+					t.Errorf("errors.Is(err, ErrInvalid) = false for %v", err)
+				}
+			}
+			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
+				t.Fatalf("Parse error lines (-want +got):\n%s", diff)
+			}
+			if err == nil {
+				if diff := cmp.Diff(tt.want, f.Servers[0].Prefix); diff != "" {
+					t.Errorf("Prefix (-want +got):\n%s", diff)
+				}
+				if len(f.Warnings) > 0 {
+					t.Errorf("warnings %q, want none: prefix is a known field", f.Warnings)
+				}
+			}
+		})
+	}
+}
+
+func TestParseProtocolVersion(t *testing.T) {
+	const accepted = "2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+	tests := []struct {
+		name, entry string
+		wantErr     []string
+	}{
+		{"absent", `{"command": "x"}`, nil},
+		{"legacy", `{"command": "x", "protocolVersion": "2025-11-25"}`, nil},
+		{"oldest legacy", `{"command": "x", "protocolVersion": "2024-11-05"}`, nil},
+		{"modern", `{"command": "x", "protocolVersion": "2026-07-28"}`, nil},
+		{"modern over http", `{"url": "https://x.example/mcp", "protocolVersion": "2026-07-28"}`, nil},
+		{"legacy over sse", `{"type": "sse", "url": "https://x.example/sse", "protocolVersion": "2024-11-05"}`, nil},
+		{"unknown", `{"command": "x", "protocolVersion": "2025-01-01"}`,
+			[]string{`config: server "s": field "protocolVersion": unknown protocol version "2025-01-01" (want one of ` + accepted + `, or leave it out to detect the era)`}},
+		{"empty string", `{"command": "x", "protocolVersion": ""}`, nil},
+		{"not a string", `{"command": "x", "protocolVersion": 20251125}`,
+			[]string{`config: server "s": field "protocolVersion": want a string, got a number`}},
+		{"modern over sse", `{"type": "sse", "url": "https://x.example/sse", "protocolVersion": "2026-07-28"}`,
+			[]string{`config: server "s": field "protocolVersion": 2026-07-28 is not spoken over the legacy sse transport (want one of 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("", []byte(`{"mcpServers": {"s": `+tt.entry+`}}`), Options{})
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
+				t.Errorf("Parse error lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -6,8 +6,9 @@
 // (Claude Code, Cursor, Gemini CLI) or "servers" object (VS Code), type
 // aliases ("streamable-http"), Gemini CLI's "httpUrl", "api_key" for
 // "apiKey", "enabled" and "disabled", Claude Code's "oauth" object and
-// "headersHelper", and the fields other tools define that are ignored with
-// a warning. Its errors are one line each, naming the
+// "headersHelper", mcpvisor's own fields ("prefix", "protocolVersion",
+// "includeTools" and the like), and the fields other tools define that are
+// ignored with a warning. Its errors are one line each, naming the
 // server and the field, and wrap ErrInvalid.
 //
 //	f, err := configfile.Parse("mcp.json", data, configfile.Options{Lookup: os.LookupEnv})

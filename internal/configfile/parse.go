@@ -249,6 +249,13 @@ func decodeServer(name string, raw json.RawMessage) (Server, []string, []*Error)
 			err = decodeBoolField(&sc, m, &sc.AllowPrivate)
 		case "inheritEnv":
 			err = decodeBoolField(&sc, m, &sc.InheritEnv)
+		case "prefix":
+			sc.Prefix = new(bool)
+			if err = decodeBoolField(&sc, m, sc.Prefix); err != nil {
+				sc.Prefix = nil
+			}
+		case "protocolVersion":
+			err = decodeStringField(&sc, m, &sc.ProtocolVersion)
 		default:
 			if note, ok := unsupportedFields[m.key]; ok {
 				warnings = append(warnings, fmt.Sprintf("server %q: field %q is not supported by mcpvisor, ignored%s", name, m.key, note))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Server is one server entry as the file gives it, after the decoding that
@@ -51,6 +52,12 @@ type Server struct {
 
 	AllowPrivate bool
 	InheritEnv   bool
+
+	// Prefix is "prefix" as written: nil when absent. False exposes the
+	// server's tools and prompts under their own names.
+	Prefix *bool
+	// ProtocolVersion pins the protocol revision ("" detects the era).
+	ProtocolVersion string
 }
 
 // Options are what checking an entry needs beyond the entry itself.
@@ -197,6 +204,16 @@ func (c Server) Validate(opts Options) []*Error {
 	default:
 		add("logLevel", "must be one of debug, info, notice, warning, error, critical, alert, emergency; got %q", c.LogLevel)
 	}
+	if c.ProtocolVersion != "" {
+		switch {
+		case !slices.Contains(protocol.SupportedVersions, c.ProtocolVersion) && !slices.Contains(protocol.ModernVersions, c.ProtocolVersion):
+			add("protocolVersion", "unknown protocol version %q (want one of %s, or leave it out to detect the era)",
+				c.ProtocolVersion, strings.Join(ProtocolVersions(), ", "))
+		case known && transport == actors.TransportSSE && slices.Contains(protocol.ModernVersions, c.ProtocolVersion):
+			add("protocolVersion", "%s is not spoken over the legacy sse transport (want one of %s)",
+				c.ProtocolVersion, strings.Join(protocol.SupportedVersions, ", "))
+		}
+	}
 	if c.MaxTools < 0 {
 		add("maxTools", "must be 0 (no cap) or more, got %d", c.MaxTools)
 	}
@@ -222,6 +239,12 @@ func (c Server) Validate(opts Options) []*Error {
 		}
 	}
 	return errs
+}
+
+// ProtocolVersions lists the values "protocolVersion" accepts, newest
+// first: the modern revisions, then those of the initialize handshake.
+func ProtocolVersions() []string {
+	return append(slices.Clone(protocol.ModernVersions), protocol.SupportedVersions...)
 }
 
 type fieldValue struct{ field, value string }
