@@ -72,6 +72,21 @@ func TestAskersPick(t *testing.T) {
 	as.remove(e1)
 	as.remove(e2)
 
+	// Two clients of one scope (a gateway's modern clients) never share a
+	// question either.
+	c1, c2 := newAsker("s", "modern"), newAsker("s", "modern")
+	c1.client, c2.client = "client-1", "client-2"
+	as.add(c1)
+	as.add(c2)
+	if a := as.pick("s", "", askerElicits, pending(2)); a != nil {
+		t.Fatal("picked one of two clients' calls in one scope")
+	}
+	as.remove(c1)
+	if a := as.pick("s", "", askerElicits, pending(1)); a != c2 {
+		t.Fatal("the remaining client's call was not picked")
+	}
+	as.remove(c2)
+
 	// A call that can only elicit is never picked for sampling, and counts
 	// as someone else's request in flight.
 	sampler := newAsker("s", "one")

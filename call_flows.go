@@ -11,7 +11,7 @@ func (h *Host) flowStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		o := c.Options
 		if o.Elicitation != nil || o.Sampling != nil {
-			c.asker = &asker{ctx: ctx, server: c.Server, scope: c.Scope, handle: o.Elicitation, sample: o.Sampling}
+			c.asker = &asker{ctx: ctx, server: c.Server, scope: c.Scope, client: o.Client, handle: o.Elicitation, sample: o.Sampling}
 			h.askers.add(c.asker)
 			defer h.askers.remove(c.asker)
 		}

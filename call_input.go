@@ -34,10 +34,20 @@ var ErrInputRounds = errors.New("too many input rounds")
 // server's, so no call timeout runs while they do.
 func (h *Host) inputStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
+		if r := c.Options.Resume; len(r) > 0 {
+			input, err := resumeMembers(r)
+			if err != nil {
+				return nil, err
+			}
+			c.input = input
+		}
 		for round := 1; ; round++ {
 			res, err := next(ctx, c)
 			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) {
 				return res, err
+			}
+			if c.Options.PassInput {
+				return &Result{Type: ResultString, Raw: c.raw, InputRequired: true}, nil
 			}
 			if c.input, err = h.inputRound(ctx, c.Server, c.asker, c.raw, round); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Tool, err)
@@ -119,6 +129,30 @@ func (h *Host) fulfil(ctx context.Context, server string, owner *asker, req prot
 		return h.serveRoots(ctx, actors.ServerRequest{Server: server, Method: req.Method, Params: req.Params})
 	}
 	return nil, fmt.Errorf("unknown input request method %q", req.Method)
+}
+
+// resumeMembers returns the members of a client's retry that answer an
+// input_required result (CallOptions.Resume): inputResponses and
+// requestState, byte for byte; other members are left out.
+func resumeMembers(resume json.RawMessage) (json.RawMessage, error) {
+	var r struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+	}
+	if err := json.Unmarshal(resume, &r); err != nil {
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "the retry's inputResponses or requestState: " + err.Error()}
+	}
+	var out []byte
+	if len(r.InputResponses) > 0 {
+		out = append(append(out, `"inputResponses":`...), r.InputResponses...)
+	}
+	if len(r.RequestState) > 0 {
+		if len(out) > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(out, `"requestState":`...), r.RequestState...)
+	}
+	return out, nil
 }
 
 // withInput returns a request's params with one round's members added.

@@ -108,6 +108,26 @@ type CallOptions struct {
 	// a gateway forwards them to the client that made the call. The host
 	// declares sampling with Options.Sampling or Options.CallSampling.
 	Sampling SamplingHandler
+	// ClientCapabilities, for a gateway in front of a modern client, are
+	// that client's capabilities (a ClientCapabilities object): a modern
+	// server is told them in place of the host's, so it asks only for what
+	// the client can give. A legacy server learnt the host's at initialize.
+	ClientCapabilities json.RawMessage
+	// Client names the client behind the handlers when callers of one
+	// scope are different clients (a gateway's modern clients share a
+	// scope). A server's request is the call's only when every call in
+	// flight on the server's connection with a handler has the same scope
+	// and Client: one client's question never reaches another.
+	Client string
+	// PassInput returns a modern server's input_required result to the
+	// caller as the server wrote it (Result.InputRequired, Result.Raw)
+	// instead of fulfilling it with the handlers: a gateway hands it to its
+	// own modern client, which answers and retries (Resume).
+	PassInput bool
+	// Resume is a retry's answer to an earlier input_required result: the
+	// JSON object {"inputResponses":…,"requestState":…} of the client's
+	// retry, whose members reach the server as they are.
+	Resume json.RawMessage
 }
 
 // URLElicitationRequiredError is a server's -32042 answer: the call needs
@@ -264,6 +284,7 @@ type asker struct {
 	ctx    context.Context // the call's
 	server string
 	scope  Scope
+	client string // CallOptions.Client
 	handle ElicitationHandler
 	sample SamplingHandler
 	task   atomic.Pointer[string] // the call's task id, once it runs as one
@@ -321,8 +342,8 @@ func (as *askers) pick(server, task string, can func(*asker) bool, pending func(
 	}
 	first := list[0]
 	for _, a := range list[1:] {
-		if a.scope != first.scope || first.scope.Session == "" {
-			return nil // two sessions, or two of the embedder's own calls
+		if a.scope != first.scope || a.client != first.client || first.scope.Session == "" {
+			return nil // two sessions or clients, or two of the embedder's own calls
 		}
 	}
 	if pending() > len(list) {

@@ -144,7 +144,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 			tool = actors.ToolName(name, c.Name)
 		}
 	}
-	raw, err := h.rt.Call(ctx, tool, c.Arguments, traceMeta(ctx), ro)
+	raw, err := h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	c.raw = raw
 	return nil, err
 }

@@ -40,6 +40,9 @@ type Result struct {
 	Raw     json.RawMessage `json:"-"`                           // the whole CallToolResult as received
 	Media   []MediaFile     `json:"media,omitempty"`             // the media items saved, in content order
 	Task    *TaskInfo       `json:"task,omitempty"`              // a detached task's handle (CallOptions.Detached); Text says so
+	// InputRequired: the server asked for input and CallOptions.PassInput
+	// returned its input_required result, in Raw, to the caller.
+	InputRequired bool `json:"inputRequired,omitempty"`
 
 	rendered bool // Text is the markdown of the media store (see mediaStore.render)
 }

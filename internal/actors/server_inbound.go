@@ -126,6 +126,9 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		}
 		a.log.Write(logLevelTag(p.Level), text)
 		a.slog.Debug("server log", "level", p.Level, "text", text)
+		// Observers (a gateway forwarding logs to its clients) see it too;
+		// the server's log file is its record, so it is not journaled.
+		a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 	case protocol.MethodToolsListChanged:
 		if a.state != StateReady {
 			return
