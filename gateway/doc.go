@@ -1,6 +1,7 @@
 // Package gateway serves every server a mcpvisor Host supervises as one MCP
-// server (revision 2025-11-25), so any MCP client (Claude Code, Cursor, an
-// SDK) can use them all through one endpoint:
+// server, to clients of both eras at once (2026-07-28 without sessions, and
+// 2025-11-25 back to 2024-11-05 through initialize), so any MCP client
+// (Claude Code, Cursor, an SDK) can use them all through one endpoint:
 //
 //	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg})
 //	if err != nil {
@@ -46,6 +47,32 @@
 // before the server sees it, and a call cancelled while its question is
 // open withdraws the question (notifications/cancelled). Any other
 // elicitation waits in the host's inbox (mcpvisor.Options.Inbox).
+//
+// Modern clients (2026-07-28) send no initialize and have no session: a
+// POST without Mcp-Session-Id that is not a legacy initialize is theirs.
+// Each request's _meta (protocol version, client capabilities) and its
+// SEP-2243 headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name,
+// Mcp-Param-* of a tool's x-mcp-header) are validated, with the HTTP
+// statuses and error codes of the revision (-32020, -32021, -32022; 404
+// and -32601 for legacy-only methods such as initialize and ping).
+// server/discover lists both eras; results carry resultType, the
+// gateway's serverInfo in _meta and, on lists, cache hints (ttlMs 0,
+// private: what a client sees depends on its grants and the servers'
+// states); subscriptions/listen streams list changes and resource updates
+// tagged with the request's id. A modern server's input_required result
+// goes to the client as the server wrote it, with the client's own
+// capabilities told to the server, and the retry may reach any replica: no
+// modern request depends on state a replica keeps. Modern clients share
+// one host session (activate_tools grants are the journal's). A legacy
+// server's requests during a modern client's call are bridged: they become
+// input_required rounds whose requestState is sealed (Options.StateKey);
+// that call lives in the replica that started it until the client's last
+// retry or Options.InputTimeout.
+//
+// A server configured with "prefix": false keeps its own tool and prompt
+// names (mcpvisor.ServerConfig.Prefix). completion/complete goes to the
+// server that owns the prompt or resource. A server's log messages reach
+// the legacy sessions that asked for their level (logging/setLevel).
 //
 // The HTTP transport validates Origin (403) and forwards no inbound
 // header, Authorization included, anywhere.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -73,6 +74,14 @@ type Options struct {
 	// (http://localhost:3000, http://127.0.0.1, http://[::1]). A request
 	// with any other Origin is refused with 403.
 	AllowedOrigins []string
+	// StateKey seals the requestState of a modern client's call to a
+	// legacy server (AES-GCM; 16, 24 or 32 bytes), so a client cannot forge
+	// or alter it. Replicas behind one address share it. Empty: a random
+	// key of this gateway's own. New panics on another length.
+	StateKey []byte
+	// InputTimeout is how long such a call waits for the client's retry
+	// with its answers before it is cancelled. Zero: DefaultInputTimeout.
+	InputTimeout time.Duration
 }
 
 // Gateway serves every tool of a Host as one MCP server (revision
@@ -96,7 +105,14 @@ type Gateway struct {
 	sessions map[string]*session // HTTP sessions by id
 	local    map[*session]bool   // stdio sessions
 	closed   bool
+	done     chan struct{}  // closed by Close
 	wg       sync.WaitGroup // request handlers and idle sweeps running
+
+	listeners   map[*listener]bool // open subscriptions/listen streams
+	bridges     map[string]*bridge // legacy-server calls awaiting a modern client's input, by id
+	stateOnce   sync.Once
+	aead        cipher.AEAD // seals requestStates (stateAEAD)
+	modernTools string      // the tools modern clients were last told of
 
 	unsubscribe func() // from the host's events
 }
@@ -112,6 +128,12 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	switch len(opts.StateKey) {
+	case 0, 16, 24, 32:
+		opts.StateKey = slices.Clone(opts.StateKey)
+	default:
+		panic(errStateKey)
+	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
@@ -119,7 +141,7 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 		opts.MaxSessions = DefaultMaxSessions
 	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger, now: time.Now,
-		sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}}
+		sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}, done: make(chan struct{})}
 	if opts.IdleTimeout > 0 {
 		g.sweep = time.AfterFunc(sweepInterval(opts.IdleTimeout), g.sweepIdle)
 	}
@@ -135,6 +157,9 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 func (g *Gateway) Close() error {
 	g.unsubscribe()
 	g.mu.Lock()
+	if !g.closed {
+		close(g.done)
+	}
 	g.closed = true
 	if g.sweep != nil {
 		g.sweep.Stop()
@@ -147,6 +172,9 @@ func (g *Gateway) Close() error {
 		sessions = append(sessions, s)
 	}
 	g.sessions = map[string]*session{}
+	for _, b := range g.bridges {
+		b.s.cancel()
+	}
 	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
@@ -166,13 +194,14 @@ func (g *Gateway) observe(ev mcpvisor.Event) {
 	case mcpvisor.EventTools, mcpvisor.EventState:
 	case mcpvisor.EventNotification:
 		switch ev.Method {
-		case protocol.MethodResourcesUpdated, protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged:
+		case protocol.MethodResourcesUpdated, protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged, protocol.MethodLoggingMessage:
 		default:
 			return
 		}
 	default:
 		return
 	}
+	g.notifyListeners(ev)
 	g.mu.Lock()
 	sessions := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
@@ -217,6 +246,14 @@ type session struct {
 
 	nextOut atomic.Int64 // ids of the requests sent to the client
 
+	// modern: a request of a 2026-07-28 client, which lives as long as
+	// the request; rawCaps are the capabilities its _meta declares.
+	modern  bool
+	rawCaps json.RawMessage
+	// bridge: a modern client's call to a legacy server, whose requests
+	// to the client become input_required rounds (see bridge).
+	bridge bool
+
 	// busy counts the HTTP requests and GET streams in progress; used is
 	// when the last one ended (unix ns). An idle session may expire.
 	busy atomic.Int32
@@ -224,6 +261,7 @@ type session struct {
 
 	mu       sync.Mutex
 	caps     clientCaps                       // from initialize
+	level    int                              // logging/setLevel's rank (levelRank); 0: no log messages
 	inflight map[string]context.CancelFunc    // raw request id → cancel
 	outbound map[string]chan protocol.Message // requests to the client, by id
 	owners   map[string]string                // resource URI → the server that listed it
@@ -368,6 +406,12 @@ func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func(
 		return s.listPrompts(ctx, msg)
 	case protocol.MethodPromptsGet:
 		return s.getPrompt(ctx, msg)
+	case protocol.MethodCompletionComplete:
+		return s.complete(ctx, msg)
+	case protocol.MethodServerDiscover:
+		if s.modern {
+			return s.discover(msg)
+		}
 	}
 	return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
 }
@@ -386,15 +430,22 @@ func (s *session) initialize(msg protocol.Message) []byte {
 	s.mu.Unlock()
 	return result(msg.ID, protocol.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities: protocol.ServerCapabilities{
-			Tools:     &protocol.ListChangedCapability{ListChanged: true},
-			Resources: &protocol.ResourcesCapability{Subscribe: true, ListChanged: true},
-			Prompts:   &protocol.ListChangedCapability{ListChanged: true},
-			Logging:   json.RawMessage(`{}`),
-		},
-		ServerInfo:   protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()},
-		Instructions: s.hs.Catalog(),
+		Capabilities:    s.g.capabilities(),
+		ServerInfo:      s.g.info(),
+		Instructions:    s.hs.Catalog(),
 	})
+}
+
+// capabilities are the gateway's, in both eras: what it serves of every
+// server behind it.
+func (g *Gateway) capabilities() protocol.ServerCapabilities {
+	return protocol.ServerCapabilities{
+		Tools:       &protocol.ListChangedCapability{ListChanged: true},
+		Resources:   &protocol.ResourcesCapability{Subscribe: true, ListChanged: true},
+		Prompts:     &protocol.ListChangedCapability{ListChanged: true},
+		Logging:     json.RawMessage(`{}`),
+		Completions: json.RawMessage(`{}`),
+	}
 }
 
 func (s *session) listTools(msg protocol.Message) []byte {
@@ -433,8 +484,21 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	if !hostTool && !s.knownServer(p.Name) {
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
-	opts.Elicitation = s.elicitHandler(send)
-	opts.Sampling = s.sampleHandler(send)
+	if s.modern {
+		// The client answers the server's input requests itself and
+		// retries: the server's input_required result goes to it.
+		opts.PassInput, opts.ClientCapabilities = true, s.rawCaps
+		if hasInputMembers(msg.Params) {
+			opts.Resume = msg.Params
+		}
+	}
+	if !s.modern || s.bridge {
+		opts.Elicitation = s.elicitHandler(send)
+		opts.Sampling = s.sampleHandler(send)
+		// Modern clients share a scope: each bridged call is a client of
+		// its own, so a server's question goes to no other call's client.
+		opts.Client = s.id
+	}
 	if hostTool && s.g.opts.ApproveWithClient {
 		opts.Approve = s.approveWithClient(send)
 	}
@@ -450,19 +514,22 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	return protocol.AppendResult(nil, msg.ID, wireResult(res))
 }
 
-// knownServer reports whether tool names a registered server, so a
-// made-up server is an unknown tool, not a group to activate.
+// hasInputMembers reports whether a request's params answer an
+// input_required result (inputResponses or requestState): a retry.
+func hasInputMembers(params json.RawMessage) bool {
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+	}
+	return json.Unmarshal(orEmpty(params), &p) == nil && (len(p.InputResponses) > 0 || len(p.RequestState) > 0)
+}
+
+// knownServer reports whether tool names a registered server's tool
+// (namespaced, or the bare name of a server exposed without a prefix), so
+// a made-up server is an unknown tool, not a group to activate.
 func (s *session) knownServer(tool string) bool {
-	server, _, ok := mcpvisor.SplitToolName(tool)
-	if !ok {
-		return false
-	}
-	for _, st := range s.g.h.Status() {
-		if st.Name == server {
-			return true
-		}
-	}
-	return false
+	_, _, ok := s.g.h.ResolveTool(tool)
+	return ok
 }
 
 // callError turns a host error into the client's answer: a JSON-RPC error

@@ -398,7 +398,7 @@ func TestHTTPSession(t *testing.T) {
 	if r := decode[callResult](t, cfg.Result); !r.IsError {
 		t.Fatalf("activate_tools granted the config group: %s", cfg.Result)
 	}
-	if m := c.rpc(9, "completion/complete", ""); m.Error == nil || m.Error.Code != -32601 {
+	if m := c.rpc(9, "no/such/method", ""); m.Error == nil || m.Error.Code != -32601 {
 		t.Fatalf("unknown method: %+v", m.Error)
 	}
 

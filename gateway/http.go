@@ -51,10 +51,6 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "origin not allowed")
 		return
 	}
-	if v := r.Header.Get(headerVersion); v != "" && !slices.Contains(protocol.SupportedVersions, v) {
-		httpError(w, http.StatusBadRequest, "unsupported "+headerVersion+": "+v)
-		return
-	}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -94,6 +90,13 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentJSON)
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write(protocol.AppendError(nil, nil, protocol.CodeParseError, err.Error(), nil))
+		return
+	}
+	if r.Header.Get(headerSession) == "" && isModernPost(r, msg) {
+		g.serveModern(w, r, msg)
+		return
+	}
+	if !g.legacyVersion(w, r) {
 		return
 	}
 	var s *session
@@ -201,7 +204,20 @@ func (l *lazyStream) finish(resp []byte) bool {
 	return true
 }
 
+// legacyVersion refuses a legacy request whose MCP-Protocol-Version the
+// gateway does not speak (400), and reports whether it may go on.
+func (g *Gateway) legacyVersion(w http.ResponseWriter, r *http.Request) bool {
+	if v := r.Header.Get(headerVersion); v != "" && !slices.Contains(protocol.SupportedVersions, v) {
+		httpError(w, http.StatusBadRequest, "unsupported "+headerVersion+": "+v)
+		return false
+	}
+	return true
+}
+
 func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
+	if !g.legacyVersion(w, r) {
+		return
+	}
 	s := g.lookup(w, r)
 	if s == nil {
 		return
@@ -232,6 +248,9 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) delete(w http.ResponseWriter, r *http.Request) {
+	if !g.legacyVersion(w, r) {
+		return
+	}
 	s := g.lookup(w, r)
 	if s == nil {
 		return

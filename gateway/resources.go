@@ -104,21 +104,33 @@ func (s *session) readResource(ctx context.Context, msg protocol.Message) []byte
 	}
 	var last error
 	for _, server := range s.candidates(p.URI, hasResources) {
-		contents, err := s.g.h.ReadResource(ctx, server, p.URI)
+		raw, err := s.g.h.Forward(ctx, server, msg.Method, msg.Params, s.forwardOptions())
 		if err == nil {
 			s.mu.Lock()
 			s.owners[p.URI] = server
 			s.mu.Unlock()
-			return result(msg.ID, protocol.ReadResourceResult{Contents: contents})
+			return protocol.AppendResult(nil, msg.ID, raw)
 		}
 		last = err
 	}
-	return notFound(msg.ID, "resource", p.URI, last)
+	return s.notFound(msg.ID, "resource", p.URI, last)
+}
+
+// forwardOptions are how the session's requests reach a server: a modern
+// client's with its own capabilities, and the server's input requests
+// passed back to it.
+func (s *session) forwardOptions() mcpvisor.ForwardOptions {
+	if !s.modern {
+		return mcpvisor.ForwardOptions{}
+	}
+	return mcpvisor.ForwardOptions{ClientCapabilities: s.rawCaps, PassInput: true}
 }
 
 // notFound answers a URI or prompt no active server has: the last server's
-// own error when it gave one other than "not found", else -32002.
-func notFound(id json.RawMessage, what, name string, last error) []byte {
+// own error when it gave one other than "not found", else -32002 for a
+// legacy client and -32602 for a modern one (2026-07-28), with the URI in
+// data.
+func (s *session) notFound(id json.RawMessage, what, name string, last error) []byte {
 	var perr *protocol.Error
 	if errors.As(last, &perr) && perr.Code != codeResourceNotFound && perr.Code != protocol.CodeInvalidParams && perr.Code != protocol.CodeMethodNotFound {
 		return protocol.AppendError(nil, id, perr.Code, perr.Message, perr.Data)
@@ -127,7 +139,11 @@ func notFound(id json.RawMessage, what, name string, last error) []byte {
 		return invalidParams(id, "unknown prompt: %s", name)
 	}
 	data, _ := json.Marshal(map[string]string{"uri": name})
-	return protocol.AppendError(nil, id, codeResourceNotFound, "Resource not found", data)
+	code := int64(codeResourceNotFound)
+	if s.modern {
+		code = protocol.CodeInvalidParams
+	}
+	return protocol.AppendError(nil, id, code, "Resource not found: "+name, data)
 }
 
 // subscribe and unsubscribe keep one upstream subscription per server and
@@ -167,7 +183,7 @@ func (s *session) subscribe(ctx context.Context, msg protocol.Message, on bool) 
 	if last == nil {
 		return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "no active server supports resource subscriptions", nil)
 	}
-	return notFound(msg.ID, "resource", p.URI, last)
+	return s.notFound(msg.ID, "resource", p.URI, last)
 }
 
 // hold takes one reference on the upstream subscription to server's uri,
@@ -213,7 +229,7 @@ func (s *session) releaseAll(ctx context.Context) {
 func (s *session) listPrompts(ctx context.Context, msg protocol.Message) []byte {
 	list := gather(ctx, s, msg.Method, hasPrompts, s.g.h.Prompts, func(server string, ps []protocol.Prompt) []protocol.Prompt {
 		for i := range ps {
-			ps[i].Name = mcpvisor.ToolName(server, ps[i].Name)
+			ps[i].Name = s.g.h.PromptName(server, ps[i].Name)
 		}
 		return ps
 	})
@@ -225,19 +241,103 @@ func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Name == "" {
 		return invalidParams(msg.ID, "prompts/get: params must hold a name")
 	}
-	server, name, ok := mcpvisor.SplitToolName(p.Name)
-	if !ok || !slices.Contains(s.providers(hasPrompts), server) {
+	server, name, ok := s.promptOwner(ctx, p.Name)
+	if !ok {
 		return invalidParams(msg.ID, "unknown prompt: %s", p.Name)
 	}
-	res, err := s.g.h.GetPrompt(ctx, server, name, p.Arguments)
+	params := setMember(msg.Params, "name", quote(name), true)
+	raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions())
 	if err != nil {
-		var perr *protocol.Error
-		if errors.As(err, &perr) {
-			return protocol.AppendError(nil, msg.ID, perr.Code, perr.Message, perr.Data)
-		}
-		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, err.Error(), nil)
+		return forwardError(msg.ID, err)
 	}
-	return result(msg.ID, res)
+	return protocol.AppendResult(nil, msg.ID, raw)
+}
+
+// promptOwner finds the active server that serves an exposed prompt name,
+// and the server's own name for it.
+func (s *session) promptOwner(ctx context.Context, exposed string) (server, name string, ok bool) {
+	providers := s.providers(hasPrompts)
+	server, name, ok = s.g.h.ResolvePrompt(exposed)
+	if !ok {
+		// A bare name is known once its server's prompts were listed.
+		for _, p := range providers {
+			if _, err := s.g.h.Prompts(ctx, p); err != nil {
+				s.g.log.Debug("gateway: prompts/list", "server", p, "err", err)
+			}
+		}
+		server, name, ok = s.g.h.ResolvePrompt(exposed)
+	}
+	if !ok || !slices.Contains(providers, server) {
+		return "", "", false
+	}
+	return server, name, true
+}
+
+// forwardError answers a forwarded request that failed: the server's own
+// JSON-RPC error as it sent it, else an internal error saying why.
+func forwardError(id json.RawMessage, err error) []byte {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		return protocol.AppendError(nil, id, perr.Code, perr.Message, perr.Data)
+	}
+	return protocol.AppendError(nil, id, protocol.CodeInternalError, err.Error(), nil)
+}
+
+// complete forwards completion/complete to the server that owns the
+// reference: a prompt's server, or for a resource template the servers
+// that list resources, first to answer. With no server to ask, the
+// completion is empty.
+func (s *session) complete(ctx context.Context, msg protocol.Message) []byte {
+	var p struct {
+		Ref struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+	}
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		return invalidParams(msg.ID, "completion/complete: %v", err)
+	}
+	var servers []string
+	params := msg.Params
+	switch p.Ref.Type {
+	case "ref/prompt":
+		server, name, ok := s.promptOwner(ctx, p.Ref.Name)
+		if !ok {
+			return invalidParams(msg.ID, "unknown prompt: %s", p.Ref.Name)
+		}
+		var ref map[string]json.RawMessage
+		_ = json.Unmarshal(orEmpty(msg.Params), &struct {
+			Ref *map[string]json.RawMessage `json:"ref"`
+		}{&ref})
+		ref["name"] = json.RawMessage(quote(name))
+		b, err := json.Marshal(ref)
+		if err != nil {
+			return invalidParams(msg.ID, "completion/complete: %v", err)
+		}
+		params, servers = setMember(msg.Params, "ref", string(b), true), []string{server}
+	case "ref/resource":
+		servers = s.candidates(p.Ref.URI, hasResources)
+	default:
+		return invalidParams(msg.ID, "completion/complete: unknown ref type %q", p.Ref.Type)
+	}
+	var last error
+	for _, server := range servers {
+		raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions())
+		if err == nil {
+			return protocol.AppendResult(nil, msg.ID, raw)
+		}
+		last = err
+	}
+	if last != nil && len(servers) == 1 {
+		return forwardError(msg.ID, last)
+	}
+	return protocol.AppendResult(nil, msg.ID, json.RawMessage(`{"completion":{"values":[]}}`))
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // setLevel records the client's logging level. The gateway logs nothing to
@@ -247,18 +347,38 @@ func (s *session) setLevel(msg protocol.Message) []byte {
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Level == "" {
 		return invalidParams(msg.ID, "logging/setLevel: params must hold a level")
 	}
-	if !validLevel(p.Level) {
+	rank := levelRank(p.Level)
+	if rank == 0 {
 		return invalidParams(msg.ID, "logging/setLevel: unknown level %q", p.Level)
 	}
+	s.mu.Lock()
+	s.level = rank
+	s.mu.Unlock()
 	return protocol.AppendResult(nil, msg.ID, nil)
 }
 
-func validLevel(l string) bool {
-	switch l {
-	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
-		return true
+// levels are the syslog severities of MCP logging, least severe first.
+var levels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// levelRank is a level's place in levels, from 1; 0 for an unknown one.
+func levelRank(l string) int {
+	return slices.Index(levels, l) + 1
+}
+
+// logMessage forwards a server's notifications/message to a session that
+// set a level it reaches and has the server active. Servers log to their
+// whole connection, which every session of theirs shares.
+func (s *session) logMessage(ev mcpvisor.Event) {
+	s.mu.Lock()
+	min := s.level
+	s.mu.Unlock()
+	var p struct {
+		Level string `json:"level"`
 	}
-	return false
+	if min == 0 || json.Unmarshal(orEmpty(ev.Params), &p) != nil || levelRank(p.Level) < min || !slices.Contains(s.hs.Servers(), ev.Server) {
+		return
+	}
+	s.notify(protocol.AppendNotification(nil, protocol.MethodLoggingMessage, ev.Params))
 }
 
 // forward passes a server's resource and prompt notifications to the
@@ -266,6 +386,8 @@ func validLevel(l string) bool {
 // on that server, list changes to those with the server active.
 func (s *session) forward(ev mcpvisor.Event) {
 	switch ev.Method {
+	case protocol.MethodLoggingMessage:
+		s.logMessage(ev)
 	case protocol.MethodResourcesUpdated:
 		var p struct {
 			URI string `json:"uri"`

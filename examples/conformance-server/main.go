@@ -6,10 +6,12 @@
 //	conformance-server --listen 127.0.0.1:PORT --data DIR -- node .../server-everything/dist/index.js stdio
 //
 // It opens a Host with the command as one stdio server named "everything",
-// always on (every session sees its tools, mcp__everything__<tool>, without
-// calling activate_tools), waits until the server is ready, mounts the
-// gateway's Handler at /mcp, prints "listening on http://ADDR/mcp" and
-// serves until SIGINT or SIGTERM.
+// always on and without prefix (every session sees its tools and prompts
+// under their own names, without calling activate_tools), waits until the
+// server is ready, mounts the gateway's Handler at /mcp, prints "listening
+// on http://ADDR/mcp" and serves until SIGINT or SIGTERM.
+// --protocol-version pins the era the host speaks to the server
+// (2025-11-25: legacy; default: detected).
 //
 // It is a test fixture: /mcp has no authentication, so listen on loopback
 // only. `mcpvisor serve` is the gateway with a bearer token. See
@@ -36,11 +38,15 @@ import (
 // serverName is the one server's name, and its always-on tool group.
 const serverName = "everything"
 
+var noPrefix = false
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to serve /mcp on (loopback: there is no authentication)")
 	data := flag.String("data", "", "data directory (logs, journal); \"\": a temporary one, removed on exit")
 	ready := flag.Duration("ready", 60*time.Second, "how long to wait for the server to be ready")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	inputTimeout := flag.Duration("input-timeout", gateway.DefaultInputTimeout, "how long a call bridged to a modern client waits for its retry")
+	version := flag.String("protocol-version", "", "the revision to speak to the server: \"\" detects its era; 2025-11-25 (legacy) or 2026-07-28 (modern) pins it")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: conformance-server [flags] -- command [args...]")
 		flag.PrintDefaults()
@@ -59,7 +65,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, logger, *listen, *data, *ready, flag.Args()); err != nil {
+	if err := run(ctx, logger, *listen, *data, *version, *ready, *inputTimeout, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance-server:", err)
 		os.Exit(1)
 	}
@@ -67,7 +73,7 @@ func main() {
 
 // run serves the gateway until ctx is cancelled, then shuts down the HTTP
 // server, the gateway and the host, in that order.
-func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready time.Duration, command []string) error {
+func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version string, ready, inputTimeout time.Duration, command []string) error {
 	if dataDir == "" {
 		dir, err := os.MkdirTemp("", "mcpvisor-conformance-server-")
 		if err != nil {
@@ -83,6 +89,12 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 		Args:           command[1:],
 		Enabled:        true,
 		StartupTimeout: mcpvisor.Duration(ready),
+		// Transparent: the server's tools and prompts keep their names.
+		Prefix:          &noPrefix,
+		ProtocolVersion: version,
+		// The server logs everything to the host; each session gets what
+		// its logging/setLevel asks for.
+		LogLevel: "debug",
 	}}}
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
 		Config:   cfg,
@@ -104,7 +116,7 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir string, ready
 		return fmt.Errorf("server %q not ready: %w", serverName, err)
 	}
 
-	g := gateway.New(h, gateway.Options{Logger: logger})
+	g := gateway.New(h, gateway.Options{Logger: logger, InputTimeout: inputTimeout})
 	defer g.Close()
 
 	ln, err := net.Listen("tcp", listen)

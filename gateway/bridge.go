@@ -1,0 +1,364 @@
+package gateway
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// Bridging a legacy server to a modern client. A legacy server asks for
+// input with requests of its own (elicitation/create, sampling/createMessage)
+// while the call waits; a modern client takes no requests, it answers
+// input_required results and retries. So the gateway keeps the call running
+// (a bridge), answers the client's request with the server's questions as
+// inputRequests and a requestState naming the bridge, and the retry's
+// inputResponses become the answers the server waits for.
+//
+// The requestState is sealed (AES-GCM under Options.StateKey): a client
+// cannot forge or alter it, and it names nothing a client could guess. A
+// legacy server's call lives in one process, so the retry must reach the
+// replica that holds it; one that does not is told so (-32602). A modern
+// server needs no bridge: its input_required result goes to the client as
+// it is, and any replica serves the retry.
+
+// DefaultInputTimeout is how long a bridged call waits for the client's
+// retry (Options.InputTimeout).
+const DefaultInputTimeout = 10 * time.Minute
+
+// gatherWindow is how long the gateway waits, after a server's first
+// question, for others it asks at the same time, so they reach the client
+// in one input_required result.
+const gatherWindow = 25 * time.Millisecond
+
+// statePrefix marks a requestState the gateway sealed.
+const statePrefix = "mcpvisor.bridge."
+
+// bridge is one legacy-server call held for a modern client's retries.
+type bridge struct {
+	g  *Gateway
+	id string
+	s  *session // the call's own session, which outlives each request
+
+	mu     sync.Mutex
+	asks   map[string]protocol.InputRequest // open questions by request id
+	order  []string                         // their keys, in the order asked
+	out    func([]byte)                     // the current request's stream (progress); nil between requests
+	resp   []byte                           // the call's response, once done
+	expiry *time.Timer
+
+	wake chan struct{} // a question or the end arrived (1-buffered)
+	done chan struct{} // closed when resp is set
+}
+
+// bridged reports whether a modern client's tools/call needs a bridge: its
+// tool's server speaks a legacy revision, and the client can answer a
+// question (it declared elicitation or sampling).
+func (s *session) bridged(tool string) bool {
+	c := s.clientCaps()
+	if !c.elicitForm && !c.elicitURL && !c.sampling {
+		return false
+	}
+	server, ok := s.toolServer(tool)
+	if !ok {
+		return false
+	}
+	for _, st := range s.g.h.Status() {
+		if st.Name == server {
+			return !protocol.IsModern(st.ProtocolVersion)
+		}
+	}
+	return false
+}
+
+// toolServer is the server that owns an exposed tool name.
+func (s *session) toolServer(tool string) (string, bool) {
+	server, _, ok := s.g.h.ResolveTool(tool)
+	return server, ok
+}
+
+// startBridge runs a modern client's tools/call on a bridge and answers
+// the request with its result or its first questions.
+func (g *Gateway) startBridge(w http.ResponseWriter, r *http.Request, s *session, msg protocol.Message) {
+	ctx, cancel := context.WithCancel(context.Background())
+	call := &session{g: g, id: newSessionID(), hs: s.hs, ctx: ctx, cancel: cancel, modern: true, bridge: true,
+		caps: s.caps, rawCaps: s.rawCaps,
+		inflight: map[string]context.CancelFunc{}, outbound: map[string]chan protocol.Message{},
+		owners: map[string]string{}, subs: map[string]string{},
+		changed: make(chan struct{}, 1), notes: make(chan []byte, notesQueue)}
+	b := &bridge{g: g, id: newSessionID(), s: call, asks: map[string]protocol.InputRequest{},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		cancel()
+		httpError(w, http.StatusServiceUnavailable, "the gateway is closed")
+		return
+	}
+	if g.bridges == nil {
+		g.bridges = map[string]*bridge{}
+	}
+	g.bridges[b.id] = b
+	g.wg.Add(1)
+	g.mu.Unlock()
+	b.expiry = time.AfterFunc(g.inputTimeout(), b.expire)
+	go func() {
+		defer g.wg.Done()
+		resp := call.serve(ctx, msg, b.send)
+		b.mu.Lock()
+		b.resp = resp
+		b.mu.Unlock()
+		close(b.done)
+	}()
+	b.respond(w, r, msg.ID)
+}
+
+// resumeBridge takes a retry's answers to the bridge its requestState
+// names, then answers like startBridge.
+func (g *Gateway) resumeBridge(w http.ResponseWriter, r *http.Request, msg protocol.Message, state string) {
+	id, ok := g.unseal(state)
+	if !ok {
+		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "requestState was not issued by this gateway, or was altered", nil)
+		return
+	}
+	g.mu.Lock()
+	b := g.bridges[id]
+	g.mu.Unlock()
+	if b == nil {
+		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "the call this input answers is not held here: it ended, waited too long for the answer, or is held by another replica", nil)
+		return
+	}
+	var p struct {
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "inputResponses: "+err.Error(), nil)
+		return
+	}
+	b.mu.Lock()
+	b.expiry.Reset(g.inputTimeout())
+	var answered []string
+	for key := range b.asks {
+		if resp, ok := p.InputResponses[key]; ok {
+			answered = append(answered, key)
+			b.s.deliver(protocol.Message{Kind: protocol.KindResponse, ID: json.RawMessage(key), Result: resp})
+		}
+	}
+	for _, key := range answered {
+		delete(b.asks, key)
+		b.order = slices.DeleteFunc(b.order, func(k string) bool { return k == key })
+	}
+	open := len(b.asks) > 0
+	b.mu.Unlock()
+	if open {
+		b.signal() // questions left unanswered are asked again
+	}
+	b.respond(w, r, msg.ID)
+}
+
+// send takes the frames the call's session writes to its client: requests
+// become questions for the next input_required result, progress goes to
+// the current request's stream, and a withdrawn question is dropped.
+func (b *bridge) send(frame []byte) {
+	m, err := protocol.Classify(frame)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch m.Kind {
+	case protocol.KindRequest:
+		key := string(m.ID)
+		b.asks[key] = protocol.InputRequest{Method: m.Method, Params: m.Params}
+		b.order = append(b.order, key)
+		b.signal()
+	case protocol.KindNotification:
+		if m.Method == protocol.MethodCancelled {
+			var p protocol.CancelledParams
+			if json.Unmarshal(orEmpty(m.Params), &p) == nil {
+				key := strings.TrimSpace(string(p.RequestID))
+				delete(b.asks, key)
+				b.order = slices.DeleteFunc(b.order, func(k string) bool { return k == key })
+			}
+			return
+		}
+		if b.out != nil {
+			b.out(frame)
+		}
+	}
+}
+
+func (b *bridge) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// respond answers one request of the client's (the first, or a retry, id)
+// with the call's result, or with the open questions as input_required.
+func (b *bridge) respond(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	var lw *lazyStream
+	if accepts(r, contentSSE) {
+		lw = &lazyStream{w: w}
+		b.mu.Lock()
+		b.out = lw.send
+		b.mu.Unlock()
+	}
+	defer func() {
+		b.mu.Lock()
+		b.out = nil
+		b.mu.Unlock()
+	}()
+	answer := func(frame []byte) {
+		frame = b.g.modernResponse(frame, protocol.MethodToolsCall)
+		if lw != nil && lw.finish(frame) {
+			return
+		}
+		m, err := protocol.Classify(frame)
+		if err == nil && m.Error != nil {
+			w.Header().Set("Content-Type", contentJSON)
+			w.WriteHeader(httpStatus(m.Error.Code))
+			_, _ = w.Write(frame)
+			return
+		}
+		writeJSON(w, frame)
+	}
+	for {
+		select {
+		case <-b.done:
+			b.end()
+			answer(withID(b.resp, id))
+			return
+		case <-b.wake:
+			select {
+			case <-b.done:
+				continue
+			case <-time.After(gatherWindow):
+			}
+			if frame := b.questions(id); frame != nil {
+				answer(frame)
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// questions is the input_required result of the open questions, or nil
+// when there are none.
+func (b *bridge) questions(id json.RawMessage) []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.asks) == 0 {
+		return nil
+	}
+	reqs := make(map[string]protocol.InputRequest, len(b.asks))
+	for _, key := range b.order {
+		reqs[key] = b.asks[key]
+	}
+	state, _ := json.Marshal(b.g.seal(b.id))
+	return result(id, protocol.InputRequiredResult{ResultType: protocol.ResultInputRequired, InputRequests: reqs, RequestState: state})
+}
+
+// end forgets the bridge once its call answered.
+func (b *bridge) end() {
+	b.expiry.Stop()
+	b.g.mu.Lock()
+	delete(b.g.bridges, b.id)
+	b.g.mu.Unlock()
+}
+
+// expire ends a call whose client stopped retrying.
+func (b *bridge) expire() {
+	b.g.log.Info("gateway: a call waiting for its client's input expired", "after", b.g.inputTimeout())
+	b.s.cancel()
+	b.end()
+}
+
+// withID gives a response frame another request's id: a bridged call's
+// answer goes to the client's latest retry.
+func withID(frame []byte, id json.RawMessage) []byte {
+	m, err := protocol.Classify(frame)
+	if err != nil || frame == nil {
+		return protocol.AppendError(nil, id, protocol.CodeInternalError, "the call ended without an answer", nil)
+	}
+	if m.Error != nil {
+		return protocol.AppendError(nil, id, m.Error.Code, m.Error.Message, m.Error.Data)
+	}
+	return protocol.AppendResult(nil, id, m.Result)
+}
+
+func (g *Gateway) inputTimeout() time.Duration {
+	if g.opts.InputTimeout > 0 {
+		return g.opts.InputTimeout
+	}
+	return DefaultInputTimeout
+}
+
+// stateAEAD is the cipher of sealed requestStates, from Options.StateKey
+// or, without one, a key of this gateway's own.
+func (g *Gateway) stateAEAD() cipher.AEAD {
+	g.stateOnce.Do(func() {
+		key := g.opts.StateKey
+		if len(key) == 0 {
+			key = make([]byte, 32)
+			_, _ = rand.Read(key)
+		}
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			panic("gateway: Options.StateKey: " + err.Error()) // New checked its length
+		}
+		g.aead, _ = cipher.NewGCM(block)
+	})
+	return g.aead
+}
+
+// seal returns the requestState naming bridge id.
+func (g *Gateway) seal(id string) string {
+	aead := g.stateAEAD()
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return statePrefix + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(id), []byte(statePrefix)))
+}
+
+// unseal returns the bridge id a requestState names, or false when the
+// gateway did not seal it or it was altered.
+func (g *Gateway) unseal(state string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(state, statePrefix))
+	aead := g.stateAEAD()
+	if err != nil || len(raw) < aead.NonceSize() {
+		return "", false
+	}
+	id, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(statePrefix))
+	if err != nil {
+		return "", false
+	}
+	return string(id), true
+}
+
+// bridgeState returns a request's requestState when the gateway sealed it
+// (it starts with statePrefix); a server's own passes on to the server.
+func bridgeState(params json.RawMessage) (string, bool) {
+	var p struct {
+		RequestState string `json:"requestState"`
+	}
+	if json.Unmarshal(orEmpty(params), &p) != nil || !strings.HasPrefix(p.RequestState, statePrefix) {
+		return "", false
+	}
+	return p.RequestState, true
+}
+
+// errStateKey: Options.StateKey is not an AES key.
+var errStateKey = errors.New("gateway: Options.StateKey must be 16, 24 or 32 bytes")

@@ -1,0 +1,423 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// The modern era (2026-07-28) over Streamable HTTP: no initialize and no
+// session. Every request carries its protocol version, the client's
+// capabilities and identity in _meta, and mirrors its method and name in
+// headers. Whatever a request needs comes from the request itself or from
+// the host (its grants are the journal's): no replica keeps anything a
+// later request depends on, so any replica serves any request.
+//
+// A POST is modern when it has no Mcp-Session-Id and is not a legacy
+// initialize (one that carries no modern _meta and no modern
+// MCP-Protocol-Version header).
+
+// modernScope is the host session of every modern client: the groups
+// activated through activate_tools by a modern client are the journal's,
+// shared by the modern clients of this host.
+const modernScope = "mcp-modern"
+
+// Header names of 2026-07-28 (SEP-2243), in Go's canonical form.
+const (
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
+)
+
+// modernMethods are the requests a modern client may send; any other is
+// -32601 with HTTP 404 (initialize, ping, logging/setLevel and
+// resources/subscribe are legacy-only).
+var modernMethods = map[string]bool{
+	protocol.MethodServerDiscover:         true,
+	protocol.MethodToolsList:              true,
+	protocol.MethodToolsCall:              true,
+	protocol.MethodResourcesList:          true,
+	protocol.MethodResourcesTemplatesList: true,
+	protocol.MethodResourcesRead:          true,
+	protocol.MethodPromptsList:            true,
+	protocol.MethodPromptsGet:             true,
+	protocol.MethodCompletionComplete:     true,
+	protocol.MethodSubscriptionsListen:    true,
+}
+
+// requestMeta is the modern _meta of a request.
+type requestMeta struct {
+	Version string          `json:"io.modelcontextprotocol/protocolVersion"`
+	Caps    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	Info    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+}
+
+// metaOf reads params._meta; the zero value when there is none.
+func metaOf(params json.RawMessage) requestMeta {
+	var p struct {
+		Meta requestMeta `json:"_meta"`
+	}
+	_ = json.Unmarshal(orEmpty(params), &p)
+	return p.Meta
+}
+
+// isModernPost reports whether a POST without a session belongs to the
+// modern era: anything but a legacy initialize.
+func isModernPost(r *http.Request, msg protocol.Message) bool {
+	if msg.Kind != protocol.KindRequest || msg.Method != protocol.MethodInitialize {
+		return true
+	}
+	return protocol.IsModern(r.Header.Get(headerVersion)) || metaOf(msg.Params).Version != ""
+}
+
+// httpStatus is the HTTP status of a modern error response: 404 for an
+// unknown method, 400 for the errors 2026-07-28 says are the client's.
+func httpStatus(code int64) int {
+	switch code {
+	case protocol.CodeMethodNotFound:
+		return http.StatusNotFound
+	case protocol.CodeInvalidParams, protocol.CodeHeaderMismatch, protocol.CodeMissingClientCapability, protocol.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// writeModernError answers a request with a JSON-RPC error and its HTTP
+// status.
+func writeModernError(w http.ResponseWriter, id json.RawMessage, code int64, msg string, data json.RawMessage) {
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(httpStatus(code))
+	_, _ = w.Write(protocol.AppendError(nil, id, code, msg, data))
+}
+
+// allVersions are the revisions the gateway speaks, newest first: modern
+// without a session, legacy through initialize.
+func allVersions() []string {
+	return append(slices.Clone(protocol.ModernVersions), protocol.SupportedVersions...)
+}
+
+// serveModern answers one modern POST.
+func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protocol.Message) {
+	if msg.Kind != protocol.KindRequest {
+		// Modern clients cancel by closing the request's stream; a stray
+		// notification or response has nothing to reach.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	id := msg.ID
+	meta := metaOf(msg.Params)
+	headerV := r.Header.Get(headerVersion)
+	if meta.Version == "" {
+		writeModernError(w, id, protocol.CodeInvalidParams, "_meta must hold "+protocol.MetaProtocolVersion+" (requests without a session are of the 2026-07-28 era; legacy clients start with initialize)", nil)
+		return
+	}
+	version := meta.Version
+	switch {
+	case headerV == "":
+		writeModernError(w, id, protocol.CodeHeaderMismatch, "the "+headerVersion+" header is required", nil)
+		return
+	case headerV != version:
+		writeModernError(w, id, protocol.CodeHeaderMismatch, headerVersion+" header "+headerV+" does not match _meta's "+version, nil)
+		return
+	}
+	if !slices.Contains(protocol.ModernVersions, version) {
+		data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: allVersions(), Requested: version})
+		writeModernError(w, id, protocol.CodeUnsupportedProtocolVersion, "unsupported protocol version "+version+" (a legacy revision starts with initialize)", data)
+		return
+	}
+	if !isObject(meta.Caps) {
+		writeModernError(w, id, protocol.CodeInvalidParams, "_meta must hold "+protocol.MetaClientCapabilities+" (an object)", nil)
+		return
+	}
+	if !modernMethods[msg.Method] {
+		writeModernError(w, id, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
+		return
+	}
+	s := g.modernSession(r.Context(), meta.Caps)
+	if err := s.checkHeaders(r.Header, msg); err != nil {
+		writeModernError(w, id, protocol.CodeHeaderMismatch, err.Error(), nil)
+		return
+	}
+	switch msg.Method {
+	case protocol.MethodSubscriptionsListen:
+		g.listen(w, r, s, msg)
+		return
+	case protocol.MethodToolsCall:
+		if state, ok := bridgeState(msg.Params); ok {
+			g.resumeBridge(w, r, msg, state)
+			return
+		}
+		if name, _ := nameOf(msg.Method, msg.Params); s.bridged(name) {
+			g.startBridge(w, r, s, msg)
+			return
+		}
+	}
+	var send func([]byte)
+	var lw *lazyStream
+	if msg.Method == protocol.MethodToolsCall && accepts(r, contentSSE) {
+		lw = &lazyStream{w: w}
+		send = lw.send
+	}
+	resp := s.serve(s.ctx, msg, send)
+	if resp == nil {
+		resp = protocol.AppendError(nil, id, protocol.CodeInternalError, "request cancelled", nil)
+	}
+	resp = s.g.modernResponse(resp, msg.Method)
+	if lw != nil && lw.finish(resp) {
+		return
+	}
+	m, err := protocol.Classify(resp)
+	if err == nil && m.Error != nil {
+		w.Header().Set("Content-Type", contentJSON)
+		w.WriteHeader(httpStatus(m.Error.Code))
+		_, _ = w.Write(resp)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+// modernSession is the per-request session of a modern client: the shared
+// modern host session, the capabilities the request declares, and the
+// request's lifetime.
+func (g *Gateway) modernSession(ctx context.Context, rawCaps json.RawMessage) *session {
+	var caps protocol.ClientCapabilities
+	_ = json.Unmarshal(orEmpty(rawCaps), &caps)
+	ctx, cancel := context.WithCancel(ctx)
+	return &session{
+		g: g, hs: g.h.Session(modernScope, ""), ctx: ctx, cancel: cancel, modern: true,
+		caps: parseClientCaps(caps), rawCaps: rawCaps,
+		inflight: map[string]context.CancelFunc{}, outbound: map[string]chan protocol.Message{},
+		owners: map[string]string{}, subs: map[string]string{},
+		changed: make(chan struct{}, 1), notes: make(chan []byte, notesQueue),
+	}
+}
+
+// checkHeaders validates the SEP-2243 headers against the body: Mcp-Method
+// always, Mcp-Name for the requests that name something, and Mcp-Param-*
+// for a tools/call whose tool declares x-mcp-header.
+func (s *session) checkHeaders(h http.Header, msg protocol.Message) error {
+	method := h.Get(headerMethod)
+	switch {
+	case method == "":
+		return errors.New("the " + headerMethod + " header is required")
+	case method != msg.Method:
+		return errors.New(headerMethod + " header " + method + " does not match the body's method " + msg.Method)
+	}
+	name, named := nameOf(msg.Method, msg.Params)
+	if !named {
+		return nil
+	}
+	got, present := h[headerName]
+	if !present {
+		return errors.New("the " + headerName + " header is required for " + msg.Method)
+	}
+	if v, ok := decodeHeaderValue(strings.TrimSpace(strings.Join(got, ","))); !ok || v != name {
+		return errors.New(headerName + " header does not match the body's " + nameField(msg.Method))
+	}
+	if msg.Method != protocol.MethodToolsCall {
+		return nil
+	}
+	return s.checkParamHeaders(h, name, msg.Params)
+}
+
+// checkParamHeaders compares each Mcp-Param-{Name} header of the tool's
+// x-mcp-header annotations with the argument it mirrors: a present
+// argument needs its header with the same value, an absent one none.
+func (s *session) checkParamHeaders(h http.Header, tool string, params json.RawMessage) error {
+	var schema json.RawMessage
+	for _, t := range s.hs.Tools() {
+		if t.Name == tool {
+			schema = t.MCP().InputSchema
+			break
+		}
+	}
+	if len(schema) == 0 {
+		return nil
+	}
+	annotations, err := protocol.ParamHeaders(schema)
+	if err != nil || len(annotations) == 0 {
+		return nil // a tool with invalid annotations is the client's to drop
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(params, &p)
+	want := map[string]string{}
+	for _, f := range protocol.ParamHeaderValues(annotations, p.Arguments) {
+		want[http.CanonicalHeaderKey(f.Name)] = f.Value
+	}
+	for _, a := range annotations {
+		key := http.CanonicalHeaderKey(a.HeaderName())
+		got, present := h[key]
+		expected, has := want[key]
+		switch {
+		case !has && present:
+			return errors.New(a.HeaderName() + " header sent for an argument the body does not have")
+		case has && !present:
+			return errors.New("the " + a.HeaderName() + " header is required: the body has its argument")
+		case !has:
+			continue
+		}
+		gotV, ok := decodeHeaderValue(strings.TrimSpace(strings.Join(got, ",")))
+		if !ok {
+			return errors.New(a.HeaderName() + " header is not valid Base64")
+		}
+		wantV, _ := decodeHeaderValue(expected)
+		if gotV != wantV && !sameNumber(gotV, wantV) {
+			return errors.New(a.HeaderName() + " header does not match its argument in the body")
+		}
+	}
+	return nil
+}
+
+// nameOf is what Mcp-Name mirrors: a tools/call's or prompts/get's name, a
+// resources/read's uri.
+func nameOf(method string, params json.RawMessage) (string, bool) {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
+		_ = json.Unmarshal(orEmpty(params), &p)
+		return p.Name, true
+	case protocol.MethodResourcesRead:
+		_ = json.Unmarshal(orEmpty(params), &p)
+		return p.URI, true
+	}
+	return "", false
+}
+
+func nameField(method string) string {
+	if method == protocol.MethodResourcesRead {
+		return "params.uri"
+	}
+	return "params.name"
+}
+
+// modernResponse adds what every modern result carries: resultType
+// (complete unless the server asked for input), the gateway's identity in
+// _meta, and on cacheable results the cache hints (SEP-2549) when the
+// server gave none. Errors pass unchanged.
+func (g *Gateway) modernResponse(frame []byte, method string) []byte {
+	m, err := protocol.Classify(frame)
+	if err != nil || m.Kind != protocol.KindResponse || m.Error != nil {
+		return frame
+	}
+	res := m.Result
+	if protocol.IsInputRequired(res) {
+		return frame
+	}
+	res = setMember(res, "resultType", `"`+protocol.ResultComplete+`"`, false)
+	if cacheable(method) {
+		res = setMember(res, "ttlMs", "0", false)
+		res = setMember(res, "cacheScope", `"private"`, false)
+	}
+	res = g.withServerInfo(res)
+	return protocol.AppendResult(nil, m.ID, res)
+}
+
+// cacheable are the results SEP-2549 gives cache hints. The gateway's lists
+// depend on the servers' states and the client's grants, so it says they
+// are private and not to be reused (ttlMs 0) unless a server said more of
+// its own answer (resources/read passes the server's hints).
+func cacheable(method string) bool {
+	switch method {
+	case protocol.MethodToolsList, protocol.MethodPromptsList, protocol.MethodResourcesList,
+		protocol.MethodResourcesTemplatesList, protocol.MethodResourcesRead, protocol.MethodServerDiscover:
+		return true
+	}
+	return false
+}
+
+// withServerInfo puts the gateway's identity in a result's _meta.
+func (g *Gateway) withServerInfo(res json.RawMessage) json.RawMessage {
+	info, _ := json.Marshal(g.info())
+	var r struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(res, &r)
+	meta, err := protocol.MergeMeta(r.Meta, protocol.MetaServerInfo, info)
+	if err != nil {
+		return res
+	}
+	return setMember(res, "_meta", string(meta), true)
+}
+
+func (g *Gateway) info() protocol.Implementation {
+	return protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()}
+}
+
+// setMember sets a member of a JSON object: replacing it when replace,
+// else only when it is absent. A value that is not an object is returned
+// as it is.
+func setMember(obj json.RawMessage, key, value string, replace bool) json.RawMessage {
+	if !replace {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(obj, &m) != nil {
+			return obj
+		}
+		if _, ok := m[key]; ok {
+			return obj
+		}
+	}
+	out, err := protocol.MergeMeta(obj, key, json.RawMessage(value))
+	if err != nil {
+		return obj
+	}
+	return out
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return len(raw) > 0 && json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// discover answers server/discover: the revisions the gateway speaks and
+// its capabilities, as initialize gives them to a legacy client.
+func (s *session) discover(msg protocol.Message) []byte {
+	return result(msg.ID, protocol.DiscoverResult{
+		SupportedVersions: allVersions(),
+		Capabilities:      s.g.capabilities(),
+		Instructions:      s.hs.Catalog(),
+	})
+}
+
+// Markers of a Base64 header value (SEP-2243): =?base64?{Base64}?=.
+const (
+	base64Prefix = "=?base64?"
+	base64Suffix = "?="
+)
+
+// decodeHeaderValue returns a header value as text: the decoded bytes of a
+// =?base64?…?= value, else the value itself. It reports false for a
+// marked value that is not valid Base64.
+func decodeHeaderValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, base64Prefix)
+	if !ok {
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, base64Suffix)
+	if !ok {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// sameNumber reports whether two header texts are the same number (a
+// client may write 42 as 42.0).
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return err1 == nil && err2 == nil && x == y
+}

@@ -1,0 +1,417 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/gateway"
+	"github.com/mcpvisor/mcpvisor/internal/peers"
+)
+
+// These tests drive the gateway as a 2026-07-28 ("modern") client does:
+// no initialize, no session, _meta and the SEP-2243 headers on every
+// request, against real go-sdk servers (internal/peers/gosdk) behind it.
+
+const modernVersion = "2026-07-28"
+
+// modernGateway is a host with the given servers (all always on) and a
+// gateway over it, served on loopback.
+func modernGateway(t *testing.T, opts gateway.Options, servers ...mcpvisor.ServerConfig) (*mcpvisor.Host, string) {
+	t.Helper()
+	names := []string{}
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+		Config: &mcpvisor.Config{Servers: servers}, DataDir: t.TempDir(),
+		Logger: slog.New(slog.DiscardHandler), AlwaysOn: names, Inbox: true, CallSampling: true,
+		StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("host Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := h.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := gateway.New(h, opts)
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		_ = g.Close()
+		srv.Close()
+	})
+	return h, srv.URL
+}
+
+// modernClient sends modern requests with the headers a conforming client
+// sends; each call can change them.
+type modernClient struct {
+	t    *testing.T
+	urls []string // requests go to each in turn (replicas behind one address)
+	next atomic.Int64
+	caps string
+}
+
+// modernResponse is one answer: its HTTP status and its JSON-RPC frame
+// (the last one of an SSE stream).
+type modernResponse struct {
+	status int
+	frame
+	notes []frame // what an SSE answer carried before the response
+}
+
+func (c *modernClient) send(method, params string, edit func(h http.Header)) modernResponse {
+	c.t.Helper()
+	url := c.urls[int(c.next.Add(1)-1)%len(c.urls)]
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		c.t.Fatalf("params %s: %v", params, err)
+	}
+	if _, ok := p["_meta"]; !ok {
+		caps := c.caps
+		if caps == "" {
+			caps = "{}"
+		}
+		p["_meta"] = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"` + modernVersion +
+			`","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}`)
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.next.Load(), "method": method, "params": p})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", modernVersion)
+	req.Header.Set("Mcp-Method", method)
+	var named struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal([]byte(params), &named)
+	if named.Name != "" {
+		req.Header.Set("Mcp-Name", named.Name)
+	} else if named.URI != "" {
+		req.Header.Set("Mcp-Name", named.URI)
+	}
+	if edit != nil {
+		edit(req.Header)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	out := modernResponse{status: resp.StatusCode}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var f frame
+			if err := json.Unmarshal([]byte(data), &f); err != nil {
+				c.t.Fatalf("%s: SSE data %s: %v", method, data, err)
+			}
+			if f.Method != "" {
+				out.notes = append(out.notes, f)
+				continue
+			}
+			out.frame = f
+			return out
+		}
+		c.t.Fatalf("%s: the stream ended without a response", method)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &out.frame); err != nil {
+		c.t.Fatalf("%s: answer %q: %v", method, b, err)
+	}
+	return out
+}
+
+func (r modernResponse) wantError(t *testing.T, status int, code int64) {
+	t.Helper()
+	if r.status != status || r.Error == nil || r.Error.Code != code {
+		t.Fatalf("got HTTP %d, error %+v, result %s; want HTTP %d and code %d", r.status, r.Error, r.Result, status, code)
+	}
+}
+
+func (r modernResponse) result(t *testing.T, v any) {
+	t.Helper()
+	if r.status != http.StatusOK || r.Error != nil {
+		t.Fatalf("got HTTP %d, error %+v; want a result", r.status, r.Error)
+	}
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+}
+
+func TestModernRequestValidation(t *testing.T) {
+	_, url := modernGateway(t, gateway.Options{}, mcpvisor.ServerConfig{Name: "p", Type: "http", URL: peers.GoSDKHTTP(t, "modern"), AllowPrivate: true, Enabled: true})
+	c := &modernClient{t: t, urls: []string{url}}
+
+	var d struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		ResultType        string          `json:"resultType"`
+		TTL               *int64          `json:"ttlMs"`
+		CacheScope        string          `json:"cacheScope"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Meta              map[string]struct {
+			Name string `json:"name"`
+		} `json:"_meta"`
+	}
+	c.send("server/discover", `{}`, nil).result(t, &d)
+	if d.SupportedVersions[0] != modernVersion || !strings.Contains(strings.Join(d.SupportedVersions, " "), "2025-11-25") {
+		t.Errorf("supportedVersions %v: want the modern revision first, then the legacy ones", d.SupportedVersions)
+	}
+	if d.ResultType != "complete" || d.TTL == nil || d.CacheScope != "private" || d.Meta["io.modelcontextprotocol/serverInfo"].Name != "mcpvisor" {
+		t.Errorf("discover: resultType %q ttlMs %v cacheScope %q _meta %v", d.ResultType, d.TTL, d.CacheScope, d.Meta)
+	}
+
+	cases := []struct {
+		name           string
+		method, params string
+		edit           func(http.Header)
+		status         int
+		code           int64
+	}{
+		{"no _meta", "tools/list", `{"_meta":{}}`, nil, 400, -32602},
+		{"no capabilities", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil, 400, -32602},
+		{"version header missing", "tools/list", `{}`, func(h http.Header) { h.Del("MCP-Protocol-Version") }, 400, -32020},
+		{"version header mismatch", "tools/list", `{}`, func(h http.Header) { h.Set("MCP-Protocol-Version", "2099-01-01") }, 400, -32020},
+		{"unsupported version", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`,
+			func(h http.Header) { h.Set("MCP-Protocol-Version", "2099-01-01") }, 400, -32022},
+		{"method header missing", "tools/list", `{}`, func(h http.Header) { h.Del("Mcp-Method") }, 400, -32020},
+		{"method header differs in case", "tools/list", `{}`, func(h http.Header) { h.Set("Mcp-Method", "TOOLS/LIST") }, 400, -32020},
+		{"name header missing", "tools/call", `{"name":"mcp__p__echo","arguments":{"text":"x"}}`, func(h http.Header) { h.Del("Mcp-Name") }, 400, -32020},
+		{"name header mismatch", "tools/call", `{"name":"mcp__p__echo","arguments":{"text":"x"}}`, func(h http.Header) { h.Set("Mcp-Name", "mcp__p__add") }, 400, -32020},
+		{"param header missing", "tools/call", `{"name":"mcp__p__region","arguments":{"region":"eu"}}`, nil, 400, -32020},
+		{"param header mismatch", "tools/call", `{"name":"mcp__p__region","arguments":{"region":"eu"}}`, func(h http.Header) { h.Set("Mcp-Param-Region", "us") }, 400, -32020},
+		{"param header for an absent argument", "tools/call", `{"name":"mcp__p__region","arguments":{}}`, func(h http.Header) { h.Set("Mcp-Param-Region", "us") }, 400, -32020},
+		{"param header bad Base64", "tools/call", `{"name":"mcp__p__region","arguments":{"region":"eu"}}`, func(h http.Header) { h.Set("Mcp-Param-Region", "=?base64?***?=") }, 400, -32020},
+		{"initialize is legacy", "initialize", `{}`, nil, 404, -32601},
+		{"ping is legacy", "ping", `{}`, nil, 404, -32601},
+		{"logging/setLevel is gone", "logging/setLevel", `{"level":"info"}`, nil, 404, -32601},
+		{"resources/subscribe is gone", "resources/subscribe", `{"uri":"peer://static"}`, nil, 404, -32601},
+		{"unknown method", "unknown/method", `{}`, nil, 404, -32601},
+		{"unknown tool", "tools/call", `{"name":"mcp__p__nope","arguments":{}}`, nil, 400, -32602},
+		{"unknown resource", "resources/read", `{"uri":"peer://nope"}`, nil, 400, -32602},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &modernClient{t: t, urls: []string{url}}
+			r := c.send(tc.method, tc.params, tc.edit)
+			r.wantError(t, tc.status, tc.code)
+			if !bytes.Equal(bytes.TrimSpace(r.ID), []byte("1")) {
+				t.Errorf("error id %s, want the request's (1)", r.ID)
+			}
+		})
+	}
+
+	// A Base64 header equal to its argument passes, and the server sees
+	// the header as the client sent it.
+	var res callResult
+	c.send("tools/call", `{"name":"mcp__p__region","arguments":{"region":"eu"}}`, func(h http.Header) {
+		h.Set("Mcp-Param-Region", "=?base64?ZXU=?=")
+	}).result(t, &res)
+	if res.IsError || res.text() != "region=eu" {
+		t.Errorf("region call: %+v", res)
+	}
+
+	// Lists carry resultType and cache hints; tools keep one order.
+	var tools1, tools2 struct {
+		toolsResult
+		ResultType string `json:"resultType"`
+		TTL        *int64 `json:"ttlMs"`
+	}
+	c.send("tools/list", `{}`, nil).result(t, &tools1)
+	c.send("tools/list", `{}`, nil).result(t, &tools2)
+	if tools1.ResultType != "complete" || tools1.TTL == nil || len(tools1.Tools) == 0 {
+		t.Errorf("tools/list: resultType %q ttlMs %v, %d tools", tools1.ResultType, tools1.TTL, len(tools1.Tools))
+	}
+	for i := range tools1.Tools {
+		if tools1.Tools[i].Name != tools2.Tools[i].Name {
+			t.Fatalf("tools/list order differs at %d: %s, then %s", i, tools1.Tools[i].Name, tools2.Tools[i].Name)
+		}
+	}
+}
+
+// askRounds runs the peer's two-round "ask" tool through c, answering each
+// round, and returns the final text. Each request may go to another
+// replica.
+func askRounds(t *testing.T, c *modernClient, tool string) string {
+	t.Helper()
+	params := `{"name":"` + tool + `","arguments":{}}`
+	answers := map[string]string{"name": "Ada", "color": "green"}
+	for round := 1; round <= 4; round++ {
+		var r struct {
+			ResultType    string `json:"resultType"`
+			InputRequests map[string]struct {
+				Method string `json:"method"`
+				Params struct {
+					RequestedSchema struct {
+						Properties map[string]json.RawMessage `json:"properties"`
+					} `json:"requestedSchema"`
+				} `json:"params"`
+			} `json:"inputRequests"`
+			RequestState json.RawMessage `json:"requestState"`
+			callResult
+		}
+		c.send("tools/call", params, nil).result(t, &r)
+		if r.ResultType == "complete" {
+			return r.text()
+		}
+		if r.ResultType != "input_required" || len(r.InputRequests) == 0 {
+			t.Fatalf("round %d: resultType %q with %d input requests", round, r.ResultType, len(r.InputRequests))
+		}
+		responses := map[string]any{}
+		for key, ir := range r.InputRequests {
+			if ir.Method != "elicitation/create" {
+				t.Fatalf("round %d: input request %s is %s", round, key, ir.Method)
+			}
+			content := map[string]string{}
+			for field := range ir.Params.RequestedSchema.Properties {
+				content[field] = answers[field]
+			}
+			responses[key] = map[string]any{"action": "accept", "content": content}
+		}
+		p, _ := json.Marshal(map[string]any{"name": tool, "arguments": map[string]any{}, "inputResponses": responses, "requestState": r.RequestState})
+		params = string(p)
+	}
+	t.Fatal("the call still asked for input after 4 rounds")
+	return ""
+}
+
+// A modern server's input_required result goes to the client as it is, and
+// the retries may reach any replica: two gateways, each over a host of its
+// own, in front of one stateless server, answer one client alternately.
+func TestModernInputPassesThroughAnyReplica(t *testing.T) {
+	peer := peers.GoSDKHTTP(t, "modern")
+	server := mcpvisor.ServerConfig{Name: "p", Type: "http", URL: peer, AllowPrivate: true, Enabled: true}
+	_, url1 := modernGateway(t, gateway.Options{}, server)
+	_, url2 := modernGateway(t, gateway.Options{}, server)
+	c := &modernClient{t: t, urls: []string{url1, url2}, caps: `{"elicitation":{"form":{}}}`}
+	if got := askRounds(t, c, "mcp__p__ask"); got != "name=Ada color=green" {
+		t.Errorf("ask through two replicas: %q", got)
+	}
+	if n := c.next.Load(); n != 3 {
+		t.Errorf("%d requests, want 3 (two rounds of input, then the result)", n)
+	}
+	// The server is told the client's capabilities, not the host's: a
+	// client without elicitation gets the server's -32021 (HTTP 400).
+	bare := &modernClient{t: t, urls: []string{url1}}
+	bare.send("tools/call", `{"name":"mcp__p__ask","arguments":{}}`, nil).wantError(t, 400, -32021)
+}
+
+// A legacy server's elicitations during a modern client's call become
+// input_required rounds with a sealed requestState; an altered state is
+// refused, and a state sealed by another gateway is not found there.
+func TestModernBridgesLegacyServer(t *testing.T) {
+	bin, args := peers.GoSDK(t, "dual")
+	server := mcpvisor.ServerConfig{Name: "p", Type: "stdio", Command: bin, Args: args, Enabled: true, ProtocolVersion: "2025-11-25"}
+	h, url := modernGateway(t, gateway.Options{}, server)
+	if st := h.Status()[0]; st.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("the peer speaks %q, want the pinned legacy revision", st.ProtocolVersion)
+	}
+	c := &modernClient{t: t, urls: []string{url}, caps: `{"elicitation":{"form":{}}}`}
+	if got := askRounds(t, c, "mcp__p__ask"); got != "name=Ada color=green" {
+		t.Errorf("ask bridged: %q", got)
+	}
+
+	var r struct {
+		ResultType   string `json:"resultType"`
+		RequestState string `json:"requestState"`
+	}
+	c.send("tools/call", `{"name":"mcp__p__ask","arguments":{}}`, nil).result(t, &r)
+	if r.ResultType != "input_required" || !strings.HasPrefix(r.RequestState, "mcpvisor.bridge.") {
+		t.Fatalf("first round: %+v", r)
+	}
+	tampered := r.RequestState[:len(r.RequestState)-2] + "xx"
+	c.send("tools/call", `{"name":"mcp__p__ask","arguments":{},"inputResponses":{},"requestState":"`+tampered+`"}`, nil).wantError(t, 400, -32602)
+
+	_, other := modernGateway(t, gateway.Options{}, server)
+	o := &modernClient{t: t, urls: []string{other}, caps: c.caps}
+	o.send("tools/call", `{"name":"mcp__p__ask","arguments":{},"inputResponses":{},"requestState":"`+r.RequestState+`"}`, nil).wantError(t, 400, -32602)
+}
+
+// subscriptions/listen acknowledges first, then sends the notifications
+// asked for, each tagged with the listen request's id.
+func TestModernListen(t *testing.T) {
+	_, url := modernGateway(t, gateway.Options{}, mcpvisor.ServerConfig{Name: "p", Type: "http", URL: peers.GoSDKHTTP(t, "modern"), AllowPrivate: true, Enabled: true})
+	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", modernVersion)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	frames := make(chan frame, 16)
+	go func() {
+		defer close(frames)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var f frame
+				if json.Unmarshal([]byte(data), &f) == nil {
+					frames <- f
+				}
+			}
+		}
+	}()
+	next := func() frame {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("the listen stream ended")
+			}
+			return f
+		case <-ctx.Done():
+			t.Fatal("no frame on the listen stream")
+		}
+		return frame{}
+	}
+	ack := next()
+	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), `"io.modelcontextprotocol/subscriptionId":"sub-1"`) ||
+		!strings.Contains(string(ack.Params), `"toolsListChanged":true`) {
+		t.Fatalf("first frame: %s %s", ack.Method, ack.Params)
+	}
+	c := &modernClient{t: t, urls: []string{url}}
+	var res callResult
+	c.send("tools/call", `{"name":"mcp__p__add_tool","arguments":{"name":"late"}}`, nil).result(t, &res)
+	for {
+		f := next()
+		if f.Method == "notifications/tools/list_changed" {
+			if !strings.Contains(string(f.Params), `"io.modelcontextprotocol/subscriptionId":"sub-1"`) {
+				t.Errorf("list_changed without the subscription id: %s", f.Params)
+			}
+			return
+		}
+	}
+}
