@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -25,17 +26,31 @@ type listener struct {
 	notes  chan []byte
 }
 
-// listen serves a subscriptions/listen request until the client goes away
-// or the gateway closes: the acknowledgement with what the gateway agreed
-// to send, then those notifications.
-func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *session, msg protocol.Message) {
+// listenHTTP serves subscriptions/listen as an SSE stream.
+func (g *Gateway) listenHTTP(w http.ResponseWriter, r *http.Request, s *session, msg protocol.Message) {
+	resp := g.listen(r.Context(), s, msg, func() func([]byte) bool {
+		return newSSEWriter(w).event
+	})
+	if resp != nil {
+		m, _ := protocol.Classify(resp)
+		if m.Error != nil {
+			writeModernError(w, msg.ID, m.Error.Code, m.Error.Message, m.Error.Data)
+		}
+	}
+}
+
+// listen serves a subscriptions/listen request until ctx ends or the
+// gateway closes: the acknowledgement with what the gateway agreed to
+// send, then those notifications, through the emitter open returns (an
+// SSE stream, or stdout). It returns an error response for a request it
+// cannot serve, before opening anything; else nil.
+func (g *Gateway) listen(ctx context.Context, s *session, msg protocol.Message, open func() func([]byte) bool) []byte {
 	var p protocol.SubscriptionsListenParams
 	var raw struct {
 		Notifications json.RawMessage `json:"notifications"`
 	}
 	if json.Unmarshal(orEmpty(msg.Params), &raw) != nil || !isObject(raw.Notifications) || json.Unmarshal(msg.Params, &p) != nil {
-		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "subscriptions/listen: params must hold a notifications object", nil)
-		return
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "subscriptions/listen: params must hold a notifications object", nil)
 	}
 	l := &listener{id: msg.ID, filter: p.Notifications, subs: map[string]string{}, notes: make(chan []byte, notesQueue)}
 	// Resource subscriptions are held upstream for as long as the stream
@@ -43,7 +58,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *session, msg
 	var agreed []string
 	for _, uri := range p.Notifications.ResourceSubscriptions {
 		for _, server := range s.candidates(uri, hasSubscribe) {
-			if g.hold(r.Context(), server, uri) == nil {
+			if g.hold(ctx, server, uri) == nil {
 				l.subs[uri] = server
 				agreed = append(agreed, uri)
 				break
@@ -60,8 +75,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *session, msg
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		httpError(w, http.StatusServiceUnavailable, "the gateway is closed")
-		return
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "the gateway is closed", nil)
 	}
 	if g.listeners == nil {
 		g.listeners = map[*listener]bool{}
@@ -74,30 +88,30 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *session, msg
 		g.mu.Unlock()
 	}()
 
-	sse := newSSEWriter(w)
+	emit := open()
 	ack, _ := json.Marshal(struct {
 		Notifications protocol.SubscriptionFilter `json:"notifications"`
 		Meta          map[string]json.RawMessage  `json:"_meta"`
 	}{l.filter, map[string]json.RawMessage{protocol.MetaSubscriptionID: l.id}})
-	if !sse.event(protocol.AppendNotification(nil, protocol.MethodSubscriptionsAcknowledged, ack)) {
-		return
+	if !emit(protocol.AppendNotification(nil, protocol.MethodSubscriptionsAcknowledged, ack)) {
+		return nil
 	}
 	if l.filter.Empty() {
 		// Nothing to send: the subscription ends at once, with its result.
-		sse.event(g.modernResponse(protocol.AppendResult(nil, l.id, l.endResult()), msg.Method))
-		return
+		emit(g.modernResponse(protocol.AppendResult(nil, l.id, l.endResult()), msg.Method))
+		return nil
 	}
 	for {
 		select {
 		case frame := <-l.notes:
-			if !sse.event(frame) {
-				return
+			if !emit(frame) {
+				return nil
 			}
 		case <-g.done:
-			sse.event(g.modernResponse(protocol.AppendResult(nil, l.id, l.endResult()), msg.Method))
-			return
-		case <-r.Context().Done():
-			return
+			emit(g.modernResponse(protocol.AppendResult(nil, l.id, l.endResult()), msg.Method))
+			return nil
+		case <-ctx.Done():
+			return nil
 		}
 	}
 }

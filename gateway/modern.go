@@ -113,30 +113,21 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 	id := msg.ID
 	meta := metaOf(msg.Params)
 	headerV := r.Header.Get(headerVersion)
+	fail := func(e *protocol.Error) { writeModernError(w, id, e.Code, e.Message, e.Data) }
 	if meta.Version == "" {
-		writeModernError(w, id, protocol.CodeInvalidParams, "_meta must hold "+protocol.MetaProtocolVersion+" (requests without a session are of the 2026-07-28 era; legacy clients start with initialize)", nil)
+		fail(errNoVersion)
 		return
 	}
-	version := meta.Version
 	switch {
 	case headerV == "":
-		writeModernError(w, id, protocol.CodeHeaderMismatch, "the "+headerVersion+" header is required", nil)
+		fail(&protocol.Error{Code: protocol.CodeHeaderMismatch, Message: "the " + headerVersion + " header is required"})
 		return
-	case headerV != version:
-		writeModernError(w, id, protocol.CodeHeaderMismatch, headerVersion+" header "+headerV+" does not match _meta's "+version, nil)
-		return
-	}
-	if !slices.Contains(protocol.ModernVersions, version) {
-		data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: allVersions(), Requested: version})
-		writeModernError(w, id, protocol.CodeUnsupportedProtocolVersion, "unsupported protocol version "+version+" (a legacy revision starts with initialize)", data)
+	case headerV != meta.Version:
+		fail(&protocol.Error{Code: protocol.CodeHeaderMismatch, Message: headerVersion + " header " + headerV + " does not match _meta's " + meta.Version})
 		return
 	}
-	if !isObject(meta.Caps) {
-		writeModernError(w, id, protocol.CodeInvalidParams, "_meta must hold "+protocol.MetaClientCapabilities+" (an object)", nil)
-		return
-	}
-	if !modernMethods[msg.Method] {
-		writeModernError(w, id, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
+	if e := modernRequestError(msg, meta); e != nil {
+		fail(e)
 		return
 	}
 	s := g.modernSession(r.Context(), meta.Caps)
@@ -146,7 +137,7 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 	}
 	switch msg.Method {
 	case protocol.MethodSubscriptionsListen:
-		g.listen(w, r, s, msg)
+		g.listenHTTP(w, r, s, msg)
 		return
 	case protocol.MethodToolsCall:
 		if state, ok := bridgeState(msg.Params); ok {
@@ -180,6 +171,32 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 		return
 	}
 	writeJSON(w, resp)
+}
+
+// errNoVersion answers a modern request whose _meta has no protocol
+// version.
+var errNoVersion = &protocol.Error{Code: protocol.CodeInvalidParams,
+	Message: "_meta must hold " + protocol.MetaProtocolVersion + " (requests without a session are of the 2026-07-28 era; legacy clients start with initialize)"}
+
+// modernRequestError checks what every modern request needs besides its
+// transport's own headers: a revision the gateway speaks, the client's
+// capabilities, and a method of the modern era. nil: it may be served.
+func modernRequestError(msg protocol.Message, meta requestMeta) *protocol.Error {
+	if meta.Version == "" {
+		return errNoVersion
+	}
+	if !slices.Contains(protocol.ModernVersions, meta.Version) {
+		data, _ := json.Marshal(protocol.UnsupportedVersionData{Supported: allVersions(), Requested: meta.Version})
+		return &protocol.Error{Code: protocol.CodeUnsupportedProtocolVersion, Data: data,
+			Message: "unsupported protocol version " + meta.Version + " (a legacy revision starts with initialize)"}
+	}
+	if !isObject(meta.Caps) {
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "_meta must hold " + protocol.MetaClientCapabilities + " (an object)"}
+	}
+	if !modernMethods[msg.Method] {
+		return &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "method not found: " + msg.Method}
+	}
+	return nil
 }
 
 // modernSession is the per-request session of a modern client: the shared

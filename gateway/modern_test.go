@@ -29,6 +29,16 @@ const modernVersion = "2026-07-28"
 // gateway over it, served on loopback.
 func modernGateway(t *testing.T, opts gateway.Options, servers ...mcpvisor.ServerConfig) (*mcpvisor.Host, string) {
 	t.Helper()
+	h, g := modernHost(t, opts, servers...)
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	return h, srv.URL
+}
+
+// modernHost is a host with the given servers (all always on) and a
+// gateway over it.
+func modernHost(t *testing.T, opts gateway.Options, servers ...mcpvisor.ServerConfig) (*mcpvisor.Host, *gateway.Gateway) {
+	t.Helper()
 	names := []string{}
 	for _, s := range servers {
 		names = append(names, s.Name)
@@ -55,12 +65,8 @@ func modernGateway(t *testing.T, opts gateway.Options, servers ...mcpvisor.Serve
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := gateway.New(h, opts)
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() {
-		_ = g.Close()
-		srv.Close()
-	})
-	return h, srv.URL
+	t.Cleanup(func() { _ = g.Close() })
+	return h, g
 }
 
 // modernClient sends modern requests with the headers a conforming client
@@ -413,5 +419,79 @@ func TestModernListen(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// Over stdio a modern request is served on its own, beside any legacy
+// session on the same connection: discover, tools, input_required rounds,
+// and a listen stream that a notifications/cancelled ends.
+func TestModernStdio(t *testing.T) {
+	bin, args := peers.GoSDK(t, "modern")
+	h, g := modernHost(t, gateway.Options{}, mcpvisor.ServerConfig{Name: "p", Type: "stdio", Command: bin, Args: args, Enabled: true})
+	c, served := startStdio(t, &fixture{h: h, g: g})
+	meta := func(caps string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+
+	c.send(request(1, "server/discover", "{"+meta("{}")+"}"))
+	if d := c.await(1, nil); d.Error != nil || !bytes.Contains(d.Result, []byte(`"2026-07-28"`)) || !bytes.Contains(d.Result, []byte(`"resultType":"complete"`)) {
+		t.Fatalf("discover: %+v %s", d.Error, d.Result)
+	}
+	c.send(request(2, "ping", "{"+meta("{}")+"}"))
+	if p := c.await(2, nil); p.Error == nil || p.Error.Code != -32601 {
+		t.Fatalf("modern ping: %+v %s", p.Error, p.Result)
+	}
+	c.send(request(3, "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`))
+	if v := c.await(3, nil); v.Error == nil || v.Error.Code != -32022 {
+		t.Fatalf("unsupported version: %+v %s", v.Error, v.Result)
+	}
+
+	// Two rounds of input, answered by the client and retried.
+	caps := `{"elicitation":{"form":{}}}`
+	c.send(request(4, "tools/call", `{"name":"mcp__p__ask","arguments":{},`+meta(caps)+"}"))
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  json.RawMessage            `json:"requestState"`
+	}
+	round := c.await(4, nil)
+	if err := json.Unmarshal(round.Result, &r); err != nil || r.ResultType != "input_required" || r.InputRequests["name"] == nil {
+		t.Fatalf("round 1: %+v %s", round.Error, round.Result)
+	}
+	c.send(request(5, "tools/call", `{"name":"mcp__p__ask","arguments":{},"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":`+string(r.RequestState)+`,`+meta(caps)+"}"))
+	round = c.await(5, nil)
+	if err := json.Unmarshal(round.Result, &r); err != nil || r.ResultType != "input_required" || r.InputRequests["color"] == nil {
+		t.Fatalf("round 2: %+v %s", round.Error, round.Result)
+	}
+	c.send(request(6, "tools/call", `{"name":"mcp__p__ask","arguments":{},"inputResponses":{"color":{"action":"accept","content":{"color":"green"}}},"requestState":`+string(r.RequestState)+`,`+meta(caps)+"}"))
+	if res := decode[callResult](t, c.await(6, nil).Result); res.text() != "name=Ada color=green" {
+		t.Fatalf("round 3: %+v", res)
+	}
+
+	// A listen stream: acknowledged, then told of a new tool; cancelled.
+	c.send(request(7, "subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+meta("{}")+"}"))
+	if ack := next(t, c.frames, "acknowledgement"); ack.Method != "notifications/subscriptions/acknowledged" || !bytes.Contains(ack.Params, []byte(`"io.modelcontextprotocol/subscriptionId":7`)) {
+		t.Fatalf("first frame of the listen: %+v %s", ack, ack.Params)
+	}
+	c.send(request(8, "tools/call", `{"name":"mcp__p__add_tool","arguments":{"name":"late"},`+meta("{}")+"}"))
+	changed := false
+	c.await(8, func(f frame) {
+		if f.Method == "notifications/tools/list_changed" && bytes.Contains(f.Params, []byte(`"io.modelcontextprotocol/subscriptionId":7`)) {
+			changed = true
+		}
+	})
+	for !changed {
+		if f := next(t, c.frames, "list_changed"); f.Method == "notifications/tools/list_changed" {
+			changed = true
+		}
+	}
+	c.send(notification("notifications/cancelled", `{"requestId":7}`))
+	c.send(request(9, "tools/list", "{"+meta("{}")+"}"))
+	if l := c.await(9, func(frame) {}); l.Error != nil {
+		t.Fatalf("tools/list after the listen: %+v", l.Error)
+	}
+	c.w.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("ServeStdio: %v", err)
 	}
 }

@@ -119,6 +119,17 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 				write(protocol.AppendError(nil, protocol.SniffID(frame), protocol.CodeParseError, err.Error(), nil))
 				continue
 			}
+			if msg.Kind == protocol.KindRequest && metaOf(msg.Params).Version != "" {
+				// A modern request (2026-07-28): served on its own,
+				// whatever came before on this connection.
+				run := s.beginModern(msg)
+				wg.Go(func() {
+					if resp := run(write); resp != nil {
+						write(resp)
+					}
+				})
+				continue
+			}
 			if msg.Kind == protocol.KindRequest && msg.Method != protocol.MethodInitialize && msg.Method != protocol.MethodPing {
 				// A request may wait on a server: keep reading, so a
 				// cancel (or the answer to an elicitation) reaches it.
@@ -134,6 +145,33 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 				write(resp)
 			}
 		}
+	}
+}
+
+// beginModern registers a modern request for cancellation (stdio has no
+// request stream to close: notifications/cancelled ends it) and returns
+// its server: the request's _meta checked, then served by a per-request
+// session as over HTTP. A subscriptions/listen writes its notifications
+// until it is cancelled or the connection ends.
+func (s *session) beginModern(msg protocol.Message) (run func(send func([]byte)) []byte) {
+	ctx, done := s.track(msg.ID)
+	return func(send func([]byte)) []byte {
+		defer done()
+		meta := metaOf(msg.Params)
+		if e := modernRequestError(msg, meta); e != nil {
+			return protocol.AppendError(nil, msg.ID, e.Code, e.Message, e.Data)
+		}
+		ms := s.g.modernSession(ctx, meta.Caps)
+		if msg.Method == protocol.MethodSubscriptionsListen {
+			return s.g.listen(ctx, ms, msg, func() func([]byte) bool {
+				return func(frame []byte) bool { send(frame); return true }
+			})
+		}
+		resp := ms.dispatch(ctx, msg, send)
+		if ctx.Err() != nil && s.ctx.Err() == nil {
+			return nil // cancelled by the client
+		}
+		return s.g.modernResponse(resp, msg.Method)
 	}
 }
 
