@@ -266,6 +266,11 @@ type session struct {
 	outbound map[string]chan protocol.Message // requests to the client, by id
 	owners   map[string]string                // resource URI → the server that listed it
 	subs     map[string]string                // subscribed URI → its server
+	// Resumable SSE streams (resume.go): a tools/call's, by id, and the
+	// GET stream's.
+	streams    map[int64]*eventLog
+	lastStream int64
+	standalone *eventLog
 	// lastTools is the tool set the client was last told about (names),
 	// to skip list_changed for host events that change nothing it sees.
 	lastTools string

@@ -213,7 +213,19 @@ func (c *httpClient) rpc(id int, method, params string) frame {
 		b, _ := io.ReadAll(resp.Body)
 		c.t.Fatalf("%s: status %d: %s", method, resp.StatusCode, b)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+	ct := resp.Header.Get("Content-Type")
+	if method == "tools/call" && ct == "text/event-stream" {
+		// A call's resumable stream: its response is the last event.
+		var last frame
+		for f := range sseEvents(resp.Body) {
+			last = f
+		}
+		if last.Method != "" || len(last.ID) == 0 {
+			c.t.Fatalf("%s: the stream ended without a response", method)
+		}
+		return last
+	}
+	if ct != "application/json" {
 		c.t.Fatalf("%s: Content-Type %q", method, ct)
 	}
 	return c.readFrame(resp.Body)
@@ -520,8 +532,8 @@ func TestHTTPCancel(t *testing.T) {
 				if got := decode[frame](t, body); got.Error == nil || got.Result != nil || string(got.ID) != itoa(id) {
 					t.Fatalf("cancelled call answered %s, want an error", body)
 				}
-			} else if len(body) != 0 {
-				t.Fatalf("cancelled call answered %q, want a stream that ends empty", body)
+			} else if !regexp.MustCompile(`^id: \d+-0\nretry: \d+\ndata: \n\n$`).Match(body) {
+				t.Fatalf("cancelled call answered %q, want a stream of the priming event alone", body)
 			}
 			if d := time.Since(start); d > 20*time.Second {
 				t.Fatalf("cancel took %v", d)
@@ -962,5 +974,81 @@ func TestCloseEndsStdio(t *testing.T) {
 	}
 	if err := f.g.ServeStdio(context.Background(), strings.NewReader(""), io.Discard); err != gateway.ErrClosed {
 		t.Fatalf("ServeStdio after Close: %v", err)
+	}
+}
+
+// sseEvent is one raw SSE event: its id and data.
+type sseEvent struct{ id, data string }
+
+// rawSSE reads the events of an SSE body, ids included.
+func rawSSE(body io.Reader) <-chan sseEvent {
+	ch := make(chan sseEvent, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		var ev sseEvent
+		seen := false
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if seen {
+					ch <- ev
+				}
+				ev, seen = sseEvent{}, false
+			case strings.HasPrefix(line, "id: "):
+				ev.id, seen = strings.TrimPrefix(line, "id: "), true
+			case strings.HasPrefix(line, "data:"):
+				ev.data, seen = strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "), true
+			}
+		}
+	}()
+	return ch
+}
+
+// A call's stream survives its connection: the client that lost it gets
+// the events it missed, then the rest, from GET with Last-Event-ID, and
+// the call goes on meanwhile.
+func TestHTTPResume(t *testing.T) {
+	f := newFixture(t, gateway.Options{})
+	c := newHTTP(t, f)
+	c.initialize()
+	c.rpc(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`)
+
+	resp := c.do(http.MethodPost, request(3, "tools/call", `{"name":"mcp__a__progress","arguments":{"steps":4,"delay_ms":200},"_meta":{"progressToken":"p"}}`), nil)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q, want a stream", ct)
+	}
+	events := rawSSE(resp.Body)
+	priming := <-events
+	if priming.data != "" || !strings.HasSuffix(priming.id, "-0") {
+		t.Fatalf("first event %+v, want the priming event", priming)
+	}
+	first := <-events
+	if !strings.Contains(first.data, `"progress":1`) {
+		t.Fatalf("second event %+v, want the first progress", first)
+	}
+	resp.Body.Close() // the connection breaks mid-call
+
+	get := c.do(http.MethodGet, "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": first.id})
+	if get.StatusCode != http.StatusOK {
+		t.Fatalf("resume: status %d", get.StatusCode)
+	}
+	stream := strings.TrimSuffix(first.id, "-1")
+	var got []string
+	for ev := range rawSSE(get.Body) {
+		if !strings.HasPrefix(ev.id, stream+"-") {
+			t.Fatalf("resumed event %+v of another stream", ev)
+		}
+		got = append(got, ev.data)
+	}
+	if len(got) != 4 || !strings.Contains(got[2], `"progress":4`) || !strings.Contains(got[3], `"done after 4 steps"`) {
+		t.Fatalf("resumed stream carried %q, want progress 2 to 4, then the response", got)
+	}
+
+	// An id that is no stream of the session is refused.
+	if r := c.do(http.MethodGet, "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": "99-1"}); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown Last-Event-ID: status %d, want 404", r.StatusCode)
 	}
 }

@@ -32,14 +32,18 @@ const (
 //   - POST initialize creates a session and returns its Mcp-Session-Id;
 //     every other request needs that header (400 without it, 404 for an
 //     unknown or ended session).
-//   - POST of a request is answered as application/json, or as an SSE
-//     stream (progress, then the response) for a tools/call asking for
-//     progress from a client that accepts text/event-stream. A tools/call
-//     the client cancels (notifications/cancelled) gets no response, as
-//     the spec's cancellation says: its answer is an SSE stream that ends
-//     without one. POST of a notification or response is answered 202.
+//   - POST of a request is answered as application/json, except a
+//     tools/call from a client that accepts text/event-stream: its answer
+//     is a resumable SSE stream (a priming event with an id and a retry
+//     hint, then progress, the client's questions and the response, each
+//     with an id). A tools/call the client cancels
+//     (notifications/cancelled) gets no response, as the spec's
+//     cancellation says: its stream ends without one. POST of a
+//     notification or response is answered 202.
 //   - GET opens the session's stream of server notifications
-//     (notifications/tools/list_changed).
+//     (notifications/tools/list_changed, resource updates, logs); with
+//     Last-Event-ID it resumes the stream that id belongs to (see
+//     resume.go).
 //   - DELETE ends the session.
 //
 // A request with an Origin header that Options do not allow gets 403.
@@ -138,16 +142,20 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	var send func([]byte)
-	var lw *lazyStream
 	if msg.Method == protocol.MethodToolsCall && accepts(r, contentSSE) {
-		lw = &lazyStream{w: w}
-		send = lw.send
-	}
-	resp := s.handle(msg, send)
-	if lw != nil && lw.finish(resp) {
+		// A call may take long: its answer is a resumable stream, which
+		// the client may pick up again after a break (GET with
+		// Last-Event-ID) while the call goes on.
+		log := s.openStream()
+		rs := startResumable(w, log)
+		send := func(frame []byte) { rs.send(frame) }
+		if resp := s.handle(msg, send); resp != nil {
+			send(resp)
+		}
+		log.end()
 		return
 	}
+	resp := s.handle(msg, nil)
 	if resp == nil {
 		// Cancelled, from a client that breaks the transport's rule to
 		// accept SSE: a JSON answer must hold a response, and an error
@@ -157,10 +165,10 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, resp)
 }
 
-// lazyStream answers a tools/call as JSON unless something must reach the
-// client before the response (progress, or a request such as an
-// elicitation): the first such frame turns the answer into an SSE stream,
-// which carries those frames as they come, then the response, then ends.
+// lazyStream answers a modern client's tools/call as JSON unless something
+// must reach the client before the response (progress): the first such
+// frame turns the answer into an SSE stream, which carries those frames as
+// they come, then the response, then ends.
 // A call the client cancelled gets no response (the spec's cancellation):
 // its stream ends without one, and if nothing was streamed yet its answer
 // is an SSE stream that ends empty, since a request's POST must be
@@ -227,16 +235,28 @@ func (g *Gateway) get(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, "GET needs Accept: "+contentSSE)
 		return
 	}
-	sse := newSSEWriter(w)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		g.resume(w, r, s, last)
+		return
+	}
+	g.standalone(r, s, newSSEWriter(w), s.stream(standaloneStream))
+}
+
+// standalone serves the session's GET stream: notifications not tied to a
+// request, each with an id and kept in log for a resumption.
+func (g *Gateway) standalone(r *http.Request, s *session, sse *sseWriter, log *eventLog) {
+	send := func(frame []byte) bool {
+		return sse.eventWithID(eventID(standaloneStream, log.append(frame)), frame)
+	}
 	for {
 		select {
 		case <-s.changed:
-			if !sse.event(listChangedFrame) {
-				s.listChanged(true) // the stream broke: keep it for the next one
+			if !send(listChangedFrame) {
+				s.listChanged(true) // for a new stream too, not only a resumed one
 				return
 			}
 		case frame := <-s.notes:
-			if !sse.event(frame) {
+			if !send(frame) {
 				return
 			}
 		case <-s.ctx.Done():
@@ -355,18 +375,31 @@ func newSSEWriter(w http.ResponseWriter) *sseWriter {
 
 // event writes one JSON-RPC frame as a message event and flushes it. It
 // reports whether the stream still works.
-func (s *sseWriter) event(frame []byte) bool {
+func (s *sseWriter) event(frame []byte) bool { return s.eventWithID("", frame) }
+
+// eventWithID is event with an SSE id (none when id is "").
+func (s *sseWriter) eventWithID(id string, frame []byte) bool {
+	// Frames from protocol.Append* hold no raw newline, so one data line
+	// carries the whole frame.
+	buf := make([]byte, 0, len(frame)+len(id)+28)
+	if id != "" {
+		buf = append(append(append(buf, "id: "...), id...), '\n')
+	}
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, frame...)
+	buf = append(buf, "\n\n"...)
+	return s.write(buf)
+}
+
+// raw writes text as it is (an event the caller formatted) and flushes.
+func (s *sseWriter) raw(text string) bool { return s.write([]byte(text)) }
+
+func (s *sseWriter) write(buf []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken {
 		return false
 	}
-	// Frames from protocol.Append* hold no raw newline, so one data line
-	// carries the whole frame.
-	buf := make([]byte, 0, len(frame)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, frame...)
-	buf = append(buf, "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {
 		s.broken = true
 		return false
