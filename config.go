@@ -121,6 +121,11 @@ type ServerConfig struct {
 	// answer it with that revision fails to start. Anything else is a
 	// config error.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Activate puts the server's tools in every session from the start,
+	// as Options.AlwaysOn does (mcpvisor serve|stdio --activate): a
+	// client need not call activate_tools first. One-shot clients (a new
+	// session per call) need it.
+	Activate bool `json:"activate,omitempty"`
 }
 
 // Prefixed reports whether the server's tools and prompts are exposed
@@ -311,6 +316,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		MaxTools:               c.MaxTools,
 		MaxDescription:         c.MaxDescription,
 		Unprefixed:             !c.Prefixed(),
+		AlwaysOn:               c.Activate,
 		ProtocolVersion:        c.ProtocolVersion,
 	}
 	switch transport {
@@ -442,7 +448,7 @@ func (c ServerConfig) entry() configfile.Server {
 		IncludeTools:           c.IncludeTools, ExcludeTools: c.ExcludeTools,
 		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription,
 		AllowPrivate: c.AllowPrivate, InheritEnv: c.InheritEnv,
-		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion,
+		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion, Activate: c.Activate,
 	}
 }
 
@@ -464,7 +470,7 @@ func fromEntry(e configfile.Server) ServerConfig {
 		IncludeTools:           e.IncludeTools, ExcludeTools: e.ExcludeTools,
 		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription,
 		AllowPrivate: e.AllowPrivate, InheritEnv: e.InheritEnv,
-		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion,
+		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion, Activate: e.Activate,
 	}
 }
 

@@ -282,7 +282,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 
 // isAlwaysOn reports whether group is on for every session.
 func (h *Host) isAlwaysOn(group string) bool {
-	return h.alwaysOn[group] || h.alwaysOn[AllGroups] && group != ConfigGroup
+	return h.alwaysOn[group] || h.alwaysOn[AllGroups] && group != ConfigGroup || h.rt.IsAlwaysOn(group)
 }
 
 // Close stops every server and returns when no process started by the host

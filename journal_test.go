@@ -556,3 +556,35 @@ func TestAlwaysOnAllGroups(t *testing.T) {
 		t.Errorf("a call without activation: %v", err)
 	}
 }
+
+// A server configured with "activate": true is in every session from the
+// start; the others still need activation.
+func TestServerActivate(t *testing.T) {
+	on := mcptest("on")
+	on.Activate = true
+	h := openHost(t, mcpvisor.Options{}, on, mcptest("off"))
+	waitReady(t, h, "on", "off")
+	s := h.Session("one-shot", "")
+	names := map[string]bool{}
+	for _, tool := range s.Tools() {
+		names[tool.Name] = true
+	}
+	if !names["mcp__on__echo"] || names["mcp__off__echo"] {
+		t.Errorf("a fresh session's tools = %v; want the activated server's only", names)
+	}
+	if _, err := s.Call(context.Background(), "mcp__on__echo", json.RawMessage(`{}`)); err != nil {
+		t.Errorf("a call without activation: %v", err)
+	}
+	if _, err := s.Call(context.Background(), "mcp__off__echo", json.RawMessage(`{}`)); err == nil {
+		t.Error("a call to a server not activated succeeded")
+	}
+
+	cfg, err := mcpvisor.ParseConfig([]byte(`{"mcpServers":{"x":{"command":"true","activate":"yes"}}}`))
+	if err == nil || !strings.Contains(err.Error(), `"activate"`) || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("activate as a string: %v, %+v; want an error naming the server and the field", err, cfg)
+	}
+	cfg, err = mcpvisor.ParseConfig([]byte(`{"mcpServers":{"x":{"command":"true","activate":true}}}`))
+	if err != nil || !cfg.Servers[0].Activate {
+		t.Errorf("activate true: %v, %+v", err, cfg)
+	}
+}

@@ -74,6 +74,11 @@ type Options struct {
 	// (http://localhost:3000, http://127.0.0.1, http://[::1]). A request
 	// with any other Origin is refused with 403.
 	AllowedOrigins []string
+	// AllowedHosts lists the Host header values (without port) a request
+	// to a loopback listener may name besides localhost and loopback
+	// addresses; any other is refused with 403, the defence against DNS
+	// rebinding. Requests to other listeners are not checked.
+	AllowedHosts []string
 	// StateKey seals the requestState of a modern client's call to a
 	// legacy server (AES-GCM; 16, 24 or 32 bytes), so a client cannot forge
 	// or alter it. Replicas behind one address share it. Empty: a random
@@ -125,6 +130,7 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 		panic("gateway: New with a nil Host")
 	}
 	opts.AllowedOrigins = slices.Clone(opts.AllowedOrigins)
+	opts.AllowedHosts = slices.Clone(opts.AllowedHosts)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

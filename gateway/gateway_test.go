@@ -1052,3 +1052,41 @@ func TestHTTPResume(t *testing.T) {
 		t.Fatalf("unknown Last-Event-ID: status %d, want 404", r.StatusCode)
 	}
 }
+
+// A request to a loopback listener that names another host is a
+// DNS-rebinding attempt, in both eras; AllowedHosts adds names.
+func TestHTTPHostRebinding(t *testing.T) {
+	f := newFixture(t, gateway.Options{AllowedHosts: []string{"mcp.internal"}})
+	c := newHTTP(t, f)
+	modern := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for host, want := range map[string]int{
+		"":                  http.StatusOK, // the listener's own address
+		"localhost:8080":    http.StatusOK,
+		"[::1]:1":           http.StatusOK,
+		"mcp.internal:9000": http.StatusOK,
+		"evil.example":      http.StatusForbidden,
+		"evil.example:80":   http.StatusForbidden,
+		"10.0.0.1":          http.StatusForbidden,
+	} {
+		for era, body := range map[string]string{"legacy": request(1, "initialize", initParams), "modern": modern} {
+			req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if era == "modern" {
+				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "server/discover")
+			}
+			if host != "" {
+				req.Host = host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s, Host %q: status %d, want %d", era, host, resp.StatusCode, want)
+			}
+		}
+	}
+}

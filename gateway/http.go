@@ -55,6 +55,10 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "origin not allowed")
 		return
 	}
+	if !g.hostAllowed(r) {
+		httpError(w, http.StatusForbidden, "host not allowed: this endpoint listens on loopback, and a request naming another host is a DNS-rebinding attempt")
+		return
+	}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -324,6 +328,28 @@ func (g *Gateway) originAllowed(origin string) bool {
 		return true
 	}
 	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostAllowed is the DNS-rebinding defence on the Host header: a request
+// that reached a loopback listener must name a loopback host (localhost,
+// 127.0.0.1, [::1]) or one of Options.AllowedHosts. A page on an
+// attacker's name that rebinds to 127.0.0.1 sends its own name. Requests
+// on other listeners pass: there the name is the deployment's business.
+func (g *Gateway) hostAllowed(r *http.Request) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	tcp, ok := local.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if slices.Contains(g.opts.AllowedHosts, host) || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
 }
 

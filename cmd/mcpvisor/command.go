@@ -80,6 +80,7 @@ type flags struct {
 
 	// serve
 	listen, tokenFile, tlsCert, tlsKey string
+	allowedHosts                       string // serve: --allowed-hosts
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -130,6 +131,17 @@ func approveFlag(where string) flagGroup {
 func activateFlag(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.activate, "activate", "",
 		"tool groups every client session has from the start, without activate_tools: server names, comma-separated, or `all` (every server, not config)")
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // alwaysOn is --activate as Options.AlwaysOn.

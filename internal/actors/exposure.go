@@ -161,6 +161,12 @@ func (r *Runtime) Unprefixed() []string {
 	return out
 }
 
+// IsAlwaysOn reports whether server is registered with AlwaysOn.
+func (r *Runtime) IsAlwaysOn(server string) bool {
+	e := r.snap.Load().byName[server]
+	return e != nil && e.spec.AlwaysOn
+}
+
 // IsUnprefixed reports whether server is registered and exposes its names
 // bare (enabled or not).
 func (r *Runtime) IsUnprefixed(server string) bool {

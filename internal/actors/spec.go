@@ -82,6 +82,9 @@ type ServerSpec struct {
 	// than mcp__<server>__<tool> (exposure.go); the namespaced name still
 	// reaches them.
 	Unprefixed bool
+	// AlwaysOn puts the server's tools in every session from the start
+	// (the host's grants consult IsAlwaysOn).
+	AlwaysOn bool
 	// ProtocolVersion pins the revision spoken: "" detects the era (era.go);
 	// one of protocol.SupportedVersions skips the probe and initializes at
 	// that revision; one of protocol.ModernVersions probes with it and

@@ -256,6 +256,8 @@ func decodeServer(name string, raw json.RawMessage) (Server, []string, []*Error)
 			}
 		case "protocolVersion":
 			err = decodeStringField(&sc, m, &sc.ProtocolVersion)
+		case "activate":
+			err = decodeBoolField(&sc, m, &sc.Activate)
 		default:
 			if note, ok := unsupportedFields[m.key]; ok {
 				warnings = append(warnings, fmt.Sprintf("server %q: field %q is not supported by mcpvisor, ignored%s", name, m.key, note))

@@ -58,6 +58,8 @@ type Server struct {
 	Prefix *bool
 	// ProtocolVersion pins the protocol revision ("" detects the era).
 	ProtocolVersion string
+	// Activate puts the server's tools in every session from the start.
+	Activate bool
 }
 
 // Options are what checking an entry needs beyond the entry itself.
