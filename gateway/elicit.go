@@ -17,6 +17,10 @@ import (
 // the client declared elicitation (and the mode) at initialize. Otherwise
 // it is passed back to the host, whose inbox answers it.
 
+// maxURLElicitations bounds the URL elicitations a session remembers for
+// their completion notice.
+const maxURLElicitations = 256
+
 // clientCaps is what the downstream client declared that the gateway uses.
 type clientCaps struct {
 	elicitForm, elicitURL bool
@@ -144,6 +148,15 @@ func (s *session) elicit(ctx context.Context, send func([]byte), req *mcpvisor.E
 	params := protocol.ElicitRequestParams{Mode: string(req.Mode), Message: req.Message}
 	if req.Mode == mcpvisor.ElicitURL {
 		params.URL, params.ElicitationID = req.URL, req.ElicitationID
+		// Its completion, when the server sends one, is forwarded.
+		s.mu.Lock()
+		if s.urls == nil {
+			s.urls = map[string]string{}
+		}
+		if len(s.urls) < maxURLElicitations {
+			s.urls[req.ElicitationID] = req.Server
+		}
+		s.mu.Unlock()
 	} else {
 		params.RequestedSchema = req.Schema
 	}

@@ -382,3 +382,43 @@ func TestStdioSampling(t *testing.T) {
 		})
 	}
 }
+
+// A URL elicitation forwarded to a client is followed, when the server
+// says the interaction is done, by its notifications/elicitation/complete.
+func TestElicitationURLComplete(t *testing.T) {
+	f := newFixture(t, gateway.Options{}, withInbox)
+	c, _ := startStdio(t, f)
+	c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"url":{}}},"clientInfo":{"name":"test","version":"1"}}`))
+	c.await(1, nil)
+	c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
+	c.await(2, skipListChanged(t))
+	c.send(request(3, "tools/call", `{"name":"mcp__a__ask","arguments":{"mode":"url","message":"Sign in","url":"https://example.com/login"}}`))
+	var id string
+	for id == "" {
+		fr := next(t, c.frames, "elicitation/create")
+		if fr.Method != "elicitation/create" {
+			continue
+		}
+		var p struct {
+			ElicitationID string `json:"elicitationId"`
+		}
+		if err := json.Unmarshal(fr.Params, &p); err != nil || p.ElicitationID == "" {
+			t.Fatalf("url elicitation %s: %v", fr.Params, err)
+		}
+		id = p.ElicitationID
+		c.send(`{"jsonrpc":"2.0","id":` + string(fr.ID) + `,"result":{"action":"accept"}}`)
+	}
+	completed := false
+	res := c.await(3, func(fr frame) {
+		if fr.Method == "notifications/elicitation/complete" && strings.Contains(string(fr.Params), id) {
+			completed = true
+		}
+	})
+	if got := answerOf(t, res); got.Action != "accept" {
+		t.Fatalf("the server received %+v", got)
+	}
+	for !completed {
+		fr := next(t, c.frames, "elicitation/complete")
+		completed = fr.Method == "notifications/elicitation/complete" && strings.Contains(string(fr.Params), id)
+	}
+}

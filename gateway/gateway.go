@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,8 +36,10 @@ const notesQueue = 64
 // endTimeout bounds ending a session's grants when the session goes away.
 const endTimeout = 5 * time.Second
 
-// Defaults of Options.IdleTimeout and Options.MaxSessions.
+// Defaults of Options.IdleTimeout, Options.MaxSessions and
+// Options.PageSize.
 const (
+	DefaultPageSize    = 500
 	DefaultIdleTimeout = 30 * time.Minute
 	DefaultMaxSessions = 1000
 )
@@ -79,6 +83,10 @@ type Options struct {
 	// addresses; any other is refused with 403, the defence against DNS
 	// rebinding. Requests to other listeners are not checked.
 	AllowedHosts []string
+	// PageSize is how many tools one tools/list page holds; a larger
+	// catalog is paged (nextCursor). Zero: DefaultPageSize; negative: one
+	// page.
+	PageSize int
 	// StateKey seals the requestState of a modern client's call to a
 	// legacy server (AES-GCM; 16, 24 or 32 bytes), so a client cannot forge
 	// or alter it. Replicas behind one address share it. Empty: a random
@@ -146,6 +154,9 @@ func New(h *mcpvisor.Host, opts Options) *Gateway {
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
+	if opts.PageSize == 0 {
+		opts.PageSize = DefaultPageSize
+	}
 	g := &Gateway{h: h, opts: opts, log: opts.Logger, now: time.Now,
 		sessions: map[string]*session{}, local: map[*session]bool{}, subs: map[string]int{}, done: make(chan struct{})}
 	if opts.IdleTimeout > 0 {
@@ -200,7 +211,8 @@ func (g *Gateway) observe(ev mcpvisor.Event) {
 	case mcpvisor.EventTools, mcpvisor.EventState:
 	case mcpvisor.EventNotification:
 		switch ev.Method {
-		case protocol.MethodResourcesUpdated, protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged, protocol.MethodLoggingMessage:
+		case protocol.MethodResourcesUpdated, protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged, protocol.MethodLoggingMessage,
+			protocol.MethodElicitationComplete:
 		default:
 			return
 		}
@@ -272,6 +284,7 @@ type session struct {
 	outbound map[string]chan protocol.Message // requests to the client, by id
 	owners   map[string]string                // resource URI → the server that listed it
 	subs     map[string]string                // subscribed URI → its server
+	urls     map[string]string                // URL elicitations asked of the client: id → server
 	// Resumable SSE streams (resume.go): a tools/call's, by id, and the
 	// GET stream's.
 	streams    map[int64]*eventLog
@@ -459,16 +472,60 @@ func (g *Gateway) capabilities() protocol.ServerCapabilities {
 	}
 }
 
+// listTools answers tools/list in pages of Options.PageSize, in the
+// host's order (registration order, then the server's own): the same
+// request gets the same page.
 func (s *session) listTools(msg protocol.Message) []byte {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		return invalidParams(msg.ID, "tools/list: %v", err)
+	}
+	start := 0
+	if p.Cursor != nil {
+		var ok bool
+		if start, ok = parseCursor(*p.Cursor); !ok {
+			return invalidParams(msg.ID, "tools/list: invalid cursor %q", *p.Cursor)
+		}
+	}
 	tools := s.hs.Tools()
-	out := make([]protocol.Tool, 0, len(tools))
-	for _, t := range tools {
+	if start > len(tools) {
+		start = len(tools)
+	}
+	end := len(tools)
+	if n := s.g.opts.PageSize; n > 0 && end-start > n {
+		end = start + n
+	}
+	out := make([]protocol.Tool, 0, end-start)
+	for _, t := range tools[start:end] {
 		out = append(out, t.MCP())
+	}
+	res := protocol.ListToolsResult{Tools: out}
+	if end < len(tools) {
+		res.NextCursor = makeCursor(end)
 	}
 	s.mu.Lock()
 	s.lastTools = s.toolSet()
 	s.mu.Unlock()
-	return result(msg.ID, protocol.ListToolsResult{Tools: out})
+	return result(msg.ID, res)
+}
+
+// A list cursor is the offset of the page's first item, opaque to the
+// client.
+const cursorPrefix = "mcpvisor.page."
+
+func makeCursor(offset int) string {
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset)))
+}
+
+func parseCursor(c string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(c, cursorPrefix))
+	if err != nil || !strings.HasPrefix(c, cursorPrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b))
+	return n, err == nil && n >= 0
 }
 
 func (s *session) callTool(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {

@@ -1090,3 +1090,46 @@ func TestHTTPHostRebinding(t *testing.T) {
 		}
 	}
 }
+
+// A large catalog comes in pages whose concatenation is the whole list, in
+// one order; a cursor the gateway did not make is invalid params.
+func TestHTTPToolsPages(t *testing.T) {
+	f := newFixture(t, gateway.Options{PageSize: 4}, func(o *mcpvisor.Options) { o.AlwaysOn = []string{"a", "b"} })
+	c := newHTTP(t, f)
+	c.initialize()
+	var all []string
+	cursor := ""
+	for page := 0; ; page++ {
+		params := ""
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		r := c.rpc(10+page, "tools/list", params)
+		var res struct {
+			Tools      []struct{ Name string } `json:"tools"`
+			NextCursor string                  `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Tools) > 4 || (res.NextCursor != "" && len(res.Tools) != 4) {
+			t.Fatalf("page %d: %d tools, nextCursor %q", page, len(res.Tools), res.NextCursor)
+		}
+		for _, tool := range res.Tools {
+			all = append(all, tool.Name)
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	var want []string
+	for _, tool := range f.h.Session("x", "").Tools() {
+		want = append(want, tool.Name)
+	}
+	if strings.Join(all, ",") != strings.Join(want, ",") || len(all) < 9 {
+		t.Fatalf("pages gave %v, want %v", all, want)
+	}
+	if r := c.rpc(99, "tools/list", `{"cursor":"not-ours"}`); r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("foreign cursor: %+v", r.Error)
+	}
+}

@@ -388,6 +388,20 @@ func (s *session) forward(ev mcpvisor.Event) {
 	switch ev.Method {
 	case protocol.MethodLoggingMessage:
 		s.logMessage(ev)
+	case protocol.MethodElicitationComplete:
+		var p protocol.ElicitationCompleteParams
+		if json.Unmarshal(orEmpty(ev.Params), &p) != nil {
+			return
+		}
+		s.mu.Lock()
+		server, ok := s.urls[p.ElicitationID]
+		if ok && server == ev.Server {
+			delete(s.urls, p.ElicitationID)
+		}
+		s.mu.Unlock()
+		if ok && server == ev.Server {
+			s.notify(protocol.AppendNotification(nil, protocol.MethodElicitationComplete, ev.Params))
+		}
 	case protocol.MethodResourcesUpdated:
 		var p struct {
 			URI string `json:"uri"`

@@ -145,6 +145,9 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 	default:
 		if fn := a.rt.notify[msg.Method]; fn != nil {
 			fn(a.spec.Name, msg.Params)
+			// Observers see it too: a gateway forwards a URL
+			// elicitation's completion to the client that opened it.
+			a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 		}
 		// Events and progress take the router's sink (eventSink) and do
 		// not come here.

@@ -30,7 +30,7 @@ func featureTools() []mcpserve.Tool {
 	return []mcpserve.Tool{
 		{
 			Name: "ask", Title: "Ask the user",
-			Description: `Send elicitation/create (form: message and requestedSchema, default one required string "answer"; url: mode, message, url and a random elicitationId) and return the answer as structured content, exactly as given.`,
+			Description: `Send elicitation/create (form: message and requestedSchema, default one required string "answer"; url: mode, message, url and a random elicitationId) and return the answer as structured content, exactly as given. In url mode, an accepted answer is followed by notifications/elicitation/complete for that id.`,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"},"schema":{"type":"object"},"mode":{"type":"string","enum":["form","url"]},"url":{"type":"string"}},"additionalProperties":false}`),
 			Handler:     ask,
 		},
@@ -105,6 +105,7 @@ func ask(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult
 		args.Message = defaultAskText
 	}
 	var params any
+	var urlID string
 	switch args.Mode {
 	case "", "form":
 		schema := args.Schema
@@ -116,13 +117,23 @@ func ask(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult
 		if args.URL == "" {
 			return mcpserve.ErrorResult("url mode needs a url"), nil
 		}
-		params = map[string]any{"mode": "url", "message": args.Message, "url": args.URL, "elicitationId": randomHex(8)}
+		urlID = randomHex(8)
+		params = map[string]any{"mode": "url", "message": args.Message, "url": args.URL, "elicitationId": urlID}
 	default:
 		return mcpserve.ErrorResult("mode must be form or url, not %q", args.Mode), nil
 	}
 	res, err := call.Call(ctx, "elicitation/create", params)
 	if err != nil {
 		return clientError("elicitation/create", err)
+	}
+	var answer struct {
+		Action string `json:"action"`
+	}
+	if urlID != "" && json.Unmarshal(res, &answer) == nil && answer.Action == "accept" {
+		// The interaction at the URL is done (here: at once).
+		if err := call.Server.Notify("notifications/elicitation/complete", map[string]string{"elicitationId": urlID}); err != nil {
+			return nil, err
+		}
 	}
 	return mcpserve.StructuredResult(res)
 }
