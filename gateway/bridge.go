@@ -221,18 +221,7 @@ func (b *bridge) respond(w http.ResponseWriter, r *http.Request, id json.RawMess
 		b.mu.Unlock()
 	}()
 	answer := func(frame []byte) {
-		frame = b.g.modernResponse(frame, protocol.MethodToolsCall)
-		if lw != nil && lw.finish(frame) {
-			return
-		}
-		m, err := protocol.Classify(frame)
-		if err == nil && m.Error != nil {
-			w.Header().Set("Content-Type", contentJSON)
-			w.WriteHeader(httpStatus(m.Error.Code))
-			_, _ = w.Write(frame)
-			return
-		}
-		writeJSON(w, frame)
+		writeModernAnswer(w, lw, b.g.modernResponse(frame, protocol.MethodToolsCall))
 	}
 	for {
 		select {

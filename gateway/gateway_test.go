@@ -40,11 +40,17 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.Options)) *fixture {
 	t.Helper()
-	f := &fixture{events: make(chan mcpvisor.Event, 4096)}
 	servers := []mcpvisor.ServerConfig{}
 	for _, name := range []string{"a", "b"} {
 		servers = append(servers, mcpvisor.ServerConfig{Name: name, Type: "stdio", Command: bin.mcptest, Args: []string{"-name", name}, Enabled: true})
 	}
+	return fixtureOf(t, opts, servers, hostOpts...)
+}
+
+// fixtureOf is a fixture with the given servers, all ready.
+func fixtureOf(t *testing.T, opts gateway.Options, servers []mcpvisor.ServerConfig, hostOpts ...func(*mcpvisor.Options)) *fixture {
+	t.Helper()
+	f := &fixture{events: make(chan mcpvisor.Event, 4096)}
 	o := mcpvisor.Options{
 		Config:  &mcpvisor.Config{Servers: servers},
 		DataDir: t.TempDir(),

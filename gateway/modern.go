@@ -159,18 +159,23 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 	if resp == nil {
 		resp = protocol.AppendError(nil, id, protocol.CodeInternalError, "request cancelled", nil)
 	}
-	resp = s.g.modernResponse(resp, msg.Method)
-	if lw != nil && lw.finish(resp) {
+	writeModernAnswer(w, lw, s.g.modernResponse(resp, msg.Method))
+}
+
+// writeModernAnswer ends a modern request's answer with frame: on its
+// stream if one was opened, else as JSON, with the HTTP status of an error.
+func writeModernAnswer(w http.ResponseWriter, lw *lazyStream, frame []byte) {
+	if lw != nil && lw.finish(frame) {
 		return
 	}
-	m, err := protocol.Classify(resp)
+	m, err := protocol.Classify(frame)
 	if err == nil && m.Error != nil {
 		w.Header().Set("Content-Type", contentJSON)
 		w.WriteHeader(httpStatus(m.Error.Code))
-		_, _ = w.Write(resp)
+		_, _ = w.Write(frame)
 		return
 	}
-	writeJSON(w, resp)
+	writeJSON(w, frame)
 }
 
 // errNoVersion answers a modern request whose _meta has no protocol

@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
@@ -43,30 +41,10 @@ func modernHost(t *testing.T, opts gateway.Options, servers ...mcpvisor.ServerCo
 	for _, s := range servers {
 		names = append(names, s.Name)
 	}
-	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
-		Config: &mcpvisor.Config{Servers: servers}, DataDir: t.TempDir(),
-		Logger: slog.New(slog.DiscardHandler), AlwaysOn: names, Inbox: true, CallSampling: true,
-		StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
+	f := fixtureOf(t, opts, servers, func(o *mcpvisor.Options) {
+		o.AlwaysOn, o.Inbox, o.CallSampling = names, true, true
 	})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("host Close: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := h.WaitReady(ctx); err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	g := gateway.New(h, opts)
-	t.Cleanup(func() { _ = g.Close() })
-	return h, g
+	return f.h, f.g
 }
 
 // modernClient sends modern requests with the headers a conforming client
