@@ -61,6 +61,17 @@ type bridge struct {
 	done chan struct{} // closed when resp is set
 }
 
+// bridges reports whether a modern client's tools/call goes through a
+// bridge: it retries one (its requestState is the gateway's), or it needs
+// a new one (bridged).
+func (s *session) bridges(msg protocol.Message) bool {
+	if _, ok := bridgeState(msg.Params); ok {
+		return true
+	}
+	name, _ := nameOf(msg.Method, msg.Params)
+	return s.bridged(name)
+}
+
 // bridged reports whether a modern client's tools/call needs a bridge: its
 // tool's server speaks a legacy revision, and the client can answer a
 // question (it declared elicitation or sampling).
@@ -87,9 +98,42 @@ func (s *session) toolServer(tool string) (string, bool) {
 	return server, ok
 }
 
-// startBridge runs a modern client's tools/call on a bridge and answers
-// the request with its result or its first questions.
-func (g *Gateway) startBridge(w http.ResponseWriter, r *http.Request, s *session, msg protocol.Message) {
+// bridgeCall answers a modern client's tools/call whose server needs a
+// bridge (session.bridged), or a retry whose requestState names one: the
+// call's result, or its open questions as input_required, for request
+// id. nil: ctx ended first (the client went away or cancelled), which
+// cancels the call. out receives progress while the request waits (nil:
+// none is sent).
+func (g *Gateway) bridgeCall(ctx context.Context, s *session, msg protocol.Message, out func([]byte)) []byte {
+	b := (*bridge)(nil)
+	if state, ok := bridgeState(msg.Params); ok {
+		var perr *protocol.Error
+		if b, perr = g.takeAnswers(msg, state); perr != nil {
+			return protocol.AppendError(nil, msg.ID, perr.Code, perr.Message, perr.Data)
+		}
+	} else if b = g.startBridge(s, msg); b == nil {
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "the gateway is closed", nil)
+	}
+	return b.next(ctx, msg.ID, out)
+}
+
+// bridgeHTTP is bridgeCall over Streamable HTTP: progress streams (SSE)
+// when the client accepts it.
+func (g *Gateway) bridgeHTTP(w http.ResponseWriter, r *http.Request, s *session, msg protocol.Message) {
+	var lw *lazyStream
+	var out func([]byte)
+	if accepts(r, contentSSE) {
+		lw = &lazyStream{w: w}
+		out = lw.send
+	}
+	if frame := g.bridgeCall(r.Context(), s, msg, out); frame != nil {
+		writeModernAnswer(w, lw, frame)
+	}
+}
+
+// startBridge starts a modern client's tools/call on a bridge of its own;
+// nil when the gateway is closed.
+func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 	ctx, cancel := context.WithCancel(context.Background())
 	call := &session{g: g, id: newSessionID(), hs: s.hs, ctx: ctx, cancel: cancel, modern: true, bridge: true,
 		caps: s.caps, rawCaps: s.rawCaps,
@@ -102,8 +146,7 @@ func (g *Gateway) startBridge(w http.ResponseWriter, r *http.Request, s *session
 	if g.closed {
 		g.mu.Unlock()
 		cancel()
-		httpError(w, http.StatusServiceUnavailable, "the gateway is closed")
-		return
+		return nil
 	}
 	if g.bridges == nil {
 		g.bridges = map[string]*bridge{}
@@ -120,30 +163,27 @@ func (g *Gateway) startBridge(w http.ResponseWriter, r *http.Request, s *session
 		b.mu.Unlock()
 		close(b.done)
 	}()
-	b.respond(w, r, msg.ID)
+	return b
 }
 
-// resumeBridge takes a retry's answers to the bridge its requestState
-// names, then answers like startBridge.
-func (g *Gateway) resumeBridge(w http.ResponseWriter, r *http.Request, msg protocol.Message, state string) {
+// takeAnswers gives a retry's answers to the bridge its requestState
+// names, and returns that bridge.
+func (g *Gateway) takeAnswers(msg protocol.Message, state string) (*bridge, *protocol.Error) {
 	id, ok := g.unseal(state)
 	if !ok {
-		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "requestState was not issued by this gateway, or was altered", nil)
-		return
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "requestState was not issued by this gateway, or was altered"}
 	}
 	g.mu.Lock()
 	b := g.bridges[id]
 	g.mu.Unlock()
 	if b == nil {
-		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "the call this input answers is not held here: it ended, waited too long for the answer, or is held by another replica", nil)
-		return
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "the call this input answers is not held here: it ended, waited too long for the answer, or is held by another replica"}
 	}
 	var p struct {
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
-		writeModernError(w, msg.ID, protocol.CodeInvalidParams, "inputResponses: "+err.Error(), nil)
-		return
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "inputResponses: " + err.Error()}
 	}
 	b.mu.Lock()
 	b.expiry.Reset(g.inputTimeout())
@@ -163,7 +203,7 @@ func (g *Gateway) resumeBridge(w http.ResponseWriter, r *http.Request, msg proto
 	if open {
 		b.signal() // questions left unanswered are asked again
 	}
-	b.respond(w, r, msg.ID)
+	return b, nil
 }
 
 // send takes the frames the call's session writes to its client: requests
@@ -205,30 +245,23 @@ func (b *bridge) signal() {
 	}
 }
 
-// respond answers one request of the client's (the first, or a retry, id)
-// with the call's result, or with the open questions as input_required.
-func (b *bridge) respond(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
-	var lw *lazyStream
-	if accepts(r, contentSSE) {
-		lw = &lazyStream{w: w}
-		b.mu.Lock()
-		b.out = lw.send
-		b.mu.Unlock()
-	}
+// next waits for the call's answer or its open questions and returns the
+// frame for request id. If ctx ends first, the client is gone: the call is
+// cancelled and next returns nil.
+func (b *bridge) next(ctx context.Context, id json.RawMessage, out func([]byte)) []byte {
+	b.mu.Lock()
+	b.out = out
+	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		b.out = nil
 		b.mu.Unlock()
 	}()
-	answer := func(frame []byte) {
-		writeModernAnswer(w, lw, b.g.modernResponse(frame, protocol.MethodToolsCall))
-	}
 	for {
 		select {
 		case <-b.done:
 			b.end()
-			answer(withID(b.resp, id))
-			return
+			return b.g.modernResponse(withID(b.resp, id), protocol.MethodToolsCall)
 		case <-b.wake:
 			select {
 			case <-b.done:
@@ -236,11 +269,12 @@ func (b *bridge) respond(w http.ResponseWriter, r *http.Request, id json.RawMess
 			case <-time.After(gatherWindow):
 			}
 			if frame := b.questions(id); frame != nil {
-				answer(frame)
-				return
+				return b.g.modernResponse(frame, protocol.MethodToolsCall)
 			}
-		case <-r.Context().Done():
-			return
+		case <-ctx.Done():
+			b.s.cancel()
+			b.end()
+			return nil
 		}
 	}
 }

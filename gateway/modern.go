@@ -140,12 +140,8 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 		g.listenHTTP(w, r, s, msg)
 		return
 	case protocol.MethodToolsCall:
-		if state, ok := bridgeState(msg.Params); ok {
-			g.resumeBridge(w, r, msg, state)
-			return
-		}
-		if name, _ := nameOf(msg.Method, msg.Params); s.bridged(name) {
-			g.startBridge(w, r, s, msg)
+		if s.bridges(msg) {
+			g.bridgeHTTP(w, r, s, msg)
 			return
 		}
 	}

@@ -473,3 +473,49 @@ func TestModernStdio(t *testing.T) {
 		t.Fatalf("ServeStdio: %v", err)
 	}
 }
+
+// Over stdio too, a legacy server's questions become input_required
+// rounds for a modern client.
+func TestModernStdioBridge(t *testing.T) {
+	bin, args := peers.GoSDK(t, "dual")
+	h, g := modernHost(t, gateway.Options{}, mcpvisor.ServerConfig{Name: "p", Type: "stdio", Command: bin, Args: args, Enabled: true, ProtocolVersion: "2025-11-25"})
+	c, _ := startStdio(t, &fixture{h: h, g: g})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+	params := `{"name":"mcp__p__ask","arguments":{},` + meta + `}`
+	answers := map[string]string{"name": "Ada", "color": "green"}
+	for id := 1; id <= 4; id++ {
+		c.send(request(id, "tools/call", params))
+		var r struct {
+			ResultType    string `json:"resultType"`
+			InputRequests map[string]struct {
+				Params struct {
+					RequestedSchema struct {
+						Properties map[string]json.RawMessage `json:"properties"`
+					} `json:"requestedSchema"`
+				} `json:"params"`
+			} `json:"inputRequests"`
+			RequestState json.RawMessage `json:"requestState"`
+		}
+		f := c.await(id, nil)
+		if err := json.Unmarshal(f.Result, &r); err != nil {
+			t.Fatalf("round %d: %+v %s", id, f.Error, f.Result)
+		}
+		if r.ResultType == "complete" {
+			if got := decode[callResult](t, f.Result).text(); got != "name=Ada color=green" {
+				t.Fatalf("bridged over stdio: %q", got)
+			}
+			return
+		}
+		responses := map[string]any{}
+		for key, ir := range r.InputRequests {
+			content := map[string]string{}
+			for field := range ir.Params.RequestedSchema.Properties {
+				content[field] = answers[field]
+			}
+			responses[key] = map[string]any{"action": "accept", "content": content}
+		}
+		b, _ := json.Marshal(responses)
+		params = `{"name":"mcp__p__ask","arguments":{},"inputResponses":` + string(b) + `,"requestState":` + string(r.RequestState) + `,` + meta + `}`
+	}
+	t.Fatal("still asking after 4 rounds")
+}
