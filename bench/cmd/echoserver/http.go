@@ -28,13 +28,14 @@ const (
 )
 
 // serveHTTPMain listens on addr, prints the endpoint's URL as the first line
-// of stdout, and serves until SIGTERM or SIGINT.
-func serveHTTPMain(addr string) error {
+// of stdout, and serves until SIGTERM or SIGINT, in the modern era
+// (2026-07-28, no session) when modern is set.
+func serveHTTPMain(addr string, modern bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	h := &httpEcho{}
+	h := &httpEcho{modern: modern}
 	srv := &http.Server{
 		Handler:           h,
 		ConnState:         h.connState,
@@ -56,13 +57,21 @@ func serveHTTPMain(addr string) error {
 	return nil
 }
 
-// httpEcho is the echo server over Streamable HTTP (2025-11-25), as little
-// as the transport allows: every POST carries one JSON-RPC message and a
-// request is answered with one JSON body (application/json), never SSE; a
-// notification or a response is answered 202. initialize opens a session
-// (Mcp-Session-Id), which every later POST must carry (404 otherwise). GET
-// is 405 (no standalone stream); DELETE is 200.
+// httpEcho is the echo server over Streamable HTTP (2025-11-25, or
+// 2026-07-28 when modern), as little as the transport allows: every POST
+// carries one JSON-RPC message and a request is answered with one JSON
+// body (application/json), never SSE; a notification or a response is
+// answered 202. initialize opens a session (Mcp-Session-Id), which every
+// later POST must carry (404 otherwise). GET is 405 (no standalone
+// stream); DELETE is 200.
+//
+// modern: the server speaks 2026-07-28 (-era modern) and has no session.
+// A POST stands alone: its _meta is checked as over stdio, and its headers
+// must match its body (MCP-Protocol-Version, Mcp-Method, and Mcp-Name for
+// tools/call), else -32020. An error is answered with the HTTP status the
+// revision gives it: 404 for -32601, 400 for -32602 and -32020 to -32022.
 type httpEcho struct {
+	modern   bool
 	sessions atomic.Int64 // issued: ids are "e1", "e2", ...
 	conns    atomic.Int64 // accepted connections, ever
 	open     atomic.Int64 // connections open now
@@ -145,7 +154,7 @@ func (h *httpEcho) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request unreadable or too large", http.StatusBadRequest)
 		return
 	}
-	reply := s.handle(s.body.Bytes(), mode{})
+	reply := s.handle(s.body.Bytes(), mode{modern: h.modern})
 	hdr := w.Header()
 	switch {
 	case s.parseError:
@@ -153,6 +162,12 @@ func (h *httpEcho) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(reply)
 		return
+	case h.modern:
+		if reply != nil && s.errCode == 0 {
+			if msg := headerMismatch(r.Header, &s.req); msg != "" {
+				reply = s.errorReply(s.req.ID, codeHeaderMismatch, msg)
+			}
+		}
 	case s.req.Method == "initialize":
 		hdr["Mcp-Session-Id"] = []string{"e" + strconv.FormatInt(h.sessions.Add(1), 10)}
 	case !h.known(r.Header.Get("Mcp-Session-Id")):
@@ -165,7 +180,45 @@ func (h *httpEcho) post(w http.ResponseWriter, r *http.Request) {
 	}
 	hdr["Content-Type"] = []string{"application/json"}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(reply))}
+	if h.modern && s.errCode != 0 {
+		w.WriteHeader(modernStatus(s.errCode))
+	}
 	w.Write(reply)
+}
+
+// codeHeaderMismatch is HeaderMismatchError's code (2026-07-28): the
+// request's headers are missing or do not match its body.
+const codeHeaderMismatch = -32020
+
+// headerMismatch returns why a modern request's headers do not match its
+// body (q), or "" when they do: MCP-Protocol-Version must be the version
+// of its _meta (the only one this server speaks), Mcp-Method its method,
+// and for tools/call Mcp-Name the tool's name (the echo server's are
+// ASCII, never base64-encoded).
+func headerMismatch(hdr http.Header, q *request) string {
+	if v := hdr["Mcp-Protocol-Version"]; len(v) != 1 || v[0] != modernVersion {
+		return "the MCP-Protocol-Version header must be " + modernVersion
+	}
+	if v := hdr["Mcp-Method"]; len(v) != 1 || v[0] != q.Method {
+		return "the Mcp-Method header must be the request's method, " + q.Method
+	}
+	if q.Method == "tools/call" {
+		if v := hdr["Mcp-Name"]; len(v) != 1 || v[0] != q.Params.Name {
+			return "the Mcp-Name header must be the tool's name, " + q.Params.Name
+		}
+	}
+	return ""
+}
+
+// modernStatus is the HTTP status of a modern error reply with code.
+func modernStatus(code int) int {
+	switch code {
+	case -32601:
+		return http.StatusNotFound
+	case -32602, codeHeaderMismatch, -32021, codeUnsupportedVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // known reports whether id is a session this server issued.

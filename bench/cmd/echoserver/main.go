@@ -24,8 +24,8 @@
 // version with -32022, so that a client that forgets the _meta cannot be
 // measured by accident. ping, removed in 2026-07-28, is an unknown method
 // there. The default, -era legacy, is the server as it always was
-// (2025-11-25 and earlier, through initialize). -era modern is for stdio
-// only.
+// (2025-11-25 and earlier, through initialize). -era modern is served over
+// stdio and over HTTP (-http), with no session there.
 //
 // Flags make it misbehave for the isolation scenario:
 //
@@ -38,6 +38,9 @@
 // (http://HOST:PORT/mcp) as the first line of stdout, and serves until
 // SIGTERM or SIGINT. See http.go. It lists and answers echo only: a reply
 // there is one JSON body, which cannot carry notifications before it.
+// With -http and -era modern, every POST stands alone (no session): besides
+// the _meta, it must carry the headers of 2026-07-28 (MCP-Protocol-Version,
+// Mcp-Method, and Mcp-Name for tools/call), matching its body.
 package main
 
 import (
@@ -60,7 +63,7 @@ func main() {
 	crash := flag.Bool("crash", false, "exit with status 3 at start")
 	flag.BoolVar(&m.deaf, "deaf", false, "stop reading stdin after the first tools/list answer, but stay alive")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio; prints the URL")
-	era := flag.String("era", eraLegacy, "the protocol era to speak: legacy (initialize, 2025-11-25 and earlier) or modern (2026-07-28: server/discover, _meta on every request; stdio only)")
+	era := flag.String("era", eraLegacy, "the protocol era to speak: legacy (initialize, 2025-11-25 and earlier) or modern (2026-07-28: server/discover, _meta on every request, no HTTP session)")
 	flag.Parse()
 	switch *era {
 	case eraLegacy:
@@ -70,12 +73,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "echoserver: -era %q: want %s or %s\n", *era, eraLegacy, eraModern)
 		os.Exit(2)
 	}
-	if m.modern && *httpAddr != "" {
-		fmt.Fprintln(os.Stderr, "echoserver: -era modern is served over stdio only")
-		os.Exit(2)
-	}
 	if *httpAddr != "" {
-		if err := serveHTTPMain(*httpAddr); err != nil {
+		if err := serveHTTPMain(*httpAddr, m.modern); err != nil {
 			fmt.Fprintln(os.Stderr, "echoserver:", err)
 			os.Exit(1)
 		}
@@ -169,6 +168,8 @@ type session struct {
 	reply      []byte
 	listed     bool
 	parseError bool // the last message was not JSON
+	// errCode is the code of the last reply if it was an error, else 0.
+	errCode int
 	// stdio: notifications can precede a reply, so flood is offered.
 	stdio bool
 	// flood is the notifications the last request asked for, to be
@@ -221,6 +222,7 @@ const (
 	cacheHint      = `"ttlMs":3600000,"cacheScope":"public"`
 	discoverResult = `{"resultType":"complete","supportedVersions":["` + modernVersion + `"],"capabilities":{"tools":{}},` +
 		`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echoserver","version":"1.0.0"}},` + cacheHint + `}`
+	listResultModern      = `{"resultType":"complete","tools":[` + echoTool + `],` + cacheHint + `}`
 	listResultModernStdio = `{"resultType":"complete","tools":[` + echoTool + `,` + floodTool + `],` + cacheHint + `}`
 	// codeUnsupportedVersion is UnsupportedProtocolVersionError's code.
 	codeUnsupportedVersion = -32022
@@ -238,7 +240,7 @@ func (s *session) handle(line []byte, m mode) []byte {
 	q.Params.Name, q.Params.Arguments, q.Params.ProtocolVersion = "", q.Params.Arguments[:0], ""
 	q.Params.Meta.ProtocolVersion = q.Params.Meta.ProtocolVersion[:0]
 	q.Params.Meta.Caps, q.Params.Meta.Info = q.Params.Meta.Caps[:0], q.Params.Meta.Info[:0]
-	s.parseError = false
+	s.parseError, s.errCode = false, 0
 	if err := json.Unmarshal(line, q); err != nil {
 		s.parseError = true
 		return s.errorReply(json.RawMessage("null"), -32700, "parse error")
@@ -318,9 +320,12 @@ func (s *session) handleModern(q *request, m mode) []byte {
 		return s.result(q.ID, []byte(discoverResult))
 	case "tools/list":
 		s.listed = true
-		return s.result(q.ID, []byte(listResultModernStdio))
+		if s.stdio {
+			return s.result(q.ID, []byte(listResultModernStdio))
+		}
+		return s.result(q.ID, []byte(listResultModern))
 	case "tools/call":
-		if q.Params.Name == "flood" {
+		if q.Params.Name == "flood" && s.stdio {
 			return s.floodCall(q, m)
 		}
 		if q.Params.Name != "echo" {
@@ -353,6 +358,7 @@ func (s *session) checkVersion(id json.RawMessage, v json.RawMessage) []byte {
 // unsupportedVersion returns UnsupportedProtocolVersionError: the versions
 // the server supports, and requested (a JSON string) as the client asked.
 func (s *session) unsupportedVersion(id json.RawMessage, requested []byte) []byte {
+	s.errCode = codeUnsupportedVersion
 	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)
@@ -418,6 +424,7 @@ func (s *session) result(id json.RawMessage, result []byte) []byte {
 }
 
 func (s *session) errorReply(id json.RawMessage, code int, msg string) []byte {
+	s.errCode = code
 	b := append(s.reply[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)

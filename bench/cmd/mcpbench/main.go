@@ -2,10 +2,11 @@
 // the official Go SDK client and the mark3labs client, over stdio (in the
 // legacy era and, for call latency and throughput, in the modern one: the
 // echo server run with -era modern) and over Streamable HTTP (the echo
-// server run with -http), and writes the
-// results: results-<date>.json (one record per scenario and contender),
-// <date>.md (tables with ratios, the targets with PASS/MISS), <date>.png (the
-// chart the report embeds) and latest.md (a pointer to the newest report).
+// server run with -http), measures the latency the MCP gateway adds over a
+// direct connection in both eras, and writes the results:
+// results-<date>.json (one record per scenario and contender), <date>.md
+// (tables with ratios, the targets with PASS/MISS), <date>.png (the chart
+// the report embeds) and latest.md (a pointer to the newest report).
 //
 //	mcpbench [-quick] [-out DIR] [-scenarios latency,throughput,...] [-server BIN]
 //	         [-cpuprofile FILE] [-memprofile FILE] [-http-servers N]

@@ -10,7 +10,8 @@
 // process, net/http POSTs for the floor), with a scale scenario of
 // thousands of HTTP servers in one Host; and a notification flood into the
 // host's journal (durable events/s, drops, memory), against the same flood
-// read off a raw pipe.
+// read off a raw pipe; and the latency the MCP gateway adds to a call over
+// a direct connection, for clients and servers of both eras.
 //
 // Each scenario is a function from an Env (the echo server binary, the sizes)
 // to Records; Report turns the records of a run into a markdown report with

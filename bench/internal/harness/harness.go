@@ -31,6 +31,7 @@ type Sizes struct {
 	JournalEvents     int           // scenario 10: notifications flooded per host run (split over the servers)
 	JournalServers    int           // scenario 10: servers flooding at once in the second host run
 	JournalWait       time.Duration // scenario 10: longest wait for a flood to be journaled
+	GatewayCalls      int           // scenario 11: calls per contender, 1 caller
 	Rounds            int           // interleaving: rounds per scenario, contenders rotate within each
 	WarmupCalls       int           // per contender before measuring
 	BadCallersPerKind int           // scenario 4: concurrent callers of each misbehaving server
@@ -46,7 +47,7 @@ func FullSizes() Sizes {
 		ScaleServers: 1000, ScaleCalls: 2000,
 		ScaleHTTPServers: 10000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 180 * time.Second,
 		JournalEvents: 1000000, JournalServers: 4, JournalWait: 120 * time.Second,
-		Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
+		GatewayCalls: 20000, Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
 	}
 }
 
@@ -60,7 +61,7 @@ func QuickSizes() Sizes {
 		ScaleServers: 100, ScaleCalls: 200,
 		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
 		JournalEvents: 100000, JournalServers: 4, JournalWait: 60 * time.Second,
-		Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
+		GatewayCalls: 1000, Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
 	}
 }
 
@@ -74,7 +75,7 @@ func TinySizes() Sizes {
 		ScaleServers: 3, ScaleCalls: 10,
 		ScaleHTTPServers: 3, ScaleHTTPCalls: 10, ScaleHTTPWait: 30 * time.Second,
 		JournalEvents: 2000, JournalServers: 4, JournalWait: 30 * time.Second,
-		Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
+		GatewayCalls: 50, Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
 	}
 }
 
@@ -142,6 +143,10 @@ const (
 
 	// A notification flood into the journal.
 	ScenarioJournal = "journal"
+
+	// The gateway's added latency per call over a direct connection, in
+	// both protocol eras.
+	ScenarioGateway = "gateway"
 )
 
 // Scenario is one named scenario of the harness.
@@ -162,6 +167,7 @@ var Scenarios = []Scenario{
 	{ScenarioThroughputHTTP, ThroughputHTTP},
 	{ScenarioScaleHTTP, ScaleHTTP},
 	{ScenarioJournal, Journal},
+	{ScenarioGateway, Gateway},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

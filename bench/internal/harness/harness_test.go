@@ -119,3 +119,66 @@ func TestJournalAccountsForTheFlood(t *testing.T) {
 		t.Errorf("%s: %d servers, want %d", MjournalMulti, recs[2].Servers, env.Sizes.JournalServers)
 	}
 }
+
+// The gateway scenario measures every route it names: each era
+// combination goes through a gateway (slower than the direct connection
+// of the client's era, which its added latency is taken from), reaches the
+// echo server with exactly one POST per call, on kept-alive connections.
+func TestGatewayRoutes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	recs, err := Gateway(ctx, tinyEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{Direct, DirectModern, Mcpvisor, McpvisorModern}
+	for _, rt := range gatewayRoutes {
+		want = append(want, rt.name)
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d: %+v", len(recs), len(want), recs)
+	}
+	byName := map[string]Record{}
+	for i, r := range recs {
+		if r.Contender != want[i] {
+			t.Errorf("record %d is %s, want %s", i, r.Contender, want[i])
+		}
+		byName[r.Contender] = r
+		if r.Errors != 0 || r.Note != "" || r.Calls != TinySizes().GatewayCalls {
+			t.Errorf("%s: %d of %d calls failed: %s", r.Contender, r.Errors, r.Calls, r.Note)
+		}
+		if m := r.Metrics; m["posts_per_call"] != 1 || m["conns_opened"] != 0 {
+			t.Errorf("%s: %v POSTs per call and %v new connections at the echo server, want 1 and 0", r.Contender, m["posts_per_call"], m["conns_opened"])
+		}
+	}
+	for _, rt := range gatewayRoutes {
+		r, direct := byName[rt.name], byName[directName(rt.clientModern)]
+		m := r.Metrics
+		if m["direct_p50_us"] != direct.P50us || m["added_p50_us"] != r.P50us-direct.P50us || m["added_p50_us"] <= 0 {
+			t.Errorf("%s: p50 %.1f µs, direct %.1f (%v), added %v: want the direct p50 of the client's era, and more", rt.name, r.P50us, direct.P50us, m["direct_p50_us"], m["added_p50_us"])
+		}
+		if lo, med, hi := m["added_p50_us_round_min"], m["added_p50_us_round_median"], m["added_p50_us_round_max"]; lo > med || med > hi || hi == 0 {
+			t.Errorf("%s: per-round added latency %v ≤ %v ≤ %v", rt.name, lo, med, hi)
+		}
+		if m["host_call_p50_us"] != byName[hostName(rt.serverModern)].P50us {
+			t.Errorf("%s: Host.Call p50 %v, want the %s host's", rt.name, m["host_call_p50_us"], eraName(rt.serverModern))
+		}
+	}
+}
+
+func TestRoundDiffs(t *testing.T) {
+	// Three rounds of two calls: b is 10 µs a call, a 12, 15 and 11.
+	us := func(v ...int64) samples {
+		for i := range v {
+			v[i] *= 1000
+		}
+		return v
+	}
+	a, b := us(12, 12, 15, 15, 11, 11), us(10, 10, 10, 10, 10, 10)
+	if med, lo, hi := roundDiffs(a, b, 6, 3); med != 2 || lo != 1 || hi != 5 {
+		t.Errorf("roundDiffs = %v, %v, %v; want 2, 1, 5", med, lo, hi)
+	}
+	if med, _, _ := roundDiffs(a[:4], b[:4], 4, 2); med != 3.5 {
+		t.Errorf("median of two rounds = %v, want 3.5", med)
+	}
+}

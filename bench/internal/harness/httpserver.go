@@ -37,9 +37,9 @@ type serverStats struct {
 }
 
 // startEchoHTTP starts the server on a free loopback port and waits for the
-// URL it prints.
-func startEchoHTTP(ctx context.Context, env *Env) (*echoHTTP, error) {
-	cmd := exec.Command(env.Server, "-http", "127.0.0.1:0")
+// URL it prints. modern: it speaks 2026-07-28 (-era modern), no session.
+func startEchoHTTP(ctx context.Context, env *Env, modern bool) (*echoHTTP, error) {
+	cmd := exec.Command(env.Server, append([]string{"-http", "127.0.0.1:0"}, echoServerArgs(modern)...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

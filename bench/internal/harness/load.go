@@ -40,7 +40,7 @@ func ThroughputHTTP(ctx context.Context, env *Env) ([]Record, error) {
 }
 
 func compareHTTP(ctx context.Context, env *Env, scenario string, callers, calls int) ([]Record, error) {
-	srv, err := startEchoHTTP(ctx, env)
+	srv, err := startEchoHTTP(ctx, env, false)
 	if err != nil {
 		return nil, err
 	}
@@ -50,54 +50,115 @@ func compareHTTP(ctx context.Context, env *Env, scenario string, callers, calls 
 	return compare(ctx, &e, scenario, httpContenders, 1, callers, calls, callers > 1, srv)
 }
 
-// compare runs one load on every contender in the same run, interleaved:
-// the calls are split into Rounds rounds, and in each round every contender
-// runs its share in turn, starting from a different contender each round, so
-// that a slow moment of the machine falls on all of them alike. With srv
-// (the HTTP echo server), it also counts the connections the server accepted
+// compare runs one load on every contender in the same run, interleaved
+// (see interleave), and returns one record per contender. With srv (the
+// HTTP echo server), the records have the connections the server accepted
 // and the POSTs it answered during each contender's measured calls.
 func compare(ctx context.Context, env *Env, scenario string, contenders []contender, servers, callers, calls int, pipelined bool, srv *echoHTTP) ([]Record, error) {
 	env.logf("%s: %d server(s), %d caller(s), %d calls per contender", scenario, servers, callers, calls)
-	type run struct {
-		c            client
-		lat          samples
-		elapsed      time.Duration
-		errs         int
-		firstErr     error
-		note         string
-		conns, posts int64
-	}
-	counters := func() serverStats {
-		if srv == nil {
-			return serverStats{}
+	var counters func() serverStats
+	if srv != nil {
+		counters = func() serverStats {
+			st, err := srv.counters()
+			if err != nil {
+				env.logf("  reading the echo server's counters: %v", err)
+			}
+			return st
 		}
-		st, err := srv.counters()
-		if err != nil {
-			env.logf("  reading the echo server's counters: %v", err)
-		}
-		return st
 	}
-	runs := make([]*run, len(contenders))
+	runs, err := interleave(ctx, env, contenders, servers, callers, calls, pipelined, counters)
+	defer closeRuns(runs)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for i, r := range runs {
+		rec := r.record(scenario, contenders[i].name(), servers, callers, calls)
+		if r.c != nil {
+			if srv != nil {
+				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
+			}
+			if fs, ok := r.c.(frameSizer); ok {
+				req, reply := fs.frameBytes()
+				rec.Metrics = map[string]float64{"request_bytes": float64(req), "reply_bytes": float64(reply)}
+			}
+			env.logf("  %-16s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
+		} else {
+			env.logf("  %-16s %s", rec.Contender, rec.Note)
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// contenderRun is one contender's part of an interleaved load: its client
+// (nil if it could not connect, note saying why), every call's latency in
+// call order (round k of n made lat[lo:hi], lo, hi = roundSpan(calls, n,
+// k)), and the wall time, failures and counters of its measured calls.
+type contenderRun struct {
+	c            client
+	lat          samples
+	elapsed      time.Duration
+	errs         int
+	firstErr     error
+	note         string
+	conns, posts int64
+}
+
+// record is the run's figures as a record of scenario, without metrics.
+func (r *contenderRun) record(scenario, name string, servers, callers, calls int) Record {
+	rec := Record{Scenario: scenario, Contender: name, Servers: servers, Callers: callers, Note: r.note}
+	if r.c == nil {
+		return rec
+	}
+	s := r.lat.summary()
+	rec.Calls, rec.Errors = calls, r.errs
+	rec.P50us, rec.P99us, rec.MaxUs = micros(s.p50), micros(s.p99), micros(s.max)
+	rec.CallsPerSec = float64(calls) / r.elapsed.Seconds()
+	if r.firstErr != nil {
+		rec.Note = fmt.Sprintf("%d call(s) failed, first: %v", r.errs, r.firstErr)
+	}
+	return rec
+}
+
+// rounds is how many rounds interleave splits calls calls into.
+func rounds(env *Env, calls int) int { return max(1, min(env.Sizes.Rounds, calls)) }
+
+// roundSpan is the calls of round k of n: calls[lo:hi].
+func roundSpan(calls, n, k int) (lo, hi int) { return calls * k / n, calls * (k + 1) / n }
+
+// interleave connects every contender, warms each up, then runs the load
+// on all of them in the same run, interleaved: the calls are split into
+// rounds (see rounds), and in each round every contender runs its share in
+// turn, starting from a different contender each round, so that a slow
+// moment of the machine falls on all of them alike. counters, when not nil,
+// is read before and after each contender's share: the connections
+// accepted and the POSTs answered in between are the contender's. The
+// caller closes the runs (closeRuns), also when interleave fails.
+func interleave(ctx context.Context, env *Env, contenders []contender, servers, callers, calls int, pipelined bool, counters func() serverStats) ([]*contenderRun, error) {
+	if counters == nil {
+		counters = func() serverStats { return serverStats{} }
+	}
+	runs := make([]*contenderRun, len(contenders))
 	for i, ct := range contenders {
 		c, err := ct.connect(ctx, env, servers, pipelined)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return runs, ctx.Err()
 			}
-			runs[i] = &run{note: fmt.Sprintf("could not connect: %v", err)}
+			runs[i] = &contenderRun{note: fmt.Sprintf("could not connect: %v", err)}
 			continue
 		}
-		runs[i] = &run{c: c, lat: make(samples, calls)}
-		defer c.close()
+		runs[i] = &contenderRun{c: c, lat: make(samples, calls)}
 	}
 	for _, r := range runs {
 		if r.c != nil {
 			drive(ctx, r.c, callers, env.Sizes.WarmupCalls, servers, nil)
 		}
 	}
-	rounds := max(1, min(env.Sizes.Rounds, calls))
-	for round := range rounds {
-		lo, hi := calls*round/rounds, calls*(round+1)/rounds
+	n := rounds(env, calls)
+	for round := range n {
+		lo, hi := roundSpan(calls, n, round)
 		for k := range runs {
 			r := runs[(round+k)%len(runs)]
 			if r.c == nil {
@@ -115,34 +176,19 @@ func compare(ctx context.Context, env *Env, scenario string, contenders []conten
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return runs, err
 		}
 	}
-	var recs []Record
-	for i, r := range runs {
-		rec := Record{Scenario: scenario, Contender: contenders[i].name(), Servers: servers, Callers: callers, Note: r.note}
-		if r.c != nil {
-			s := r.lat.summary()
-			rec.Calls, rec.Errors = calls, r.errs
-			rec.P50us, rec.P99us, rec.MaxUs = micros(s.p50), micros(s.p99), micros(s.max)
-			rec.CallsPerSec = float64(calls) / r.elapsed.Seconds()
-			if r.firstErr != nil {
-				rec.Note = fmt.Sprintf("%d call(s) failed, first: %v", r.errs, r.firstErr)
-			}
-			if srv != nil {
-				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
-			}
-			if fs, ok := r.c.(frameSizer); ok {
-				req, reply := fs.frameBytes()
-				rec.Metrics = map[string]float64{"request_bytes": float64(req), "reply_bytes": float64(reply)}
-			}
-			env.logf("  %-16s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
-		} else {
-			env.logf("  %-16s %s", rec.Contender, rec.Note)
+	return runs, nil
+}
+
+// closeRuns closes the clients of runs (some of which may be nil).
+func closeRuns(runs []*contenderRun) {
+	for _, r := range runs {
+		if r != nil && r.c != nil {
+			r.c.close()
 		}
-		recs = append(recs, rec)
 	}
-	return recs, nil
 }
 
 // A frameSizer is a client that knows the size of a call's lines (the raw

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,15 +42,25 @@ type rawHTTPContender struct{}
 func (rawHTTPContender) name() string { return Raw }
 
 func (rawHTTPContender) connect(ctx context.Context, env *Env, n int, _ bool) (client, error) {
+	c, err := dialRawHTTPClient(ctx, env.httpURL, n, false)
+	if err != nil {
+		return nil, fmt.Errorf("raw http: %w", err)
+	}
+	return c, nil
+}
+
+// dialRawHTTPClient opens n raw sessions (rawHTTPSession) with the MCP
+// endpoint url, at once, in the modern era or not.
+func dialRawHTTPClient(ctx context.Context, url string, n int, modern bool) (*rawHTTPClient, error) {
 	c := &rawHTTPClient{sessions: make([]*rawHTTPSession, n)}
 	err := startAll(n, func(i int) error {
-		s, err := dialRawHTTP(ctx, env.httpURL)
+		s, err := dialRawHTTP(ctx, url, modern)
 		c.sessions[i] = s
 		return err
 	})
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("raw http: %w", err)
+		return nil, err
 	}
 	return c, nil
 }
@@ -69,11 +80,16 @@ func (c *rawHTTPClient) close() error {
 	})
 }
 
-// rawHTTPSession is one MCP session with the echo server.
+// rawHTTPSession is one MCP session with the echo server (or with the
+// gateway, which serves the same tool). modern: a session of 2026-07-28,
+// which is no session at all: every POST stands alone, with the _meta
+// (rawModernMeta) and the headers of the revision (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name), and no Mcp-Session-Id.
 type rawHTTPSession struct {
 	hc      *http.Client
 	url     string
-	session []string // the Mcp-Session-Id header's value
+	modern  bool
+	session []string // the Mcp-Session-Id header's value (legacy only)
 	next    atomic.Int64
 	bufs    sync.Pool // *rawBufs
 }
@@ -82,37 +98,68 @@ type rawBufs struct{ frame, body bytes.Buffer }
 
 // Header values, shared by every request (net/http does not modify them).
 var (
-	hdrJSON    = []string{"application/json"}
-	hdrAccept  = []string{"application/json, text/event-stream"}
-	hdrVersion = []string{protocolVersion}
+	hdrJSON          = []string{"application/json"}
+	hdrAccept        = []string{"application/json, text/event-stream"}
+	hdrVersion       = []string{protocolVersion}
+	hdrModernVersion = []string{modernVersion}
 )
 
-// dialRawHTTP does the handshake a host does: initialize (capturing the
-// session), notifications/initialized, tools/list.
-func dialRawHTTP(ctx context.Context, url string) (*rawHTTPSession, error) {
-	s := &rawHTTPSession{hc: &http.Client{Transport: poolTransport()}, url: url}
+// requestHeaders are the headers of 2026-07-28 (SEP-2243) that mirror a
+// modern request's body: its method and, for tools/call, the tool's name.
+type requestHeaders struct{ method, name []string }
+
+// echoCallHeaders are those of every call of the echo tool.
+var echoCallHeaders = requestHeaders{method: []string{"tools/call"}, name: []string{"echo"}}
+
+// echoedText is what a call's result must hold: echoArgs as the JSON
+// string of its text block.
+var echoedText, _ = json.Marshal(string(echoArgs))
+
+// dialRawHTTP does the handshake a host does: in the legacy era initialize
+// (capturing the session), notifications/initialized, tools/list; in the
+// modern one server/discover and tools/list, each with the _meta. Either
+// way tools/list must list the echo tool under its own name.
+func dialRawHTTP(ctx context.Context, url string, modern bool) (*rawHTTPSession, error) {
+	s := &rawHTTPSession{hc: &http.Client{Transport: poolTransport()}, url: url, modern: modern}
 	const (
 		initialize  = `{"jsonrpc":"2.0","id":-1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		listTools   = `{"jsonrpc":"2.0","id":-2,"method":"tools/list"}`
+		// The modern era: no handshake, the _meta on every request.
+		discover        = `{"jsonrpc":"2.0","id":-1,"method":"server/discover","params":{"_meta":` + rawModernMeta + `}}`
+		listToolsModern = `{"jsonrpc":"2.0","id":-2,"method":"tools/list","params":{"_meta":` + rawModernMeta + `}}`
 	)
-	var b rawBufs
-	for _, step := range []struct {
+	type step struct {
 		frame  string
+		hdr    requestHeaders
 		status int
-	}{{initialize, http.StatusOK}, {initialized, http.StatusAccepted}, {listTools, http.StatusOK}} {
+	}
+	steps := []step{{initialize, requestHeaders{}, http.StatusOK}, {initialized, requestHeaders{}, http.StatusAccepted}, {listTools, requestHeaders{}, http.StatusOK}}
+	if modern {
+		steps = []step{{discover, requestHeaders{method: []string{"server/discover"}}, http.StatusOK}, {listToolsModern, requestHeaders{method: []string{"tools/list"}}, http.StatusOK}}
+	}
+	var b rawBufs
+	for _, step := range steps {
 		b.frame.Reset()
 		b.frame.WriteString(step.frame)
-		resp, err := s.post(ctx, &b)
+		resp, err := s.post(ctx, &b, step.hdr)
 		if err != nil {
 			s.close()
 			return nil, err
 		}
-		if resp.StatusCode != step.status || step.status == http.StatusOK && !bytes.Contains(b.body.Bytes(), []byte(`"result"`)) {
+		body := b.body.Bytes()
+		if resp.StatusCode != step.status || step.status == http.StatusOK && !bytes.Contains(body, []byte(`"result"`)) ||
+			modern && !bytes.Contains(body, []byte(`"resultType":"complete"`)) {
 			s.close()
-			return nil, fmt.Errorf("unexpected answer: HTTP %d: %s", resp.StatusCode, b.body.Bytes())
+			return nil, fmt.Errorf("unexpected answer: HTTP %d: %s", resp.StatusCode, body)
 		}
-		if s.session == nil {
+		if step.frame == listTools || step.frame == listToolsModern {
+			if !bytes.Contains(body, []byte(`"name":"echo"`)) {
+				s.close()
+				return nil, fmt.Errorf("tools/list does not list echo: %s", body)
+			}
+		}
+		if !modern && s.session == nil {
 			sid := resp.Header.Get("Mcp-Session-Id")
 			if sid == "" {
 				s.close()
@@ -124,14 +171,22 @@ func dialRawHTTP(ctx context.Context, url string) (*rawHTTPSession, error) {
 	return s, nil
 }
 
-// post sends b.frame and reads the whole reply body into b.body.
-func (s *rawHTTPSession) post(ctx context.Context, b *rawBufs) (*http.Response, error) {
+// post sends b.frame and reads the whole reply body into b.body. hdr are
+// the modern request's own headers (ignored in the legacy era).
+func (s *rawHTTPSession) post(ctx context.Context, b *rawBufs, hdr requestHeaders) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(b.frame.Bytes()))
 	if err != nil {
 		return nil, err
 	}
 	req.Header = http.Header{"Content-Type": hdrJSON, "Accept": hdrAccept}
-	if s.session != nil {
+	switch {
+	case s.modern:
+		req.Header["Mcp-Protocol-Version"] = hdrModernVersion
+		req.Header["Mcp-Method"] = hdr.method
+		if hdr.name != nil {
+			req.Header["Mcp-Name"] = hdr.name
+		}
+	case s.session != nil:
 		req.Header["Mcp-Session-Id"] = s.session
 		req.Header["Mcp-Protocol-Version"] = hdrVersion
 	}
@@ -145,6 +200,8 @@ func (s *rawHTTPSession) post(ctx context.Context, b *rawBufs) (*http.Response, 
 	return resp, err
 }
 
+// call calls the echo tool; an error response, a tool error or a result
+// without the echoed arguments is an error.
 func (s *rawHTTPSession) call(ctx context.Context) error {
 	b, _ := s.bufs.Get().(*rawBufs)
 	if b == nil {
@@ -152,18 +209,26 @@ func (s *rawHTTPSession) call(ctx context.Context) error {
 	}
 	defer s.bufs.Put(b)
 	b.frame.Reset()
-	b.frame.Write(appendCall(b.frame.AvailableBuffer(), s.next.Add(1), false))
-	resp, err := s.post(ctx, b)
+	b.frame.Write(appendCall(b.frame.AvailableBuffer(), s.next.Add(1), s.modern))
+	resp, err := s.post(ctx, b, echoCallHeaders)
 	if err != nil {
 		return err
 	}
+	body := b.body.Bytes()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("raw http: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b.body.Bytes()))
+		return fmt.Errorf("raw http: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
 	}
-	return checkLine(b.body.Bytes())
+	if err := checkLine(body); err != nil {
+		return err
+	}
+	if bytes.Contains(body, []byte(`"isError":true`)) || !bytes.Contains(body, echoedText) {
+		return fmt.Errorf("raw http: not the echo: %s", bytes.TrimSpace(body))
+	}
+	return nil
 }
 
-// close ends the session (DELETE, as the host does) and the pool.
+// close ends the session (DELETE, as the host does; a modern one has none)
+// and the pool.
 func (s *rawHTTPSession) close() error {
 	if s.session != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

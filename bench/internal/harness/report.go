@@ -361,6 +361,7 @@ func (r *Run) Markdown(chart string) string {
 	}
 	r.scaleHTTPSection(&b)
 	r.journalSection(&b)
+	r.gatewaySection(&b)
 	b.WriteString("## Reproduce\n\n```sh\nmake bench         # this report: bench/results/<date>.md, .png, results-<date>.json\nmake bench-quick   # the short version (CI), into bench/results/quick/\n```\n")
 	return b.String()
 }
@@ -753,4 +754,107 @@ func (r *Run) journalSection(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 	writeNotes(b, notes)
+}
+
+// gatewayIntro explains scenario 11.
+const gatewayIntro = "Two `echoserver -http` child processes, one per era: the legacy one (sessions through `initialize`) and `-era modern` (2026-07-28: no session; the `_meta` and the headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` checked against the body of every POST). " +
+	"Each sits behind a Host of its own that supervises it as an `http` server pinned to its era (`protocolVersion` 2025-11-25 or 2026-07-28), with `\"prefix\": false` (the tool keeps its name, `echo`) and always on (listed without `activate_tools`); " +
+	"the Host is served by `gateway.New(h).Handler()` at `/mcp` on an `http.Server` listening on a loopback TCP port **in this process** (in process, as `mcpvisor serve` runs it: the gateway shares the harness's cores with the client, and the echo servers are children). " +
+	"Every contender but the Host.Call rows is the same raw `net/http` client as the HTTP floor of scenario 7 (a fresh pool keeping up to 64 idle connections; one POST per call, the JSON body read whole and checked for the echoed arguments, `isError` and JSON-RPC errors counted as failures). " +
+	"The **direct connection** is that client straight to the echo server (`direct`, `direct-modern`: no host, no gateway, no SDK), so that the routes differ from it only in the gateway being in the path. " +
+	"`gateway-<client era>-<server era>` calls the same tool through the gateway: a legacy client sends `initialize` once (then `notifications/initialized`, `tools/list`) and each call with its `Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`; " +
+	"a modern client sends `server/discover` and `tools/list` once, then each call standalone, with the `_meta` (protocol version 2026-07-28, client capabilities `{}`, client info: the bytes of the `raw-modern` floor) and the headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method: tools/call`, `Mcp-Name: echo`. " +
+	"`mcpvisor` and `mcpvisor-modern` are `Host.Call(\"echo\")` on the Host behind each gateway: the host's own part of a route. All run in the same rounds, interleaved as above. " +
+	"**Added** is a route's p50 less the p50 of the direct contender of the client's era (what the same client pays talking straight to a server); × direct is their ratio. " +
+	"Per round is the same difference taken in each round (the contenders run back to back there): its median, then the smallest and largest, a gauge of the noise. " +
+	"− Host.Call is the route's p50 less Host.Call's for the same server era: the gateway's front (the client's HTTP hop into this process and the gateway's handling of the request). " +
+	"New connections and POSTs per call are counted by the echo servers during the measured calls.\n\n"
+
+// gatewaySection writes scenario 11: the added latency per era combination,
+// then every contender's figures.
+func (r *Run) gatewaySection(b *strings.Builder) {
+	var recs []*Record
+	for i := range r.Records {
+		if r.Records[i].Scenario == ScenarioGateway {
+			recs = append(recs, &r.Records[i])
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## 11. Gateway: added latency per call over a direct connection, 1 caller, %d calls per contender\n\n", r.Sizes.GatewayCalls)
+	b.WriteString(gatewayIntro)
+	b.WriteString("**Added p50 per call through the gateway** (× the direct p50 of the client's era):\n\n" +
+		"| client → gateway \\ gateway → echo server | legacy (2025-11-25) | modern (2026-07-28) |\n|---|---:|---:|\n")
+	for _, client := range []bool{false, true} {
+		fmt.Fprintf(b, "| %s client | ", eraName(client))
+		for _, server := range []bool{false, true} {
+			rec := r.find(ScenarioGateway, gatewayRouteName(client, server))
+			switch {
+			case !ran(rec) || rec.Errors > 0 || rec.Metrics["direct_p50_us"] == 0:
+				b.WriteString("— |")
+			default:
+				fmt.Fprintf(b, "%+.1f µs (%.2f×) |", rec.Metrics["added_p50_us"], rec.Metrics["p50_ratio"])
+			}
+			if !server {
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n| contender | client → | → echo server | p50 µs | p99 µs | max µs | calls/s | added p50 µs | p50 × direct | added p50 per round µs: median (min … max) | − Host.Call µs | errors | new connections | POSTs per call |\n" +
+		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var notes []string
+	for _, rec := range recs {
+		if rec.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", rec.Contender, rec.Note))
+		}
+		from, to := gatewayPath(rec.Contender)
+		if !ran(rec) {
+			fmt.Fprintf(b, "| %s | %s | %s | failed | | | | | | | | | | |\n", rec.Contender, from, to)
+			continue
+		}
+		m := rec.Metrics
+		added, ratio, perRound, front := "", "", "", ""
+		if _, ok := m["added_p50_us"]; ok {
+			added, ratio = fmt.Sprintf("%+.1f", m["added_p50_us"]), fmt.Sprintf("%.2f×", m["p50_ratio"])
+			perRound = fmt.Sprintf("%+.1f (%+.1f … %+.1f)", m["added_p50_us_round_median"], m["added_p50_us_round_min"], m["added_p50_us_round_max"])
+		}
+		if _, ok := m["front_p50_us"]; ok {
+			front = fmt.Sprintf("%+.1f", m["front_p50_us"])
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %.1f | %.1f | %.0f | %.0f | %s | %s | %s | %s | %d | %.0f | %.2f |\n", rec.Contender, from, to,
+			rec.P50us, rec.P99us, rec.MaxUs, rec.CallsPerSec, added, ratio, perRound, front, rec.Errors, m["conns_opened"], m["posts_per_call"])
+	}
+	b.WriteString("\n")
+	writeNotes(b, notes)
+}
+
+// gatewayRouteName is the contender of the route from a client of one era
+// to a server of another through the gateway.
+func gatewayRouteName(clientModern, serverModern bool) string {
+	for _, rt := range gatewayRoutes {
+		if rt.clientModern == clientModern && rt.serverModern == serverModern {
+			return rt.name
+		}
+	}
+	return ""
+}
+
+// gatewayPath describes a contender of scenario 11 for its table: who
+// calls, and in which era the echo server is reached.
+func gatewayPath(name string) (from, to string) {
+	switch name {
+	case Direct, DirectModern:
+		era := eraName(name == DirectModern)
+		return era + " client, direct", era
+	case Mcpvisor, McpvisorModern:
+		return "Host.Call, in process", eraName(name == McpvisorModern)
+	}
+	for _, rt := range gatewayRoutes {
+		if rt.name == name {
+			return eraName(rt.clientModern) + " client → gateway", eraName(rt.serverModern)
+		}
+	}
+	return "", ""
 }

@@ -259,3 +259,48 @@ func TestEraTargetsAndReport(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The gateway section: the added latency of each era combination in a
+// matrix, and every contender's row; a route that failed says so.
+func TestGatewayReport(t *testing.T) {
+	r := fakeRun()
+	rec := func(name string, p50 float64, m map[string]float64) Record {
+		if m == nil {
+			m = map[string]float64{}
+		}
+		m["posts_per_call"] = 1
+		return Record{Scenario: ScenarioGateway, Contender: name, Servers: 1, Callers: 1, Calls: 100, P50us: p50, P99us: 2 * p50, CallsPerSec: 1e6 / p50, Metrics: m}
+	}
+	added := func(direct, p50, host float64) map[string]float64 {
+		m := map[string]float64{"direct_p50_us": direct, "added_p50_us": p50 - direct, "p50_ratio": p50 / direct,
+			"added_p50_us_round_median": p50 - direct + 1, "added_p50_us_round_min": p50 - direct - 5, "added_p50_us_round_max": p50 - direct + 7}
+		if host > 0 { // a route through the gateway
+			m["host_call_p50_us"], m["front_p50_us"] = host, p50-host
+		}
+		return m
+	}
+	r.Records = append(r.Records,
+		rec(Direct, 200, nil), rec(DirectModern, 210, nil),
+		rec(Mcpvisor, 250, added(200, 250, 0)), rec(McpvisorModern, 270, added(210, 270, 0)),
+		rec("gateway-legacy-legacy", 600, added(200, 600, 250)),
+		rec("gateway-modern-modern", 630, added(210, 630, 270)),
+		rec("gateway-legacy-modern", 640, added(200, 640, 270)),
+		Record{Scenario: ScenarioGateway, Contender: "gateway-modern-legacy", Servers: 1, Callers: 1, Note: "could not connect: boom"},
+	)
+	md := r.Markdown("")
+	for _, want := range []string{
+		"## 11. Gateway: added latency per call over a direct connection, 1 caller, 20000 calls per contender",
+		"**in this process**",
+		"| legacy client | +400.0 µs (3.00×) | +440.0 µs (3.20×) |",
+		"| modern client | — | +420.0 µs (3.00×) |",
+		"| direct | legacy client, direct | legacy | 200.0 | 400.0 |",
+		"| mcpvisor-modern | Host.Call, in process | modern | 270.0 | 540.0 | 0 | 3704 | +60.0 | 1.29× | +61.0 (+55.0 … +67.0) |  | 0 | 0 | 1.00 |",
+		"| gateway-legacy-legacy | legacy client → gateway | legacy | 600.0 | 1200.0 | 0 | 1667 | +400.0 | 3.00× | +401.0 (+395.0 … +407.0) | +350.0 | 0 | 0 | 1.00 |",
+		"| gateway-modern-legacy | modern client → gateway | legacy | failed |",
+		"- gateway-modern-legacy: could not connect: boom",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ const progressEvery = 100 * time.Millisecond
 // floor: how long the echo server itself needs to open as many sessions.
 func ScaleHTTP(ctx context.Context, env *Env) ([]Record, error) {
 	n := env.Sizes.ScaleHTTPServers
-	srv, err := startEchoHTTP(ctx, env)
+	srv, err := startEchoHTTP(ctx, env, false)
 	if err != nil {
 		return nil, err
 	}
