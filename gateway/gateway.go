@@ -455,7 +455,7 @@ func (s *session) initialize(msg protocol.Message) []byte {
 	return result(msg.ID, protocol.InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    s.g.capabilities(),
-		ServerInfo:      s.g.info(),
+		ServerInfo:      gatewayImplementation(),
 		Instructions:    s.hs.Catalog(),
 	})
 }

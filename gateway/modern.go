@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -328,18 +330,49 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 	if err != nil || m.Kind != protocol.KindResponse || m.Error != nil {
 		return frame
 	}
-	res := m.Result
-	if protocol.IsInputRequired(res) {
+	if protocol.IsInputRequired(m.Result) {
 		return frame
 	}
-	res = setMember(res, "resultType", `"`+protocol.ResultComplete+`"`, false)
-	if cacheable(method) {
-		res = setMember(res, "ttlMs", "0", false)
-		res = setMember(res, "cacheScope", `"private"`, false)
+	// One parse of the result's members, whatever its size: the values
+	// stay as they were written.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(m.Result, &members) != nil || members == nil {
+		return frame
 	}
-	res = g.withServerInfo(res)
-	return protocol.AppendResult(nil, m.ID, res)
+	if _, ok := members["resultType"]; !ok {
+		members["resultType"] = resultComplete
+	}
+	if cacheable(method) {
+		if _, ok := members["ttlMs"]; !ok {
+			members["ttlMs"] = json.RawMessage("0")
+		}
+		if _, ok := members["cacheScope"]; !ok {
+			members["cacheScope"] = cachePrivate
+		}
+	}
+	if meta, err := protocol.MergeMeta(members["_meta"], protocol.MetaServerInfo, gatewayInfo()); err == nil {
+		members["_meta"] = meta
+	}
+	// The server's text as it wrote it: no HTML escaping of its strings.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(members) != nil {
+		return frame
+	}
+	return protocol.AppendResult(nil, m.ID, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
+
+var (
+	resultComplete = json.RawMessage(`"` + protocol.ResultComplete + `"`)
+	cachePrivate   = json.RawMessage(`"private"`)
+)
+
+// gatewayInfo is the gateway's Implementation as JSON, made once.
+var gatewayInfo = sync.OnceValue(func() json.RawMessage {
+	b, _ := json.Marshal(gatewayImplementation())
+	return b
+})
 
 // cacheable are the results SEP-2549 gives cache hints. The gateway's lists
 // depend on the servers' states and the client's grants, so it says they
@@ -354,37 +387,15 @@ func cacheable(method string) bool {
 	return false
 }
 
-// withServerInfo puts the gateway's identity in a result's _meta.
-func (g *Gateway) withServerInfo(res json.RawMessage) json.RawMessage {
-	info, _ := json.Marshal(g.info())
-	var r struct {
-		Meta json.RawMessage `json:"_meta"`
-	}
-	_ = json.Unmarshal(res, &r)
-	meta, err := protocol.MergeMeta(r.Meta, protocol.MetaServerInfo, info)
-	if err != nil {
-		return res
-	}
-	return setMember(res, "_meta", string(meta), true)
-}
-
-func (g *Gateway) info() protocol.Implementation {
+// gatewayImplementation is the gateway's identity, as initialize and every
+// modern result give it.
+func gatewayImplementation() protocol.Implementation {
 	return protocol.Implementation{Name: "mcpvisor", Title: "mcpvisor gateway", Version: moduleVersion()}
 }
 
-// setMember sets a member of a JSON object: replacing it when replace,
-// else only when it is absent. A value that is not an object is returned
-// as it is.
-func setMember(obj json.RawMessage, key, value string, replace bool) json.RawMessage {
-	if !replace {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(obj, &m) != nil {
-			return obj
-		}
-		if _, ok := m[key]; ok {
-			return obj
-		}
-	}
+// setMember sets (or replaces) a member of a JSON object. A value that is
+// not an object is returned as it is.
+func setMember(obj json.RawMessage, key, value string) json.RawMessage {
 	out, err := protocol.MergeMeta(obj, key, json.RawMessage(value))
 	if err != nil {
 		return obj

@@ -245,7 +245,7 @@ func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
 	if !ok {
 		return invalidParams(msg.ID, "unknown prompt: %s", p.Name)
 	}
-	params := setMember(msg.Params, "name", quote(name), true)
+	params := setMember(msg.Params, "name", quote(name))
 	raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions())
 	if err != nil {
 		return forwardError(msg.ID, err)
@@ -315,7 +315,7 @@ func (s *session) complete(ctx context.Context, msg protocol.Message) []byte {
 		if err != nil {
 			return invalidParams(msg.ID, "completion/complete: %v", err)
 		}
-		params, servers = setMember(msg.Params, "ref", string(b), true), []string{server}
+		params, servers = setMember(msg.Params, "ref", string(b)), []string{server}
 	case "ref/resource":
 		servers = s.candidates(p.Ref.URI, hasResources)
 	default:
