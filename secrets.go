@@ -1,9 +1,12 @@
 package mcpvisor
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
@@ -20,7 +23,10 @@ import (
 // written: it names a secret, it is not one.
 
 // secretStore is the host's secrets.json, seen from the ServerConfig side.
-type secretStore struct{ *secrets.Store }
+type secretStore struct {
+	*secrets.Store
+	key []byte // the store's key; nil when it is plaintext
+}
 
 // openSecretStore opens the store, encrypted with key when one is given,
 // else with the key the environment names (MCPVISOR_SECRET_KEY,
@@ -32,6 +38,9 @@ func openSecretStore(dataDir string, key []byte, lookup func(string) (string, bo
 			return nil, err
 		}
 	}
+	if key != nil {
+		key = slices.Clone(key)
+	}
 	var s *secrets.Store
 	var err error
 	if key != nil {
@@ -42,7 +51,21 @@ func openSecretStore(dataDir string, key []byte, lookup func(string) (string, bo
 	if err != nil {
 		return nil, err
 	}
-	return &secretStore{s}, nil
+	return &secretStore{Store: s, key: key}, nil
+}
+
+// DerivedKey returns a 32-byte key for purpose derived from the host's
+// secret key (Options.SecretKey, else MCPVISOR_SECRET_KEY[_FILE]), or nil
+// when the host has none. Hosts with the same secret key derive the same
+// keys: a gateway's replicas share their requestState key this way
+// (gateway.Options.StateKey). Different purposes give unrelated keys.
+func (h *Host) DerivedKey(purpose string) []byte {
+	if h.secrets.key == nil {
+		return nil
+	}
+	mac := hmac.New(sha256.New, h.secrets.key)
+	mac.Write([]byte("mcpvisor derived key: " + purpose))
+	return mac.Sum(nil)
 }
 
 // update sets server's secrets to fresh plus those it held before that

@@ -279,6 +279,7 @@ type session struct {
 
 	mu       sync.Mutex
 	caps     clientCaps                       // from initialize
+	inited   bool                             // initialize answered: a legacy session
 	level    int                              // logging/setLevel's rank (levelRank); 0: no log messages
 	inflight map[string]context.CancelFunc    // raw request id → cancel
 	outbound map[string]chan protocol.Message // requests to the client, by id
@@ -451,6 +452,7 @@ func (s *session) initialize(msg protocol.Message) []byte {
 	}
 	s.mu.Lock()
 	s.caps = parseClientCaps(p.Capabilities)
+	s.inited = true
 	s.mu.Unlock()
 	return result(msg.ID, protocol.InitializeResult{
 		ProtocolVersion: version,
@@ -549,7 +551,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 			}
 		}
 	}
-	if !hostTool && !s.knownServer(p.Name) {
+	if !hostTool && !s.knownServer(p.Name) && !s.knownOnceListed(ctx, p.Name) {
 		return protocol.AppendError(nil, msg.ID, protocol.CodeInvalidParams, "unknown tool: "+p.Name, nil)
 	}
 	if s.modern {
@@ -598,6 +600,35 @@ func hasInputMembers(params json.RawMessage) bool {
 func (s *session) knownServer(tool string) bool {
 	_, _, ok := s.g.h.ResolveTool(tool)
 	return ok
+}
+
+// listWait bounds the wait for servers still starting when a call names a
+// tool no ready server has.
+const listWait = 30 * time.Second
+
+// knownOnceListed waits, for a name no server exposes yet, until the
+// session's servers that are still starting have listed their tools, and
+// reports whether one exposes it then: a server without prefix is known by
+// its tools' own names only once it has listed them (a client that calls
+// right after connecting must not be told its tool is unknown).
+func (s *session) knownOnceListed(ctx context.Context, tool string) bool {
+	var starting []string
+	active := map[string]bool{}
+	for _, name := range s.hs.Servers() {
+		active[name] = true
+	}
+	for _, st := range s.g.h.Status() {
+		if active[st.Name] && st.Enabled && (st.State == mcpvisor.StateStarting || st.State == mcpvisor.StateInitializing) {
+			starting = append(starting, st.Name)
+		}
+	}
+	if len(starting) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, listWait)
+	defer cancel()
+	_ = s.g.h.WaitReady(ctx, starting...) // a server that fails is no owner
+	return s.knownServer(tool)
 }
 
 // callError turns a host error into the client's answer: a JSON-RPC error
@@ -728,6 +759,14 @@ func moduleVersion() string {
 		}
 	}
 	return "devel"
+}
+
+// initialized reports whether the client sent initialize (a legacy
+// session; a modern client never does).
+func (s *session) initialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inited
 }
 
 func (s *session) clientCaps() clientCaps {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -519,3 +520,35 @@ func TestModernStdioBridge(t *testing.T) {
 	}
 	t.Fatal("still asking after 4 rounds")
 }
+
+// A tool of a server without prefix is known by its own name only once
+// the server has listed it: a call that comes while the server starts
+// waits for the listing rather than being told the tool is unknown.
+func TestUnprefixedCallWaitsForListing(t *testing.T) {
+	noPrefix := false
+	server := mcpvisor.ServerConfig{Name: "late", Type: "stdio", Command: "sh",
+		Args: []string{"-c", `sleep 2; exec "$0" -name late`, bin.mcptest}, Enabled: true, Prefix: &noPrefix}
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{server}}, DataDir: t.TempDir(),
+		Logger: slogDiscard(), AlwaysOn: []string{"late"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	g := gateway.New(h, gateway.Options{Logger: slogDiscard()})
+	t.Cleanup(func() { _ = g.Close() })
+	if st := h.Status()[0]; st.State == mcpvisor.StateReady {
+		t.Fatalf("the server is ready before the call: state %s", st.State)
+	}
+	c, _ := startStdio(t, &fixture{h: h, g: g})
+	c.send(request(1, "initialize", initParams))
+	c.await(1, nil)
+	c.send(request(2, "tools/call", `{"name":"echo","arguments":{"text":"hi"}}`))
+	r := c.await(2, func(frame) {})
+	if r.Error != nil || decode[callResult](t, r.Result).IsError {
+		t.Fatalf("a call by the own name while the server started: %+v %s", r.Error, r.Result)
+	}
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -61,14 +61,20 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		}
 	}()
 
-	// Notifications not tied to a request.
+	// Notifications not tied to a request, for a client that initialized:
+	// a modern client asks for them with subscriptions/listen, and is
+	// sent nothing it did not ask for.
 	wg.Go(func() {
 		for {
 			select {
 			case <-s.changed:
-				write(listChangedFrame)
+				if s.initialized() {
+					write(listChangedFrame)
+				}
 			case frame := <-s.notes:
-				write(frame)
+				if s.initialized() {
+					write(frame)
+				}
 			case <-s.ctx.Done():
 				return
 			}

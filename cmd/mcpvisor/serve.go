@@ -103,7 +103,10 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	}
 	defer h.Close()
 	metrics.Watch(h)
-	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, AllowedHosts: splitList(f.allowedHosts)})
+	// Sidecars with one MCPVISOR_SECRET_KEY seal requestStates alike, so
+	// a modern client's retry may reach any of them.
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, AllowedHosts: splitList(f.allowedHosts),
+		StateKey: h.DerivedKey("gateway requestState")})
 	defer g.Close()
 
 	// Every request's context derives from base: cancelling it at shutdown
