@@ -80,7 +80,7 @@ type flags struct {
 
 	// serve
 	listen, tokenFile, tlsCert, tlsKey string
-	allowedHosts                       string // serve: --allowed-hosts
+	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
 }
 
 // flagGroup registers one or more flags, written once for every command

@@ -18,7 +18,7 @@ import (
 // here, not read from the table.
 var commandFlags = map[string][]string{
 	"run":                  {"config", "data", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "allowed-hosts", "approve-host-tools", "config", "data", "listen", "log-format", "log-level", "tls-cert", "tls-key", "token-file"},
+	"serve":                {"activate", "allowed-hosts", "allowed-origins", "approve-host-tools", "config", "data", "listen", "log-format", "log-level", "tls-cert", "tls-key", "token-file"},
 	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"call":                 {"config", "data", "detach", "json", "log-format", "log-level"},

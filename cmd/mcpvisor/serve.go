@@ -30,6 +30,7 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) `FILE` to serve HTTPS with")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
+	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp; by default only loopback origins and requests without Origin")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
 }
 
@@ -106,7 +107,8 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// Sidecars with one MCPVISOR_SECRET_KEY seal requestStates alike, so
 	// a modern client's retry may reach any of them.
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, AllowedHosts: splitList(f.allowedHosts),
-		StateKey: h.DerivedKey("gateway requestState")})
+		AllowedOrigins: splitList(f.allowedOrigins),
+		StateKey:       h.DerivedKey("gateway requestState")})
 	defer g.Close()
 
 	// Every request's context derives from base: cancelling it at shutdown

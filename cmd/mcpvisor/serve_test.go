@@ -251,3 +251,45 @@ func TestCheckLoopback(t *testing.T) {
 		}
 	}
 }
+
+// /mcp refuses a browser origin or a host name it was not told of, and
+// takes the ones --allowed-origins and --allowed-hosts list.
+func TestServeAllowedOriginsAndHosts(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	s := startServe(t, "--config", cfg, "--data", t.TempDir(),
+		"--allowed-origins", "https://app.example", "--allowed-hosts", "mcp.internal")
+	tok, err := os.ReadFile(s.tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		origin, host string
+		want         int
+	}{
+		{"", "", http.StatusOK},
+		{"https://app.example", "", http.StatusOK},
+		{"https://evil.example", "", http.StatusForbidden},
+		{"", "mcp.internal", http.StatusOK},
+		{"", "evil.example", http.StatusForbidden},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Origin %q, Host %q: status %d, want %d", tc.origin, tc.host, resp.StatusCode, tc.want)
+		}
+	}
+}
