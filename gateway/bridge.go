@@ -56,6 +56,11 @@ type bridge struct {
 	out    func([]byte)                     // the current request's stream (progress); nil between requests
 	resp   []byte                           // the call's response, once done
 	expiry *time.Timer
+	// updated is when the call's state last changed (a question, an
+	// answer, its end); keep marks a task's bridge, kept after its end
+	// for tasks/get until its ttl.
+	updated time.Time
+	keep    bool
 
 	wake chan struct{} // a question or the end arrived (1-buffered)
 	done chan struct{} // closed when resp is set
@@ -141,7 +146,7 @@ func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 		owners: map[string]string{}, subs: map[string]string{},
 		changed: make(chan struct{}, 1), notes: make(chan []byte, notesQueue)}
 	b := &bridge{g: g, id: newSessionID(), s: call, asks: map[string]protocol.InputRequest{},
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), updated: time.Now()}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -158,8 +163,11 @@ func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 	go func() {
 		defer g.wg.Done()
 		resp := call.serve(ctx, msg, b.send)
+		if resp == nil {
+			resp = protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "the call was cancelled", nil)
+		}
 		b.mu.Lock()
-		b.resp = resp
+		b.resp, b.updated = resp, time.Now()
 		b.mu.Unlock()
 		close(b.done)
 	}()
@@ -185,11 +193,21 @@ func (g *Gateway) takeAnswers(msg protocol.Message, state string) (*bridge, *pro
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
 		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "inputResponses: " + err.Error()}
 	}
-	b.mu.Lock()
 	b.expiry.Reset(g.inputTimeout())
+	if b.answer(p.InputResponses) {
+		b.signal() // questions left unanswered are asked again
+	}
+	return b, nil
+}
+
+// answer hands the client's answers to the questions they name (keys of
+// no open question are ignored) and reports whether questions remain open.
+func (b *bridge) answer(responses map[string]json.RawMessage) (open bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var answered []string
 	for key := range b.asks {
-		if resp, ok := p.InputResponses[key]; ok {
+		if resp, ok := responses[key]; ok {
 			answered = append(answered, key)
 			b.s.deliver(protocol.Message{Kind: protocol.KindResponse, ID: json.RawMessage(key), Result: resp})
 		}
@@ -198,12 +216,10 @@ func (g *Gateway) takeAnswers(msg protocol.Message, state string) (*bridge, *pro
 		delete(b.asks, key)
 		b.order = slices.DeleteFunc(b.order, func(k string) bool { return k == key })
 	}
-	open := len(b.asks) > 0
-	b.mu.Unlock()
-	if open {
-		b.signal() // questions left unanswered are asked again
+	if len(answered) > 0 {
+		b.updated = time.Now()
 	}
-	return b, nil
+	return len(b.asks) > 0
 }
 
 // send takes the frames the call's session writes to its client: requests
@@ -221,6 +237,7 @@ func (b *bridge) send(frame []byte) {
 		key := string(m.ID)
 		b.asks[key] = protocol.InputRequest{Method: m.Method, Params: m.Params}
 		b.order = append(b.order, key)
+		b.updated = time.Now()
 		b.signal()
 	case protocol.KindNotification:
 		if m.Method == protocol.MethodCancelled {
@@ -303,11 +320,16 @@ func (b *bridge) end() {
 	b.g.mu.Unlock()
 }
 
-// expire ends a call whose client stopped retrying.
+// expire ends a call whose client stopped retrying, or a task whose ttl
+// has passed.
 func (b *bridge) expire() {
-	b.g.log.Info("gateway: a call waiting for its client's input expired", "after", b.g.inputTimeout())
 	b.s.cancel()
 	b.end()
+	if b.keep {
+		b.g.forgetTask(b.id)
+		return
+	}
+	b.g.log.Info("gateway: a call waiting for its client's input expired", "after", b.g.inputTimeout())
 }
 
 // withID gives a response frame another request's id: a bridged call's

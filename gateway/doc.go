@@ -69,6 +69,15 @@
 // that call lives in the replica that started it until the client's last
 // retry or Options.InputTimeout.
 //
+// Tasks (the io.modelcontextprotocol/tasks extension, tasks.go) are the
+// gateway's own, for any tool behind it: a modern client that declares the
+// extension gets a task for a call of a tool whose server says it may or
+// must run as one (execution.taskSupport; one that must asks its first
+// questions in the call itself), and for a tool that says nothing once
+// its call outlives Options.TaskAfter; it polls tasks/get, answers the
+// call's questions with tasks/update and may tasks/cancel. Tasks live in
+// the replica that runs them, in memory, for Options.TaskTTL.
+//
 // A server configured with "prefix": false keeps its own tool and prompt
 // names (mcpvisor.ServerConfig.Prefix). completion/complete goes to the
 // server that owns the prompt or resource. A server's log messages reach

@@ -87,6 +87,13 @@ type Options struct {
 	// catalog is paged (nextCursor). Zero: DefaultPageSize; negative: one
 	// page.
 	PageSize int
+	// TaskAfter is how long a modern client's call of a tool that declares
+	// no task support may run before it becomes a task, when the client
+	// declared the tasks extension. Zero: DefaultTaskAfter.
+	TaskAfter time.Duration
+	// TaskTTL is how long a gateway task stays readable (and may run).
+	// Zero: DefaultTaskTTL.
+	TaskTTL time.Duration
 	// StateKey seals the requestState of a modern client's call to a
 	// legacy server (AES-GCM; 16, 24 or 32 bytes), so a client cannot forge
 	// or alter it. Replicas behind one address share it. Empty: a random
@@ -123,6 +130,7 @@ type Gateway struct {
 
 	listeners   map[*listener]bool // open subscriptions/listen streams
 	bridges     map[string]*bridge // legacy-server calls awaiting a modern client's input, by id
+	tasks       map[string]*task   // gateway tasks, by id (tasks.go)
 	stateOnce   sync.Once
 	aead        cipher.AEAD // seals requestStates (stateAEAD)
 	modernTools string      // the tools modern clients were last told of
@@ -437,6 +445,10 @@ func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func(
 		if s.modern {
 			return s.discover(msg)
 		}
+	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
+		if s.modern {
+			return s.serveTasks(msg)
+		}
 	}
 	return protocol.AppendError(nil, msg.ID, protocol.CodeMethodNotFound, "method not found: "+msg.Method, nil)
 }
@@ -501,7 +513,11 @@ func (s *session) listTools(msg protocol.Message) []byte {
 	}
 	out := make([]protocol.Tool, 0, end-start)
 	for _, t := range tools[start:end] {
-		out = append(out, t.MCP())
+		mt := t.MCP()
+		if s.modern && !mcpvisor.IsHostTool(t.Name) {
+			mt.Execution = toolExecution(t.TaskSupport)
+		}
+		out = append(out, mt)
 	}
 	res := protocol.ListToolsResult{Tools: out}
 	if end < len(tools) {
@@ -557,7 +573,8 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	if s.modern {
 		// The client answers the server's input requests itself and
 		// retries: the server's input_required result goes to it.
-		opts.PassInput, opts.ClientCapabilities = true, s.rawCaps
+		// A held call (a bridge, a task) asks through its handlers.
+		opts.PassInput, opts.ClientCapabilities = !s.bridge, s.rawCaps
 		if hasInputMembers(msg.Params) {
 			opts.Resume = msg.Params
 		}

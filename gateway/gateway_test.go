@@ -19,11 +19,12 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 )
 
-var bin struct{ mcptest string }
+var bin struct{ mcptest, jobs string }
 
 func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{
 		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &bin.mcptest,
+		"github.com/mcpvisor/mcpvisor/examples/servers/jobs":    &bin.jobs,
 	})
 }
 

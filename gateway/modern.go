@@ -51,6 +51,9 @@ var modernMethods = map[string]bool{
 	protocol.MethodPromptsGet:             true,
 	protocol.MethodCompletionComplete:     true,
 	protocol.MethodSubscriptionsListen:    true,
+	protocol.MethodTasksGet:               true,
+	protocol.MethodTasksUpdate:            true,
+	protocol.MethodTasksCancel:            true,
 }
 
 // requestMeta is the modern _meta of a request.
@@ -142,6 +145,12 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 		g.listenHTTP(w, r, s, msg)
 		return
 	case protocol.MethodToolsCall:
+		if resp, ok := g.taskCall(r.Context(), s, msg); ok {
+			if resp != nil {
+				writeModernAnswer(w, nil, g.modernResponse(resp, msg.Method))
+			}
+			return
+		}
 		if s.bridges(msg) {
 			g.bridgeHTTP(w, r, s, msg)
 			return
@@ -310,13 +319,22 @@ func nameOf(method string, params json.RawMessage) (string, bool) {
 	case protocol.MethodResourcesRead:
 		_ = json.Unmarshal(orEmpty(params), &p)
 		return p.URI, true
+	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
+		var t struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(orEmpty(params), &t)
+		return t.TaskID, true
 	}
 	return "", false
 }
 
 func nameField(method string) string {
-	if method == protocol.MethodResourcesRead {
+	switch method {
+	case protocol.MethodResourcesRead:
 		return "params.uri"
+	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
+		return "params.taskId"
 	}
 	return "params.name"
 }
@@ -411,9 +429,12 @@ func isObject(raw json.RawMessage) bool {
 // discover answers server/discover: the revisions the gateway speaks and
 // its capabilities, as initialize gives them to a legacy client.
 func (s *session) discover(msg protocol.Message) []byte {
+	caps := s.g.capabilities()
+	// Tasks are served to modern clients (tasks.go).
+	caps.Extensions = map[string]json.RawMessage{TasksExtension: json.RawMessage(`{}`)}
 	return result(msg.ID, protocol.DiscoverResult{
 		SupportedVersions: allVersions(),
-		Capabilities:      s.g.capabilities(),
+		Capabilities:      caps,
 		Instructions:      s.hs.Catalog(),
 	})
 }

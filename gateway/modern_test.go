@@ -87,14 +87,13 @@ func (c *modernClient) send(method, params string, edit func(h http.Header)) mod
 	req.Header.Set("MCP-Protocol-Version", modernVersion)
 	req.Header.Set("Mcp-Method", method)
 	var named struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+		Name   string `json:"name"`
+		URI    string `json:"uri"`
+		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal([]byte(params), &named)
-	if named.Name != "" {
-		req.Header.Set("Mcp-Name", named.Name)
-	} else if named.URI != "" {
-		req.Header.Set("Mcp-Name", named.URI)
+	if v := named.Name + named.URI + named.TaskID; v != "" {
+		req.Header.Set("Mcp-Name", v)
 	}
 	if edit != nil {
 		edit(req.Header)

@@ -168,8 +168,16 @@ func (s *session) beginModern(msg protocol.Message) (run func(send func([]byte))
 			return protocol.AppendError(nil, msg.ID, e.Code, e.Message, e.Data)
 		}
 		ms := s.g.modernSession(ctx, meta.Caps)
-		if msg.Method == protocol.MethodToolsCall && ms.bridges(msg) {
-			return s.g.bridgeCall(ctx, ms, msg, send)
+		if msg.Method == protocol.MethodToolsCall {
+			if resp, ok := s.g.taskCall(ctx, ms, msg); ok {
+				if resp == nil {
+					return nil
+				}
+				return s.g.modernResponse(resp, msg.Method)
+			}
+			if ms.bridges(msg) {
+				return s.g.bridgeCall(ctx, ms, msg, send)
+			}
 		}
 		if msg.Method == protocol.MethodSubscriptionsListen {
 			return s.g.listen(ctx, ms, msg, func() func([]byte) bool {

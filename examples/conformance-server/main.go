@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,14 @@ func main() {
 	data := flag.String("data", "", "data directory (logs, journal); \"\": a temporary one, removed on exit")
 	ready := flag.Duration("ready", 60*time.Second, "how long to wait for the server to be ready")
 	logLevel := flag.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	var also []string
+	flag.Func("also", "`NAME=COMMAND` (its arguments split on spaces): one more stdio server, also always on and without prefix (repeatable)", func(v string) error {
+		if name, command, ok := strings.Cut(v, "="); !ok || name == "" || strings.TrimSpace(command) == "" {
+			return fmt.Errorf("want NAME=COMMAND, got %q", v)
+		}
+		also = append(also, v)
+		return nil
+	})
 	inputTimeout := flag.Duration("input-timeout", gateway.DefaultInputTimeout, "how long a call bridged to a modern client waits for its retry")
 	version := flag.String("protocol-version", "", "the revision to speak to the server: \"\" detects its era; 2025-11-25 (legacy) or 2026-07-28 (modern) pins it")
 	flag.Usage = func() {
@@ -65,7 +74,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, logger, *listen, *data, *version, *ready, *inputTimeout, flag.Args()); err != nil {
+	if err := run(ctx, logger, *listen, *data, *version, *ready, *inputTimeout, flag.Args(), also); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance-server:", err)
 		os.Exit(1)
 	}
@@ -73,7 +82,7 @@ func main() {
 
 // run serves the gateway until ctx is cancelled, then shuts down the HTTP
 // server, the gateway and the host, in that order.
-func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version string, ready, inputTimeout time.Duration, command []string) error {
+func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version string, ready, inputTimeout time.Duration, command, also []string) error {
 	if dataDir == "" {
 		dir, err := os.MkdirTemp("", "mcpvisor-conformance-server-")
 		if err != nil {
@@ -96,11 +105,21 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version stri
 		// its logging/setLevel asks for.
 		LogLevel: "debug",
 	}}}
+	names := []string{serverName}
+	for _, a := range also {
+		name, command, _ := strings.Cut(a, "=")
+		argv := strings.Fields(command)
+		cfg.Servers = append(cfg.Servers, mcpvisor.ServerConfig{
+			Name: name, Type: "stdio", Command: argv[0], Args: argv[1:], Enabled: true,
+			StartupTimeout: mcpvisor.Duration(ready), Prefix: &noPrefix, ProtocolVersion: version,
+		})
+		names = append(names, name)
+	}
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
 		Config:   cfg,
 		DataDir:  dataDir,
 		Logger:   logger,
-		AlwaysOn: []string{serverName},
+		AlwaysOn: names,
 		// As mcpvisor serve: elicitations and sampling reach the client
 		// whose call they belong to.
 		Inbox: true, CallSampling: true,
@@ -110,10 +129,10 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version stri
 	}
 	defer h.Close()
 	readyCtx, cancel := context.WithTimeout(ctx, ready)
-	err = h.WaitReady(readyCtx, serverName)
+	err = h.WaitReady(readyCtx, names...)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("server %q not ready: %w", serverName, err)
+		return fmt.Errorf("servers not ready: %w", err)
 	}
 
 	g := gateway.New(h, gateway.Options{Logger: logger, InputTimeout: inputTimeout})

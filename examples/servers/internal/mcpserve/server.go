@@ -62,6 +62,10 @@ type Options struct {
 	// tools/call with a "task" member then runs as a task if the tool's
 	// TaskSupport allows it. Without Tasks the "task" member is ignored.
 	Tasks bool
+	// AdvisoryTaskSupport runs a tool whose TaskSupport is required when
+	// it is called without a task, as any other: the declaration is for a
+	// client in front that serves tasks of its own (a gateway).
+	AdvisoryTaskSupport bool
 	// TaskPollInterval is the pollInterval tasks report; 0 means
 	// DefaultTaskPollInterval.
 	TaskPollInterval time.Duration
@@ -569,7 +573,7 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	case asTask:
 		// The spec: for a tool without task support the server SHOULD answer -32601.
 		return nil, Errorf(CodeMethodNotFound, "Task augmentation not supported: tool %s cannot run as a task", p.Name)
-	case tool.TaskSupport == TaskSupportRequired:
+	case tool.TaskSupport == TaskSupportRequired && !s.opts.AdvisoryTaskSupport:
 		// The spec: a required tool called without a task MUST get -32601.
 		return nil, Errorf(CodeMethodNotFound, "Task augmentation required: tool %s must be called as a task", p.Name)
 	}

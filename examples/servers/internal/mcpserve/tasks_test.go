@@ -551,3 +551,28 @@ func TestTaskStateResume(t *testing.T) {
 		t.Errorf("wake's state after completion = %+v", f)
 	}
 }
+
+// With AdvisoryTaskSupport a tool that requires a task runs as called: the
+// declaration is for a client in front that serves tasks of its own.
+// Without it, such a call is refused.
+func TestAdvisoryTaskSupport(t *testing.T) {
+	for _, advisory := range []bool{false, true} {
+		s := New(Options{AdvisoryTaskSupport: advisory})
+		s.AddTool(Tool{Name: "job", TaskSupport: TaskSupportRequired, Handler: func(context.Context, *ToolCall) (*CallToolResult, error) {
+			return TextResult("ran"), nil
+		}})
+		c, stop := newWireClient(t, s)
+		if !advisory {
+			c.wantError("tools/call", map[string]any{"name": "job"}, CodeMethodNotFound)
+		} else {
+			var res struct {
+				Content []struct{ Text string } `json:"content"`
+			}
+			c.mustCall("tools/call", map[string]any{"name": "job"}, &res)
+			if len(res.Content) != 1 || res.Content[0].Text != "ran" {
+				t.Errorf("advisory: %+v", res)
+			}
+		}
+		stop()
+	}
+}
