@@ -241,45 +241,61 @@ func TestModernRequestValidation(t *testing.T) {
 	}
 }
 
+// askAnswers are the answers to the peer's ask, by field.
+var askAnswers = map[string]string{"name": "Ada", "color": "green"}
+
+// inputRound is an input_required result as the tests read it.
+type inputRound struct {
+	ResultType    string `json:"resultType"`
+	InputRequests map[string]struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestedSchema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"requestedSchema"`
+		} `json:"params"`
+	} `json:"inputRequests"`
+	RequestState json.RawMessage `json:"requestState"`
+}
+
+// acceptAll answers every elicitation of the round, each field from
+// answers; it fails on a round that asks nothing or asks for something
+// else.
+func (r inputRound) acceptAll(t *testing.T, answers map[string]string) map[string]any {
+	t.Helper()
+	if r.ResultType != "input_required" || len(r.InputRequests) == 0 {
+		t.Fatalf("resultType %q with %d input requests", r.ResultType, len(r.InputRequests))
+	}
+	responses := map[string]any{}
+	for key, ir := range r.InputRequests {
+		if ir.Method != "elicitation/create" {
+			t.Fatalf("input request %s is %s", key, ir.Method)
+		}
+		content := map[string]string{}
+		for field := range ir.Params.RequestedSchema.Properties {
+			content[field] = answers[field]
+		}
+		responses[key] = map[string]any{"action": "accept", "content": content}
+	}
+	return responses
+}
+
 // askRounds runs the peer's two-round "ask" tool through c, answering each
 // round, and returns the final text. Each request may go to another
 // replica.
 func askRounds(t *testing.T, c *modernClient, tool string) string {
 	t.Helper()
 	params := `{"name":"` + tool + `","arguments":{}}`
-	answers := map[string]string{"name": "Ada", "color": "green"}
 	for round := 1; round <= 4; round++ {
 		var r struct {
-			ResultType    string `json:"resultType"`
-			InputRequests map[string]struct {
-				Method string `json:"method"`
-				Params struct {
-					RequestedSchema struct {
-						Properties map[string]json.RawMessage `json:"properties"`
-					} `json:"requestedSchema"`
-				} `json:"params"`
-			} `json:"inputRequests"`
-			RequestState json.RawMessage `json:"requestState"`
+			inputRound
 			callResult
 		}
 		c.send("tools/call", params, nil).result(t, &r)
 		if r.ResultType == "complete" {
 			return r.text()
 		}
-		if r.ResultType != "input_required" || len(r.InputRequests) == 0 {
-			t.Fatalf("round %d: resultType %q with %d input requests", round, r.ResultType, len(r.InputRequests))
-		}
-		responses := map[string]any{}
-		for key, ir := range r.InputRequests {
-			if ir.Method != "elicitation/create" {
-				t.Fatalf("round %d: input request %s is %s", round, key, ir.Method)
-			}
-			content := map[string]string{}
-			for field := range ir.Params.RequestedSchema.Properties {
-				content[field] = answers[field]
-			}
-			responses[key] = map[string]any{"action": "accept", "content": content}
-		}
+		responses := r.acceptAll(t, askAnswers)
 		p, _ := json.Marshal(map[string]any{"name": tool, "arguments": map[string]any{}, "inputResponses": responses, "requestState": r.RequestState})
 		params = string(p)
 	}
@@ -482,20 +498,9 @@ func TestModernStdioBridge(t *testing.T) {
 	c, _ := startStdio(t, &fixture{h: h, g: g})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
 	params := `{"name":"mcp__p__ask","arguments":{},` + meta + `}`
-	answers := map[string]string{"name": "Ada", "color": "green"}
 	for id := 1; id <= 4; id++ {
 		c.send(request(id, "tools/call", params))
-		var r struct {
-			ResultType    string `json:"resultType"`
-			InputRequests map[string]struct {
-				Params struct {
-					RequestedSchema struct {
-						Properties map[string]json.RawMessage `json:"properties"`
-					} `json:"requestedSchema"`
-				} `json:"params"`
-			} `json:"inputRequests"`
-			RequestState json.RawMessage `json:"requestState"`
-		}
+		var r inputRound
 		f := c.await(id, nil)
 		if err := json.Unmarshal(f.Result, &r); err != nil {
 			t.Fatalf("round %d: %+v %s", id, f.Error, f.Result)
@@ -506,15 +511,7 @@ func TestModernStdioBridge(t *testing.T) {
 			}
 			return
 		}
-		responses := map[string]any{}
-		for key, ir := range r.InputRequests {
-			content := map[string]string{}
-			for field := range ir.Params.RequestedSchema.Properties {
-				content[field] = answers[field]
-			}
-			responses[key] = map[string]any{"action": "accept", "content": content}
-		}
-		b, _ := json.Marshal(responses)
+		b, _ := json.Marshal(r.acceptAll(t, askAnswers))
 		params = `{"name":"mcp__p__ask","arguments":{},"inputResponses":` + string(b) + `,"requestState":` + string(r.RequestState) + `,` + meta + `}`
 	}
 	t.Fatal("still asking after 4 rounds")
