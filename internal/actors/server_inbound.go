@@ -17,8 +17,10 @@ func (a *serverActor) onCall(m *callMsg) {
 	case StateStarting, StateInitializing:
 		a.queued = append(a.queued, m)
 	case StateNeedsAuth:
-		if a.spec.Auth != nil && a.spec.Auth.Status().Pending {
-			a.queued = append(a.queued, m) // a sign-in is under way
+		if a.spec.Auth != nil && (a.spec.Auth.Status().Pending || a.spec.Auth.Ready()) {
+			// A sign-in is under way, or has just ended with a token and
+			// its authChanged is on its way: the server starts then.
+			a.queued = append(a.queued, m)
 			return
 		}
 		m.reply <- callReply{err: a.unavailable()}
