@@ -325,7 +325,10 @@ func (b *bridge) end() {
 func (b *bridge) expire() {
 	b.s.cancel()
 	b.end()
-	if b.keep {
+	b.mu.Lock()
+	keep := b.keep
+	b.mu.Unlock()
+	if keep {
 		b.g.forgetTask(b.id)
 		return
 	}

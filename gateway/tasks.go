@@ -155,7 +155,9 @@ func (g *Gateway) taskCall(ctx context.Context, s *session, msg protocol.Message
 	}
 	g.tasks[b.id] = t
 	g.mu.Unlock()
+	b.mu.Lock()
 	b.keep = true
+	b.mu.Unlock()
 	return result(msg.ID, t.view(false)), true
 }
 
