@@ -75,8 +75,11 @@
 // must run as one (execution.taskSupport; one that must asks its first
 // questions in the call itself), and for a tool that says nothing once
 // its call outlives Options.TaskAfter; it polls tasks/get, answers the
-// call's questions with tasks/update and may tasks/cancel. Tasks live in
-// the replica that runs them, in memory, for Options.TaskTTL.
+// call's questions with tasks/update and may tasks/cancel. A task runs in
+// the replica that created it; it is journaled when it is created and when
+// it ends (mcpvisor.Host.SaveGatewayTask), so tasks/get answers after a
+// restart, until Options.TaskTTL: an ended task as it ended, one that was
+// running as failed (its call ended with the process).
 //
 // A server configured with "prefix": false keeps its own tool and prompt
 // names (mcpvisor.ServerConfig.Prefix). completion/complete goes to the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -50,6 +51,7 @@ const (
 // reports.
 type task struct {
 	b       *bridge
+	tool    string
 	created time.Time
 	ttl     time.Duration
 	// cancelled is set by tasks/cancel; guarded by b.mu.
@@ -134,7 +136,7 @@ func (g *Gateway) taskCall(ctx context.Context, s *session, msg protocol.Message
 			return nil, true
 		}
 	}
-	t := &task{b: b, created: time.Now(), ttl: g.taskTTL()}
+	t := &task{b: b, created: time.Now(), ttl: g.taskTTL(), tool: name}
 	b.expiry.Reset(t.ttl)
 	if support == "" {
 		// A tool that says nothing: a quick call answers as it is.
@@ -149,15 +151,43 @@ func (g *Gateway) taskCall(ctx context.Context, s *session, msg protocol.Message
 			return nil, true
 		}
 	}
+	// Durable before the client hears of it: after a restart tasks/get
+	// still answers (SEP-2663: a CreateTaskResult names a task that
+	// exists).
+	if err := g.saveTask(t, nil); err != nil {
+		b.s.cancel()
+		b.end()
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "the task could not be journaled: "+err.Error(), nil), true
+	}
 	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "the gateway is closed", nil), true
+	}
 	if g.tasks == nil {
 		g.tasks = map[string]*task{}
 	}
 	g.tasks[b.id] = t
+	g.wg.Add(1)
 	g.mu.Unlock()
 	b.mu.Lock()
 	b.keep = true
 	b.mu.Unlock()
+	go func() {
+		// Its outcome, journaled once the call ends.
+		defer g.wg.Done()
+		<-b.done
+		var stopped *protocol.Error
+		select {
+		case <-g.done:
+			// Close cancelled it: it did not end, the gateway did.
+			stopped = errStopped
+		default:
+		}
+		if err := g.saveTask(t, stopped); err != nil {
+			g.log.Warn("gateway: journaling a task's outcome", "task", b.id, "err", err)
+		}
+	}()
 	return result(msg.ID, t.view(false)), true
 }
 
@@ -264,7 +294,7 @@ func (s *session) serveTasks(msg protocol.Message) []byte {
 	t := s.g.tasks[p.TaskID]
 	s.g.mu.Unlock()
 	if t == nil {
-		return invalidParams(msg.ID, "%s: unknown task %s (it expired, or is held by another replica)", msg.Method, strconv.Quote(p.TaskID))
+		return s.g.journaledTask(msg, p.TaskID)
 	}
 	b := t.b
 	switch msg.Method {
@@ -285,6 +315,59 @@ func (s *session) serveTasks(msg protocol.Message) []byte {
 		}
 	}
 	return protocol.AppendResult(nil, msg.ID, json.RawMessage(`{}`))
+}
+
+// errStopped is the error of a task whose gateway stopped while it ran.
+var errStopped = &protocol.Error{Code: protocol.CodeInternalError, Message: "the gateway stopped while the task ran: its call was lost"}
+
+// saveTask journals the task as it is now, or as failed with stopped.
+func (g *Gateway) saveTask(t *task, stopped *protocol.Error) error {
+	v := t.view(true)
+	if stopped != nil {
+		v.Status, v.Result, v.Error = taskFailed, nil, stopped
+	}
+	rec := mcpvisor.GatewayTask{ID: v.TaskID, Tool: t.tool, Created: t.created, Expires: t.created.Add(t.ttl), Status: v.Status, Result: v.Result}
+	rec.Updated, _ = time.Parse(time.RFC3339Nano, v.LastUpdatedAt)
+	if v.Status == taskInputRequired {
+		rec.Status = taskWorking // its questions live with its call
+	}
+	if v.Error != nil {
+		rec.Error, _ = json.Marshal(v.Error)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	return g.h.SaveGatewayTask(ctx, rec)
+}
+
+// journaledTask answers a tasks request for a task this gateway does not
+// hold: the journal's record of it, written by this gateway before a
+// restart (or by another replica on the same data directory). A task that
+// was working when the gateway stopped lost its call: it failed.
+func (g *Gateway) journaledTask(msg protocol.Message, id string) []byte {
+	rec, found, err := g.h.LoadGatewayTask(id)
+	if err != nil {
+		return protocol.AppendError(nil, msg.ID, protocol.CodeInternalError, "reading the task from the journal: "+err.Error(), nil)
+	}
+	if !found || rec.Expires.Before(time.Now()) {
+		return invalidParams(msg.ID, "%s: unknown task %s (it expired, or is held by another replica)", msg.Method, strconv.Quote(id))
+	}
+	v := taskView{TaskID: rec.ID, Status: rec.Status, CreatedAt: rec.Created.UTC().Format(time.RFC3339Nano),
+		LastUpdatedAt: rec.Updated.UTC().Format(time.RFC3339Nano), TTLMs: rec.Expires.Sub(rec.Created).Milliseconds(),
+		PollIntervalMs: taskPollMillis, Result: rec.Result}
+	if len(rec.Error) > 0 {
+		v.Error = &protocol.Error{}
+		_ = json.Unmarshal(rec.Error, v.Error)
+	}
+	if v.Status == taskWorking {
+		v.Status, v.Error = taskFailed, errStopped // the process ended under it
+	}
+	switch msg.Method {
+	case protocol.MethodTasksGet:
+		return result(msg.ID, v)
+	case protocol.MethodTasksUpdate:
+		return invalidParams(msg.ID, "tasks/update: task %s has ended (%s)", strconv.Quote(id), v.Status)
+	}
+	return protocol.AppendResult(nil, msg.ID, json.RawMessage(`{}`)) // tasks/cancel of an ended task
 }
 
 // forgetTask drops a task whose ttl has passed.

@@ -1,7 +1,9 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -123,4 +125,67 @@ func TestModernGatewayTasks(t *testing.T) {
 	if syncRes.TaskID != "" || syncRes.text() != "computed now after 0s" {
 		t.Fatalf("slow_compute without the extension: %+v", syncRes)
 	}
+}
+
+// A task is journaled when it is created and when it ends: after the
+// gateway and its host restart on the same data directory, tasks/get
+// answers an ended task as it ended, and one that was running as failed
+// (its call was lost with the process).
+func TestGatewayTasksSurviveRestart(t *testing.T) {
+	noPrefix := false
+	data := t.TempDir()
+	open := func() (*mcpvisor.Host, *gateway.Gateway, string) {
+		h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+			Config:  &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{Name: "jobs", Type: "stdio", Command: bin.jobs, Enabled: true, Prefix: &noPrefix}}},
+			DataDir: data, Logger: slogDiscard(), AlwaysOn: []string{"jobs"},
+			StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		if err := h.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+		g := gateway.New(h, gateway.Options{Logger: slogDiscard()})
+		srv := httptest.NewServer(g.Handler())
+		t.Cleanup(srv.Close)
+		return h, g, srv.URL
+	}
+	caps := `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	h, g, url := open()
+	c := &modernClient{t: t, urls: []string{url}, caps: caps}
+	var quick, long taskView
+	c.send("tools/call", `{"name":"slow_compute","arguments":{"seconds":0,"label":"before"}}`, nil).result(t, &quick)
+	c.send("tools/call", `{"name":"slow_compute","arguments":{"seconds":600}}`, nil).result(t, &long)
+	for {
+		var v taskView
+		c.send("tasks/get", `{"taskId":"`+quick.TaskID+`"}`, nil).result(t, &v)
+		if v.Status == "completed" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling is the protocol here
+	}
+	if err := g.Close(); err != nil { // journals the outcome of the quick one
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	h, g, url = open()
+	t.Cleanup(func() { _ = g.Close(); _ = h.Close() })
+	c = &modernClient{t: t, urls: []string{url}, caps: caps}
+	var v taskView
+	c.send("tasks/get", `{"taskId":"`+quick.TaskID+`"}`, nil).result(t, &v)
+	if v.Status != "completed" || v.Result == nil || v.Result.text() != "computed before after 0s" {
+		t.Fatalf("the ended task after a restart: %+v", v)
+	}
+	c.send("tasks/get", `{"taskId":"`+long.TaskID+`"}`, nil).result(t, &v)
+	if v.Status != "failed" || v.Error == nil {
+		t.Fatalf("the running task after a restart: %+v", v)
+	}
+	c.send("tasks/update", `{"taskId":"`+long.TaskID+`","inputResponses":{}}`, nil).wantError(t, 400, -32602)
+	c.send("tasks/get", `{"taskId":"never"}`, nil).wantError(t, 400, -32602)
 }

@@ -237,6 +237,15 @@ func (p *planner) add(op Op) error {
 	case opDeleteTask:
 		p.units = append(p.units, unit{muts: []mutation{{key: taskKey(op.name, op.taskID), del: true}}})
 		return nil
+	case opPutGatewayTask:
+		t := *op.gwTask
+		if t.Created.IsZero() {
+			t.Created = p.now
+		}
+		if t.Updated.IsZero() {
+			t.Updated = p.now
+		}
+		return putRecord(p, gatewayTaskKey(t.ID), t)
 	case opDeleteServer:
 		p.units = append(p.units, unit{muts: []mutation{
 			{key: nameKey(prefixServer, op.name), del: true},

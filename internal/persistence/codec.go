@@ -18,6 +18,7 @@ const (
 	prefixHistory = "h/"
 	prefixKind    = "k/"
 	prefixTask    = "t/"
+	prefixGwTask  = "x/"
 
 	keyEventMark   = "m/seq/event"
 	keyHistoryMark = "m/seq/history"
@@ -39,6 +40,9 @@ func (r *EventRecord) schemaVersion() *int   { return &r.V }
 func (r *GrantRecord) schemaVersion() *int   { return &r.V }
 func (r *HistoryRecord) schemaVersion() *int { return &r.V }
 func (r *TaskRecord) schemaVersion() *int    { return &r.V }
+func (r *GatewayTaskRecord) schemaVersion() *int {
+	return &r.V
+}
 
 // encodeRecord stamps r with SchemaVersion and returns its msgpack bytes.
 func encodeRecord[T any, P record[T]](r *T) ([]byte, error) {
@@ -227,6 +231,8 @@ func grantPrefix(scope Scope) []byte {
 	}
 	return []byte(prefixGrant + scope.Session + "\x00" + scope.Stack + "\x00")
 }
+
+func gatewayTaskKey(id string) []byte { return []byte(prefixGwTask + id) }
 
 func taskKey(server, taskID string) []byte {
 	return []byte(prefixTask + server + "\x00" + taskID)

@@ -47,6 +47,7 @@
 //	h/<seq>                             HistoryRecord
 //	k/<kind>\x00<seq>                   empty; the history index by kind (calls have none)
 //	t/<server>\x00<task id>             TaskRecord
+//	x/<id>                              GatewayTaskRecord
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails

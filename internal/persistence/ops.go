@@ -23,19 +23,21 @@ const (
 	opAppendHistory
 	opPutTask
 	opDeleteTask
+	opPutGatewayTask
 )
 
 var opNames = [...]string{
-	opPutServer:     "put server",
-	opDeleteServer:  "delete server",
-	opPutCatalog:    "put catalog",
-	opAppendEvent:   "append event",
-	opAckEvents:     "ack events",
-	opPutGrant:      "put grant",
-	opDeleteGrants:  "delete grants",
-	opAppendHistory: "append history",
-	opPutTask:       "put task",
-	opDeleteTask:    "delete task",
+	opPutServer:      "put server",
+	opDeleteServer:   "delete server",
+	opPutCatalog:     "put catalog",
+	opAppendEvent:    "append event",
+	opAckEvents:      "ack events",
+	opPutGrant:       "put grant",
+	opDeleteGrants:   "delete grants",
+	opAppendHistory:  "append history",
+	opPutTask:        "put task",
+	opDeleteTask:     "delete task",
+	opPutGatewayTask: "put gateway task",
 }
 
 // Op is one change for Apply, built by PutServer, AppendEvent and the other
@@ -52,6 +54,7 @@ type Op struct {
 	grant   *GrantRecord
 	history *HistoryRecord
 	task    *TaskRecord
+	gwTask  *GatewayTaskRecord
 }
 
 // PutServer upserts r by r.Name.
@@ -90,6 +93,10 @@ func AppendHistory(r HistoryRecord) Op { return Op{kind: opAppendHistory, histor
 // set to Now. Prune deletes the record once it is Done and its Updated is
 // older than HistoryRetention.
 func PutTask(r TaskRecord) Op { return Op{kind: opPutTask, task: &r} }
+
+// PutGatewayTask upserts r by r.ID. A zero Created or Updated is the
+// apply time.
+func PutGatewayTask(r GatewayTaskRecord) Op { return Op{kind: opPutGatewayTask, gwTask: &r} }
 
 // DeleteTask deletes the task record; deleting one that does not exist is
 // not an error.
@@ -131,6 +138,8 @@ func (op Op) validate() error {
 		return nil
 	case opPutTask:
 		return checkTask(op.task.Server, op.task.TaskID)
+	case opPutGatewayTask:
+		return checkName("gateway task id", op.gwTask.ID, true)
 	case opDeleteTask:
 		return checkTask(op.name, op.taskID)
 	default:

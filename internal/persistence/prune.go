@@ -15,12 +15,13 @@ const defaultPruneChunk = 10_000
 
 // PruneResult counts the records Prune deleted.
 type PruneResult struct {
-	Events, History, Tasks int
+	Events, History, Tasks, GatewayTasks int
 }
 
 // Prune deletes processed events whose ProcessedAt, history records whose
 // Time, and Done tasks whose Updated are older than their retention
-// (Options; tasks follow HistoryRetention) before Now. Pending events and
+// (Options; tasks follow HistoryRetention) before Now, and gateway tasks
+// whose Expires has passed. Pending events and
 // tasks not Done are never pruned. Prune holds the writer lock while it
 // runs, so Apply waits; it stops early, returning ErrClosed, when Close
 // begins.
@@ -34,6 +35,16 @@ func (s *Store) Prune() (PruneResult, error) {
 	defer s.writeMu.Unlock()
 
 	now := s.opts.Now()
+	n, err := pruneWhere(s, prefixGwTask, func(key []byte, t GatewayTaskRecord) ([]mutation, bool) {
+		if !t.Expires.Before(now) {
+			return nil, false
+		}
+		return []mutation{{key: bytes.Clone(key), del: true}}, true
+	})
+	res.GatewayTasks = n
+	if err != nil {
+		return res, fmt.Errorf("prune gateway tasks: %w", err)
+	}
 	if s.opts.EventRetention > 0 {
 		cutoff := now.Add(-s.opts.EventRetention)
 		n, err := pruneWhere(s, prefixEvent, func(key []byte, e EventRecord) ([]mutation, bool) {

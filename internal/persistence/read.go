@@ -380,6 +380,19 @@ func (s *Store) Task(server, taskID string) (r TaskRecord, found bool, err error
 	return r, found, err
 }
 
+// GatewayTask returns the gateway task id; found is false when there is
+// none.
+func (s *Store) GatewayTask(id string) (r GatewayTaskRecord, found bool, err error) {
+	if id == "" || strings.IndexByte(id, 0) >= 0 {
+		return r, false, nil // never stored: PutGatewayTask rejects both
+	}
+	err = s.view(func(txn *badger.Txn) error {
+		r, found, err = get[GatewayTaskRecord](txn, gatewayTaskKey(id))
+		return err
+	})
+	return r, found, err
+}
+
 // TaskByID returns the first task with taskID, servers in name order, for
 // callers that know only the id; found is false when no server has it.
 // Task ids are unique per server only. It reads every task key (not the

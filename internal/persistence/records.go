@@ -174,6 +174,21 @@ const (
 	TaskExpired       = "expired" // Deadline passed before the task ended
 )
 
+// GatewayTaskRecord is a task of the gateway's own (the 2026-07-28 tasks
+// extension, served for any tool): written when the task is created and
+// when it ends, so that tasks/get answers after a restart, until Expires.
+type GatewayTaskRecord struct {
+	V       int       `msgpack:"v"`
+	ID      string    `msgpack:"id"`
+	Tool    string    `msgpack:"tool"`
+	Created time.Time `msgpack:"created"`
+	Updated time.Time `msgpack:"updated"`
+	Expires time.Time `msgpack:"expires"`          // Prune deletes it after this
+	Status  string    `msgpack:"status"`           // working, completed, failed, cancelled
+	Result  []byte    `msgpack:"result,omitempty"` // the CallToolResult JSON, once completed
+	Error   []byte    `msgpack:"error,omitempty"`  // the JSON-RPC error object JSON, once failed
+}
+
 // TaskRecord is one MCP task the host started with a tools/call and polls
 // with tasks/get until it ends, then fetches with tasks/result. It is kept
 // so a restarted host resumes polling; keyed by (Server, TaskID), as task

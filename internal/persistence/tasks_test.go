@@ -234,3 +234,38 @@ func TestTaskReadsReportCorruptRecords(t *testing.T) {
 		t.Errorf("Tasks(a) = %v, %v", got, err)
 	}
 }
+
+// A gateway task is put, read back, replaced by id, and pruned once its
+// Expires has passed, whatever the retention options.
+func TestGatewayTasks(t *testing.T) {
+	clock := newFakeClock()
+	s := openStore(t, t.TempDir(), Options{Now: clock.Now, HistoryRetention: -1, EventRetention: -1})
+	t0 := clock.Now()
+	mustApply(t, s,
+		PutGatewayTask(GatewayTaskRecord{ID: "short", Tool: "mcp__a__x", Expires: t0.Add(time.Hour), Status: "working"}),
+		PutGatewayTask(GatewayTaskRecord{ID: "long", Tool: "mcp__a__y", Expires: t0.Add(48 * time.Hour), Status: "working"}),
+	)
+	mustApply(t, s, PutGatewayTask(GatewayTaskRecord{ID: "short", Tool: "mcp__a__x", Created: t0, Expires: t0.Add(time.Hour),
+		Status: "completed", Result: []byte(`{"content":[]}`)}))
+	got, found, err := s.GatewayTask("short")
+	if err != nil || !found || got.Status != "completed" || string(got.Result) != `{"content":[]}` || !got.Created.Equal(t0) || got.Updated.IsZero() {
+		t.Fatalf("GatewayTask(short) = %+v, %v, %v", got, found, err)
+	}
+	if _, found, err := s.GatewayTask("none"); found || err != nil {
+		t.Fatalf("GatewayTask(none): found %v, %v", found, err)
+	}
+	if _, err := s.Apply([]Op{PutGatewayTask(GatewayTaskRecord{ID: "bad\x00id"})}); err == nil {
+		t.Fatal("an id with NUL was stored")
+	}
+	clock.Advance(2 * time.Hour)
+	res, err := s.Prune()
+	if err != nil || res.GatewayTasks != 1 {
+		t.Fatalf("Prune = %+v, %v; want one gateway task pruned", res, err)
+	}
+	if _, found, _ := s.GatewayTask("short"); found {
+		t.Error("the expired task is still there")
+	}
+	if _, found, _ := s.GatewayTask("long"); !found {
+		t.Error("the unexpired task was pruned")
+	}
+}
