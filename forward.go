@@ -22,6 +22,14 @@ type ForwardOptions struct {
 	// client answers and retries) instead of fulfilling it with the host's
 	// handlers.
 	PassInput bool
+	// Elicitation and Sampling answer the server's requests that belong
+	// to this request, as CallOptions' do for a call (and by the same
+	// rule: Scope and Client name who asks; a request is the caller's only
+	// when nothing else is in flight that could own it).
+	Elicitation ElicitationHandler
+	Sampling    SamplingHandler
+	Scope       Scope
+	Client      string
 }
 
 // forwardable are the methods Forward passes to a server, with the
@@ -46,6 +54,11 @@ func (h *Host) Forward(ctx context.Context, server, method string, params json.R
 	}
 	if err := h.supports(server, method, "", need); err != nil {
 		return nil, err
+	}
+	if opts.Elicitation != nil || opts.Sampling != nil {
+		a := &asker{ctx: ctx, server: server, scope: opts.Scope, client: opts.Client, handle: opts.Elicitation, sample: opts.Sampling}
+		h.askers.add(a)
+		defer h.askers.remove(a)
 	}
 	if meta := h.callMeta(ctx, server, opts.ClientCapabilities); len(meta) > 0 {
 		var err error

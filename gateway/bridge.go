@@ -46,9 +46,10 @@ const statePrefix = "mcpvisor.bridge."
 
 // bridge is one legacy-server call held for a modern client's retries.
 type bridge struct {
-	g  *Gateway
-	id string
-	s  *session // the call's own session, which outlives each request
+	g      *Gateway
+	id     string
+	s      *session // the call's own session, which outlives each request
+	method string   // the request's: tools/call or prompts/get
 
 	mu     sync.Mutex
 	asks   map[string]protocol.InputRequest // open questions by request id
@@ -74,27 +75,39 @@ func (s *session) bridges(msg protocol.Message) bool {
 		return true
 	}
 	name, _ := nameOf(msg.Method, msg.Params)
-	return s.bridged(name)
+	switch msg.Method {
+	case protocol.MethodToolsCall:
+		return s.bridged(name)
+	case protocol.MethodPromptsGet:
+		server, _, ok := s.promptOwner(s.ctx, name)
+		return ok && s.canAnswer() && s.legacy(server)
+	}
+	return false
 }
 
-// bridged reports whether a modern client's tools/call needs a bridge: its
-// tool's server speaks a legacy revision, and the client can answer a
-// question (it declared elicitation or sampling).
-func (s *session) bridged(tool string) bool {
+// canAnswer reports whether the client can answer a question: it
+// declared elicitation or sampling.
+func (s *session) canAnswer() bool {
 	c := s.clientCaps()
-	if !c.elicitForm && !c.elicitURL && !c.sampling {
-		return false
-	}
-	server, ok := s.toolServer(tool)
-	if !ok {
-		return false
-	}
+	return c.elicitForm || c.elicitURL || c.sampling
+}
+
+// legacy reports whether server speaks a revision of the initialize era.
+func (s *session) legacy(server string) bool {
 	for _, st := range s.g.h.Status() {
 		if st.Name == server {
 			return !protocol.IsModern(st.ProtocolVersion)
 		}
 	}
 	return false
+}
+
+// bridged reports whether a modern client's tools/call needs a bridge: its
+// tool's server speaks a legacy revision, and the client can answer a
+// question (it declared elicitation or sampling).
+func (s *session) bridged(tool string) bool {
+	server, ok := s.toolServer(tool)
+	return ok && s.canAnswer() && s.legacy(server)
 }
 
 // toolServer is the server that owns an exposed tool name.
@@ -145,7 +158,7 @@ func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 		inflight: map[string]context.CancelFunc{}, outbound: map[string]chan protocol.Message{},
 		owners: map[string]string{}, subs: map[string]string{},
 		changed: make(chan struct{}, 1), notes: make(chan []byte, notesQueue)}
-	b := &bridge{g: g, id: newSessionID(), s: call, asks: map[string]protocol.InputRequest{},
+	b := &bridge{g: g, id: newSessionID(), s: call, method: msg.Method, asks: map[string]protocol.InputRequest{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), updated: time.Now()}
 	g.mu.Lock()
 	if g.closed {
@@ -278,7 +291,7 @@ func (b *bridge) next(ctx context.Context, id json.RawMessage, out func([]byte))
 		select {
 		case <-b.done:
 			b.end()
-			return b.g.modernResponse(withID(b.resp, id), protocol.MethodToolsCall)
+			return b.g.modernResponse(withID(b.resp, id), b.method)
 		case <-b.wake:
 			select {
 			case <-b.done:
@@ -286,7 +299,7 @@ func (b *bridge) next(ctx context.Context, id json.RawMessage, out func([]byte))
 			case <-time.After(gatherWindow):
 			}
 			if frame := b.questions(id); frame != nil {
-				return b.g.modernResponse(frame, protocol.MethodToolsCall)
+				return b.g.modernResponse(frame, b.method)
 			}
 		case <-ctx.Done():
 			b.s.cancel()

@@ -430,7 +430,7 @@ func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func(
 	case protocol.MethodResourcesTemplatesList:
 		return s.listTemplates(ctx, msg)
 	case protocol.MethodResourcesRead:
-		return s.readResource(ctx, msg)
+		return s.readResource(ctx, msg, send)
 	case protocol.MethodResourcesSubscribe:
 		return s.subscribe(ctx, msg, true)
 	case protocol.MethodResourcesUnsubscribe:
@@ -438,9 +438,9 @@ func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func(
 	case protocol.MethodPromptsList:
 		return s.listPrompts(ctx, msg)
 	case protocol.MethodPromptsGet:
-		return s.getPrompt(ctx, msg)
+		return s.getPrompt(ctx, msg, send)
 	case protocol.MethodCompletionComplete:
-		return s.complete(ctx, msg)
+		return s.complete(ctx, msg, send)
 	case protocol.MethodServerDiscover:
 		if s.modern {
 			return s.discover(msg)

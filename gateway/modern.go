@@ -155,6 +155,11 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, msg protoc
 			g.bridgeHTTP(w, r, s, msg)
 			return
 		}
+	case protocol.MethodPromptsGet:
+		if s.bridges(msg) {
+			g.bridgeHTTP(w, r, s, msg)
+			return
+		}
 	}
 	var send func([]byte)
 	var lw *lazyStream

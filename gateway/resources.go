@@ -97,14 +97,14 @@ func (s *session) candidates(uri string, declared func(protocol.ServerCapabiliti
 	return list
 }
 
-func (s *session) readResource(ctx context.Context, msg protocol.Message) []byte {
+func (s *session) readResource(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
 	var p protocol.ReadResourceParams
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
 		return invalidParams(msg.ID, "resources/read: params must hold a uri")
 	}
 	var last error
 	for _, server := range s.candidates(p.URI, hasResources) {
-		raw, err := s.g.h.Forward(ctx, server, msg.Method, msg.Params, s.forwardOptions())
+		raw, err := s.g.h.Forward(ctx, server, msg.Method, msg.Params, s.forwardOptions(send))
 		if err == nil {
 			s.mu.Lock()
 			s.owners[p.URI] = server
@@ -117,13 +117,19 @@ func (s *session) readResource(ctx context.Context, msg protocol.Message) []byte
 }
 
 // forwardOptions are how the session's requests reach a server: a modern
-// client's with its own capabilities, and the server's input requests
-// passed back to it.
-func (s *session) forwardOptions() mcpvisor.ForwardOptions {
-	if !s.modern {
-		return mcpvisor.ForwardOptions{}
+// client's with its own capabilities and a modern server's input requests
+// passed back to it; a legacy server's questions go to the client as for
+// a call (forwarded to a legacy client on send, bridged for a modern one).
+func (s *session) forwardOptions(send func([]byte)) mcpvisor.ForwardOptions {
+	var o mcpvisor.ForwardOptions
+	if s.modern {
+		o.ClientCapabilities, o.PassInput = s.rawCaps, !s.bridge
 	}
-	return mcpvisor.ForwardOptions{ClientCapabilities: s.rawCaps, PassInput: true}
+	if !s.modern || s.bridge {
+		o.Elicitation, o.Sampling = s.elicitHandler(send), s.sampleHandler(send)
+		o.Scope, o.Client = s.hs.Scope(), s.id
+	}
+	return o
 }
 
 // notFound answers a URI or prompt no active server has: the last server's
@@ -236,7 +242,7 @@ func (s *session) listPrompts(ctx context.Context, msg protocol.Message) []byte 
 	return result(msg.ID, protocol.ListPromptsResult{Prompts: list})
 }
 
-func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
+func (s *session) getPrompt(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
 	var p protocol.GetPromptParams
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Name == "" {
 		return invalidParams(msg.ID, "prompts/get: params must hold a name")
@@ -246,7 +252,7 @@ func (s *session) getPrompt(ctx context.Context, msg protocol.Message) []byte {
 		return invalidParams(msg.ID, "unknown prompt: %s", p.Name)
 	}
 	params := setMember(msg.Params, "name", quote(name))
-	raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions())
+	raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions(send))
 	if err != nil {
 		return forwardError(msg.ID, err)
 	}
@@ -287,7 +293,7 @@ func forwardError(id json.RawMessage, err error) []byte {
 // reference: a prompt's server, or for a resource template the servers
 // that list resources, first to answer. With no server to ask, the
 // completion is empty.
-func (s *session) complete(ctx context.Context, msg protocol.Message) []byte {
+func (s *session) complete(ctx context.Context, msg protocol.Message, send func([]byte)) []byte {
 	var p struct {
 		Ref struct {
 			Type string `json:"type"`
@@ -323,7 +329,7 @@ func (s *session) complete(ctx context.Context, msg protocol.Message) []byte {
 	}
 	var last error
 	for _, server := range servers {
-		raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions())
+		raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions(send))
 		if err == nil {
 			return protocol.AppendResult(nil, msg.ID, raw)
 		}

@@ -179,6 +179,9 @@ func (s *session) beginModern(msg protocol.Message) (run func(send func([]byte))
 				return s.g.bridgeCall(ctx, ms, msg, send)
 			}
 		}
+		if msg.Method == protocol.MethodPromptsGet && ms.bridges(msg) {
+			return s.g.bridgeCall(ctx, ms, msg, send)
+		}
 		if msg.Method == protocol.MethodSubscriptionsListen {
 			return s.g.listen(ctx, ms, msg, func() func([]byte) bool {
 				return func(frame []byte) bool { send(frame); return true }
