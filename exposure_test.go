@@ -241,8 +241,8 @@ func TestUnprefixedPrompts(t *testing.T) {
 		unprefixed(modernStdio(t, "g1", "modern")), unprefixed(modernStdio(t, "g2", "modern")), modernStdio(t, "g3", "modern"))
 	ctx := modernCtx(t)
 	for _, server := range []string{"g1", "g2", "g3"} {
-		if ps, err := h.Prompts(ctx, server); err != nil || len(ps) != 1 || ps[0].Name != "greet" {
-			t.Fatalf("Prompts(%s) = %+v, %v; want greet", server, ps, err)
+		if ps, err := h.Prompts(ctx, server); err != nil || len(ps) != 2 || ps[0].Name != "greet" || ps[1].Name != "topic" {
+			t.Fatalf("Prompts(%s) = %+v, %v; want greet and topic", server, ps, err)
 		}
 	}
 	for _, tt := range []struct{ server, want string }{{"g1", "greet"}, {"g2", "mcp__g2__greet"}, {"g3", "mcp__g3__greet"}} {

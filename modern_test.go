@@ -685,8 +685,8 @@ func TestModernResourcesPrompts(t *testing.T) {
 			t.Errorf("ReadResource(peer://missing) = %v, want ErrResourceNotFound", err)
 		}
 		prompts, err := h.Prompts(ctx, "g")
-		if err != nil || len(prompts) != 1 || prompts[0].Name != "greet" {
-			t.Errorf("Prompts = %+v, %v; want greet", prompts, err)
+		if err != nil || len(prompts) != 2 || prompts[0].Name != "greet" || prompts[1].Name != "topic" {
+			t.Errorf("Prompts = %+v, %v; want greet and topic", prompts, err)
 		}
 		p, err := h.GetPrompt(ctx, "g", "greet", map[string]string{"name": "Ada"})
 		if err != nil {

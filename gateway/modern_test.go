@@ -548,3 +548,29 @@ func TestUnprefixedCallWaitsForListing(t *testing.T) {
 }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// A legacy server's question during prompts/get is bridged for a modern
+// client as during tools/call: an input_required round, then the prompt.
+func TestModernBridgesPromptGet(t *testing.T) {
+	bin, args := peers.GoSDK(t, "dual")
+	noPrefix := false
+	_, url := modernGateway(t, gateway.Options{}, mcpvisor.ServerConfig{Name: "p", Type: "stdio", Command: bin, Args: args,
+		Enabled: true, ProtocolVersion: "2025-11-25", Prefix: &noPrefix})
+	c := &modernClient{t: t, urls: []string{url}, caps: `{"elicitation":{"form":{}}}`}
+	var r inputRound
+	c.send("prompts/get", `{"name":"topic"}`, nil).result(t, &r)
+	if !strings.HasPrefix(string(r.RequestState), `"mcpvisor.bridge.`) {
+		t.Fatalf("first round's requestState %s, want the gateway's", r.RequestState)
+	}
+	b, _ := json.Marshal(map[string]any{"name": "topic", "inputResponses": r.acceptAll(t, map[string]string{"topic": "tides"}), "requestState": r.RequestState})
+	var prompt struct {
+		ResultType string `json:"resultType"`
+		Messages   []struct {
+			Content struct{ Text string } `json:"content"`
+		} `json:"messages"`
+	}
+	c.send("prompts/get", string(b), nil).result(t, &prompt)
+	if prompt.ResultType != "complete" || len(prompt.Messages) != 1 || prompt.Messages[0].Content.Text != "Write about tides." {
+		t.Fatalf("the prompt after the round: %+v", prompt)
+	}
+}

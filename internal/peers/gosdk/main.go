@@ -194,6 +194,21 @@ func newServer(versions []string, ttlMs int, key []byte) *mcp.Server {
 				{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["name"] + "!"}},
 			}}, nil
 		})
+	// topic asks for a topic (input_required; a legacy client is asked
+	// with elicitation/create by the SDK), then returns a message on it.
+	s.AddPrompt(&mcp.Prompt{Name: "topic", Description: "Asks for a topic, then writes about it."},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			if topic, ok, err := elicited(req.Params.InputResponses, "topic"); err != nil {
+				return nil, err
+			} else if ok {
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+					{Role: "user", Content: &mcp.TextContent{Text: "Write about " + topic + "."}},
+				}}, nil
+			}
+			return &mcp.GetPromptResult{InputRequests: mcp.InputRequestMap{
+				"topic": &mcp.ElicitParams{Mode: "form", Message: "Which topic?", RequestedSchema: stringSchema("topic")},
+			}}, nil
+		})
 	return s
 }
 
