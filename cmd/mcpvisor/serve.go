@@ -131,8 +131,9 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	} else {
 		go func() { served <- srv.Serve(ln) }()
 	}
-	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
-	// The CLI's other commands find the sidecar through this note.
+	// The CLI's other commands find the sidecar through this note: it is
+	// written before "listening" is said, so whoever waits for that line
+	// finds the sidecar.
 	absToken, _ := filepath.Abs(tokenPath)
 	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken}
 	if tlsConfig != nil {
@@ -142,6 +143,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 		logger.Warn("could not write the sidecar note; the CLI will not find this sidecar", "err", err)
 	}
 	defer removeSidecarNote(data)
+	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
 
 	select {
 	case err := <-served:
