@@ -56,20 +56,64 @@ func prepareActivate(h *Host, args json.RawMessage) (hostCall, error) {
 			if err := s.Activate(wctx, a.Groups...); err != nil {
 				return nil, err
 			}
-			var names []string
-			for _, t := range s.Tools() {
-				names = append(names, t.Name)
-			}
-			text := fmt.Sprintf("Active groups: %s. Tools available from the next step: %s.", strings.Join(s.Groups(), ", "), strings.Join(names, ", "))
-			if len(names) == 0 {
-				text = fmt.Sprintf("Active groups: %s. No tools are listed yet (a server still starting lists its tools once ready).", strings.Join(s.Groups(), ", "))
-			}
-			if scope.Stack != "" {
-				text += " They last until stack frame " + scope.Stack + " ends."
-			}
-			return structured(text, map[string]any{"groups": s.Groups(), "tools": names}, false), nil
+			return activateOutcome(ctx, h, s, scope, a.Groups), nil
 		},
 	}, nil
+}
+
+// activateWait bounds how long activate_tools waits for the servers it
+// activated to come up: a server still starting (a cold gateway, an npx
+// download) answers within it or is reported as not ready yet.
+const activateWait = 30 * time.Second
+
+// activateOutcome answers an activation once every activated server is
+// ready or has failed its start (bounded by activateWait), naming the
+// tools that became callable and the servers that did not come up.
+func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, groups []string) *Result {
+	wctx, cancel := context.WithTimeout(ctx, activateWait)
+	defer cancel()
+	activated := map[string]bool{}
+	var notReady []map[string]any
+	var lines []string
+	for _, g := range groups {
+		if activated[g] {
+			continue
+		}
+		activated[g] = true
+		if _, ok := h.rt.ServerStatus(g); !ok {
+			continue // the config group: the host's own tools, always there
+		}
+		if st := h.awaitSettled(wctx, g); st.State != StateReady {
+			why := st.LastError
+			if why == "" {
+				why = "it is still starting"
+			}
+			notReady = append(notReady, map[string]any{"name": g, "state": st.State, "error": why})
+			lines = append(lines, fmt.Sprintf("Server %q is not ready (%s): %s.", g, st.State, why))
+		}
+	}
+	var names []string
+	for _, t := range s.Tools() {
+		ht := lookupHostTool(t.Name)
+		if activated[t.Server] && ht == nil || activated[ConfigGroup] && ht != nil && ht.config {
+			names = append(names, t.Name)
+		}
+	}
+	text := fmt.Sprintf("Active groups: %s. Now callable: %s.", strings.Join(s.Groups(), ", "), strings.Join(names, ", "))
+	if len(names) == 0 {
+		text = fmt.Sprintf("Active groups: %s. No tools of those groups are callable yet.", strings.Join(s.Groups(), ", "))
+	}
+	if len(lines) > 0 {
+		text += " " + strings.Join(lines, " ") + " Their tools are listed once they are ready."
+	}
+	if scope.Stack != "" {
+		text += " They last until stack frame " + scope.Stack + " ends."
+	}
+	v := map[string]any{"groups": s.Groups(), "tools": names}
+	if len(notReady) > 0 {
+		v["notReady"] = notReady
+	}
+	return structured(text, v, false)
 }
 
 // grantWriteTimeout bounds an activation's durable write once started.

@@ -566,3 +566,36 @@ func TestCallApproverAddsToTheHosts(t *testing.T) {
 		t.Fatalf("list_items: %v %v (Changes %v)", res, err, asked[1].Changes)
 	}
 }
+
+// TestActivateWaitsForStart is a one-shot client's first step on a cold
+// host: activate_tools answers once the activated servers are up or have
+// failed, naming the tools that became callable and the server that did
+// not come up, instead of "no tools yet".
+func TestActivateWaitsForStart(t *testing.T) {
+	broken := mcpvisor.ServerConfig{Name: "broken", Type: "stdio", Command: filepath.Join(t.TempDir(), "no-such-server"), Enabled: true}
+	h := openHost(t, mcpvisor.Options{}, mcptest("a"), broken)
+	s := h.Session("cold", "")
+	res := hostCall(t, s, mcpvisor.ToolActivate, map[string]any{"groups": []string{"a", "broken"}})
+	if res.IsError {
+		t.Fatalf("activate: %s", res.Wire())
+	}
+	var v struct {
+		Groups   []string `json:"groups"`
+		Tools    []string `json:"tools"`
+		NotReady []struct {
+			Name, State, Error string
+		} `json:"notReady"`
+	}
+	if err := json.Unmarshal(res.JSON, &v); err != nil {
+		t.Fatalf("structured: %v: %s", err, res.JSON)
+	}
+	if !slices.Contains(v.Tools, mcpvisor.ToolName("a", "echo")) || slices.Contains(v.Tools, mcpvisor.ToolActivate) {
+		t.Errorf("tools %v: want a's tools, and only the activated groups'", v.Tools)
+	}
+	if len(v.NotReady) != 1 || v.NotReady[0].Name != "broken" || v.NotReady[0].Error == "" {
+		t.Errorf("notReady %+v: want broken, with its error", v.NotReady)
+	}
+	if !strings.Contains(res.Text, "Now callable: "+mcpvisor.ToolName("a", "echo")) || !strings.Contains(res.Text, `Server "broken" is not ready`) {
+		t.Errorf("text: %s", res.Text)
+	}
+}
