@@ -62,7 +62,9 @@ func (s *Store) SaveOAuth(key string, b []byte) error {
 	} else {
 		next[key] = doc
 	}
-	if err := s.write(s.servers, next); err != nil {
+	c := s.content()
+	c.OAuth = next
+	if err := s.write(c); err != nil {
 		return err
 	}
 	s.oauth = next
@@ -80,7 +82,9 @@ func (s *Store) DropOAuth(server string) error {
 	if len(next) == len(s.oauth) {
 		return nil
 	}
-	if err := s.write(s.servers, next); err != nil {
+	c := s.content()
+	c.OAuth = next
+	if err := s.write(c); err != nil {
 		return err
 	}
 	s.oauth = next

@@ -31,6 +31,7 @@ type Store struct {
 	mu      sync.Mutex
 	servers map[string]map[string]string // server → reference name → value
 	oauth   map[string]json.RawMessage   // key (server or server\x00user) → compact JSON
+	inputs  map[string]string            // config input id → the person's answer
 }
 
 // fileContent is the plaintext document: the whole file without a key,
@@ -38,6 +39,10 @@ type Store struct {
 type fileContent struct {
 	Servers map[string]map[string]string `json:"servers"`
 	OAuth   map[string]json.RawMessage   `json:"oauth,omitempty"`
+	// Inputs are the answers to a config file's inputs (VS Code's
+	// ${input:ID}), by id, host-wide: asked once, reused by every server
+	// and every later run.
+	Inputs map[string]string `json:"inputs,omitempty"`
 }
 
 // Open loads <dataDir>/secrets.json, unencrypted; a missing file is an
@@ -69,6 +74,7 @@ func open(dataDir string, aead cipher.AEAD) (*Store, error) {
 		aead:    aead,
 		servers: map[string]map[string]string{},
 		oauth:   map[string]json.RawMessage{},
+		inputs:  map[string]string{},
 	}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,6 +102,9 @@ func open(dataDir string, aead cipher.AEAD) (*Store, error) {
 	if file.Servers != nil {
 		s.servers = file.Servers
 	}
+	if file.Inputs != nil {
+		s.inputs = file.Inputs
+	}
 	for k, v := range file.OAuth {
 		if c := compactJSON(v); c != nil {
 			s.oauth[k] = c
@@ -104,7 +113,7 @@ func open(dataDir string, aead cipher.AEAD) (*Store, error) {
 	if aead != nil && !sealed {
 		// The key is new: seal the file now rather than at the next change,
 		// so the plaintext does not linger.
-		if err := s.write(s.servers, s.oauth); err != nil {
+		if err := s.write(s.content()); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +167,9 @@ func (s *Store) setLocked(server string, secrets map[string]string) error {
 	} else {
 		next[server] = maps.Clone(secrets)
 	}
-	if err := s.write(next, s.oauth); err != nil {
+	c := s.content()
+	c.Servers = next
+	if err := s.write(c); err != nil {
 		return err
 	}
 	s.servers = next
@@ -178,23 +189,61 @@ func (s *Store) KeepOnly(keep, keepOAuth func(server string) bool) error {
 	if len(next) == len(s.servers) && len(nextOAuth) == len(s.oauth) {
 		return nil
 	}
-	if err := s.write(next, nextOAuth); err != nil {
+	c := s.content()
+	c.Servers, c.OAuth = next, nextOAuth
+	if err := s.write(c); err != nil {
 		return err
 	}
 	s.servers, s.oauth = next, nextOAuth
 	return nil
 }
 
-// write replaces the file with servers and oauth, sealed when the store
-// has a key: a temporary file, fsynced, renamed over the old one, and the
+// Input returns the stored answer to the config input id.
+func (s *Store) Input(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.inputs[id]
+	return v, ok
+}
+
+// SetInput stores the answer to the config input id, durably; "" forgets
+// it. Storing what is already there writes nothing.
+func (s *Store) SetInput(id, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.inputs[id]
+	if (value == "" && !had) || (had && old == value) {
+		return nil
+	}
+	next := maps.Clone(s.inputs)
+	if value == "" {
+		delete(next, id)
+	} else {
+		next[id] = value
+	}
+	c := s.content()
+	c.Inputs = next
+	if err := s.write(c); err != nil {
+		return err
+	}
+	s.inputs = next
+	return nil
+}
+
+// content is what the file holds now. Callers hold s.mu.
+func (s *Store) content() fileContent {
+	return fileContent{Servers: s.servers, OAuth: s.oauth, Inputs: s.inputs}
+}
+
+// write replaces the file with c, sealed when the store has a key: a temporary file, fsynced, renamed over the old one, and the
 // directory fsynced, so a crash leaves either the old file or the new one.
-func (s *Store) write(servers map[string]map[string]string, oauth map[string]json.RawMessage) error {
+func (s *Store) write(c fileContent) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// The OAuth blobs are stored as given (compacted); escaping <, > and &
 	// would rewrite them.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fileContent{Servers: servers, OAuth: oauth}); err != nil {
+	if err := enc.Encode(c); err != nil {
 		return fmt.Errorf("secrets: %w", err)
 	}
 	b := buf.Bytes()

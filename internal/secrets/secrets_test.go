@@ -591,3 +591,43 @@ func TestKeyFromEnv(t *testing.T) {
 		})
 	}
 }
+
+func TestStoreInputs(t *testing.T) {
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{7}, 32)
+	s, err := OpenWithKey(dir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInput("ev-token", "tok-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("a", map[string]string{Prefix + "APIKEY": "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Dropping every server keeps the answers: they belong to the file,
+	// not to one server.
+	if err := s.KeepOnly(func(string) bool { return false }, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("tok-1")) {
+		t.Error("an input's answer is in the sealed file in plaintext")
+	}
+	again, err := OpenWithKey(dir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := again.Input("ev-token"); !ok || v != "tok-1" {
+		t.Errorf("after reopening: Input = %q, %v; want tok-1", v, ok)
+	}
+	if err := again.SetInput("ev-token", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := again.Input("ev-token"); ok {
+		t.Error("SetInput(\"\") kept the answer")
+	}
+}
