@@ -224,8 +224,8 @@ func TestHTTPPrivateAddressRefused(t *testing.T) {
 	onEvent, events := eventSink()
 	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, sc)
 	ev := waitState(t, events, "local", mcpvisor.StateFailed)
-	if !strings.Contains(ev.Err, "non-public address") {
-		t.Errorf("error %q does not say the address is not public", ev.Err)
+	if !strings.Contains(ev.Err, "non-public address") || !strings.Contains(ev.Err, `add "allowPrivate": true`) {
+		t.Errorf("error %q does not say the address is not public, and how to allow it", ev.Err)
 	}
 	_, err := h.Call(context.Background(), "mcp__local__echo", nil)
 	if !errors.Is(err, mcpvisor.ErrUnavailable) || !errors.Is(err, mcpvisor.ErrPrivateAddress) {

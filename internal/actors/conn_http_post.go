@@ -242,6 +242,9 @@ func (c *httpConn) requestError(ctx context.Context, m *outMsg, err error) {
 		return
 	}
 	text := c.redact(err.Error())
+	if errors.Is(err, outbound.ErrPrivateAddress) {
+		text += `; to allow it, add "allowPrivate": true to the server's entry`
+	}
 	for _, kind := range []error{outbound.ErrPrivateAddress, outbound.ErrRedirectRefused} {
 		if errors.Is(err, kind) {
 			c.fail(&redactedError{msg: text, kind: kind}, true)
