@@ -25,7 +25,7 @@ func (h *Host) recordStage(next CallFunc) CallFunc {
 
 func (h *Host) recordCall(c *Call, res *Result, err error) {
 	rec := persistence.HistoryRecord{
-		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool,
+		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool, CalledAs: c.CalledAs,
 		Duration: time.Since(c.Start), Outcome: callOutcome(res, err), ResultSize: len(c.raw),
 	}
 	if err != nil {

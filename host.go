@@ -82,6 +82,14 @@ type Options struct {
 	StopGrace, TermGrace time.Duration
 	// MaxFrame bounds one JSON-RPC frame from a server, in bytes. Zero: 16 MiB.
 	MaxFrame int
+	// MaxToolName is the budget, in bytes, of the whole name a tool or a
+	// gateway's prompt is exposed by (mcp__<server>__<tool>, or the bare
+	// name of a server with "prefix": false). A name over it, or with a
+	// character outside [a-zA-Z0-9_-], is exposed under a stable mapped
+	// name (see Tool); calls by it reach the server's own. Zero:
+	// DefaultMaxToolName (64, what model APIs accept); negative: no
+	// length limit, characters still mapped.
+	MaxToolName int
 	// LookupEnv and Environ resolve ${VAR} references and build children's
 	// environments. nil: the process's own (os.LookupEnv, os.Environ).
 	LookupEnv func(string) (string, bool)
@@ -259,6 +267,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Handlers:      handlers,
 		Notifications: notify,
 		HostTool:      IsHostTool,
+		MaxToolName:   opts.MaxToolName,
 	})
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true

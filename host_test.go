@@ -758,7 +758,7 @@ func toolsOf(h *mcpvisor.Host, server string) []string {
 }
 
 func TestIncludeExcludeAndDescriptionCap(t *testing.T) {
-	inc := mcptest("inc", "-long-description", "5000")
+	inc := mcptest("inc", "-long-description", "20000") // over the default cap, 16 KiB
 	inc.IncludeTools = []string{"echo", "pid"}
 	exc := mcptest("exc")
 	exc.ExcludeTools = []string{"crash"}
@@ -771,7 +771,7 @@ func TestIncludeExcludeAndDescriptionCap(t *testing.T) {
 		if tl.Server == "exc" && tl.Tool == "crash" {
 			t.Error("excluded tool listed")
 		}
-		if tl.Server == "inc" && tl.Tool == "echo" && (len(tl.Description) > 2048 || !strings.HasSuffix(tl.Description, "[truncated]")) {
+		if tl.Server == "inc" && tl.Tool == "echo" && (len(tl.Description) > 16<<10 || !strings.HasSuffix(tl.Description, "[truncated]")) {
 			t.Errorf("description of %d bytes not capped and marked", len(tl.Description))
 		}
 	}

@@ -5,59 +5,83 @@ import "github.com/mcpvisor/mcpvisor/internal/actors"
 // ToolPrefix starts every namespaced name: mcp__<server>__<name>.
 const ToolPrefix = actors.ToolPrefix
 
-// ToolName returns the namespaced name mcp__<server>__<tool>. Prompts
-// exposed through the gateway are named the same way.
+// DefaultMaxToolName is the default budget of an exposed name
+// (Options.MaxToolName): model APIs accept tool names matching
+// ^[a-zA-Z0-9_-]{1,64}$.
+const DefaultMaxToolName = actors.DefaultMaxToolName
+
+// ToolName returns the namespaced name mcp__<server>__<tool>, with the
+// server's own name for the tool as it is: the name a tool goes by in the
+// journal (Call.Tool). The name it is exposed by (Tool.Name) differs when
+// this one is not a name model APIs accept.
 func ToolName(server, tool string) string { return actors.ToolName(server, tool) }
 
 // SplitToolName parses mcp__<server>__<tool>, splitting on the first "__"
 // after the prefix: server names never contain "__", tool names may. ok is
-// false when name is not namespaced or either part is empty.
+// false when name is not namespaced or either part is empty. tool is the
+// name's part as written, which for an exposed name may be a mapped one:
+// ResolveTool gives the server's own.
 func SplitToolName(name string) (server, tool string, ok bool) {
 	return actors.SplitToolName(name)
 }
 
+// SafeToolName reports whether name is made only of the characters model
+// APIs accept in a tool name, ^[a-zA-Z0-9_-]+$ (whatever its length).
+func SafeToolName(name string) bool { return actors.SafeToolName(name) }
+
 // ResolveTool returns the server of a tool name as a client may call it,
 // and the server's own name for the tool: mcp__<server>__<tool> of a
-// registered server, or the name a server with "prefix": false exposes
-// its tool under. ok is false for the host's own tools and any other name.
-// A bare name resolves once its server's tools are known (listed, or its
-// last known catalog). It never waits on a server; safe for concurrent
-// use.
+// registered server, where <tool> is the name the tool is exposed by
+// (mapped, when the server's own name is not one model APIs accept) or
+// the server's own; or the name a server with "prefix": false exposes its
+// tool under. ok is false for the host's own tools and any other name. A
+// bare or mapped name resolves once its server's tools are known (listed,
+// or its last known catalog). It never waits on a server; safe for
+// concurrent use.
 func (h *Host) ResolveTool(name string) (server, tool string, ok bool) {
 	return h.rt.ResolveTool(name)
 }
 
 // PromptName is the name server's prompt is exposed under (as the gateway
 // lists it): the prompt's own name for a server with "prefix": false,
-// else mcp__<server>__<prompt>. An unprefixed server's prompt keeps the
-// namespaced name when its own reads as mcp__<x>__<y>, or when a server
-// registered before it listed a prompt of that name (Host.Prompts): the
-// name belongs to that server then, and the collision is logged. It never
-// waits on a server; safe for concurrent use.
+// else mcp__<server>__<prompt>, each mapped as tool names are when the
+// prompt's own name is not one model APIs accept or is too long
+// (Options.MaxToolName), over the server's last listed prompts
+// (Host.Prompts). An unprefixed server's prompt keeps the namespaced name
+// when its bare one reads as mcp__<x>__<y>, or when a server registered
+// before it listed a prompt of that bare name: the name belongs to that
+// server then, and the collision is logged. It never waits on a server;
+// safe for concurrent use.
 func (h *Host) PromptName(server, prompt string) string {
-	if !h.rt.IsUnprefixed(server) || isNamespaced(prompt) {
-		return ToolName(server, prompt)
+	names := h.prompts.naming(server, prompt, h.nameBudget())
+	if !h.rt.IsUnprefixed(server) {
+		return names.Namespaced(prompt)
 	}
-	if owner := h.prompts.owner(h.rt.Unprefixed(), prompt); owner != "" && owner != server {
-		return ToolName(server, prompt)
+	bare := names.Bare(prompt)
+	if isNamespaced(bare) {
+		return names.Namespaced(prompt)
 	}
-	return prompt
+	if owner, _ := h.prompts.owner(h.rt.Unprefixed(), bare); owner != "" && owner != server {
+		return names.Namespaced(prompt)
+	}
+	return bare
 }
 
 // ResolvePrompt returns the server of an exposed prompt name and the
 // server's own name for the prompt: mcp__<server>__<prompt> of a
-// registered server, or a prompt's own name as PromptName gives it, once
-// its server's prompts were listed (Host.Prompts). ok is false for any
-// other name. It never waits on a server; safe for concurrent use.
+// registered server (with the name PromptName gives, or the prompt's own),
+// or a bare name as PromptName gives it, once its server's prompts were
+// listed (Host.Prompts). ok is false for any other name. It never waits on
+// a server; safe for concurrent use.
 func (h *Host) ResolvePrompt(name string) (server, prompt string, ok bool) {
-	if server, prompt, ok := SplitToolName(name); ok {
+	if server, part, ok := SplitToolName(name); ok {
 		if _, known := h.rt.ServerStatus(server); !known {
 			return "", "", false
 		}
-		return server, prompt, true
+		return server, h.prompts.ownOfPart(server, part), true
 	}
-	if owner := h.prompts.owner(h.rt.Unprefixed(), name); owner != "" {
-		return owner, name, true
+	if owner, own := h.prompts.owner(h.rt.Unprefixed(), name); owner != "" {
+		return owner, own, true
 	}
 	return "", "", false
 }

@@ -14,12 +14,16 @@ import (
 // the gateway, the sidecar), and hands it down the pipeline's stages; a
 // stage may read it, change Arguments, or answer without calling on.
 type Call struct {
-	// Tool is the tool's namespaced name, mcp__<server>__<tool>, or one of
-	// the host's own tools. A call by the name an unprefixed server
-	// ("prefix": false) exposes its tool under gets the namespaced name
+	// Tool is the tool's namespaced name with the server's own name for
+	// it, mcp__<server>__<tool>, or one of the host's own tools. A call by
+	// the name a tool is exposed under, when that differs (an unprefixed
+	// server's bare name, or a mapped one: see Tool.Name), gets this name
 	// here, so every stage, the history and the grants see one identity;
 	// a name no server exposes is kept as the caller gave it.
 	Tool string
+	// CalledAs is the name the caller used when it is not Tool: the name
+	// the tool is exposed under, as a model saw it. "" when they are one.
+	CalledAs string
 	// Server and Name split Tool: the server and the server's own name for
 	// the tool. A host tool has no Server and its own Name.
 	Server, Name string
@@ -98,18 +102,22 @@ func chain(last CallFunc, stages ...CallMiddleware) CallFunc {
 	return last
 }
 
-// newCall makes the pipeline's record of a call. A bare name is resolved
-// here, once: a host tool's stays as it is; an unprefixed server's
-// becomes the namespaced name.
+// newCall makes the pipeline's record of a call. An exposed name is
+// resolved here, once: a host tool's stays as it is; an unprefixed
+// server's bare name, or a mapped one, becomes the namespaced name with the
+// server's own name for the tool, and is kept as CalledAs.
 func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
 	c := &Call{Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
 	if opts == nil {
 		c.Options = &c.opts // one allocation for both
 	}
-	if server, name, ok := SplitToolName(tool); ok {
+	if server, name, ok := h.rt.ResolveTool(tool); ok {
 		c.Server, c.Name = server, name
-	} else if server, name, ok := h.rt.ResolveTool(tool); ok {
-		c.Tool, c.Server, c.Name = ToolName(server, name), server, name
+		if c.Tool = ToolName(server, name); c.Tool != tool {
+			c.CalledAs = tool
+		}
+	} else if server, name, ok := SplitToolName(tool); ok {
+		c.Server, c.Name = server, name // a server the runtime does not list: it says why
 	} else {
 		c.Name = tool
 	}

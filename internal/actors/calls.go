@@ -10,8 +10,10 @@ import (
 )
 
 // Call runs tools/call for a namespaced tool and returns the raw result.
-// It blocks until the result, the call's timeout, or ctx; an abandoned call
-// is cancelled at the server (notifications/cancelled). opts may be nil.
+// name may end in the name the tool is exposed by or the server's own; the
+// server is sent its own. It blocks until the result, the call's timeout,
+// or ctx; an abandoned call is cancelled at the server
+// (notifications/cancelled). opts may be nil.
 func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
@@ -25,9 +27,11 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 		return nil, fmt.Errorf("%w: %q (tool %q)", ErrUnknownServer, server, name)
 	}
 	if cat := e.catalog.Load(); cat != nil {
-		if _, ok := cat.lookup(tool); !ok {
+		t, ok := cat.resolve(tool)
+		if !ok {
 			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
 		}
+		tool = t.Tool
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
 	if opts != nil {
@@ -83,10 +87,12 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 		// Ready: send it from this goroutine; the reader answers it here.
 		var headers []protocol.ParamHeader
 		if m.method == "" {
-			t, ok := f.cat.lookup(m.tool)
+			// Resolved again: the catalog was not known when Call looked.
+			t, ok := f.cat.resolve(m.tool)
 			if !ok {
 				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
 			}
+			m.tool = t.Tool
 			if err := m.applyTask(t, f.tasks); err != nil {
 				return nil, err
 			}

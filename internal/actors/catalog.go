@@ -15,6 +15,7 @@ const truncatedMark = "… [truncated]"
 type catalog struct {
 	tools    []Tool
 	byName   map[string]int // server's tool name → index in tools
+	naming   *NameMap       // the names the tools are exposed by
 	warnings []string
 	// headers are the tools' x-mcp-header annotations, by the server's
 	// tool name (modern servers over HTTP only).
@@ -32,6 +33,32 @@ func (c *catalog) lookup(tool string) (*Tool, bool) {
 	return &c.tools[i], true
 }
 
+// resolve finds a tool by the part of a namespaced name after
+// mcp__<server>__: the name the tool is exposed by, or the server's own.
+// The two never name different tools (NameMap).
+func (c *catalog) resolve(part string) (*Tool, bool) {
+	if c == nil {
+		return nil, false
+	}
+	if t, ok := c.lookup(part); ok {
+		return t, true
+	}
+	return c.lookup(c.naming.OwnOfPart(part))
+}
+
+// lookupBare finds the tool whose bare name (on a server with no prefix)
+// is bare; the server's own name, where it differs, is not one.
+func (c *catalog) lookupBare(bare string) (*Tool, bool) {
+	if c == nil {
+		return nil, false
+	}
+	own := c.naming.OwnOfBare(bare)
+	if c.naming.Bare(own) != bare {
+		return nil, false
+	}
+	return c.lookup(own)
+}
+
 // paramHeaders returns a tool's x-mcp-header annotations; c may be nil.
 func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
 	if c == nil {
@@ -41,7 +68,8 @@ func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
 }
 
 // buildCatalog filters, trims and names the tools a server listed:
-// namespaced, or by their own names for an unprefixed server (exposedName).
+// namespaced, or bare for an unprefixed server (exposedName), each name
+// made one model APIs accept within budget bytes (NameMap).
 //
 // known holds the server's tool names selected last time, in order. When
 // MaxTools forces a cut, tools already known are kept before new ones, so a
@@ -52,7 +80,7 @@ func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
 // annotations are validated (SEP-2243): a tool with an invalid one is left
 // out with a warning, as the spec requires, so one malformed definition
 // cannot take the others down.
-func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, headers bool) *catalog {
+func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, headers bool, budget int) *catalog {
 	c := &catalog{byName: make(map[string]int, len(listed))}
 	include := toSet(spec.IncludeTools)
 	exclude := toSet(spec.ExcludeTools)
@@ -110,11 +138,16 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, head
 		c.warnings = append(c.warnings, fmt.Sprintf("maxTools %d: %d tool(s) left out", spec.MaxTools, dropped))
 	}
 
+	own := make([]string, len(candidates))
+	for i, t := range candidates {
+		own[i] = t.Name
+	}
+	c.naming = MapNames(spec.Name, own, budget)
 	c.tools = make([]Tool, 0, len(candidates))
 	for _, t := range candidates {
-		name := exposedName(spec, t.Name)
-		if len(name) > MaxToolNameLen {
-			c.warnings = append(c.warnings, fmt.Sprintf("tool name %q is %d characters, over the %d many model APIs accept", name, len(name), MaxToolNameLen))
+		name := exposedName(spec, c.naming, t.Name)
+		if len(name) > budget {
+			c.warnings = append(c.warnings, fmt.Sprintf("tool %q is exposed as %s, %d bytes, over the budget of %d: the server's name leaves too little room", t.Name, name, len(name), budget))
 		}
 		taskSupport := ""
 		if t.Execution != nil {

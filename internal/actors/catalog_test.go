@@ -48,7 +48,7 @@ func TestBuildCatalogSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = "srv"
-			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known, false)
+			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known, false, DefaultMaxToolName)
 			if diff := cmp.Diff(tt.want, c.names()); diff != "" {
 				t.Errorf("selection (-want +got):\n%s", diff)
 			}
@@ -67,14 +67,36 @@ func TestBuildCatalogSelection(t *testing.T) {
 	}
 }
 
-func TestBuildCatalogLongNameIsReportedNotTruncated(t *testing.T) {
+// Names model APIs would refuse are exposed mapped; both the mapped name
+// and the server's own find the tool, and the own one is what the catalog
+// (and so the journal) keeps.
+func TestBuildCatalogMapsNames(t *testing.T) {
 	long := strings.Repeat("x", 70)
-	c := buildCatalog(&ServerSpec{Name: "srv"}, tools(long), nil, false)
-	if got := c.tools[0].Name; got != "mcp__srv__"+long {
-		t.Fatalf("name %q was altered", got)
+	c := buildCatalog(&ServerSpec{Name: "srv"}, tools("get weather", "ok", long), nil, false, DefaultMaxToolName)
+	if len(c.warnings) != 0 {
+		t.Errorf("warnings %q, want none", c.warnings)
 	}
-	if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "over the 64") {
-		t.Fatalf("warnings = %q, want one about the 64-character limit", c.warnings)
+	want := map[string]string{"get weather": "mcp__srv__get_weather", "ok": "mcp__srv__ok", long: c.naming.Namespaced(long)}
+	for _, tool := range c.tools {
+		if tool.Name != want[tool.Tool] || len(tool.Name) > DefaultMaxToolName || !SafeToolName(tool.Name) {
+			t.Errorf("tool %q exposed as %q (%d bytes), want %q", tool.Tool, tool.Name, len(tool.Name), want[tool.Tool])
+		}
+		_, part, _ := SplitToolName(tool.Name)
+		for _, by := range []string{part, tool.Tool} {
+			if got, ok := c.resolve(by); !ok || got.Tool != tool.Tool {
+				t.Errorf("resolve(%q) = %v, %v; want %q", by, got, ok, tool.Tool)
+			}
+		}
+	}
+	if _, ok := c.resolve("get_weathe"); ok {
+		t.Error("resolve found a name no tool has")
+	}
+
+	// A server whose name leaves no room is warned about.
+	server := strings.Repeat("s", 60)
+	c = buildCatalog(&ServerSpec{Name: server}, tools("tool"), nil, false, DefaultMaxToolName)
+	if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "over the budget of 64") {
+		t.Errorf("warnings = %q, want one about the budget", c.warnings)
 	}
 }
 
@@ -86,7 +108,7 @@ func TestBuildCatalogDestructive(t *testing.T) {
 		{Name: "rw-safe", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no, DestructiveHint: &no}},
 		{Name: "rw", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no}},
 	}
-	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false)
+	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName)
 	got := map[string]bool{}
 	for _, tl := range c.tools {
 		got[tl.Tool] = tl.Destructive
@@ -117,6 +139,27 @@ func TestCapDescription(t *testing.T) {
 		if tt.max >= 0 && len(got) > tt.max && len(tt.in) > tt.max {
 			t.Errorf("capDescription(%d bytes, %d) is %d bytes", len(tt.in), tt.max, len(got))
 		}
+	}
+}
+
+// The default cap leaves the longest description measured on real servers
+// (7,011 bytes: firecrawl-mcp's firecrawl_monitor_create) whole, and never
+// touches the descriptions inside inputSchema.
+func TestDefaultMaxDescription(t *testing.T) {
+	spec := ServerSpec{Name: "s"}.WithDefaults()
+	desc := strings.Repeat("d", 7011)
+	param := strings.Repeat("p", 20000)
+	schema := `{"type":"object","properties":{"x":{"type":"string","description":"` + param + `"}}}`
+	c := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: desc, InputSchema: []byte(schema)}}, nil, false, DefaultMaxToolName)
+	if got := c.tools[0].Description; got != desc {
+		t.Errorf("a %d-byte description became %d bytes", len(desc), len(got))
+	}
+	if got := string(c.tools[0].InputSchema); got != schema {
+		t.Errorf("inputSchema changed: %d bytes, want %d", len(got), len(schema))
+	}
+	long := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: strings.Repeat("d", DefaultMaxDescription+1)}}, nil, false, DefaultMaxToolName)
+	if got := long.tools[0].Description; len(got) > DefaultMaxDescription || !strings.HasSuffix(got, truncatedMark) {
+		t.Errorf("a description over the cap is %d bytes, marked %v", len(got), strings.HasSuffix(got, truncatedMark))
 	}
 }
 

@@ -8,12 +8,16 @@ import (
 )
 
 // Exposure: the names tools are listed and called by. Every tool has its
-// namespaced name, mcp__<server>__<tool>, which always reaches it and is
-// its identity in the journal. A server whose spec is Unprefixed also
-// exposes its tools under their own ("bare") names, by these rules:
+// namespaced name, mcp__<server>__<tool>, which always reaches it; with the
+// server's own name for the tool it is its identity in the journal. A name
+// model APIs would refuse (characters outside [a-zA-Z0-9_-], or longer
+// than Options.MaxToolName) is exposed mapped (NameMap, naming.go); the
+// mapped name and the own one both reach the tool. A server whose spec is
+// Unprefixed exposes its tools under their own ("bare") names, mapped the
+// same way, by these rules:
 //
-//   - a name that reads as mcp__<x>__<y>, or that the host keeps for its
-//     own tools (Options.HostTool), is never exposed bare;
+//   - a bare name that reads as mcp__<x>__<y>, or that the host keeps for
+//     its own tools (Options.HostTool), is never exposed;
 //   - among the enabled unprefixed servers, in registration order, the
 //     first whose catalog (live or last known) holds a name owns it; the
 //     tools of that name of the servers after it are hidden from listings,
@@ -28,13 +32,16 @@ import (
 // agree without a shared table; server actors only recompute their own
 // warnings, on exposureChanged.
 
-// exposedName is the name spec's server lists tool under: its own for an
-// unprefixed server, when that name may be exposed bare, else namespaced.
-func exposedName(spec *ServerSpec, tool string) string {
-	if spec.Unprefixed && !namespaced(tool) {
-		return tool
+// exposedName is the name spec's server lists tool (its own name) under:
+// the bare name for an unprefixed server, when that may be exposed bare,
+// else the namespaced one, as names maps them.
+func exposedName(spec *ServerSpec, names *NameMap, tool string) string {
+	if spec.Unprefixed {
+		if bare := names.Bare(tool); !namespaced(bare) {
+			return bare
+		}
 	}
-	return ToolName(spec.Name, tool)
+	return names.Namespaced(tool)
 }
 
 // namespaced reports whether name reads as mcp__<server>__<tool>.
@@ -64,31 +71,32 @@ func claims(e *serverEntry) bool {
 	return st != nil && st.Enabled
 }
 
-// bareOwner returns the server that exposes name bare, or nil.
-func (r *Runtime) bareOwner(s *snapshot, name string) *serverEntry {
+// bareOwner returns the server that exposes name bare, and its tool, or
+// nil.
+func (r *Runtime) bareOwner(s *snapshot, name string) (*serverEntry, *Tool) {
 	if r.bareReserved(name) != "" {
-		return nil
+		return nil, nil
 	}
 	for _, e := range s.order {
 		if !claims(e) {
 			continue
 		}
-		if _, ok := e.catalog.Load().lookup(name); ok {
-			return e
+		if t, ok := e.catalog.Load().lookupBare(name); ok {
+			return e, t
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // earlierOwner returns the server registered before server that exposes
-// name bare, or nil: only those hide server's tool of that name.
+// name bare, or nil: only those hide server's tool of that bare name.
 func (r *Runtime) earlierOwner(s *snapshot, server, name string) *serverEntry {
 	for _, e := range s.order {
 		if e.name == server {
 			return nil
 		}
 		if claims(e) {
-			if _, ok := e.catalog.Load().lookup(name); ok {
+			if _, ok := e.catalog.Load().lookupBare(name); ok {
 				return e
 			}
 		}
@@ -112,7 +120,7 @@ func (r *Runtime) bareOwners(s *snapshot) map[string]string {
 			owners = map[string]string{}
 		}
 		for i := range cat.tools {
-			name := cat.tools[i].Tool
+			name := cat.naming.Bare(cat.tools[i].Tool)
 			if _, taken := owners[name]; !taken && r.bareReserved(name) == "" {
 				owners[name] = e.name
 			}
@@ -121,19 +129,23 @@ func (r *Runtime) bareOwners(s *snapshot) map[string]string {
 	return owners
 }
 
-// listed reports whether e lists its tool t, given the bare owners.
+// listed reports whether e lists its tool t, given the bare owners. The
+// name an unprefixed server lists a tool by is its bare name whenever
+// that may be owned (exposedName).
 func listed(e *serverEntry, t *Tool, owners map[string]string) bool {
 	if !e.spec.Unprefixed {
 		return true
 	}
-	return owners[t.Tool] == e.name
+	return owners[t.Name] == e.name
 }
 
 // ResolveTool returns the server of an exposed tool name and the server's
-// own name for the tool: mcp__<server>__<tool> of a registered server
-// (whether or not it lists such a tool yet), or a name an unprefixed server
-// exposes bare. ok is false for any other name. It never waits on a server;
-// a bare name resolves once its server's tools are known.
+// own name for the tool: mcp__<server>__<tool> of a registered server, with
+// the name the tool is exposed by or its own (a tool part the server does
+// not list, or not yet, is taken as its own name), or a name an unprefixed
+// server exposes bare. ok is false for any other name. It never waits on a
+// server; a bare name, and a mapped one, resolve once the server's tools
+// are known (listed, or its last known catalog).
 func (r *Runtime) ResolveTool(name string) (server, tool string, ok bool) {
 	snap := r.snap.Load()
 	if server, tool, ok := SplitToolName(name); ok {
@@ -141,10 +153,13 @@ func (r *Runtime) ResolveTool(name string) (server, tool string, ok bool) {
 		if e == nil || e.spec.Hidden {
 			return "", "", false
 		}
+		if t, ok := e.catalog.Load().resolve(tool); ok {
+			return server, t.Tool, true
+		}
 		return server, tool, true
 	}
-	if e := r.bareOwner(snap, name); e != nil {
-		return e.name, name, true
+	if e, t := r.bareOwner(snap, name); e != nil {
+		return e.name, t.Tool, true
 	}
 	return "", "", false
 }
@@ -197,7 +212,7 @@ func (r *Runtime) CheckExposure(specs ...ServerSpec) error {
 		}
 		if cat := e.catalog.Load(); cat != nil {
 			for i := range cat.tools {
-				if name := cat.tools[i].Tool; owners[name] == "" {
+				if name := cat.naming.Bare(cat.tools[i].Tool); owners[name] == "" {
 					owners[name] = e.name
 				}
 			}
@@ -215,14 +230,19 @@ func (r *Runtime) CheckExposure(specs ...ServerSpec) error {
 				tools = cat.tools
 			}
 		}
+		var own []string
 		for _, t := range tools {
-			name := t.Tool
-			if len(spec.IncludeTools) > 0 && !slices.Contains(spec.IncludeTools, name) || slices.Contains(spec.ExcludeTools, name) {
+			if len(spec.IncludeTools) > 0 && !slices.Contains(spec.IncludeTools, t.Tool) || slices.Contains(spec.ExcludeTools, t.Tool) {
 				continue
 			}
+			own = append(own, t.Tool)
+		}
+		names := MapNames(spec.Name, own, r.maxToolName)
+		for _, tool := range own {
+			name := names.Bare(tool)
 			if why := r.bareReserved(name); why != "" {
-				errs = append(errs, fmt.Errorf("%w: server %q: tool %q cannot be exposed by its own name: %s (set \"prefix\": true, or leave the tool out with \"excludeTools\")",
-					ErrNameCollision, spec.Name, name, why))
+				errs = append(errs, fmt.Errorf("%w: server %q: tool %q cannot be exposed by its own name%s: %s (set \"prefix\": true, or leave the tool out with \"excludeTools\")",
+					ErrNameCollision, spec.Name, tool, exposedAs(tool, name), why))
 				continue
 			}
 			switch other := owners[name]; other {
@@ -230,8 +250,8 @@ func (r *Runtime) CheckExposure(specs ...ServerSpec) error {
 				owners[name] = spec.Name
 			case spec.Name:
 			default:
-				errs = append(errs, fmt.Errorf("%w: server %q: tool %q is also exposed by its own name by server %q (set \"prefix\": true on one of them, or leave the tool out with \"excludeTools\")",
-					ErrNameCollision, spec.Name, name, other))
+				errs = append(errs, fmt.Errorf("%w: server %q: tool %q is also exposed by its own name%s by server %q (set \"prefix\": true on one of them, or leave the tool out with \"excludeTools\")",
+					ErrNameCollision, spec.Name, tool, exposedAs(tool, name), other))
 			}
 		}
 	}
@@ -291,8 +311,16 @@ func (a *serverActor) onExposureChanged() {
 	}
 }
 
+// exposedAs says which name own is exposed by when that is not own.
+func exposedAs(own, name string) string {
+	if own == name {
+		return ""
+	}
+	return fmt.Sprintf(" (%s)", name)
+}
+
 // exposureWarnings says, for each of the server's tools not exposed by its
-// own name, why, naming the server that owns the name.
+// own (bare) name, why, naming the server that owns the name.
 func (a *serverActor) exposureWarnings() []string {
 	if !a.spec.Unprefixed || a.spec.Hidden || !a.spec.Enabled {
 		return nil
@@ -304,14 +332,15 @@ func (a *serverActor) exposureWarnings() []string {
 	snap := a.rt.snap.Load()
 	var ws []string
 	for i := range cat.tools {
-		name := cat.tools[i].Tool
-		full := ToolName(a.spec.Name, name)
+		own := cat.tools[i].Tool
+		name := cat.naming.Bare(own)
+		full := cat.naming.Namespaced(own)
 		if why := a.rt.bareReserved(name); why != "" {
-			ws = append(ws, fmt.Sprintf("tool %q is not exposed by its own name: %s; call it as %s", name, why, full))
+			ws = append(ws, fmt.Sprintf("tool %q is not exposed by its own name%s: %s; call it as %s", own, exposedAs(own, name), why, full))
 			continue
 		}
 		if e := a.rt.earlierOwner(snap, a.spec.Name, name); e != nil {
-			ws = append(ws, fmt.Sprintf("tool %q is hidden: server %q, registered earlier, exposes a tool of that name without prefix too; call this one as %s", name, e.name, full))
+			ws = append(ws, fmt.Sprintf("tool %q is hidden: server %q, registered earlier, exposes a tool of that name%s without prefix too; call this one as %s", own, e.name, exposedAs(own, name), full))
 		}
 	}
 	return ws

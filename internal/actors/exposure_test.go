@@ -330,3 +330,98 @@ func TestExposureRestoredCatalog(t *testing.T) {
 		}
 	})
 }
+
+// Tools named in ways model APIs refuse are listed mapped, namespaced or
+// bare; the mapped name, and the own one namespaced, reach the tool, and
+// the server is called by its own name. An unprefixed server's mapped
+// bare name takes part in collisions like any other.
+func TestExposureMappedNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := startFleet(t)
+		f.register("ns", false, "get weather", "a.b", "a/b")
+		f.register("bare", true, "files/read", "x_y")
+		f.register("late", true, "x.y", "files_read", "ok")
+		if err := f.rt.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		want := []string{"mcp__ns__get_weather", "mcp__ns__a_b_" + hash8("a.b"), "mcp__ns__a_b_" + hash8("a/b"), "files_read", "x_y", "ok"}
+		if diff := cmp.Diff(want, f.listed()); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+		for _, tt := range []struct{ name, server, tool string }{
+			{"mcp__ns__get_weather", "ns", "get weather"},
+			{"mcp__ns__get weather", "ns", "get weather"},
+			{"mcp__ns__a_b_" + hash8("a/b"), "ns", "a/b"},
+			{"files_read", "bare", "files/read"},
+			{"mcp__bare__files_read", "bare", "files/read"},
+			{"x_y", "bare", "x_y"},
+			{"mcp__late__x_y", "late", "x.y"},
+			{"mcp__late__files_read", "late", "files_read"},
+		} {
+			server, tool, ok := f.rt.ResolveTool(tt.name)
+			if !ok || server != tt.server || tool != tt.tool {
+				t.Errorf("ResolveTool(%q) = %q, %q, %v; want %q, %q", tt.name, server, tool, ok, tt.server, tt.tool)
+			}
+			raw, err := f.rt.Call(context.Background(), ToolName(server, tool), []byte(`{}`), nil, nil)
+			if err != nil || !strings.Contains(string(raw), "ok "+tt.tool) {
+				t.Errorf("Call(%s) = %s, %v; want the server called with %q", tt.name, raw, err, tt.tool)
+			}
+		}
+		// The runtime resolves a mapped name itself too.
+		raw, err := f.rt.Call(context.Background(), "mcp__ns__get_weather", []byte(`{}`), nil, nil)
+		if err != nil || !strings.Contains(string(raw), "ok get weather") {
+			t.Errorf("Call(mcp__ns__get_weather) = %s, %v", raw, err)
+		}
+		if def, ok := f.rt.LookupTool("mcp__ns__get_weather"); !ok || def.Tool != "get weather" {
+			t.Errorf("LookupTool(mcp__ns__get_weather) = %+v, %v", def, ok)
+		}
+		// A bare name is the mapped one only.
+		if s, tool, ok := f.rt.ResolveTool("files/read"); ok {
+			t.Errorf("ResolveTool(files/read) = %q, %q: an own name that is not exposed resolved", s, tool)
+		}
+		want = []string{
+			`tool "x.y" is hidden: server "bare", registered earlier, exposes a tool of that name (x_y) without prefix too; call this one as mcp__late__x_y`,
+			`tool "files_read" is hidden: server "bare", registered earlier, exposes a tool of that name without prefix too; call this one as mcp__late__files_read`,
+		}
+		if diff := cmp.Diff(want, f.warnings("late")); diff != "" {
+			t.Errorf("late's warnings (-want +got):\n%s", diff)
+		}
+		err = f.rt.CheckExposure(ServerSpec{Name: "new", Enabled: true, Unprefixed: true, LastCatalog: []Tool{{Server: "new", Tool: "get weather"}, {Server: "new", Tool: "x y"}}})
+		wantErr := `name collision: server "new": tool "x y" is also exposed by its own name (x_y) by server "bare"`
+		if err == nil || !strings.HasPrefix(err.Error(), wantErr) || strings.Contains(err.Error(), "get weather") {
+			t.Errorf("CheckExposure = %v, want %q only", err, wantErr)
+		}
+	})
+}
+
+// A smaller budget shortens names, listed and restored alike.
+func TestExposureBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fleet{t: t, srvs: map[string]*fakeServer{}}
+		f.rt = New(Options{
+			MaxToolName: 20,
+			dial: func(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				return f.srvs[spec.Name].dial(gen, spec, cio)
+			},
+		})
+		t.Cleanup(func() { _ = f.rt.Close(context.Background()) })
+		f.register("srv", false, "short", "a_rather_long_name")
+		if err := f.rt.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		long := "mcp__srv__" + shortName("a_rather_long_name", 20-len("mcp__srv__"), 0)
+		if diff := cmp.Diff([]string{"mcp__srv__short", long}, f.listed()); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+		if len(long) > 20 {
+			t.Errorf("%q is over the budget", long)
+		}
+		if _, tool, _ := f.rt.ResolveTool(long); tool != "a_rather_long_name" {
+			t.Errorf("ResolveTool(%q) = %q", long, tool)
+		}
+	})
+}

@@ -77,7 +77,8 @@ func (a *serverActor) recordCatalog(cat *catalog) {
 }
 
 // ToolRecords turns tools into their journal records. A record's name is
-// always the namespaced one, whatever name the tool is exposed under.
+// always mcp__<server>__<tool> with the server's own name for the tool,
+// whatever name the tool is exposed under.
 func ToolRecords(tools []Tool) []persistence.ToolRecord {
 	out := make([]persistence.ToolRecord, len(tools))
 	for i, t := range tools {
@@ -122,12 +123,17 @@ func ToolsFromRecords(server string, recs []persistence.ToolRecord) []Tool {
 }
 
 // restoredCatalog is a catalog rebuilt from a server's last known tools,
-// named as spec exposes them. tools is not changed.
-func restoredCatalog(spec *ServerSpec, tools []Tool) *catalog {
+// named as spec exposes them within budget. tools is not changed.
+func restoredCatalog(spec *ServerSpec, tools []Tool, budget int) *catalog {
 	c := &catalog{tools: slices.Clone(tools), byName: make(map[string]int, len(tools))}
+	own := make([]string, len(tools))
 	for i := range c.tools {
-		c.tools[i].Name = exposedName(spec, c.tools[i].Tool)
-		c.byName[c.tools[i].Tool] = i
+		own[i] = c.tools[i].Tool
+		c.byName[own[i]] = i
+	}
+	c.naming = MapNames(spec.Name, own, budget)
+	for i := range c.tools {
+		c.tools[i].Name = exposedName(spec, c.naming, own[i])
 	}
 	return c
 }

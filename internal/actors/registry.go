@@ -232,7 +232,7 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	if len(spec.LastCatalog) > 0 {
 		// The last known catalog answers Tools at once, marked unavailable
 		// until the server has listed its tools again.
-		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog))
+		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog, g.rt.maxToolName))
 	}
 	e.log = discardLog{}
 	if g.rt.logDir != "" {

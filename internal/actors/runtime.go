@@ -51,6 +51,10 @@ type Options struct {
 	// unprefixed server's tool of that name is reachable only by its
 	// namespaced name (exposure.go). nil: the host has none.
 	HostTool func(name string) bool
+	// MaxToolName is the budget, in bytes, of the whole name a tool is
+	// exposed by; names over it, or with characters model APIs refuse, are
+	// mapped (NameMap). 0: DefaultMaxToolName; negative: no length limit.
+	MaxToolName int
 
 	// dial replaces how stdio servers are started (nil: dialStdio). It is
 	// the package's test seam: a fake connection scripts the server.
@@ -87,6 +91,8 @@ type Runtime struct {
 	notify     map[string]func(server string, params json.RawMessage)
 	dial       dialFunc
 	hostTool   func(string) bool
+	// maxToolName is the budget of exposed names (NameBudget).
+	maxToolName int
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
 }
@@ -123,6 +129,8 @@ func New(opts Options) *Runtime {
 		notify:     opts.Notifications,
 		dial:       opts.dial,
 		hostTool:   opts.HostTool,
+
+		maxToolName: NameBudget(opts.MaxToolName),
 	}
 	if r.dial == nil {
 		r.dial = dialStdio

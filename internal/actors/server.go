@@ -89,7 +89,7 @@ func newServerActor(rt *Runtime, entry *serverEntry, spec ServerSpec) *serverAct
 		log:       entry.log,
 		slog:      rt.logger.With("server", spec.Name),
 		restarter: supervision.NewRestarter(spec.Restart),
-		known:     restoredCatalog(&spec, spec.LastCatalog).names(),
+		known:     restoredCatalog(&spec, spec.LastCatalog, rt.maxToolName).names(),
 	}
 }
 

@@ -232,7 +232,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	}
 	listed := a.walk.listed
 	a.walk.listed, a.walk.listing = nil, false
-	cat := buildCatalog(&a.spec, listed, a.known, a.era != nil && a.era.http)
+	cat := buildCatalog(&a.spec, listed, a.known, a.era != nil && a.era.http, a.rt.maxToolName)
 	a.scheduleExpiry(page.TTLMs)
 	if warn != "" {
 		cat.warnings = append(cat.warnings, warn)

@@ -30,10 +30,13 @@ func (a *serverActor) onCall(m *callMsg) {
 }
 
 func (a *serverActor) sendCall(m *callMsg) {
-	t, ok := a.cat.lookup(m.tool)
+	t, ok := a.cat.resolve(m.tool)
 	if !ok && m.tool != "" {
 		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
 		return
+	}
+	if ok {
+		m.tool = t.Tool // queued before the catalog was known
 	}
 	if err := m.applyTask(t, a.init.Capabilities.TaskToolCalls()); err != nil {
 		m.reply <- callReply{err: err}

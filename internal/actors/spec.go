@@ -22,7 +22,11 @@ const (
 	DefaultCallTimeout    = 120 * time.Second
 	DefaultStartupTimeout = 120 * time.Second
 	DefaultMaxFrame       = 16 << 20
-	DefaultMaxDescription = 2048
+	// DefaultMaxDescription cuts no description of the real servers
+	// measured (the longest, 7,011 bytes; docs/design.md, "Tool names and
+	// descriptions"), with room to spare: a cap against runaway
+	// descriptions, not a trim of ordinary ones.
+	DefaultMaxDescription = 16 << 10
 	DefaultStopGrace      = 2 * time.Second
 	DefaultTermGrace      = 2 * time.Second
 	DefaultWriteQueue     = 256
@@ -76,7 +80,7 @@ type ServerSpec struct {
 	IncludeTools   []string
 	ExcludeTools   []string
 	MaxTools       int // 0: no cap
-	MaxDescription int // bytes; 0: DefaultMaxDescription; <0: no cap
+	MaxDescription int // bytes of a tool's description (not of its inputSchema); 0: DefaultMaxDescription; <0: no cap
 
 	// Unprefixed exposes the server's tools under their own names rather
 	// than mcp__<server>__<tool> (exposure.go); the namespaced name still

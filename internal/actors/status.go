@@ -58,10 +58,16 @@ type ServerStatus struct {
 // JSON. A schema or _meta in the catalog is always valid JSON (one that is
 // not is dropped when the catalog is built or restored), so json.Marshal
 // of a list of tools does not fail on one bad entry.
+//
+// Name is the name models see and call: mcp__<server>__<tool>, or the
+// bare name of a server with "prefix": false, with a tool name model APIs
+// refuse (a character outside [a-zA-Z0-9_-], or a whole name over the
+// host's budget, Options.MaxToolName) mapped to a stable one (NameMap).
+// Tool keeps the server's own name, which the server is called by.
 type Tool struct {
-	Name         string                    `json:"name"` // mcp__<server>__<tool>
+	Name         string                    `json:"name"` // as exposed: mcp__<server>__<tool>, or bare; mapped where needed
 	Server       string                    `json:"server"`
-	Tool         string                    `json:"tool"` // the server's own name for it
+	Tool         string                    `json:"tool"` // the server's own name for it, as it listed it
 	Title        string                    `json:"title,omitempty"`
 	Description  string                    `json:"description,omitempty"`
 	InputSchema  json.RawMessage           `json:"inputSchema,omitempty"` // as the server sent it
@@ -77,16 +83,22 @@ type Tool struct {
 	Available bool `json:"available"`
 }
 
-// MCP is the tool as an entry of an MCP tools/list result, under its
-// namespaced name. A tool without an inputSchema gets {"type":"object"},
-// since the spec requires one.
+// MCP is the tool as an entry of an MCP tools/list result, under the name
+// it is exposed by. A tool without an inputSchema gets {"type":"object"},
+// since the spec requires one; one exposed under a mapped name and
+// without a title gets the server's own name as its title, for people to
+// see.
 func (t Tool) MCP() protocol.Tool {
 	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
+	title := t.Title
+	if title == "" && t.Name != t.Tool && t.Name != ToolName(t.Server, t.Tool) {
+		title = t.Tool
+	}
 	return protocol.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description,
+		Name: t.Name, Title: title, Description: t.Description,
 		InputSchema: in, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
 		Icons: t.Icons, Meta: t.Meta,
 	}

@@ -19,7 +19,7 @@ func TestCatalogKeepsOnlyJSON(t *testing.T) {
 		{Name: "null", InputSchema: json.RawMessage(`null`), OutputSchema: json.RawMessage(`null`), Meta: json.RawMessage(`null`)},
 		{Name: "string", InputSchema: json.RawMessage(`"not a schema"`)},
 	}
-	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false)
+	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName)
 	b, err := json.Marshal(c.tools)
 	if err != nil {
 		t.Fatalf("json.Marshal: %v", err)
@@ -57,8 +57,14 @@ func TestToolMCP(t *testing.T) {
 		tool Tool
 		want protocol.Tool
 	}{
-		{"no schema", Tool{Name: "mcp__s__a", Tool: "a", Description: "d"},
+		{"no schema", Tool{Name: "mcp__s__a", Server: "s", Tool: "a", Description: "d"},
 			protocol.Tool{Name: "mcp__s__a", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"bare", Tool{Name: "a", Server: "s", Tool: "a"},
+			protocol.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"mapped name: the own one is the title", Tool{Name: "mcp__s__a_b", Server: "s", Tool: "a.b"},
+			protocol.Tool{Name: "mcp__s__a_b", Title: "a.b", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"mapped name with a title", Tool{Name: "a_b", Server: "s", Tool: "a.b", Title: "A b"},
+			protocol.Tool{Name: "a_b", Title: "A b", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		{"every field", Tool{Name: "mcp__s__a", Server: "s", Tool: "a", Title: "A", Description: "d",
 			InputSchema: json.RawMessage(`{"type":"object","required":["x"]}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
 			Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &ro}, Destructive: false, TaskSupport: "optional",

@@ -195,8 +195,9 @@ func (r *Runtime) notReady(entries []*serverEntry, cause error) error {
 }
 
 // LookupTool finds a namespaced tool in its server's catalog (the last
-// known one while the server starts). The Tool is the catalog's own, which
-// is immutable once published: read it, never change it.
+// known one while the server starts), by the name it is exposed by or
+// mcp__<server>__<own name>. The Tool is the catalog's own, which is
+// immutable once published: read it, never change it.
 func (r *Runtime) LookupTool(name string) (*Tool, bool) {
 	server, tool, ok := SplitToolName(name)
 	if !ok {
@@ -206,7 +207,7 @@ func (r *Runtime) LookupTool(name string) (*Tool, bool) {
 	if e == nil || e.status.Load() == nil {
 		return nil, false
 	}
-	return e.catalog.Load().lookup(tool)
+	return e.catalog.Load().resolve(tool)
 }
 
 // ServerStatus returns one server's status.

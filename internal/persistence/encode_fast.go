@@ -42,7 +42,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 	scope := h.Scope != (Scope{})
 	n := 4 // v, seq, time, kind
 	for _, set := range []bool{h.Server != "", h.Transition != "", h.Detail != "", h.PID != 0, len(h.Stderr) > 0,
-		scope, h.Tool != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
+		scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
 		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != ""} {
 		if set {
 			n++
@@ -82,6 +82,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 		w.strOmit("stack", h.Scope.Stack)
 	}
 	w.strOmit("tool", h.Tool)
+	w.strOmit("called_as", h.CalledAs)
 	if h.Duration != 0 {
 		w.int("duration", int64(h.Duration))
 	}

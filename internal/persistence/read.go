@@ -238,7 +238,7 @@ func (s *Store) Event(seq uint64) (e EventRecord, found bool, err error) {
 // HistoryFilter selects history records. The zero value selects all.
 type HistoryFilter struct {
 	Kind                  HistoryKind // "": all
-	Server, Tool, Session string      // "": any; Session matches Scope.Session
+	Server, Tool, Session string      // "": any; Tool matches Tool or CalledAs; Session matches Scope.Session
 	After                 uint64      // only seqs above After
 	Since, Until          time.Time   // Since <= Time < Until; zero: open
 	Limit                 int         // <= 0: no limit
@@ -248,7 +248,7 @@ type HistoryFilter struct {
 func (f HistoryFilter) match(h HistoryRecord) bool {
 	return (f.Kind == "" || h.Kind == f.Kind) &&
 		(f.Server == "" || h.Server == f.Server) &&
-		(f.Tool == "" || h.Tool == f.Tool) &&
+		(f.Tool == "" || h.Tool == f.Tool || h.CalledAs == f.Tool) &&
 		(f.Session == "" || h.Scope.Session == f.Session) &&
 		(f.Since.IsZero() || !h.Time.Before(f.Since)) &&
 		(f.Until.IsZero() || h.Time.Before(f.Until))

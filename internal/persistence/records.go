@@ -150,7 +150,8 @@ type HistoryRecord struct {
 
 	// HistoryCall
 	Scope      Scope         `msgpack:"scope,omitempty" json:"scope,omitzero"`
-	Tool       string        `msgpack:"tool,omitempty" json:"tool,omitempty"` // namespaced
+	Tool       string        `msgpack:"tool,omitempty" json:"tool,omitempty"`          // namespaced, with the server's own name for the tool
+	CalledAs   string        `msgpack:"called_as,omitempty" json:"calledAs,omitempty"` // the name the caller used, when not Tool (a bare or mapped one)
 	Duration   time.Duration `msgpack:"duration,omitempty" json:"durationNs,omitempty"`
 	Outcome    string        `msgpack:"outcome,omitempty" json:"outcome,omitempty"` // ok, tool_error, timeout, cancelled, unavailable, error
 	Error      string        `msgpack:"error,omitempty" json:"error,omitempty"`

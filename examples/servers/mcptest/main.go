@@ -51,6 +51,7 @@ type config struct {
 	eventAtStart         bool
 	tasks                bool
 	taskState            string
+	toolNames            []string
 }
 
 func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
@@ -82,6 +83,10 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.eventAtStart, "event-at-start", false, `send a custom "event/test" {"n":0} notification once notifications/initialized arrives`)
 	fs.BoolVar(&c.tasks, "tasks", true, "declare the tasks capability and answer tasks/* (sleep_task needs it); -tasks=false turns it off")
 	fs.StringVar(&c.taskState, "task-state", "", "keep every task as `DIR`/<taskId>.json; a server restarted on DIR answers for them and finishes a sleep_task left working")
+	fs.Func("tool-name", "add a tool named `NAME` (any string; repeatable) that answers \"called <the name it was called by>\"", func(name string) error {
+		c.toolNames = append(c.toolNames, name)
+		return nil
+	})
 	all := append(strings.Fields(env), args...)
 	if err := fs.Parse(all); err != nil {
 		return nil, err

@@ -118,6 +118,15 @@ func (ts *testServer) addTools() {
 			},
 		})
 	}
+	for _, name := range ts.cfg.toolNames {
+		tools = append(tools, mcpserve.Tool{
+			Name: name, Description: "Answers with the name it was called by.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(_ context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
+				return mcpserve.TextResult("called " + call.Name), nil
+			},
+		})
+	}
 	if ts.cfg.badSchema {
 		tools = append(tools, mcpserve.Tool{
 			Name: "bad_schema", Description: "A tool whose schemas are not JSON Schema objects; returns ok.",
