@@ -10,15 +10,20 @@ import (
 )
 
 // tools lists the tools of ?session=S&stack=K, grants applied, or without
-// a session the full catalog.
+// a session the full catalog; with ?wait=DURATION once the servers have
+// settled (see settle).
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if q.Get("stack") != "" && q.Get("session") == "" {
+		badRequest(w, "stack needs a session")
+		return
+	}
+	if !s.settle(w, r) {
+		return
+	}
 	var tools []mcpvisor.Tool
 	if sess := q.Get("session"); sess != "" {
 		tools = s.h.Session(sess, q.Get("stack")).Tools()
-	} else if q.Get("stack") != "" {
-		badRequest(w, "stack needs a session")
-		return
 	} else {
 		tools = s.h.Tools()
 	}
@@ -56,11 +61,13 @@ type progressView struct {
 
 // call runs one tool call: for a session when one is given, else on the
 // host. With "Accept: text/event-stream" the answer is SSE: a progress
-// event per notification, then one result (or error) event. The call is
-// cancelled when the client goes away (the request's context).
+// event per notification, a task event (a TaskView) when the server runs
+// the call as a task, then one result (or error) event. The call is
+// cancelled when the client goes away (the request's context); a detached
+// call's task is not: it runs on in the host, which journals its outcome.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	var req callRequest
-	if !readJSON(w, r, &req) {
+	if !readJSONMax(w, r, &req, maxCallBody) {
 		return
 	}
 	if req.Tool == "" {
@@ -83,6 +90,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		opts.OnProgress = func(p mcpvisor.Progress) {
 			sse.event("progress", progressView{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
+		opts.OnTask = func(ti mcpvisor.TaskInfo) { sse.event("task", NewTaskView(ti)) }
 	}
 
 	var res *mcpvisor.Result

@@ -20,6 +20,15 @@
 // GET /v1/servers, GET /v1/tools and GET /v1/events list what json.Marshal
 // gives an embedder of h.Status(), h.Tools() and Journal().Events; POST
 // /v1/call answers a ResultView, the Result plus "wire", the string to hand
-// a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result. The
-// command `mcpvisor serve` is this package behind a loopback listener.
+// a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result;
+// GET /v1/history lists HistoryRecords (?kind=lifecycle|call|grant|revoke,
+// server, tool, session, after, limit, newest=1). GET /v1/servers and GET
+// /v1/tools take ?wait=DURATION: the answer comes once every enabled
+// server is ready or its start has failed (Host.WaitSettled), or the
+// duration has passed. A streamed call (Accept: text/event-stream) sends
+// progress events, a task event (a TaskView) when the server runs it as a
+// task, then its result or error event. The command `mcpvisor serve` is
+// this package behind a loopback listener, and the CLI's tools, status,
+// call, events, history and tasks ask it when it holds their data
+// directory.
 package sidecar

@@ -4,16 +4,23 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// maxBody bounds a request body, read before any of it is decoded.
-const maxBody = 1 << 20
+// maxBody bounds a request body, read before any of it is decoded;
+// maxCallBody bounds POST /v1/call's, whose arguments may be as large as
+// a stdio frame (the CLI's call @FILE sends them through here).
+const (
+	maxBody     = 1 << 20
+	maxCallBody = protocol.DefaultMaxFrame
+)
 
 // Options configure a Server.
 type Options struct {
@@ -91,6 +98,7 @@ func (s *Server) routes() {
 		"POST /v1/sessions/{session}/end":      s.endSession,
 		"GET /v1/events":                       s.events,
 		"POST /v1/events/ack":                  s.ackEvents,
+		"GET /v1/history":                      s.history,
 		"GET /v1/events/stream":                s.eventStream,
 		"GET /v1/elicitations":                 s.elicitations,
 		"GET /v1/inbox/stream":                 s.inboxStream,
@@ -164,7 +172,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // readJSON decodes a bounded JSON body into v; on failure it has written
 // the 400 and returns false. An empty body leaves v as it is.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, ok := readBody(w, r)
+	return readJSONMax(w, r, v, maxBody)
+}
+
+// readJSONMax is readJSON with a body of at most limit bytes.
+func readJSONMax(w http.ResponseWriter, r *http.Request, v any, limit int64) bool {
+	body, ok := readBodyMax(w, r, limit)
 	if !ok {
 		return false
 	}
@@ -181,12 +194,17 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 // readBody reads at most maxBody bytes of the body, refusing a larger one
 // before holding more of it.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	return readBodyMax(w, r, maxBody)
+}
+
+// readBodyMax is readBody with a body of at most limit bytes.
+func readBodyMax(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(w, ErrorView{status: http.StatusRequestEntityTooLarge, Code: CodeInvalidRequest,
-				Message: "request body over 1 MiB"})
+				Message: fmt.Sprintf("request body over %d MiB", limit>>20)})
 			return nil, false
 		}
 		badRequest(w, "reading the request body: "+err.Error())

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 )
@@ -22,8 +24,32 @@ const (
 	maxLogTailBytes = 4 << 20
 )
 
-func (s *Server) listServers(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listServers(w http.ResponseWriter, r *http.Request) {
+	if !s.settle(w, r) {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"servers": s.serverViews()})
+}
+
+// settle waits, when the request says ?wait=DURATION, until every enabled
+// server has settled (Host.WaitSettled: ready, or its start under way has
+// failed) or the duration has passed, whichever comes first; the answer
+// then says each server's state. On a bad value it has written the 400
+// and returns false.
+func (s *Server) settle(w http.ResponseWriter, r *http.Request) bool {
+	v := r.URL.Query().Get("wait")
+	if v == "" {
+		return true
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		badRequest(w, fmt.Sprintf("wait must be a duration such as 30s, not %q", v))
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), d)
+	defer cancel()
+	_ = s.h.WaitSettled(ctx) // not settled in time: the states say so
+	return true
 }
 
 func (s *Server) serverViews() []mcpvisor.ServerStatus { return nonNil(s.h.Status()) }

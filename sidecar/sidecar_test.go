@@ -357,7 +357,7 @@ func TestCall(t *testing.T) {
 		{"no tool", map[string]any{}, 400, sidecar.CodeInvalidRequest},
 		{"stack without session", map[string]any{"tool": "mcp__t__echo", "stack": "f"}, 400, sidecar.CodeInvalidRequest},
 		{"not JSON", "{{", 400, sidecar.CodeInvalidRequest},
-		{"too large", `{"tool":"mcp__t__echo","arguments":{"s":"` + strings.Repeat("x", 2<<20) + `"}}`, 413, sidecar.CodeInvalidRequest},
+		{"too large", `{"tool":"mcp__t__echo","arguments":{"s":"` + strings.Repeat("x", 16<<20) + `"}}`, 413, sidecar.CodeInvalidRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := a.do("POST", "/v1/call", tc.body)
@@ -381,6 +381,21 @@ func TestCall(t *testing.T) {
 		if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome="+c.outcome, "server=t", "tool="+c.tool); got != 1 {
 			t.Errorf("mcpvisor_calls_total{t,%s,%s} = %v, want 1", c.tool, c.outcome, got)
 		}
+	}
+
+	// A call's arguments may be larger than another request's 1 MiB body:
+	// up to a stdio frame.
+	big := strings.Repeat("x", 2<<20)
+	r = a.do("POST", "/v1/call", map[string]any{"tool": "mcp__t__echo", "arguments": map[string]any{"s": big}})
+	if r.status != http.StatusOK {
+		t.Fatalf("echo of 2 MiB: %d %.300s", r.status, r.body)
+	}
+	r.json(t, &res)
+	if res.Result != `{"s":"`+big+`"}` {
+		t.Errorf("echo of 2 MiB came back as %d bytes", len(res.Result))
+	}
+	if r := a.do("PUT", "/v1/servers/x", `{"command":"`+big+`"}`); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("PUT /v1/servers/x with 2 MiB: %d, want 413 (1 MiB for requests other than calls)", r.status)
 	}
 }
 

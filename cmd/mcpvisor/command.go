@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -28,6 +27,11 @@ type command struct {
 	detail string
 	// setup is what the dispatcher prepares; it registers its flags.
 	setup setup
+	// sidecar: when a sidecar answers on the data directory, the command
+	// asks it (env.sidecar is set) instead of opening the journal or
+	// running the servers, as docker asks its daemon; --config is then
+	// optional and not loaded.
+	sidecar bool
 	// flags are the command's other flag groups.
 	flags []flagGroup
 	// run is the handler.
@@ -55,6 +59,10 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	// sidecar is the sidecar to ask, for a command that asks one, when
+	// one answers on the data directory; nil otherwise.
+	sidecar *remote
 }
 
 // flags holds the values of every flag of every command; a command's flag
@@ -70,7 +78,7 @@ type flags struct {
 	// events, history
 	pending, follow, calls bool
 	templates              bool   // resources
-	detach                 bool   // call
+	detach, raw            bool   // call
 	approveHostTools       bool   // stdio, serve
 	activate               string // stdio, serve: groups on for every session
 	reason                 string // approvals deny
@@ -98,6 +106,13 @@ func logFlags(fs *flag.FlagSet, f *flags) {
 
 func configFlag(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.config, "config", "", "the `FILE` of MCP servers, in the mcpServers JSON format")
+}
+
+// settleFlag is the --wait of the commands that report every server: each
+// is waited for until it is ready or its start has failed.
+func settleFlag(fs *flag.FlagSet, f *flags) {
+	fs.DurationVar(&f.wait, "wait", 30*time.Second,
+		"the longest wait for the servers to start (a `DURATION`): each is waited for until it is ready or its start has failed")
 }
 
 func waitFlag(fs *flag.FlagSet, f *flags) {
@@ -299,7 +314,7 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 		}
 		e.logger = logger
 	}
-	if c.setup < setupHost {
+	if c.setup < setupHost || e.sidecar != nil {
 		return ctx, func() {}, nil
 	}
 	if e.f.config == "" {
@@ -318,7 +333,7 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 }
 
 // dispatch runs the command args select.
-func dispatch(ctx context.Context, cmds []command, args []string, stdout, stderr io.Writer) error {
+func dispatch(ctx context.Context, cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c, rest, ok := lookup(cmds, args)
 	if !ok {
 		return &exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n\n%s", args[0], overview(cmds))}
@@ -331,10 +346,18 @@ func dispatch(ctx context.Context, cmds []command, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	e := &env{f: f, args: pos, stdin: os.Stdin, stdout: stdout, stderr: stderr}
+	e := &env{f: f, args: pos, stdin: stdin, stdout: stdout, stderr: stderr}
+	if c.sidecar {
+		if e.sidecar, err = sidecarOn(ctx, f); err != nil {
+			return err
+		}
+		if e.sidecar != nil {
+			e.sidecar.noteConfig(f.config, f.data, stderr)
+		}
+	}
 	ctx, stop, err := c.prepare(ctx, e)
 	if err != nil {
-		return err
+		return usageError(err) // flags, the config file and its inputs
 	}
 	defer stop()
 	return c.run(ctx, e)

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"maps"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"slices"
@@ -21,7 +22,7 @@ var commandFlags = map[string][]string{
 	"serve":                {"activate", "allowed-hosts", "allowed-origins", "approve-host-tools", "config", "data", "listen", "log-format", "log-level", "tls-cert", "tls-key", "token-file"},
 	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
-	"call":                 {"config", "data", "detach", "json", "log-format", "log-level"},
+	"call":                 {"config", "data", "detach", "json", "log-format", "log-level", "raw"},
 	"status":               {"config", "data", "json", "log-format", "log-level", "wait"},
 	"events":               {"after", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
@@ -247,13 +248,38 @@ func TestPackageDocListsCommands(t *testing.T) {
 	if err != nil || f.Doc == nil {
 		t.Fatalf("doc.go: %v", err)
 	}
-	doc := f.Doc.Text()
+	checkListsCommands(t, "doc.go", f.Doc.Text(), "\t")
+}
+
+// The README's CLI section lists every command of the table, and no other.
+func TestReadmeListsCommands(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cli, ok := strings.Cut(string(b), "\n## CLI\n")
+	if !ok {
+		t.Fatal("README.md has no CLI section")
+	}
+	_, block, _ := strings.Cut(cli, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	checkListsCommands(t, "README.md", block, "")
+}
+
+// checkListsCommands checks that the lines of text that start with indent
+// and "mcpvisor " name every command of the table, and only those.
+func checkListsCommands(t *testing.T, where, text, indent string) {
+	t.Helper()
 	cmds := commands()
 	listed := map[string]bool{}
-	for _, line := range strings.Split(doc, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "mcpvisor ")
-		if !ok || !strings.HasPrefix(line, "\t") {
+		if !ok || !strings.HasPrefix(line, indent+"mcpvisor ") {
 			continue
+		}
+		rest = strings.Join(strings.Fields(rest), " ")
+		if rest == "--version" {
+			rest = "version"
 		}
 		var name string
 		for _, c := range cmds { // the longest name the line starts with
@@ -262,13 +288,13 @@ func TestPackageDocListsCommands(t *testing.T) {
 			}
 		}
 		if name == "" {
-			t.Errorf("doc.go lists %q, not a command", line)
+			t.Errorf("%s lists %q, not a command", where, line)
 		}
 		listed[name] = true
 	}
 	for _, c := range cmds {
 		if !listed[c.name] {
-			t.Errorf("doc.go does not list mcpvisor %s", c.name)
+			t.Errorf("%s does not list mcpvisor %s", where, c.name)
 		}
 	}
 }

@@ -1,16 +1,19 @@
 // Command mcpvisor supervises MCP servers and calls their tools. It is a
 // thin shell over the package mcpvisor API that Go platforms embed.
 //
-//	mcpvisor run --config FILE                  supervise in the foreground until interrupted
+//	mcpvisor run --config FILE [--wait D]       supervise in the foreground until interrupted
 //	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
 //	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools]
 //	                                            the MCP gateway on stdin/stdout
-//	mcpvisor tools --config FILE [--json]       list every namespaced tool
-//	mcpvisor call --config FILE TOOL [ARGS_JSON] [--json] [--detach]
-//	mcpvisor status --config FILE [--json]      the servers' states
+//	mcpvisor tools [--config FILE] [--wait D] [--json]
+//	                                            list every namespaced tool
+//	mcpvisor call [--config FILE] TOOL [ARGS_JSON|-|@FILE] [--json|--raw] [--detach]
+//	                                            call a tool; - reads the arguments from stdin, @FILE from a file
+//	mcpvisor status [--config FILE] [--wait D] [--json]
+//	                                            the servers' states
 //	mcpvisor events [--pending] [--server S] [--method M] [--after ID] [--limit N] [--json]
-//	mcpvisor events --follow --config FILE [filters]
+//	mcpvisor events --follow [--config FILE] [filters]
 //	mcpvisor events ack ID...                   mark events processed
 //	mcpvisor history [--server S] [--calls] [--limit N] [--json]
 //	mcpvisor tasks [ID] [--pending] [--json]    the journal's tasks, or one with its outcome
@@ -35,5 +38,18 @@
 // (default ./.mcpvisor). Each takes only its own flags, which mcpvisor
 // help COMMAND lists, and refuses any other. The command table in main.go
 // declares each command's name, synopsis, flags and handler; this list
-// follows it, and a test checks that it names every command.
+// follows it, and a test checks that it names every command (another that
+// the README's CLI section does).
+//
+// A data directory's journal is held by one process. When that process is
+// a sidecar (mcpvisor serve), tools, status, call, events, history and
+// tasks ask it through its API, as docker asks its daemon, so that any
+// number of them may run at once; --config is then optional and not read.
+// Without one they run the servers, or open the journal, themselves.
+//
+// Exit status: 0 success; 1 a failure, and for tools and status some
+// enabled server that is not ready (each is waited for only until it is
+// ready or its start has failed), for call a tool that returned an error;
+// 2 a usage or config error (a flag, an argument, the config file,
+// arguments that are not JSON).
 package main

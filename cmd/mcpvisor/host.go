@@ -52,17 +52,19 @@ func lockHint(err error) error {
 	return err
 }
 
-// waitAll waits for every enabled server and reports the ones not ready.
+// waitAll waits, at most wait, until every enabled server is ready or its
+// start has failed (Host.WaitSettled), and reports the ones not ready.
 func waitAll(ctx context.Context, h *mcpvisor.Host, wait time.Duration) []mcpvisor.ServerStatus {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for _, st := range h.Status() {
-		if st.Enabled {
-			_ = h.WaitReady(ctx, st.Name) // each server on its own: one failure does not stop the wait for others
-		}
-	}
+	_ = h.WaitSettled(ctx) // not settled in time: the states say so
+	return notReady(h.Status())
+}
+
+// notReady are the enabled servers among sts that are not ready.
+func notReady(sts []mcpvisor.ServerStatus) []mcpvisor.ServerStatus {
 	var bad []mcpvisor.ServerStatus
-	for _, st := range h.Status() {
+	for _, st := range sts {
 		if st.Enabled && st.State != mcpvisor.StateReady {
 			bad = append(bad, st)
 		}
@@ -87,5 +89,5 @@ func notReadyError(bad []mcpvisor.ServerStatus) error {
 			fmt.Fprintf(&b, "\n  sign in with: mcpvisor auth login %s", st.Name)
 		}
 	}
-	return &exitError{code: 1, msg: b.String()}
+	return &exitError{code: exitFailure, msg: b.String()}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,7 +17,7 @@ import (
 )
 
 // The journal commands read the data directory's journal without starting
-// any server.
+// any server, or ask the sidecar that holds it.
 
 func openJournal(f flags, logger *slog.Logger) (*mcpvisor.Journal, error) {
 	j, err := mcpvisor.OpenJournal(f.data, mcpvisor.JournalOptions{}, logger)
@@ -28,7 +27,7 @@ func openJournal(f flags, logger *slog.Logger) (*mcpvisor.Journal, error) {
 // eventsFlags are the filters of events, and --follow.
 func eventsFlags(fs *flag.FlagSet, f *flags) {
 	configFlag(fs, f)
-	fs.BoolVar(&f.follow, "follow", false, "run the servers of --config and print their events as they are journaled")
+	fs.BoolVar(&f.follow, "follow", false, "print the events as they are journaled, until interrupted: the running sidecar's, else those of the servers of --config, which it runs")
 	fs.BoolVar(&f.pending, "pending", false, "only the events not yet marked processed")
 	fs.StringVar(&f.server, "server", "", "only the events of server `NAME`")
 	fs.StringVar(&f.method, "method", "", "only the events of notification `METHOD`")
@@ -36,9 +35,32 @@ func eventsFlags(fs *flag.FlagSet, f *flags) {
 	fs.IntVar(&f.limit, "limit", 0, "at most `N` events (default: all)")
 }
 
-func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) > 0 {
-		return &exitError{code: 2, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", pos[0])}
+func cmdEvents(ctx context.Context, e *env) error {
+	f := e.f
+	if len(e.args) > 0 {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", e.args[0])}
+	}
+	p := newEventPrinter(e.stdout, f.json)
+	if r := e.sidecar; r != nil {
+		evs, err := r.events(ctx, f)
+		if err != nil {
+			return err
+		}
+		after := f.after
+		for _, ev := range evs {
+			p.print(ev)
+			after = ev.Seq
+		}
+		p.flush()
+		if !f.follow {
+			return nil
+		}
+		ctx, stop := signalContext(ctx)
+		defer stop()
+		return r.followEvents(ctx, f, after, func(ev mcpvisor.JournalEvent) {
+			p.print(ev)
+			p.flush()
+		})
 	}
 	var j *mcpvisor.Journal
 	switch {
@@ -47,32 +69,19 @@ func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, 
 		// process: follow runs them.
 		cfg, err := mcpvisor.LoadConfig(f.config)
 		if err != nil {
-			return err
+			return usageError(err)
 		}
-		h, err := open(ctx, f, cfg, logger)
+		h, err := open(ctx, f, cfg, e.logger)
 		if err != nil {
 			return err
 		}
 		defer h.Close()
 		j = h.Journal()
 	case f.follow:
-		return &exitError{code: 2, msg: "events --follow: needs --config FILE: it runs the servers whose events it follows (a journal is held by one process)"}
+		return &exitError{code: exitUsage, msg: "events --follow: needs a sidecar running on --data, or --config FILE: it runs the servers whose events it follows (a journal is held by one process)"}
 	default:
 		var err error
-		if j, err = openJournal(f, logger); err != nil {
-			if r, rerr := sidecarFor(ctx, f, err); rerr == nil {
-				// A sidecar holds the journal: ask it.
-				evs, err := remoteEvents(ctx, r, f)
-				if err != nil {
-					return err
-				}
-				p := newEventPrinter(stdout, f.json)
-				for _, ev := range evs {
-					p.print(ev)
-				}
-				p.flush()
-				return nil
-			}
+		if j, err = openJournal(f, e.logger); err != nil {
 			return err
 		}
 		defer j.Close()
@@ -85,7 +94,6 @@ func cmdEvents(ctx context.Context, f flags, logger *slog.Logger, pos []string, 
 	if err != nil {
 		return err
 	}
-	p := newEventPrinter(stdout, f.json)
 	for _, ev := range evs {
 		p.print(ev)
 		filter.After = ev.Seq
@@ -125,35 +133,33 @@ func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
 
 func (p *eventPrinter) flush() { _ = p.tw.Flush() }
 
-func cmdAck(ctx context.Context, f flags, logger *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return &exitError{code: 2, msg: "events ack: want one or more event IDs"}
+func cmdAck(ctx context.Context, e *env) error {
+	if len(e.args) == 0 {
+		return &exitError{code: exitUsage, msg: "events ack: want one or more event IDs"}
 	}
-	ids := make([]uint64, 0, len(args))
-	for _, a := range args {
+	ids := make([]uint64, 0, len(e.args))
+	for _, a := range e.args {
 		id, err := strconv.ParseUint(a, 10, 64)
 		if err != nil || id == 0 {
-			return &exitError{code: 2, msg: fmt.Sprintf("events ack: %q is not an event ID", a)}
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("events ack: %q is not an event ID", a)}
 		}
 		ids = append(ids, id)
 	}
-	j, err := openJournal(f, logger)
-	if err != nil {
-		r, rerr := sidecarFor(ctx, f, err)
-		if rerr != nil {
-			return err
-		}
+	if r := e.sidecar; r != nil {
 		if err := r.do(ctx, http.MethodPost, "/v1/events/ack", map[string]any{"ids": ids}, nil); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%d event(s) marked processed\n", len(ids))
-		return nil
+	} else {
+		j, err := openJournal(e.f, e.logger)
+		if err != nil {
+			return err
+		}
+		defer j.Close()
+		if err := j.Ack(ctx, ids...); err != nil {
+			return err
+		}
 	}
-	defer j.Close()
-	if err := j.Ack(ctx, ids...); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%d event(s) marked processed\n", len(ids))
+	fmt.Fprintf(e.stdout, "%d event(s) marked processed\n", len(ids))
 	return nil
 }
 
@@ -163,12 +169,8 @@ func historyFlags(fs *flag.FlagSet, f *flags) {
 	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records")
 }
 
-func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
-	j, err := openJournal(f, logger)
-	if err != nil {
-		return err
-	}
-	defer j.Close()
+func cmdHistory(ctx context.Context, e *env) error {
+	f, stdout := e.f, e.stdout
 	filter := mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryLifecycle, Server: f.server, Limit: f.limit, Newest: true}
 	if f.calls {
 		filter.Kind = mcpvisor.HistoryCall
@@ -176,9 +178,22 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	if filter.Limit <= 0 {
 		filter.Limit = 50
 	}
-	recs, err := j.History(filter)
-	if err != nil {
-		return err
+	var recs []mcpvisor.HistoryRecord
+	if r := e.sidecar; r != nil {
+		var err error
+		if recs, err = r.history(ctx, filter); err != nil {
+			return err
+		}
+	} else {
+		j, err := openJournal(f, e.logger)
+		if err != nil {
+			return err
+		}
+		recs, err = j.History(filter)
+		j.Close()
+		if err != nil {
+			return err
+		}
 	}
 	if f.json {
 		enc := json.NewEncoder(stdout)
@@ -218,33 +233,43 @@ func cmdHistory(f flags, logger *slog.Logger, stdout io.Writer) error {
 	return nil
 }
 
-func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) error {
+func cmdTasks(ctx context.Context, e *env) error {
+	f, pos, stdout := e.f, e.args, e.stdout
 	if len(pos) > 1 {
-		return &exitError{code: 2, msg: "tasks: want at most one task ID" + seeHelp("tasks")}
+		return &exitError{code: exitUsage, msg: "tasks: want at most one task ID" + seeHelp("tasks")}
 	}
-	j, err := openJournal(f, logger)
-	if err != nil {
-		return err
-	}
-	defer j.Close()
-	var tasks []mcpvisor.TaskInfo
+	id := ""
 	if len(pos) == 1 {
-		ti, err := j.Task(pos[0])
+		id = pos[0]
+	}
+	var raws []json.RawMessage // each task as GET /v1/tasks shows it
+	var tasks []sidecar.TaskView
+	if r := e.sidecar; r != nil {
+		var err error
+		if raws, tasks, err = r.tasks(ctx, id, f.pending); err != nil {
+			return err
+		}
+	} else {
+		infos, err := journalTasks(f, e.logger, id)
 		if err != nil {
 			return err
 		}
-		tasks = append(tasks, ti)
-	} else if tasks, err = j.Tasks(f.pending); err != nil {
-		return err
+		for _, ti := range infos {
+			tv := sidecar.NewTaskView(ti)
+			raw, err := json.Marshal(tv)
+			if err != nil {
+				return err
+			}
+			raws, tasks = append(raws, raw), append(tasks, tv)
+		}
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		for _, ti := range tasks {
-			_ = enc.Encode(sidecar.NewTaskView(ti))
+		for _, raw := range raws {
+			fmt.Fprintf(stdout, "%s\n", raw)
 		}
 		return nil
 	}
-	if len(pos) == 1 {
+	if id != "" {
 		ti := tasks[0]
 		fmt.Fprintf(stdout, "task %s on %s (%s): %s", ti.ID, ti.Server, ti.Tool, ti.Status)
 		if ti.StatusMessage != "" {
@@ -255,7 +280,7 @@ func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) erro
 			fmt.Fprintln(stdout, "error:", ti.Error)
 		}
 		if ti.Result != nil {
-			fmt.Fprintln(stdout, ti.Result.Wire())
+			writeResult(stdout, ti.Result.Wire)
 		}
 		return nil
 	}
@@ -268,11 +293,20 @@ func cmdTasks(f flags, logger *slog.Logger, pos []string, stdout io.Writer) erro
 	return nil
 }
 
-// sidecarFor returns the sidecar to ask when opening the journal failed
-// because a process holds it, and an error otherwise.
-func sidecarFor(ctx context.Context, f flags, openErr error) (*remote, error) {
-	if !errors.Is(openErr, mcpvisor.ErrJournalLocked) {
-		return nil, openErr
+// journalTasks reads the task id, or every task (--pending: the unfinished
+// ones), from the journal.
+func journalTasks(f flags, logger *slog.Logger, id string) ([]mcpvisor.TaskInfo, error) {
+	j, err := openJournal(f, logger)
+	if err != nil {
+		return nil, err
 	}
-	return findSidecar(ctx, f)
+	defer j.Close()
+	if id == "" {
+		return j.Tasks(f.pending)
+	}
+	ti, err := j.Task(id)
+	if err != nil {
+		return nil, err
+	}
+	return []mcpvisor.TaskInfo{ti}, nil
 }

@@ -11,30 +11,41 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-// The commands that run the servers themselves: tools, call, status, run.
+// The commands that run the servers themselves, or ask the sidecar that
+// runs them: tools, status, run. (call is in call.go.)
 
-func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout, stderr io.Writer) error {
-	h, err := open(ctx, f, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	bad := waitAll(ctx, h, f.wait)
-	tools := h.Tools()
-	if f.json {
-		if tools == nil {
-			tools = []mcpvisor.Tool{}
+func cmdTools(ctx context.Context, e *env) error {
+	var tools []mcpvisor.Tool
+	var bad []mcpvisor.ServerStatus
+	if r := e.sidecar; r != nil {
+		sts, err := r.servers(ctx, e.f.wait)
+		if err != nil {
+			return err
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(tools); err != nil {
+		bad = notReady(sts)
+		if tools, err = r.tools(ctx); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		h, err := open(ctx, e.f, e.cfg, e.logger)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		bad = waitAll(ctx, h, e.f.wait)
+		tools = h.Tools()
+	}
+	if e.f.json {
+		if tools == nil {
+			tools = []mcpvisor.Tool{}
+		}
+		if err := printJSON(e.stdout, tools); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		for _, t := range tools {
 			mark := ""
 			if t.Destructive {
@@ -47,83 +58,24 @@ func cmdTools(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 	return notReadyError(bad)
 }
 
-func cmdCall(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
-	if len(pos) < 1 || len(pos) > 2 {
-		return &exitError{code: 2, msg: "call: want TOOL [ARGS_JSON]" + seeHelp("call")}
-	}
-	tool := pos[0]
-	var args json.RawMessage
-	if len(pos) == 2 {
-		args = json.RawMessage(pos[1])
-		if !json.Valid(args) {
-			return &exitError{code: 2, msg: fmt.Sprintf("call: ARGS_JSON is not valid JSON: %s", pos[1])}
-		}
-	}
-	server, _, ok := mcpvisor.SplitToolName(tool)
-	if !ok {
-		return &exitError{code: 2, msg: fmt.Sprintf("call: %q is not a namespaced tool name (mcp__<server>__<tool>)", tool)}
-	}
-	// Start only the server the tool needs; the registry (the config file's
-	// servers and those registered through the API) says whether it exists.
-	opts := hostOptions(f, cfg, logger)
-	opts.Only = []string{server}
-	h, err := mcpvisor.Open(ctx, opts)
-	if err != nil {
-		return lockHint(err)
-	}
-	defer h.Close()
-	sts := h.Status()
-	if len(sts) == 0 {
-		return fmt.Errorf("call: no server %q in %s or the registry in %s", server, f.config, f.data)
-	}
-	if !sts[0].Enabled {
-		return fmt.Errorf("call: server %q is disabled", server)
-	}
-	res, err := h.CallWith(ctx, tool, args, mcpvisor.CallOptions{
-		Detached: f.detach,
-		OnProgress: func(p mcpvisor.Progress) {
-			line := fmt.Sprintf("progress %g", p.Progress)
-			if p.Total != nil {
-				line += fmt.Sprintf("/%g", *p.Total)
-			}
-			if p.Message != "" {
-				line += ": " + p.Message
-			}
-			fmt.Fprintln(stderr, line)
-		},
-		OnTask: func(ti mcpvisor.TaskInfo) {
-			// The task is journaled: from here a killed CLI leaves it for
-			// the next host to resume (mcpvisor tasks ID shows it).
-			fmt.Fprintf(stderr, "task %s started on %s\n", ti.ID, ti.Server)
-		},
-	})
-	if err != nil {
-		return err
-	}
-	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sidecar.NewResultView(res)); err != nil {
+func cmdStatus(ctx context.Context, e *env) error {
+	var sts []mcpvisor.ServerStatus
+	if r := e.sidecar; r != nil {
+		var err error
+		if sts, err = r.servers(ctx, e.f.wait); err != nil {
 			return err
 		}
-	} else if !res.IsError {
-		fmt.Fprintln(stdout, res.Wire())
+	} else {
+		h, err := open(ctx, e.f, e.cfg, e.logger)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		waitAll(ctx, h, e.f.wait)
+		sts = h.Status()
 	}
-	if res.IsError {
-		return &exitError{code: 1, msg: fmt.Sprintf("%s returned an error: %s", tool, res.Wire())}
-	}
-	return nil
-}
-
-func cmdStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
-	h, err := open(ctx, f, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	waitAll(ctx, h, f.wait)
-	printStatus(stdout, h.Status(), f.json)
-	return nil
+	printStatus(e.stdout, sts, e.f.json)
+	return notReadyError(notReady(sts))
 }
 
 func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {

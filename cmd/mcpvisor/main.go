@@ -15,7 +15,9 @@ import (
 func commands() []command {
 	return []command{
 		{name: "run", summary: "start every server and supervise them until interrupted", setup: setupHost,
-			flags: []flagGroup{waitFlag},
+			detail: "The servers' table is printed once each is ready or its start has failed (at most --wait),\n" +
+				"then every state change and notification as it happens.",
+			flags: []flagGroup{settleFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdRun(ctx, e.f, e.cfg, e.logger, e.stdout) }},
 		{name: "serve", summary: "supervise the servers behind the HTTP API (the sidecar), on loopback unless given TLS",
 			detail: "The token is in DIR/token unless --token-file names one. /mcp is every server as one MCP server\n" +
@@ -27,35 +29,54 @@ func commands() []command {
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
 			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)")},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
-		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost,
-			flags: []flagGroup{waitFlag, jsonFlag},
-			run: func(ctx context.Context, e *env) error {
-				return cmdTools(ctx, e.f, e.cfg, e.logger, e.stdout, e.stderr)
-			}},
-		{name: "call", args: "TOOL [ARGS_JSON]", summary: "start the one server TOOL needs, call it, print the result",
-			detail: "Progress and task ids go to stderr.", setup: setupHost,
+		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost, sidecar: true,
+			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait.\n" +
+				viaSidecar + "\n\n" +
+				"Exit status: 0 every enabled server is ready; 1 some enabled server is not (the tools of the\n" +
+				"others are listed, the reasons go to stderr) or the command failed; 2 a usage or config error.",
+			flags: []flagGroup{settleFlag, jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdTools(ctx, e) }},
+		{name: "call", args: "TOOL [ARGS_JSON|-|@FILE]", summary: "start the one server TOOL needs, call it, print the result",
+			detail: "The arguments are a JSON object: ARGS_JSON itself, - to read it from stdin, or @FILE to read it\n" +
+				"from FILE (a command-line argument holds at most 128 KiB); none is {}.\n" +
+				"The result prints as the model is given it (Result.Wire), but JSON, from structuredContent or a\n" +
+				"text that is JSON, is indented; --raw prints it exactly as the model is given it, --json the\n" +
+				"whole result (type, text, structuredContent, isError, content, media, task, wire).\n" +
+				"Progress and task ids go to stderr.\n\n" +
+				viaSidecar + "\n" +
+				"A task started with --detach then runs on in the sidecar: 'mcpvisor tasks ID' shows its outcome.\n\n" +
+				"Exit status: 0 the tool succeeded; 1 it returned an error (isError, said on stderr) or the call\n" +
+				"failed; 2 a usage or config error, such as arguments that are not JSON (said with the line and\n" +
+				"column).",
+			setup: setupHost, sidecar: true,
 			flags: []flagGroup{jsonFlag, func(fs *flag.FlagSet, f *flags) {
+				fs.BoolVar(&f.raw, "raw", false, "print the result as the model is given it, JSON not indented")
 				fs.BoolVar(&f.detach, "detach", false, "return once a task-running tool has started its task")
 			}},
-			run: func(ctx context.Context, e *env) error {
-				return cmdCall(ctx, e.f, e.cfg, e.logger, e.args, e.stdout, e.stderr)
-			}},
-		{name: "status", summary: "start the servers, wait for them, print their states", setup: setupHost,
-			flags: []flagGroup{waitFlag, jsonFlag},
-			run:   func(ctx context.Context, e *env) error { return cmdStatus(ctx, e.f, e.cfg, e.logger, e.stdout) }},
+			run: func(ctx context.Context, e *env) error { return cmdCall(ctx, e) }},
+		{name: "status", summary: "start the servers, wait for them, print their states", setup: setupHost, sidecar: true,
+			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait.\n" +
+				viaSidecar + "\n\n" +
+				"Exit status: 0 every enabled server is ready; 1 some enabled server is not (the table is\n" +
+				"printed all the same, the names go to stderr) or the command failed; 2 a usage or config error.",
+			flags: []flagGroup{settleFlag, jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdStatus(ctx, e) }},
 		{name: "events", summary: "list the events servers pushed (oldest first), or follow them with --follow",
-			detail: "Through the sidecar's API when one holds the journal.", setup: setupLogging,
+			detail: viaSidecar + "\nWithout one, --follow runs the servers of --config, and needs it.",
+			setup:  setupLogging, sidecar: true,
 			flags: []flagGroup{eventsFlags, jsonFlag},
-			run:   func(ctx context.Context, e *env) error { return cmdEvents(ctx, e.f, e.logger, e.args, e.stdout) }},
+			run:   func(ctx context.Context, e *env) error { return cmdEvents(ctx, e) }},
 		{name: "events ack", args: "ID...", summary: "mark events processed",
-			detail: "Through the sidecar's API when one holds the journal.", setup: setupLogging,
-			run: func(ctx context.Context, e *env) error { return cmdAck(ctx, e.f, e.logger, e.args, e.stdout) }},
-		{name: "history", summary: "server transitions, or tool calls with --calls (newest first)", setup: setupLogging,
+			detail: viaSidecarJournal, setup: setupLogging, sidecar: true,
+			run: func(ctx context.Context, e *env) error { return cmdAck(ctx, e) }},
+		{name: "history", summary: "server transitions, or tool calls with --calls (newest first)",
+			detail: viaSidecarJournal, setup: setupLogging, sidecar: true,
 			flags: []flagGroup{serverFlag("only the records of server `NAME`"), historyFlags, jsonFlag},
-			run:   func(ctx context.Context, e *env) error { return cmdHistory(e.f, e.logger, e.stdout) }},
-		{name: "tasks", args: "[ID]", summary: "list the journal's tasks, or show one with its outcome", setup: setupLogging,
+			run:   func(ctx context.Context, e *env) error { return cmdHistory(ctx, e) }},
+		{name: "tasks", args: "[ID]", summary: "list the journal's tasks, or show one with its outcome",
+			detail: viaSidecarJournal, setup: setupLogging, sidecar: true,
 			flags: []flagGroup{pendingFlag("only the unfinished tasks"), jsonFlag},
-			run:   func(ctx context.Context, e *env) error { return cmdTasks(e.f, e.logger, e.args, e.stdout) }},
+			run:   func(ctx context.Context, e *env) error { return cmdTasks(ctx, e) }},
 		{name: "resources", summary: "list the resources (or resource templates) of every server, or of one", setup: setupHost,
 			flags: []flagGroup{waitFlag, serverFlag("start only server `NAME` and list its resources"), jsonFlag,
 				func(fs *flag.FlagSet, f *flags) {
@@ -124,6 +145,15 @@ func commands() []command {
 	}
 }
 
+// viaSidecar is what the help of a command that asks a running sidecar
+// says about it.
+const viaSidecar = "With a sidecar (mcpvisor serve) running on --data, the command asks it, as docker asks its\n" +
+	"daemon: its servers answer, and --config is optional and not read (a note on stderr says so when\n" +
+	"it names another file than the sidecar's)."
+
+// viaSidecarJournal is what the help of a journal command says of it.
+const viaSidecarJournal = "With a sidecar (mcpvisor serve) running on --data, the command asks it: it holds the journal."
+
 // sidecarVerb runs a sidecar command whose first argument is verb, which
 // the table gives as a subcommand of its own with its own flags.
 func sidecarVerb(cmd func(context.Context, flags, []string, io.Writer) error, verb string) func(context.Context, *env) error {
@@ -132,33 +162,64 @@ func sidecarVerb(cmd func(context.Context, flags, []string, io.Writer) error, ve
 	}
 }
 
-// exitError carries a process exit code with its message.
+// Exit statuses. Commands that report servers say which of theirs mean
+// what in their help (tools, status, call).
+const (
+	exitFailure = 1 // the command failed, or found what it reports on not ready
+	exitUsage   = 2 // a usage or config error: flags, arguments, the config file
+)
+
+// exitError carries a process exit code with its message; err, when set,
+// is the error it reports.
 type exitError struct {
 	code int
 	msg  string
+	err  error
 }
 
 func (e *exitError) Error() string { return e.msg }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError makes err exit 2, unless it carries its own code.
+func usageError(err error) error {
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitUsage, msg: err.Error(), err: err}
+}
+
+// exitCode is the process exit status of a command's error.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitFailure
+}
 
 func main() {
 	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	if err == nil {
 		return
 	}
-	code := 1
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintln(os.Stderr, "mcpvisor: "+strings.TrimSpace(msg))
 	}
-	os.Exit(code)
+	os.Exit(exitCode(err))
 }
 
-// run runs the command args name; without any it prints the overview and
-// exits 2.
+// run runs the command args name, its input os.Stdin; without any it
+// prints the overview and exits 2.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWithInput(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// runWithInput is run with stdin as the command's input.
+func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmds := commands()
 	switch {
 	case len(args) == 0:
@@ -169,5 +230,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case args[0] == "--version":
 		args = []string{"version"}
 	}
-	return dispatch(ctx, cmds, args, stdout, stderr)
+	return dispatch(ctx, cmds, args, stdin, stdout, stderr)
 }

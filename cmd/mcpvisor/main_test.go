@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -127,9 +126,11 @@ func TestStatus(t *testing.T) {
 	  "old": {"command": "MCPTEST", "args": ["-version", "1999-01-01"]},
 	  "off": {"command": "NOTES", "enabled": false}
 	}}`)
+	// An enabled server is not ready: exit 1, the states printed all the
+	// same, and the one not ready named on stderr.
 	out, errOut, code := runCLI(t, "status", "--config", cfg, "--json", "--wait", "20s")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if code != 1 || !strings.Contains(errOut, `server "old" is failed`) || strings.Contains(errOut, `"notes"`) {
+		t.Fatalf("exit %d, stderr %q; want 1 and old named", code, errOut)
 	}
 	var sts []map[string]any
 	if err := json.Unmarshal([]byte(out), &sts); err != nil {
@@ -190,7 +191,7 @@ func TestHTTPServer(t *testing.T) {
 		t.Fatalf("tools: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	out, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{"via":"http"}`)
-	if code != 0 || strings.TrimSpace(out) != `{"via":"http"}` {
+	if code != 0 || out != "{\n  \"via\": \"http\"\n}\n" {
 		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// Without allowPrivate the loopback server is refused, with a reason.
@@ -335,11 +336,7 @@ func runArgs(args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	err := run(context.Background(), args, &out, &errb)
 	if err != nil {
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
+		code = exitCode(err)
 		errb.WriteString(err.Error())
 	}
 	return out.String(), errb.String(), code

@@ -17,14 +17,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 // A running sidecar holds its data directory's journal. It leaves a note
-// there, <data>/sidecar.json, saying where it listens and where its token
-// is, so the CLI's commands that need the journal or a live host can go
-// through its API instead.
+// there, <data>/sidecar.json, saying where it listens, where its token is
+// and which config file it runs, so the CLI's commands that need the
+// journal or a live host can go through its API instead.
 
 const sidecarNote = "sidecar.json"
 
@@ -35,6 +34,8 @@ type sidecarInfo struct {
 	// CertFile is the certificate an HTTPS sidecar serves (absolute
 	// path), which the CLI pins; empty for plain HTTP.
 	CertFile string `json:"cert_file,omitempty"`
+	// Config is the config file the sidecar runs (absolute path).
+	Config string `json:"config,omitempty"`
 }
 
 func writeSidecarNote(data string, info sidecarInfo) error {
@@ -55,7 +56,13 @@ func removeSidecarNote(data string) { _ = os.Remove(filepath.Join(data, sidecarN
 type remote struct {
 	base, token string
 	client      *http.Client
+	info        sidecarInfo
+	data        string
 }
+
+// requestTimeout bounds an API request whose context has no deadline of
+// its own, except the streams: a call, followed events.
+const requestTimeout = 2 * time.Minute
 
 // errNoSidecar says that a command needs a sidecar and none answers.
 var errNoSidecar = errors.New("no sidecar is running on this data directory")
@@ -71,11 +78,7 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 	if err := json.Unmarshal(b, &info); err != nil || info.URL == "" {
 		return nil, fmt.Errorf("%w: %s is unreadable", errNoSidecar, filepath.Join(f.data, sidecarNote))
 	}
-	tok, err := os.ReadFile(info.TokenFile)
-	if err != nil {
-		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
-	}
-	client := &http.Client{Timeout: 2 * time.Minute}
+	client := &http.Client{}
 	if info.CertFile != "" {
 		tc, err := pinnedTLS(info.CertFile)
 		if err != nil {
@@ -83,7 +86,7 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 		}
 		client.Transport = &http.Transport{TLSClientConfig: tc}
 	}
-	r := &remote{base: strings.TrimSuffix(info.URL, "/"), token: strings.TrimSpace(string(tok)), client: client}
+	r := &remote{base: strings.TrimSuffix(info.URL, "/"), client: client, info: info, data: f.data}
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, r.base+"/healthz", nil)
@@ -92,7 +95,54 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 		return nil, fmt.Errorf("%w: the sidecar noted at %s (pid %d) does not answer: %v", errNoSidecar, info.URL, info.PID, err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK { // another program took the port
+		return nil, fmt.Errorf("%w: %s, noted by the sidecar (pid %d), answers HTTP %d", errNoSidecar, info.URL, info.PID, resp.StatusCode)
+	}
+	// Read once the sidecar answers: a note left by one that is gone
+	// may name a token file that went with it.
+	tok, err := os.ReadFile(info.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
+	}
+	r.token = strings.TrimSpace(string(tok))
 	return r, nil
+}
+
+// sidecarOn returns a client of the sidecar answering on f.data; nil when
+// none does (no note, or a note left by one that is gone); or the error
+// that keeps the CLI from asking one that answers (its token unreadable).
+func sidecarOn(ctx context.Context, f flags) (*remote, error) {
+	r, err := findSidecar(ctx, f)
+	if errors.Is(err, errNoSidecar) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// noteConfig says on w, when --config names a file other than the one the
+// sidecar runs, that the sidecar's servers answer and the file is not read.
+func (r *remote) noteConfig(config, data string, w io.Writer) {
+	if config == "" || r.info.Config != "" && sameFile(config, r.info.Config) {
+		return
+	}
+	theirs := "its own servers"
+	if r.info.Config != "" {
+		theirs = "the servers of " + r.info.Config
+	}
+	fmt.Fprintf(w, "mcpvisor: --config %s is not read: the sidecar running on %s (pid %d) answers, with %s\n",
+		config, data, r.info.PID, theirs)
+}
+
+// sameFile reports whether the paths name one file.
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	absA, _ := filepath.Abs(a)
+	absB, _ := filepath.Abs(b)
+	return absA == absB
 }
 
 // pinnedTLS trusts exactly the certificate the sidecar serves, read from
@@ -136,39 +186,22 @@ func firstCertificate(pemBytes []byte) []byte {
 }
 
 // do sends one API request and decodes the JSON answer into out (nil:
-// discard). An API error comes back as its message and code.
+// discard), within requestTimeout unless ctx has a deadline. An API error
+// comes back as its message and code.
 func (r *remote) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	resp, err := r.open(ctx, method, path, body, "application/json")
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("sidecar: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return fmt.Errorf("sidecar: %w", err)
-	}
-	if resp.StatusCode >= 300 {
-		var e sidecar.ErrorBody
-		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-			return fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
-		}
-		return fmt.Errorf("sidecar: HTTP %d", resp.StatusCode)
 	}
 	if out == nil {
 		return nil
@@ -176,32 +209,41 @@ func (r *remote) do(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(raw, out)
 }
 
-// remoteEvents lists events through the sidecar.
-func remoteEvents(ctx context.Context, r *remote, f flags) ([]mcpvisor.JournalEvent, error) {
-	q := url.Values{}
-	if f.pending {
-		q.Set("pending", "1")
+// open sends one API request and returns the response of a success, its
+// body for the caller to read and close; an API error comes back as its
+// message and code. It is bounded by ctx alone.
+func (r *remote) open(ctx context.Context, method, path string, body any, accept string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
 	}
-	if f.server != "" {
-		q.Set("server", f.server)
-	}
-	if f.method != "" {
-		q.Set("method", f.method)
-	}
-	if f.after > 0 {
-		q.Set("after", strconv.FormatUint(f.after, 10))
-	}
-	if f.limit > 0 {
-		q.Set("limit", strconv.Itoa(f.limit))
-	}
-	var out struct {
-		Events []mcpvisor.JournalEvent `json:"events"`
-	}
-	if err := r.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), nil, &out); err != nil {
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
 		return nil, err
 	}
-	evs := out.Events
-	return evs, nil
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Accept", accept)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var e sidecar.ErrorBody
+	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
+		return nil, fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
+	}
+	return nil, fmt.Errorf("sidecar: HTTP %d", resp.StatusCode)
 }
 
 // cmdElicitations lists the sidecar's pending elicitations, or answers one:

@@ -75,7 +75,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	}
 	cfg, err := mcpvisor.LoadConfig(config)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
@@ -135,7 +135,8 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// written before "listening" is said, so whoever waits for that line
 	// finds the sidecar.
 	absToken, _ := filepath.Abs(tokenPath)
-	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken}
+	absConfig, _ := filepath.Abs(config)
+	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken, Config: absConfig}
 	if tlsConfig != nil {
 		info.CertFile, _ = filepath.Abs(tlsCert)
 	}

@@ -111,27 +111,9 @@ func (r *Runtime) Status() []ServerStatus {
 // named) are ready. It returns early with an error when one of them is
 // disabled, failed or stopped, and with the states of the rest when ctx ends.
 func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
-	snap := r.snap.Load()
-	var entries []*serverEntry
-	if len(names) == 0 {
-		for _, e := range snap.order {
-			if e.spec.Hidden {
-				continue
-			}
-			if st := e.status.Load(); st != nil && st.Enabled {
-				entries = append(entries, e)
-			} else if st == nil && e.spec.Enabled {
-				entries = append(entries, e)
-			}
-		}
-	} else {
-		for _, n := range names {
-			e := snap.byName[n]
-			if e == nil {
-				return fmt.Errorf("%w: %q", ErrUnknownServer, n)
-			}
-			entries = append(entries, e)
-		}
+	entries, err := r.waitEntries(names)
+	if err != nil {
+		return err
 	}
 	for _, e := range entries {
 		for {

@@ -1,0 +1,60 @@
+package sidecar
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// historyFilter reads ?kind=&server=&tool=&session=&after=&limit=&newest=1.
+func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
+	q := r.URL.Query()
+	f := mcpvisor.HistoryFilter{Server: q.Get("server"), Tool: q.Get("tool"), Session: q.Get("session")}
+	switch k := mcpvisor.HistoryKind(q.Get("kind")); k {
+	case "", mcpvisor.HistoryLifecycle, mcpvisor.HistoryCall, mcpvisor.HistoryGrant, mcpvisor.HistoryRevoke:
+		f.Kind = k
+	default:
+		return f, fmt.Errorf("kind must be lifecycle, call, grant or revoke, not %q", k)
+	}
+	if a := q.Get("after"); a != "" {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return f, fmt.Errorf("after must be a record id, not %q", a)
+		}
+		f.After = v
+	}
+	if l := q.Get("limit"); l != "" {
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 0 {
+			return f, fmt.Errorf("limit must be a non-negative integer, not %q", l)
+		}
+		f.Limit = v
+	}
+	switch n := q.Get("newest"); n {
+	case "", "0", "false":
+	case "1", "true":
+		f.Newest = true // with limit: the newest records, oldest first
+	default:
+		return f, fmt.Errorf("newest must be 1 or 0, not %q", n)
+	}
+	return f, nil
+}
+
+// history lists the journal's history records, oldest first: server
+// transitions, tool calls, grants and revocations, as json.Marshal of a
+// HistoryRecord gives them.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	f, err := historyFilter(r)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	recs, err := s.h.Journal().History(f)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"history": nonNil(recs)})
+}
