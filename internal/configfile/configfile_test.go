@@ -20,7 +20,7 @@ func lookupOf(vars map[string]string) func(string) (string, bool) {
 }
 
 func TestExpandVars(t *testing.T) {
-	vars := map[string]string{"A": "1", "B": "two", "EMPTY": "", "URL": "https://x.example"}
+	vars := map[string]string{"A": "1", "B": "two", "EMPTY": "", "URL": "https://x.example", "input:answered": "42"}
 	tests := []struct {
 		in      string
 		want    string
@@ -63,7 +63,17 @@ func TestExpandVars(t *testing.T) {
 		{in: "${A:=b}", wantErr: `invalid variable reference "${A:=b}" (want ${NAME} or ${NAME:-default})`},
 		{in: "${A.B", wantErr: `unterminated variable reference "${A"`},
 		{in: "${" + strings.Repeat("x", 30) + " " + strings.Repeat("y", 40) + "}", wantErr: `invalid variable reference "${` + strings.Repeat("x", 30) + " " + strings.Repeat("y", 28) + `..." (want ${NAME} or ${NAME:-default})`},
-		{in: "${input:key}", wantErr: `"${input:key}" is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment`},
+		{in: "${input:key}", want: "", unset: []string{"input:key"}},
+		{in: "${input:api-key.v2}-${input:api-key.v2}", want: "-", unset: []string{"input:api-key.v2"}},
+		{in: "${input:answered}", want: "42"},
+		{in: "${MISSING:-${input:key}}", want: "", unset: []string{"input:key"}},
+		{in: "${input:}", wantErr: `invalid input reference "${input:}" (want ${input:ID})`},
+		{in: "${input:a b}", wantErr: `invalid input reference "${input:a b}" (want ${input:ID})`},
+		{in: "${input:key", wantErr: `unterminated input reference "${input:key"`},
+		{in: "${command:extension.pick}", wantErr: `"${command:extension.pick}" is a VS Code command variable, which mcpvisor cannot run`},
+		{in: "${config:editor.tabSize}", wantErr: `"${config:editor.tabSize}" is a VS Code setting, which mcpvisor cannot read`},
+		{in: "${file:/run/token}", wantErr: `"${file:/run/token}" is Windsurf's file interpolation, which mcpvisor does not support: put the value in an environment variable and write ${NAME}`},
+		{in: "${{ env.TOKEN }}", wantErr: `"${{ env.TOKEN }" is Continue's template syntax, of which mcpvisor reads ${{ secrets.NAME }} and ${{ inputs.NAME }}, in Continue's YAML only`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -204,7 +214,7 @@ func TestParseOAuth(t *testing.T) {
 			"oauth": {"clientId": "abc", "callbackPort": 8080, "scopes": "read write"}},
 		"api": {"type": "http", "url": "https://x.example/mcp", "headersHelper": "/opt/bin/headers.sh --for $USER"},
 		"gemini": {"httpUrl": "https://x.example/mcp", "oauth": {"clientId": "g", "scopes": ["a", "b:c"], "clientSecret": "${G_SECRET}"}},
-		"machine": {"url": "https://x.example/mcp", "oauth": {
+		"machine": {"type": "http", "url": "https://x.example/mcp", "oauth": {
 			"grantType": "jwt_bearer", "idpTokenEndpoint": "http://127.0.0.1:8081/token", "idToken": "${ID_TOKEN}",
 			"tokenEndpointAuthMethod": "private_key_jwt", "privateKey": "${KEY}", "signingAlg": "ES256", "keyId": "k1", "dpop": true,
 			"clientMetadataUrl": "https://client.example/mcp.json", "authServerMetadataUrl": "https://as.example/.well-known/oauth-authorization-server"}}}}`)

@@ -1,17 +1,37 @@
-// Package configfile reads the configuration file format: the JSON (with
-// comments) that agent tools write to name their MCP servers, and the
-// ${NAME} references in it.
+// Package configfile reads the configuration files that agent tools write
+// to name their MCP servers, and the ${NAME} references in them.
 //
-// It knows the shapes those tools use: a top-level "mcpServers" object
-// (Claude Code, Cursor, Gemini CLI) or "servers" object (VS Code), type
-// aliases ("streamable-http"), Gemini CLI's "httpUrl", "api_key" for
-// "apiKey", "enabled" and "disabled", Claude Code's "oauth" object and
-// "headersHelper", mcpvisor's own fields ("prefix", "protocolVersion",
-// "includeTools" and the like), and the fields other tools define that are
-// ignored with a warning. Its errors are one line each, naming the
-// server and the field, and wrap ErrInvalid.
+// Each tool's documented file loads unchanged. A Dialect, told from the
+// file's path or else its content, decides the few things the tools do
+// not agree on:
 //
-//	f, err := configfile.Parse("mcp.json", data, configfile.Options{Lookup: os.LookupEnv})
+//   - the syntax: JSON with comments and trailing commas; Codex's TOML
+//     (*.toml); Continue's YAML (*.yaml, *.yml), read with
+//     github.com/goccy/go-yaml. TOML and YAML are turned into the JSON
+//     they stand for, members in document order, so that one decoder reads
+//     all three and its errors name fields alike;
+//   - where the servers are: "mcpServers" (Claude Code, Claude Desktop,
+//     Cursor, Gemini CLI, Windsurf, Cline, Roo Code), "servers" (VS Code,
+//     with its "inputs"), "context_servers" (Zed, in both of its shapes),
+//     [mcp_servers.NAME] tables (Codex), a list of named blocks (Continue);
+//   - the fields' names and units: Gemini CLI's "httpUrl", Windsurf's
+//     "serverUrl", "disabledTools", Codex's snake_case fields, Continue's
+//     "requestOptions" and "connectionTimeout"; a number "timeout" is
+//     seconds for Cline and Roo Code, milliseconds elsewhere; a "url"
+//     without a "type" is SSE for Gemini CLI, Cline and Roo Code;
+//   - what is resolved when the file loads: VS Code's predefined
+//     variables (VS Code, Cursor) and "envFile"; the other spellings
+//     (Gemini CLI's $NAME, Continue's ${{ secrets.NAME }}) become ${NAME}.
+//
+// mcpvisor's own fields ("prefix", "protocolVersion", "includeTools" and
+// the like) are read in every dialect; fields other tools define are
+// ignored with a warning each. Errors are one line each, naming the server
+// and the field, and wrap ErrInvalid.
+//
+//	f, err := configfile.Parse(path, data, configfile.Options{Path: path, Lookup: os.LookupEnv})
+//	for _, w := range f.Warnings { // also when err != nil
+//		log.Print(w)
+//	}
 //	if err != nil {
 //		return err // every problem, joined
 //	}

@@ -31,6 +31,10 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// line is the message without the "config: " that starts it, as a
+// warning reads.
+func (e *Error) line() string { return strings.TrimPrefix(e.Error(), "config: ") }
+
 // Unwrap returns ErrInvalid and the cause, if any, for errors.Is and
 // errors.As.
 func (e *Error) Unwrap() []error {

@@ -8,10 +8,12 @@ import (
 
 // Expand expands ${NAME} and ${NAME:-default} in s, shell style: the
 // default is used when NAME is unset or empty, and may itself hold
-// references. ${env:NAME} (Cursor's and VS Code's spelling) is ${NAME}. A
-// '$' not followed by '{' is literal, so "$$" and "$HOME" stay as written.
-// An unset NAME without a default expands to unsetAs and is listed in
-// unset, each name once. err reports a malformed reference.
+// references. ${env:NAME} (Cursor's and VS Code's spelling) is ${NAME}.
+// ${input:ID} (VS Code's input prompts) is looked up as the name
+// "input:ID", which the host answers. A '$' not followed by '{' is
+// literal, so "$$" and "$HOME" stay as written. An unset NAME without a
+// default expands to unsetAs and is listed in unset, each name once. err
+// reports a malformed reference.
 func Expand(s string, lookup func(string) (string, bool), unsetAs string) (out string, unset []string, err error) {
 	if !strings.Contains(s, "${") {
 		return s, nil, nil
@@ -65,6 +67,9 @@ func (x *expander) text(s string, i int, inDefault bool) (string, int, error) {
 // the index just past its closing '}'.
 func (x *expander) reference(s string, start int) (string, int, error) {
 	i := start + 2
+	if strings.HasPrefix(s[i:], "input:") {
+		return x.input(s, start)
+	}
 	if strings.HasPrefix(s[i:], "env:") {
 		i += len("env:")
 	}
@@ -108,8 +113,53 @@ func (x *expander) reference(s string, start int) (string, int, error) {
 	if len(ref) > 64 {
 		ref = ref[:61] + "..."
 	}
-	if strings.HasPrefix(ref, "${input:") {
-		return "", 0, fmt.Errorf("%q is a VS Code input prompt, which mcpvisor cannot show: use ${NAME} and set NAME in the environment", ref)
+	for _, f := range foreignReferences {
+		if strings.HasPrefix(ref, f.prefix) {
+			return "", 0, fmt.Errorf("%q is %s", ref, f.means)
+		}
 	}
 	return "", 0, fmt.Errorf("invalid variable reference %q (want ${NAME} or ${NAME:-default})", ref)
+}
+
+// foreignReferences are other tools' variable spellings that mcpvisor
+// does not resolve, with what they are.
+var foreignReferences = []struct{ prefix, means string }{
+	{"${command:", "a VS Code command variable, which mcpvisor cannot run"},
+	{"${config:", "a VS Code setting, which mcpvisor cannot read"},
+	{"${file:", "Windsurf's file interpolation, which mcpvisor does not support: put the value in an environment variable and write ${NAME}"},
+	{"${{", "Continue's template syntax, of which mcpvisor reads ${{ secrets.NAME }} and ${{ inputs.NAME }}, in Continue's YAML only"},
+}
+
+// input expands the VS Code input reference starting at s[start:]
+// ("${input:"): its value is lookup("input:ID").
+func (x *expander) input(s string, start int) (string, int, error) {
+	i := start + len("${input:")
+	end := strings.IndexByte(s[i:], '}')
+	if end < 0 {
+		return "", 0, fmt.Errorf("unterminated input reference %q", s[start:])
+	}
+	id := s[i : i+end]
+	if !isInputID(id) {
+		return "", 0, fmt.Errorf("invalid input reference %q (want ${input:ID})", s[start:i+end+1])
+	}
+	name := "input:" + id
+	if v, ok := x.lookup(name); ok {
+		return v, i + end + 1, nil
+	}
+	x.unset = append(x.unset, name)
+	return x.unsetAs, i + end + 1, nil
+}
+
+// isInputID reports whether id can name one of VS Code's inputs in a
+// reference: not empty, without spaces, quotes, backslashes or braces.
+func isInputID(id string) bool {
+	return id != "" && !strings.ContainsAny(id, " \t\r\n\"\\{}$")
+}
+
+// isVarName reports whether s is a variable name ${s} can reference.
+func isVarName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return r > 0x7f || !isVarNameByte(byte(r)) }) < 0
 }

@@ -116,8 +116,13 @@ func decodeBoolField(sc *Server, m jsonMember, dst *bool) *Error {
 	if kind := jsonKind(m.value); kind != "a boolean" {
 		return sc.errorf(m.key, "want true or false, got %s", kind)
 	}
-	*dst = bytes.HasPrefix(bytes.TrimSpace(m.value), []byte("true"))
+	*dst = decodeBool(m.value)
 	return nil
+}
+
+// decodeBool decodes a JSON boolean already known to be one.
+func decodeBool(raw json.RawMessage) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("true"))
 }
 
 func decodeIntField(sc *Server, m jsonMember, dst *int) *Error {
@@ -133,7 +138,14 @@ func decodeIntField(sc *Server, m jsonMember, dst *int) *Error {
 }
 
 func decodeDurationField(sc *Server, m jsonMember, dst *time.Duration) *Error {
-	d, err := ParseDuration(m.value)
+	return decodeTimeoutField(sc, m, dst, time.Millisecond)
+}
+
+// decodeTimeoutField decodes a duration whose number form counts unit:
+// milliseconds in most files, seconds in Cline's and Roo Code's "timeout"
+// and Codex's "*_sec" fields.
+func decodeTimeoutField(sc *Server, m jsonMember, dst *time.Duration, unit time.Duration) *Error {
+	d, err := parseDuration(m.value, unit)
 	if err != nil {
 		return sc.errorf(m.key, "%v", err)
 	}
@@ -147,19 +159,28 @@ func decodeDurationField(sc *Server, m jsonMember, dst *time.Duration) *Error {
 // duration such as "30s". Negative durations are rejected. Its messages are
 // written to follow a field name: `field "timeout": must not be negative`.
 func ParseDuration(raw []byte) (time.Duration, error) {
+	return parseDuration(raw, time.Millisecond)
+}
+
+// parseDuration is ParseDuration with a number counting unit.
+func parseDuration(raw []byte, unit time.Duration) (time.Duration, error) {
+	units := "milliseconds"
+	if unit == time.Second {
+		units = "seconds"
+	}
 	raw = bytes.TrimSpace(raw)
 	switch kind := jsonKind(raw); kind {
 	case "a number":
-		ms, err := strconv.ParseFloat(string(raw), 64)
+		n, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
 			return 0, fmt.Errorf("invalid number %s", raw)
 		}
-		if ms < 0 {
+		if n < 0 {
 			return 0, fmt.Errorf("must not be negative, got %s", raw)
 		}
-		ns := math.Round(ms * float64(time.Millisecond))
+		ns := math.Round(n * float64(unit))
 		if ns >= math.MaxInt64 {
-			return 0, fmt.Errorf("too large, got %s milliseconds", raw)
+			return 0, fmt.Errorf("too large, got %s %s", raw, units)
 		}
 		return time.Duration(ns), nil
 	case "a string":
@@ -169,13 +190,27 @@ func ParseDuration(raw []byte) (time.Duration, error) {
 		}
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, fmt.Errorf("invalid duration %q (want milliseconds as a number, or a string like \"30s\" or \"1m30s\")", s)
+			return 0, fmt.Errorf("invalid duration %q (want %s as a number, or a string like \"30s\" or \"1m30s\")", s, units)
 		}
 		if v < 0 {
 			return 0, fmt.Errorf("must not be negative, got %q", s)
 		}
 		return v, nil
 	default:
-		return 0, fmt.Errorf("want milliseconds (a number) or a duration string like \"30s\", got %s", kind)
+		return 0, fmt.Errorf("want %s (a number) or a duration string like \"30s\", got %s", units, kind)
 	}
+}
+
+// arrayElements returns the elements of a JSON array.
+func arrayElements(raw json.RawMessage) []json.RawMessage {
+	var elems []json.RawMessage
+	_ = json.Unmarshal(raw, &elems) // well-formed, checked by the caller
+	return elems
+}
+
+// unmarshalString decodes a JSON string already known to be one.
+func unmarshalString(raw json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }

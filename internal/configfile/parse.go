@@ -2,296 +2,382 @@ package configfile
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-
-	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 )
-
-// unsupportedFields are fields other agent tools define that mcpvisor does
-// not act on. They are ignored with a warning that says so, not reported as
-// unknown; the value is an optional consequence worth telling the user.
-var unsupportedFields = map[string]string{
-	"trust":                "",                                                            // Gemini CLI: skip confirmations
-	"authProviderType":     "",                                                            // Gemini CLI
-	"targetAudience":       "",                                                            // Gemini CLI
-	"targetServiceAccount": "",                                                            // Gemini CLI
-	"envFile":              `: variables in that file are not passed; list them in "env"`, // VS Code, Cursor
-	"dev":                  "",                                                            // VS Code
-	"alwaysAllow":          "",                                                            // Cline, Roo
-	"autoApprove":          "",                                                            // Cline, Roo
-}
 
 // File is a parsed configuration file.
 type File struct {
+	// Dialect is the agent tool whose file it is, as its path or else its
+	// content tells.
+	Dialect Dialect
 	// Servers holds every entry, disabled ones included, in file order.
 	Servers []Server
+	// Inputs are the file's VS Code "inputs", in file order.
+	Inputs []Input
 	// Warnings lists what was ignored or could not be checked, one line
 	// each, e.g. `server "x": unknown field "foo" ignored`.
 	Warnings []string
 }
 
-// Parse parses a configuration file's contents: JSON with comments and
-// trailing commas, servers in a top-level "mcpServers" or "servers" object
-// keyed by name. It decodes and validates every entry, disabled ones
-// included, and returns all problems at once, joined with errors.Join, each
-// an *Error wrapping ErrInvalid. name, when not "", is the file's name for
-// the positions of syntax errors.
+// Parse parses a configuration file's contents in the dialect its path
+// (opts.Path) or else its content tells (see Dialect): JSON with comments
+// and trailing commas, Codex's TOML or Continue's YAML. It decodes and
+// validates every entry, disabled ones included, and returns all problems
+// at once, joined with errors.Join, each an *Error wrapping ErrInvalid.
+// name, when not "", is the file's name for messages.
+//
+// A file must name its servers: a document with none of the members that
+// hold them ("mcpServers", "servers", "context_servers"; Codex's
+// [mcp_servers] tables) is an error, since it is most likely not a
+// configuration at all. One whose member is there but empty is fine.
 //
 // References are checked against opts.Lookup: a variable that is unset and
 // has no default is an error in an enabled server and a warning in a
-// disabled one.
+// disabled one. ${input:ID} is not looked up (the host asks for it when
+// the server starts), but must name one of the file's inputs.
+//
+// Parse never returns a nil *File. When it fails, the File holds the
+// warnings found (unknown fields, say) and no servers, so that a caller
+// can show both.
 func Parse(name string, data []byte, opts Options) (*File, error) {
-	lookup := opts.Lookup
-	data = strip(data)
-	var top json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			line, col := syntaxPosition(data, syn.Offset)
-			where := fmt.Sprintf("line %d, column %d", line, col)
-			if name != "" {
-				where = fmt.Sprintf("%s:%d:%d", name, line, col)
-			}
-			return nil, &Error{msg: where + ": " + syn.Error(), cause: syn}
-		}
-		return nil, &Error{msg: err.Error(), cause: err}
+	d, byPath := dialectFromPath(opts.Path)
+	top, err := decodeDocument(name, data, d)
+	if err != nil {
+		return &File{Dialect: d}, err
 	}
 	if kind := jsonKind(top); kind != "an object" {
-		where := "top level"
+		at := "top level"
 		if name != "" {
-			where = name + ": top level"
+			at = name + ": top level"
 		}
-		return nil, &Error{msg: fmt.Sprintf("%s is %s, want an object", where, kind)}
+		return &File{Dialect: d}, &Error{msg: fmt.Sprintf("%s is %s, want an object", at, kind)}
 	}
+	members := objectMembers(top)
+	if !byPath {
+		d = dialectFromContent(members)
+	}
+	p := &parser{name: name, opts: opts, file: &File{Dialect: d}, dialect: d}
+	p.parse(members)
+	if len(p.errs) > 0 {
+		return &File{Dialect: d, Warnings: p.file.Warnings}, Join(p.errs)
+	}
+	return p.file, nil
+}
 
-	var errs []*Error
+// parser holds what parsing one file gathers.
+type parser struct {
+	name    string
+	opts    Options
+	file    *File
+	dialect Dialect
+	errs    []*Error
+
+	inputIDs   map[string]bool
+	predefined *strings.Replacer // resolved on first use
+}
+
+// rawEntry is one server entry before decoding.
+type rawEntry struct {
+	name    string
+	members []jsonMember
+	zed     bool // one of Zed's "context_servers"
+}
+
+func (p *parser) warn(ws ...string) {
+	for _, w := range ws {
+		if w != "" {
+			p.file.Warnings = append(p.file.Warnings, w)
+		}
+	}
+}
+
+func (p *parser) fail(errs ...*Error) { p.errs = append(p.errs, errs...) }
+
+func (p *parser) parse(top []jsonMember) {
+	keys := serverKeys
+	if p.dialect.syntax() == syntaxTOML {
+		keys = []string{"mcp_servers"}
+	}
 	found := map[string]json.RawMessage{}
-	for _, m := range objectMembers(top) {
-		if m.key != "mcpServers" && m.key != "servers" {
-			continue // other tools' settings (Gemini CLI's settings.json, VS Code's "inputs")
+	var inputs json.RawMessage
+	for _, m := range top {
+		if m.key == "inputs" && p.dialect.syntax() == syntaxJSON {
+			inputs = m.value
+			continue
+		}
+		if !slices.Contains(keys, m.key) {
+			continue // other settings of the tool (Gemini CLI's, Zed's, Codex's), a block's name and version
 		}
 		if _, dup := found[m.key]; dup {
-			errs = append(errs, &Error{msg: fmt.Sprintf("%q is given more than once", m.key)})
+			p.fail(&Error{msg: fmt.Sprintf("%q is given more than once", m.key)})
 			continue
 		}
 		found[m.key] = m.value
 	}
-	cfg := &File{}
-	var entries []jsonMember
+	if len(found) == 0 && len(p.errs) == 0 {
+		p.fail(noServersError(p.name, p.dialect))
+		return
+	}
+
+	if inputs != nil {
+		in, ws, errs := decodeInputs(inputs)
+		p.file.Inputs = in
+		p.warn(ws...)
+		p.fail(errs...)
+	}
+	p.inputIDs = map[string]bool{}
+	for _, in := range p.file.Inputs {
+		p.inputIDs[in.ID] = true
+	}
+
+	var entries []rawEntry
 	var from string
-	for _, key := range []string{"mcpServers", "servers"} {
+	for _, key := range keys {
 		raw, ok := found[key]
 		if !ok {
 			continue
 		}
-		switch kind := jsonKind(raw); kind {
-		case "null":
-			continue
-		case "an object":
-		default:
-			errs = append(errs, &Error{msg: fmt.Sprintf("%q is %s, want an object of servers keyed by name", key, kind)})
-			continue
-		}
-		ms := objectMembers(raw)
-		if len(ms) == 0 {
+		es, ok := p.entries(key, raw)
+		if !ok || len(es) == 0 {
 			continue
 		}
 		if from != "" {
-			errs = append(errs, &Error{msg: `both "mcpServers" and "servers" list servers; use one`})
+			p.fail(&Error{msg: fmt.Sprintf("both %q and %q list servers; use one", from, key)})
 			break
 		}
-		from, entries = key, ms
-	}
-	if len(found) == 0 {
-		cfg.Warnings = append(cfg.Warnings, `no "mcpServers" or "servers" object: no servers configured`)
+		from, entries = key, es
 	}
 
 	seen := map[string]bool{}
-	for _, m := range entries {
-		if seen[m.key] {
-			errs = append(errs, &Error{server: m.key, msg: fmt.Sprintf("defined more than once in %q", from)})
+	for _, re := range entries {
+		if seen[re.name] {
+			p.fail(&Error{server: re.name, msg: fmt.Sprintf("defined more than once in %q", from)})
 			continue
 		}
-		seen[m.key] = true
-		sc, warnings, entryErrs := decodeServer(m.key, m.value)
-		cfg.Warnings = append(cfg.Warnings, warnings...)
-		if jsonKind(m.value) != "an object" {
-			errs = append(errs, entryErrs...)
-			continue
+		seen[re.name] = true
+		if sc, ok := p.server(re); ok {
+			p.file.Servers = append(p.file.Servers, sc)
 		}
-		// A field that failed to decode is reported once, not again by
-		// validation as missing or empty.
-		failed := map[string]bool{}
-		for _, e := range entryErrs {
-			failed[e.topField()] = true
-		}
-		for _, e := range sc.Validate(opts) {
-			if !failed[e.topField()] {
-				entryErrs = append(entryErrs, e)
-			}
-		}
-		for _, u := range sc.unsetVariables(lookup) {
-			if sc.Enabled {
-				entryErrs = append(entryErrs, sc.errorf(u.field, "variable %s is not set and has no default", u.name))
-			} else {
-				cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("server %q: field %q: variable %s is not set and has no default (the server is disabled)", sc.Name, u.field, u.name))
-			}
-		}
-		cfg.Warnings = append(cfg.Warnings, sc.bareVariableWarnings()...)
-		cfg.Warnings = append(cfg.Warnings, sc.unusedFieldWarnings()...)
-		errs = append(errs, entryErrs...)
-		cfg.Servers = append(cfg.Servers, sc)
 	}
-	if len(errs) > 0 {
-		return nil, Join(errs)
-	}
-	return cfg, nil
 }
 
-// Decode decodes one server entry. Unknown fields are ignored; type errors,
-// keys given twice and fields that contradict each other are reported,
-// joined, each naming its field. It does not validate (see Server.Validate)
-// and leaves Name empty.
-func Decode(raw []byte) (Server, error) {
-	sc, _, errs := decodeServer("", raw)
-	if len(errs) > 0 {
-		return Server{}, Join(errs)
+// entries lists the servers of the member key: an object of entries
+// keyed by name, or, in Continue's YAML, a list of blocks that name
+// themselves. ok is false when the member is not a list of servers
+// (reported) or is null.
+func (p *parser) entries(key string, raw json.RawMessage) ([]rawEntry, bool) {
+	zed := key == "context_servers"
+	switch kind := jsonKind(raw); {
+	case kind == "null":
+		return nil, false
+	case kind == "an object":
+		var es []rawEntry
+		for _, m := range objectMembers(raw) {
+			if k := jsonKind(m.value); k != "an object" {
+				p.fail(&Error{server: m.key, msg: fmt.Sprintf("entry is %s, want an object", k)})
+				continue
+			}
+			es = append(es, rawEntry{name: m.key, members: objectMembers(m.value), zed: zed})
+		}
+		return es, true
+	case kind == "an array" && p.dialect.syntax() == syntaxYAML:
+		return p.blocks(key, raw), true
+	case p.dialect.syntax() == syntaxYAML:
+		p.fail(&Error{msg: fmt.Sprintf("%q is %s, want a list of servers, each with a name", key, kind)})
+	default:
+		p.fail(&Error{msg: fmt.Sprintf("%q is %s, want an object of servers keyed by name", key, kind)})
 	}
-	return sc, nil
+	return nil, false
 }
 
-// decodeServer decodes one server entry. It reports JSON type errors, keys
-// given twice and fields that contradict each other; everything else is
-// left to Validate. Warnings name unknown and unsupported fields.
-func decodeServer(name string, raw json.RawMessage) (Server, []string, []*Error) {
-	sc := Server{Name: name, Enabled: true}
-	if kind := jsonKind(raw); kind != "an object" {
-		return sc, nil, []*Error{sc.errorf("", "entry is %s, want an object", kind)}
-	}
-	var (
-		warnings          []string
-		errs              []*Error
-		typ, httpURL      string
-		enabled, disabled *bool
-	)
-	seen := map[string]bool{}
-	for _, m := range objectMembers(raw) {
-		if seen[m.key] {
-			errs = append(errs, sc.errorf(m.key, "given more than once"))
+// blocks lists the servers of Continue's "mcpServers" list. Each block's
+// "name" is a display name ("Browser search"); the server is named after
+// it with the characters a server name cannot hold replaced (see
+// displayNameToServerName), with a warning when that changes it.
+func (p *parser) blocks(key string, raw json.RawMessage) []rawEntry {
+	var es []rawEntry
+	for i, elem := range arrayElements(raw) {
+		label := fmt.Sprintf("%s[%d]", key, i)
+		if kind := jsonKind(elem); kind != "an object" {
+			p.fail(&Error{msg: fmt.Sprintf("%s: entry is %s, want an object with a name", label, kind)})
 			continue
 		}
-		seen[m.key] = true
-		if jsonKind(m.value) == "null" {
-			continue // as absent, like encoding/json
-		}
-		var err *Error
-		switch m.key {
-		case "type":
-			err = decodeStringField(&sc, m, &typ)
-		case "command":
-			err = decodeStringField(&sc, m, &sc.Command)
-		case "args":
-			sc.Args, err = decodeStringsField(&sc, m)
-		case "env":
-			sc.Env, err = decodeMapField(&sc, m)
-		case "cwd":
-			err = decodeStringField(&sc, m, &sc.Cwd)
-		case "url":
-			err = decodeStringField(&sc, m, &sc.URL)
-		case "httpUrl":
-			err = decodeStringField(&sc, m, &httpURL)
-		case "headers":
-			sc.Headers, err = decodeMapField(&sc, m)
-		case "apiKey", "api_key":
-			err = decodeStringField(&sc, m, &sc.APIKey)
-		case "oauth":
-			var (
-				ws   []string
-				oerr []*Error
-			)
-			sc.OAuth, ws, oerr = decodeOAuth(&sc, m)
-			warnings = append(warnings, ws...)
-			errs = append(errs, oerr...)
-		case "headersHelper":
-			err = decodeStringField(&sc, m, &sc.HeadersHelper)
-		case "enabled":
-			enabled = new(bool)
-			err = decodeBoolField(&sc, m, enabled)
-		case "disabled":
-			disabled = new(bool)
-			err = decodeBoolField(&sc, m, disabled)
-		case "description":
-			err = decodeStringField(&sc, m, &sc.Description)
-		case "friendlyName":
-			err = decodeStringField(&sc, m, &sc.FriendlyName)
-		case "timeout":
-			err = decodeDurationField(&sc, m, &sc.Timeout)
-		case "startupTimeout":
-			err = decodeDurationField(&sc, m, &sc.StartupTimeout)
-		case "maxTotalTimeout":
-			err = decodeDurationField(&sc, m, &sc.MaxTotalTimeout)
-		case "resetTimeoutOnProgress":
-			err = decodeBoolField(&sc, m, &sc.ResetTimeoutOnProgress)
-		case "logLevel":
-			err = decodeStringField(&sc, m, &sc.LogLevel)
-		case "validateArguments":
-			err = decodeBoolField(&sc, m, &sc.ValidateArguments)
-		case "includeTools":
-			sc.IncludeTools, err = decodeStringsField(&sc, m)
-		case "excludeTools":
-			sc.ExcludeTools, err = decodeStringsField(&sc, m)
-		case "maxTools":
-			err = decodeIntField(&sc, m, &sc.MaxTools)
-		case "maxDescription":
-			err = decodeIntField(&sc, m, &sc.MaxDescription)
-		case "allowPrivate":
-			err = decodeBoolField(&sc, m, &sc.AllowPrivate)
-		case "inheritEnv":
-			err = decodeBoolField(&sc, m, &sc.InheritEnv)
-		case "prefix":
-			sc.Prefix = new(bool)
-			if err = decodeBoolField(&sc, m, sc.Prefix); err != nil {
-				sc.Prefix = nil
+		var display string
+		var members []jsonMember
+		for _, m := range objectMembers(elem) {
+			if m.key != "name" {
+				members = append(members, m)
+				continue
 			}
-		case "protocolVersion":
-			err = decodeStringField(&sc, m, &sc.ProtocolVersion)
-		case "activate":
-			err = decodeBoolField(&sc, m, &sc.Activate)
-		default:
-			if note, ok := unsupportedFields[m.key]; ok {
-				warnings = append(warnings, fmt.Sprintf("server %q: field %q is not supported by mcpvisor, ignored%s", name, m.key, note))
-			} else {
-				warnings = append(warnings, fmt.Sprintf("server %q: unknown field %q ignored", name, m.key))
+			if kind := jsonKind(m.value); kind != "a string" {
+				p.fail(&Error{field: label + ".name", msg: fmt.Sprintf("want a string, got %s", kind)})
+				continue
 			}
+			display = unmarshalString(m.value)
 		}
-		if err != nil {
-			errs = append(errs, err)
+		if display == "" {
+			p.fail(&Error{field: label + ".name", msg: "required: the server's name"})
+			continue
 		}
+		name := displayNameToServerName(display)
+		if name == "" {
+			p.fail(&Error{field: label + ".name", msg: fmt.Sprintf("%q has no letter or digit to name a server after", display)})
+			continue
+		}
+		if name != display {
+			p.warn(fmt.Sprintf("server %q is named %q (server names hold only letters, digits, '_' and '-')", display, name))
+		}
+		es = append(es, rawEntry{name: name, members: members})
 	}
+	return es
+}
 
+// server decodes, resolves and checks one entry. ok is false when the
+// entry is not a server to run (a Zed extension); its problems are
+// recorded either way.
+func (p *parser) server(re rawEntry) (Server, bool) {
+	e, warnings, errs := decodeServer(re.name, re.members, p.dialect, re.zed)
+	if e.skip != "" {
+		// What the entry says is for the tool that runs it.
+		p.warn(fmt.Sprintf("server %q: %s", re.name, e.skip))
+		return Server{}, false
+	}
+	p.warn(warnings...)
+	sc := e.Server
+
+	// What the tools resolve when the file loads is resolved now;
+	// their other spellings become ${NAME}, for the host to expand.
 	switch {
-	case enabled != nil && disabled != nil && *enabled == *disabled:
-		errs = append(errs, sc.errorf("disabled", "%v contradicts \"enabled\": %v", *disabled, *enabled))
-	case enabled != nil:
-		sc.Enabled = *enabled
-	case disabled != nil:
-		sc.Enabled = !*disabled
+	case p.dialect.predefinedVariables():
+		if r, err := p.predefinedVariables(); err != nil {
+			errs = append(errs, sc.errorf("", "resolving ${workspaceFolder}: %v", err))
+		} else {
+			sc.rewrite(r.Replace)
+			e.envFile = r.Replace(e.envFile)
+		}
+	case p.dialect == DialectGemini:
+		sc.rewrite(bracketBareVariables)
+	case p.dialect == DialectContinue:
+		sc.rewrite(continueSecrets)
 	}
-
-	if httpURL != "" {
-		switch {
-		case sc.URL != "":
-			errs = append(errs, sc.errorf("httpUrl", `cannot be combined with "url"; give one`))
-		case typ != "" && normalizeType(typ) != string(actors.TransportHTTP):
-			errs = append(errs, sc.errorf("httpUrl", "is a streamable HTTP url, but \"type\" is %q", typ))
-		default:
-			sc.URL, typ = httpURL, string(actors.TransportHTTP)
+	var bare []string
+	if p.dialect != DialectGemini {
+		bare = sc.bareVariableWarnings()
+	}
+	if e.envFile != "" {
+		if err := p.loadEnvFile(&sc, e.envFile); err != nil {
+			if sc.Enabled {
+				errs = append(errs, err)
+			} else {
+				p.warn(err.line() + " (the server is disabled)")
+			}
 		}
 	}
-	sc.Type = typ
-	if t, ok := sc.Transport(); ok {
-		sc.Type = string(t)
+	if p.dialect.excludeWins() && len(sc.ExcludeTools) > 0 {
+		sc.IncludeTools = slices.DeleteFunc(sc.IncludeTools, func(t string) bool { return slices.Contains(sc.ExcludeTools, t) })
+		if len(sc.IncludeTools) == 0 {
+			sc.IncludeTools = nil
+		}
 	}
-	return sc, warnings, errs
+
+	// A field that failed to decode is reported once, not again by
+	// validation as missing or empty.
+	failed := map[string]bool{}
+	for _, e := range errs {
+		failed[e.topField()] = true
+	}
+	for _, e := range sc.Validate(p.opts) {
+		if !failed[e.topField()] {
+			errs = append(errs, e)
+		}
+	}
+	errs = append(errs, p.checkInputs(sc)...)
+	for _, u := range sc.unsetVariables(p.opts.Lookup) {
+		if sc.Enabled {
+			errs = append(errs, sc.errorf(u.field, "variable %s is not set and has no default", u.name))
+		} else {
+			p.warn(fmt.Sprintf("server %q: field %q: variable %s is not set and has no default (the server is disabled)", sc.Name, u.field, u.name))
+		}
+	}
+	p.warn(bare...)
+	p.warn(sc.unusedFieldWarnings()...)
+	p.warn(sc.privateURLWarning(p.opts.Lookup, p.dialect))
+	p.fail(errs...)
+	return sc, true
+}
+
+func (p *parser) predefinedVariables() (*strings.Replacer, error) {
+	if p.predefined == nil {
+		r, err := predefinedVariables(p.opts.Path)
+		if err != nil {
+			return nil, err
+		}
+		p.predefined = r
+	}
+	return p.predefined, nil
+}
+
+// loadEnvFile reads the environment file path names (VS Code's and
+// Cursor's "envFile"; relative to the workspace folder) into sc.Env. The
+// entry's own "env" wins over the file.
+func (p *parser) loadEnvFile(sc *Server, path string) *Error {
+	if strings.Contains(path, "${") {
+		expanded, unset, err := Expand(path, p.opts.Lookup, "")
+		switch {
+		case err != nil:
+			return sc.errorf("envFile", "%v", err)
+		case len(unset) > 0:
+			return sc.errorf("envFile", "variable %s is not set and has no default", unset[0])
+		}
+		path = expanded
+	}
+	if !filepath.IsAbs(path) {
+		ws, err := workspaceFolder(p.opts.Path)
+		if err != nil {
+			return sc.errorf("envFile", "%v", err)
+		}
+		path = filepath.Join(ws, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sc.errorf("envFile", "%v", err)
+	}
+	vars, err := parseDotenv(string(data))
+	if err != nil {
+		return sc.errorf("envFile", "%s: %v", path, err)
+	}
+	for k, v := range vars {
+		if _, own := sc.Env[k]; !own {
+			sc.Env = mergeMap(sc.Env, map[string]string{k: v})
+		}
+	}
+	return nil
+}
+
+// checkInputs reports each ${input:ID} in sc that names none of the
+// file's inputs.
+func (p *parser) checkInputs(sc Server) []*Error {
+	var errs []*Error
+	for _, f := range sc.expandable() {
+		_, unset, err := Expand(f.value, nil, "")
+		if err != nil {
+			continue // reported by Validate
+		}
+		for _, name := range unset {
+			id, ok := strings.CutPrefix(name, "input:")
+			if !ok || p.inputIDs[id] {
+				continue
+			}
+			if len(p.file.Inputs) == 0 {
+				errs = append(errs, sc.errorf(f.field, `${input:%s} names no input: the file has no "inputs"`, id))
+			} else {
+				errs = append(errs, sc.errorf(f.field, `${input:%s} names no input in "inputs"`, id))
+			}
+		}
+	}
+	return errs
 }

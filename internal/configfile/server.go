@@ -64,6 +64,12 @@ type Server struct {
 
 // Options are what checking an entry needs beyond the entry itself.
 type Options struct {
+	// Path is the file's path: it tells the file's dialect (see Dialect)
+	// and its workspace folder, for ${workspaceFolder} and a relative
+	// "envFile". "" for contents that are not a file's (the dialect is
+	// then told from the content, and the workspace folder is the working
+	// directory).
+	Path string
 	// Lookup resolves variables; nil means nothing is set.
 	Lookup func(string) (string, bool)
 	// Reserved is a server name the host keeps for its own tool group; ""
@@ -287,7 +293,7 @@ type unsetVariable struct{ field, name string }
 
 // unsetVariables lists the references that lookup cannot resolve and that
 // have no default, in field order, in the fields the host expands when it
-// starts the server.
+// starts the server. ${input:ID} is left out: the host asks for it then.
 func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariable {
 	t, _ := c.Transport()
 	var out []unsetVariable
@@ -300,7 +306,9 @@ func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariab
 			continue // a syntax error, reported by Validate
 		}
 		for _, name := range unset {
-			out = append(out, unsetVariable{f.field, name})
+			if !strings.HasPrefix(name, "input:") {
+				out = append(out, unsetVariable{f.field, name})
+			}
 		}
 	}
 	return out
