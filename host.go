@@ -110,6 +110,15 @@ type Options struct {
 	// it (or Inbox) the host declares elicitation (form and url modes);
 	// without either, servers are told it is not supported.
 	Elicitation ElicitationHandler
+	// AskInput answers a config input (${input:ID}, VS Code's "inputs") a
+	// starting server needs and nobody has answered: the environment
+	// (InputEnvName) and the answers kept from earlier runs come first.
+	// It is called at once, from Open or Register; the answer is kept in
+	// the data directory for later runs. nil: the question goes to the
+	// person the host's elicitations go to (Elicitation or Inbox), while
+	// the server waits in StateNeedsInput; with neither, such a server
+	// does not start (see inputs.go).
+	AskInput func(context.Context, InputRequest) (string, error)
 	// Inbox turns on the built-in broker instead: pending elicitations are
 	// listed by Elicitations and answered with ResolveElicitation.
 	Inbox bool
@@ -213,6 +222,8 @@ type Host struct {
 	// unresolved holds disabled servers whose variables could not be
 	// resolved when registered; enabling one resolves it again.
 	unresolved map[string]ServerConfig
+	// inputs are the servers waiting for answers to config inputs.
+	inputs inputWaits
 }
 
 // Open starts a host and every enabled server of opts.Config, concurrently.
@@ -278,6 +289,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		if grants, err = journal.store.Grants(); err == nil {
 			h.grants.load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
+				h.askInputs()
 				err = h.resumeTasks()
 			}
 		}
@@ -338,7 +350,7 @@ func (h *Host) Journal() *Journal { return h.journal }
 // restart. A server the config file also names is overwritten by the
 // file's entry at the next start.
 func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
-	spec, err := h.resolve(sc)
+	spec, err := h.resolve(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -348,14 +360,29 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	if err := h.putServer(ctx, sc, persistence.OriginAPI); err != nil {
 		return err
 	}
-	return h.rt.Register(ctx, spec)
+	if err := h.rt.Register(ctx, spec); err != nil {
+		return err
+	}
+	h.askInputs()
+	return nil
 }
 
 // resolve validates sc and turns it into the runtime's spec, with the
-// host's options applied.
-func (h *Host) resolve(sc ServerConfig) (actors.ServerSpec, error) {
+// host's options applied. An enabled sc whose config inputs wait for a
+// person's answer is a disabled placeholder (see askInputs).
+func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
+	}
+	waiting, err := h.answerInputs(ctx, sc)
+	if err != nil {
+		return actors.ServerSpec{}, err
+	}
+	if waiting {
+		h.mu.Lock()
+		delete(h.unresolved, sc.Name)
+		h.mu.Unlock()
+		return placeholder(sc), nil
 	}
 	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil && sc.Enabled {
@@ -412,6 +439,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
+	h.inputs.forget(name)
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
 	}
@@ -464,7 +492,15 @@ func (h *Host) PendingCalls() map[string]int { return h.rt.PendingCalls() }
 
 // Status returns each server's state. It never waits on a server, however
 // that server behaves.
-func (h *Host) Status() []ServerStatus { return h.rt.Status() }
+func (h *Host) Status() []ServerStatus {
+	sts := h.rt.Status()
+	for i := range sts {
+		if note, ok := h.inputs.status(sts[i].Name); ok {
+			sts[i].State, sts[i].Enabled, sts[i].LastError = StateNeedsInput, true, note
+		}
+	}
+	return sts
+}
 
 // StatusChanged returns a channel closed at the next change to what Status
 // returns: a server's state, restarts, error or tool count, or a server

@@ -116,7 +116,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec, err := h.resolve(sc)
+		spec, err := h.resolve(ctx, sc)
 		if err != nil {
 			if rec.Origin == persistence.OriginConfig {
 				return nil, err // the file is being loaded: say what is wrong with it
@@ -126,7 +126,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 			// disabled-unresolved and resolved again when enabled.
 			h.opts.Logger.Warn("registry: server cannot start", "server", name, "err", err)
 			sc.Enabled = false
-			if spec, err = h.resolve(sc); err != nil {
+			if spec, err = h.resolve(ctx, sc); err != nil {
 				return nil, err
 			}
 		}

@@ -111,11 +111,15 @@ func sealSecrets(sc ServerConfig) (ServerConfig, map[string]string) {
 }
 
 // lookupFor is the variable lookup for server's entry: its own secrets
-// for secret references, the host's environment for the rest.
+// for secret references, config inputs (inputs.go) for ${input:ID}, the
+// host's environment for the rest.
 func (h *Host) lookupFor(server string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		if strings.HasPrefix(name, secrets.Prefix) {
 			return h.secrets.Lookup(server, name)
+		}
+		if v, isInput, ok := h.lookupInput(name); isInput {
+			return v, ok
 		}
 		return h.opts.LookupEnv(name)
 	}

@@ -86,7 +86,7 @@ func openBrowser(ctx context.Context, u string) error {
 // hostOptions are the options every command that runs servers opens its
 // host with: with a person at hand, a server that needs sign-in gets it.
 func hostOptions(f flags, cfg *mcpvisor.Config, logger *slog.Logger) mcpvisor.Options {
-	opts := mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger}
+	opts := mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, AskInput: terminalInputs(os.Stdin, os.Stderr)}
 	if interactive() {
 		opts.SignIn = browserSignIn(os.Stderr)
 	}

@@ -68,7 +68,7 @@ type env struct {
 // flags holds the values of every flag of every command; a command's flag
 // set binds only the fields it takes, the others keep their zero value.
 type flags struct {
-	config    string
+	config    configFiles
 	data      string
 	logLevel  string
 	logFormat string
@@ -105,7 +105,41 @@ func logFlags(fs *flag.FlagSet, f *flags) {
 }
 
 func configFlag(fs *flag.FlagSet, f *flags) {
-	fs.StringVar(&f.config, "config", "", "the `FILE` of MCP servers, in the mcpServers JSON format")
+	fs.Var(&f.config, "config", "the `FILE` of MCP servers, as any agent tool writes it (Claude Code, VS Code, Cursor, Gemini CLI, Codex, Zed, ...); repeat it to merge several files, a later one's server replacing an earlier one's of the same name")
+}
+
+// configFiles is --config, which may be given more than once.
+type configFiles []string
+
+func (c configFiles) String() string { return strings.Join(c, ", ") }
+
+func (c *configFiles) Set(v string) error {
+	if v == "" {
+		return errors.New("empty file name")
+	}
+	*c = append(*c, v)
+	return nil
+}
+
+// loadConfig loads and merges the --config files. Their warnings are
+// said, one line each, also when loading fails (an unknown field may be
+// why): as plain lines on stderr, or as log records with --log-format
+// json. A failure is a usage error (exit 2).
+func loadConfig(f flags, logger *slog.Logger, stderr io.Writer) (*mcpvisor.Config, error) {
+	cfg, err := mcpvisor.LoadConfigs(f.config...)
+	if cfg != nil {
+		for _, w := range cfg.Warnings {
+			if f.logFormat == "json" {
+				logger.Warn(w)
+			} else {
+				fmt.Fprintf(stderr, "mcpvisor: warning: %s\n", w)
+			}
+		}
+	}
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return cfg, nil
 }
 
 // settleFlag is the --wait of the commands that report every server: each
@@ -317,15 +351,12 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 	if c.setup < setupHost || e.sidecar != nil {
 		return ctx, func() {}, nil
 	}
-	if e.f.config == "" {
+	if len(e.f.config) == 0 {
 		return nil, nil, &exitError{code: 2, msg: c.name + ": --config FILE is required"}
 	}
-	cfg, err := mcpvisor.LoadConfig(e.f.config)
+	cfg, err := loadConfig(e.f, e.logger, e.stderr)
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, w := range cfg.Warnings {
-		e.logger.Warn(w)
 	}
 	e.cfg = cfg
 	ctx, stop := signalContext(ctx)

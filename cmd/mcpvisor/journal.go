@@ -64,12 +64,12 @@ func cmdEvents(ctx context.Context, e *env) error {
 	}
 	var j *mcpvisor.Journal
 	switch {
-	case f.follow && f.config != "":
+	case f.follow && len(f.config) > 0:
 		// New events come only from running servers, and a journal has one
 		// process: follow runs them.
-		cfg, err := mcpvisor.LoadConfig(f.config)
+		cfg, err := loadConfig(f, e.logger, e.stderr)
 		if err != nil {
-			return usageError(err)
+			return err
 		}
 		h, err := open(ctx, f, cfg, e.logger)
 		if err != nil {

@@ -121,8 +121,9 @@ func sidecarOn(ctx context.Context, f flags) (*remote, error) {
 
 // noteConfig says on w, when --config names a file other than the one the
 // sidecar runs, that the sidecar's servers answer and the file is not read.
-func (r *remote) noteConfig(config, data string, w io.Writer) {
-	if config == "" || r.info.Config != "" && sameFile(config, r.info.Config) {
+func (r *remote) noteConfig(files configFiles, data string, w io.Writer) {
+	config := files.String()
+	if len(files) == 0 || len(files) == 1 && r.info.Config != "" && sameFile(files[0], r.info.Config) {
 		return
 	}
 	theirs := "its own servers"

@@ -52,7 +52,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if len(args) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("serve: unexpected argument %q%s", args[0], seeHelp("serve"))}
 	}
-	if config == "" {
+	if len(config) == 0 {
 		return &exitError{code: 2, msg: "serve: --config FILE is required"}
 	}
 	switch {
@@ -73,12 +73,9 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if err != nil {
 		return &exitError{code: 2, msg: err.Error()}
 	}
-	cfg, err := mcpvisor.LoadConfig(config)
+	cfg, err := loadConfig(f, logger, stderr)
 	if err != nil {
-		return usageError(err)
-	}
-	for _, w := range cfg.Warnings {
-		logger.Warn(w)
+		return err
 	}
 	token, tokenPath, err := loadToken(data, tokenFile)
 	if err != nil {
@@ -135,7 +132,12 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// written before "listening" is said, so whoever waits for that line
 	// finds the sidecar.
 	absToken, _ := filepath.Abs(tokenPath)
-	absConfig, _ := filepath.Abs(config)
+	var abs []string
+	for _, c := range config {
+		a, _ := filepath.Abs(c)
+		abs = append(abs, a)
+	}
+	absConfig := strings.Join(abs, ", ")
 	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken, Config: absConfig}
 	if tlsConfig != nil {
 		info.CertFile, _ = filepath.Abs(tlsCert)
