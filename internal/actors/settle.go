@@ -20,6 +20,13 @@ import (
 // and ctx's error that names the servers not ready. Safe for concurrent
 // use; it never queues behind a server.
 func (r *Runtime) WaitSettled(ctx context.Context, names ...string) error {
+	return r.waitFor(ctx, names, func(st *ServerStatus) (bool, error) { return hasSettled(st), nil })
+}
+
+// waitFor waits, on status changes, until done says each of the servers
+// names selects (waitEntries) is done; an error from done ends the wait
+// with it. When ctx ends first the error names the servers not ready.
+func (r *Runtime) waitFor(ctx context.Context, names []string, done func(*ServerStatus) (bool, error)) error {
 	entries, err := r.waitEntries(names)
 	if err != nil {
 		return err
@@ -27,7 +34,10 @@ func (r *Runtime) WaitSettled(ctx context.Context, names ...string) error {
 	for _, e := range entries {
 		for {
 			ch := e.changed.C()
-			if hasSettled(e.status.Load()) {
+			if ok, err := done(e.status.Load()); ok {
+				if err != nil {
+					return err
+				}
 				break
 			}
 			select {

@@ -111,27 +111,7 @@ func (r *Runtime) Status() []ServerStatus {
 // named) are ready. It returns early with an error when one of them is
 // disabled, failed or stopped, and with the states of the rest when ctx ends.
 func (r *Runtime) WaitReady(ctx context.Context, names ...string) error {
-	entries, err := r.waitEntries(names)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		for {
-			ch := e.changed.C()
-			if done, err := settled(e.status.Load()); done {
-				if err != nil {
-					return err
-				}
-				break
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return r.notReady(entries, ctx.Err())
-			}
-		}
-	}
-	return nil
+	return r.waitFor(ctx, names, settled)
 }
 
 // settled reports whether a server waited for is ready (nil) or will not
