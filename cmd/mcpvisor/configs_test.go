@@ -104,3 +104,22 @@ func TestPromptInput(t *testing.T) {
 		t.Errorf("password = %q, %v", got, err)
 	}
 }
+
+// A tool name models would refuse is listed under its mapped name, with
+// the server's own beside it.
+func TestToolsShowsMappedName(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"w": {"command": "MCPTEST", "args": ["-tool-name", "get weather"]}}}`)
+	out, errOut, code := runCLI(t, "tools", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var line string
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(l, "mcp__w__get_weather ") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `[server's name: "get weather"]`) {
+		t.Errorf("no mapped line with the server's name in:\n%s", out)
+	}
+}

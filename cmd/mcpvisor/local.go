@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,7 +52,11 @@ func cmdTools(ctx context.Context, e *env) error {
 			if t.Destructive {
 				mark = " [destructive]"
 			}
-			fmt.Fprintf(tw, "%s\t%s%s\n", t.Name, firstLine(t.Description), mark)
+			if t.Tool != "" && t.Name != t.Tool && t.Name != mcpvisor.ToolName(t.Server, t.Tool) {
+				// A name models would refuse, mapped: say what the server calls it.
+				mark += fmt.Sprintf(" [server's name: %s]", strconv.Quote(t.Tool))
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\n", t.Name, printable(firstLine(t.Description)), mark)
 		}
 		tw.Flush()
 	}
