@@ -75,6 +75,12 @@ func callLocally(ctx context.Context, e *env, tool string, args json.RawMessage,
 	if !sts[0].Enabled {
 		return callOutcome{}, fmt.Errorf("call: server %q is disabled", server)
 	}
+	if e.f.detach && sts[0].Transport == "stdio" {
+		// The server is this process's child: it stops when the command
+		// exits, and a stdio server's tasks live in its memory.
+		fmt.Fprintf(rep.w, "mcpvisor: no sidecar runs on %s: server %q stops when this command exits, and with it a task it started; run mcpvisor serve --data %s to keep tasks running\n",
+			e.f.data, server, e.f.data)
+	}
 	res, err := h.CallWith(ctx, tool, args, mcpvisor.CallOptions{
 		Detached:   e.f.detach,
 		OnProgress: rep.progress,

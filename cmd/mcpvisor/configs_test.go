@@ -123,3 +123,16 @@ func TestToolsShowsMappedName(t *testing.T) {
 		t.Errorf("no mapped line with the server's name in:\n%s", out)
 	}
 }
+
+// call --detach without a sidecar says that a stdio server's task stops
+// with the command, and how to keep it.
+func TestDetachWithoutSidecarWarns(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"t": {"command": "MCPTEST"}}}`)
+	_, errOut, code := runCLI(t, "call", "--config", cfg, "--detach", "mcp__t__sleep_task", `{"ms":10}`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "no sidecar runs on") || !strings.Contains(errOut, "mcpvisor serve --data") {
+		t.Errorf("stderr does not warn that the task stops with the command:\n%s", errOut)
+	}
+}
