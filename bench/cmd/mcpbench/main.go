@@ -8,7 +8,7 @@
 // (tables with ratios, the targets with PASS/MISS), <date>.png (the chart
 // the report embeds) and latest.md (a pointer to the newest report).
 //
-//	mcpbench [-quick] [-out DIR] [-scenarios latency,throughput,...] [-server BIN]
+//	mcpbench [-quick] [-repeats N] [-out DIR] [-scenarios latency,throughput,...] [-server BIN]
 //	         [-cpuprofile FILE] [-memprofile FILE] [-http-servers N]
 //
 // See bench/README.md for what each scenario measures.
@@ -41,8 +41,9 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file once every server of the scale-http scenario is ready")
 	httpServers := flag.Int("http-servers", 0, "servers in the scale-http scenario (default: 10000, quick: 1000)")
+	repeats := flag.Int("repeats", 0, "runs of each contender in the latency, throughput and isolation scenarios, over stdio and HTTP, whose medians are reported (default: 5, quick: 3)")
 	flag.Parse()
-	if err := run(*quick, *out, *list, *server, *cpuprofile, *memprofile, *httpServers); err != nil {
+	if err := run(*quick, *out, *list, *server, *cpuprofile, *memprofile, *httpServers, *repeats); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpbench:", err)
 		os.Exit(1)
 	}
@@ -56,7 +57,7 @@ func names() []string {
 	return ns
 }
 
-func run(quick bool, out, list, server, cpuprofile, memprofile string, httpServers int) error {
+func run(quick bool, out, list, server, cpuprofile, memprofile string, httpServers, repeats int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	selected, err := selectScenarios(list)
@@ -104,6 +105,9 @@ func run(quick bool, out, list, server, cpuprofile, memprofile string, httpServe
 	}
 	if httpServers > 0 {
 		env.Sizes.ScaleHTTPServers = httpServers
+	}
+	if repeats > 0 {
+		env.Sizes.Repeats = repeats
 	}
 	started := time.Now()
 	result := &harness.Run{Date: started.Format("2006-01-02"), Started: started, Quick: quick, Machine: machine(), Sizes: env.Sizes}

@@ -43,7 +43,7 @@ var modernContenders = []contender{rawContender{modern: true}, hostContender{mod
 
 // loadContenders are the contenders of the call latency and throughput
 // scenarios: the stdio and sidecar contenders of the legacy era, then the
-// modern ones, interleaved in the same rounds so that the ratio of a
+// modern ones, interleaved in the same repeats so that the ratio of a
 // modern contender to its legacy self is measured under the same noise.
 var loadContenders = append(callContenders[:len(callContenders):len(callContenders)], modernContenders...)
 

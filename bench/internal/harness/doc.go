@@ -13,9 +13,16 @@
 // read off a raw pipe; and the latency the MCP gateway adds to a call over
 // a direct connection, for clients and servers of both eras.
 //
+// The call latency, throughput and isolation scenarios, over stdio and
+// HTTP, run each contender Sizes.Repeats times, interleaved, a fresh client
+// each time, and report the medians of the repeats, with the spread of
+// their p50s; every load record also has the CPU per call of this process
+// (the client, and the host in it) and of the echo server children, taken
+// across the measured calls only.
+//
 // Each scenario is a function from an Env (the echo server binary, the sizes)
 // to Records; Report turns the records of a run into a markdown report with
-// ratios and the targets, and Chart into a PNG.
+// ratios and the issues' targets, and Chart into a PNG.
 //
 //	env := harness.Env{Server: bin, Sizes: harness.QuickSizes(), Log: os.Stderr}
 //	recs, err := harness.Latency(ctx, &env)

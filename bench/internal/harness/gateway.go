@@ -194,18 +194,13 @@ func Gateway(ctx context.Context, env *Env) ([]Record, error) {
 // (in µs): the median over the rounds, the smallest and the largest. Both
 // ran their share of each round back to back, so each difference is
 // measured under the same moment's noise.
-func roundDiffs(a, b samples, calls, n int) (median, lo, hi float64) {
+func roundDiffs(a, b samples, calls, n int) (med, lo, hi float64) {
 	diffs := make([]float64, n)
 	for k := range n {
 		l, h := roundSpan(calls, n, k)
 		diffs[k] = micros(a[l:h].summary().p50) - micros(b[l:h].summary().p50)
 	}
-	slices.Sort(diffs)
-	median = diffs[n/2]
-	if n%2 == 0 {
-		median = (diffs[n/2-1] + diffs[n/2]) / 2
-	}
-	return median, diffs[0], diffs[n-1]
+	return median(diffs), slices.Min(diffs), slices.Max(diffs)
 }
 
 // gatewayBackend is one era's echo server behind a Host and its gateway:

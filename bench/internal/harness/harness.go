@@ -12,15 +12,18 @@ import (
 
 // Sizes are how much work each scenario does.
 type Sizes struct {
-	LatencyCalls      int           // scenario 1: calls per contender, 1 caller
-	ThroughputCalls   int           // scenario 2: calls per contender
-	Callers           int           // scenarios 2 and 3: concurrent callers
+	// Repeats is how many times scenarios 1, 2, 4, 7 and 8 run each
+	// contender (each isolation phase), interleaved, a fresh client each
+	// time; their figures are the medians of the repeats'.
+	Repeats           int
+	LatencyCalls      int           // scenarios 1 and 7: calls per contender per repeat, 1 caller
+	ThroughputCalls   int           // scenarios 2 and 8: calls per contender per repeat
+	Callers           int           // scenarios 2, 3 and 8: concurrent callers
 	FanoutServers     int           // scenario 3
 	FanoutCalls       int           // scenario 3: calls per contender
 	IsolationServers  int           // scenario 4: healthy + 3 misbehaving
-	IsolationCalls    int           // scenario 4: calls to the healthy servers, per phase
+	IsolationCalls    int           // scenario 4: calls to the healthy servers, per phase per repeat
 	IsolationCallers  int           // scenario 4: callers of the healthy servers
-	IsolationPhases   int           // scenario 4: baseline/trouble pairs, alternated
 	StartupServers    int           // scenario 5
 	StartupRuns       int           // scenario 5: runs per contender (the median is kept)
 	ScaleServers      int           // scenario 6
@@ -32,17 +35,18 @@ type Sizes struct {
 	JournalServers    int           // scenario 10: servers flooding at once in the second host run
 	JournalWait       time.Duration // scenario 10: longest wait for a flood to be journaled
 	GatewayCalls      int           // scenario 11: calls per contender, 1 caller
-	Rounds            int           // interleaving: rounds per scenario, contenders rotate within each
-	WarmupCalls       int           // per contender before measuring
+	Rounds            int           // scenarios 3 and 11: rounds of the interleaving, contenders rotate within each
+	WarmupCalls       int           // per contender (per repeat) before measuring
 	BadCallersPerKind int           // scenario 4: concurrent callers of each misbehaving server
 }
 
-// FullSizes are the issue's sizes (make bench).
+// FullSizes are the issue's sizes (make bench). The repeated scenarios
+// make as many calls in all as a single run of 20,000 / 50,000 calls did.
 func FullSizes() Sizes {
 	return Sizes{
-		LatencyCalls: 20000, ThroughputCalls: 50000, Callers: 64,
+		Repeats: 5, LatencyCalls: 4000, ThroughputCalls: 10000, Callers: 64,
 		FanoutServers: 100, FanoutCalls: 50000,
-		IsolationServers: 20, IsolationCalls: 20000, IsolationCallers: 16, IsolationPhases: 2,
+		IsolationServers: 20, IsolationCalls: 8000, IsolationCallers: 16,
 		StartupServers: 100, StartupRuns: 3,
 		ScaleServers: 1000, ScaleCalls: 2000,
 		ScaleHTTPServers: 10000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 180 * time.Second,
@@ -51,12 +55,12 @@ func FullSizes() Sizes {
 	}
 }
 
-// QuickSizes are a tenth of the work (make bench-quick, CI).
+// QuickSizes are about a tenth of the work (make bench-quick, CI).
 func QuickSizes() Sizes {
 	return Sizes{
-		LatencyCalls: 2000, ThroughputCalls: 5000, Callers: 64,
+		Repeats: 3, LatencyCalls: 700, ThroughputCalls: 1500, Callers: 64,
 		FanoutServers: 20, FanoutCalls: 5000,
-		IsolationServers: 20, IsolationCalls: 2000, IsolationCallers: 16, IsolationPhases: 1,
+		IsolationServers: 20, IsolationCalls: 700, IsolationCallers: 16,
 		StartupServers: 20, StartupRuns: 1,
 		ScaleServers: 100, ScaleCalls: 200,
 		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
@@ -68,9 +72,9 @@ func QuickSizes() Sizes {
 // TinySizes prove that every scenario works; the harness's own tests use them.
 func TinySizes() Sizes {
 	return Sizes{
-		LatencyCalls: 50, ThroughputCalls: 50, Callers: 4,
+		Repeats: 2, LatencyCalls: 50, ThroughputCalls: 50, Callers: 4,
 		FanoutServers: 2, FanoutCalls: 50,
-		IsolationServers: 5, IsolationCalls: 50, IsolationCallers: 2, IsolationPhases: 1,
+		IsolationServers: 5, IsolationCalls: 50, IsolationCallers: 2,
 		StartupServers: 2, StartupRuns: 1,
 		ScaleServers: 3, ScaleCalls: 10,
 		ScaleHTTPServers: 3, ScaleHTTPCalls: 10, ScaleHTTPWait: 30 * time.Second,
@@ -112,19 +116,40 @@ func (e *Env) tempDir(prefix string) (string, func(), error) {
 
 // Record is one contender's figures in one scenario: the JSON record of the
 // results file. Durations are in microseconds unless the name says otherwise.
+//
+// In the repeated scenarios (Repeats > 0) P50us, P90us, P99us, CallsPerSec
+// and the CPU figures are the medians of the repeats' own, MaxUs the
+// largest of any repeat, Calls and Errors the sums; P50MinUs and P50MaxUs
+// are the smallest and largest repeat p50 (the spread), and RepeatP50us,
+// RepeatP99us and RepeatCallsPerSec each repeat's, in run order. Elsewhere the figures are
+// those of every call pooled.
 type Record struct {
-	Scenario    string             `json:"scenario"`
-	Contender   string             `json:"contender"`
-	Servers     int                `json:"servers"`
-	Callers     int                `json:"callers,omitempty"`
-	Calls       int                `json:"calls,omitempty"`
-	Errors      int                `json:"errors"`
-	P50us       float64            `json:"p50_us,omitempty"`
-	P99us       float64            `json:"p99_us,omitempty"`
-	MaxUs       float64            `json:"max_us,omitempty"`
-	CallsPerSec float64            `json:"calls_per_sec,omitempty"`
-	Metrics     map[string]float64 `json:"metrics,omitempty"`
-	Note        string             `json:"note,omitempty"`
+	Scenario    string  `json:"scenario"`
+	Contender   string  `json:"contender"`
+	Servers     int     `json:"servers"`
+	Callers     int     `json:"callers,omitempty"`
+	Calls       int     `json:"calls,omitempty"`
+	Errors      int     `json:"errors"`
+	Repeats     int     `json:"repeats,omitempty"`
+	P50us       float64 `json:"p50_us,omitempty"`
+	P90us       float64 `json:"p90_us,omitempty"`
+	P99us       float64 `json:"p99_us,omitempty"`
+	MaxUs       float64 `json:"max_us,omitempty"`
+	CallsPerSec float64 `json:"calls_per_sec,omitempty"`
+	P50MinUs    float64 `json:"p50_min_us,omitempty"`
+	P50MaxUs    float64 `json:"p50_max_us,omitempty"`
+	// HostCPU is this process's CPU time (getrusage RUSAGE_SELF, user +
+	// system) across the measured calls, in seconds per 100,000 calls: the
+	// client's and, for mcpvisor, the host's. ServerCPU is the echo server
+	// children's over the same window (they are other processes, so
+	// HostCPU leaves them out).
+	HostCPU           float64            `json:"host_cpu_s_per_100k_calls,omitempty"`
+	ServerCPU         float64            `json:"server_cpu_s_per_100k_calls,omitempty"`
+	RepeatP50us       []float64          `json:"repeat_p50_us,omitempty"`
+	RepeatP99us       []float64          `json:"repeat_p99_us,omitempty"`
+	RepeatCallsPerSec []float64          `json:"repeat_calls_per_sec,omitempty"`
+	Metrics           map[string]float64 `json:"metrics,omitempty"`
+	Note              string             `json:"note,omitempty"`
 }
 
 // Scenario names, in the order they run.

@@ -12,6 +12,9 @@ import (
 var echoServer string
 
 func TestMain(m *testing.M) {
+	if d, err := time.ParseDuration(os.Getenv(spinEnv)); err == nil {
+		spinChild(d)
+	}
 	dir, err := os.MkdirTemp("", "mcpbench-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,8 +41,12 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// repeated are the scenarios that run each contender Sizes.Repeats times.
+var repeated = map[string]bool{ScenarioLatency: true, ScenarioThroughput: true, ScenarioIsolation: true, ScenarioLatencyHTTP: true, ScenarioThroughputHTTP: true}
+
 // Every scenario runs at a tiny size and reports sane figures for every
-// contender: no failed call, a positive latency or ready time.
+// contender: no failed call, a positive latency or ready time; in the
+// repeated ones, the medians of every repeat and the CPU they cost.
 func TestScenarios(t *testing.T) {
 	for _, sc := range Scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -61,6 +68,16 @@ func TestScenarios(t *testing.T) {
 				}
 				if r.P50us <= 0 && r.Metrics["ready_ms"] <= 0 && r.Metrics["events_per_sec"] <= 0 && r.Metrics["lines_per_sec"] <= 0 {
 					t.Errorf("%s: neither a latency, a ready time nor a rate: %+v", r.Contender, r)
+				}
+				if repeated[sc.Name] {
+					// Each figure is the median of the repeats', the p50
+					// among them; the client and the echo servers cost CPU.
+					if r.Repeats != TinySizes().Repeats || len(r.RepeatP50us) != r.Repeats || r.P50MinUs > r.P50us || r.P50us > r.P50MaxUs || r.P90us < r.P50us {
+						t.Errorf("%s: %d repeat(s), p50 %v in %v–%v (%v), p90 %v", r.Contender, r.Repeats, r.P50us, r.P50MinUs, r.P50MaxUs, r.RepeatP50us, r.P90us)
+					}
+					if r.HostCPU <= 0 || r.ServerCPU <= 0 {
+						t.Errorf("%s: CPU per 100k calls: host %v, servers %v; want both > 0", r.Contender, r.HostCPU, r.ServerCPU)
+					}
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -34,17 +35,21 @@ var deafArgs = json.RawMessage(`{"pad":"` + strings.Repeat("x", 16<<10) + `"}`)
 // Isolation is scenario 4 (mcpvisor only): calls to healthy servers while a
 // hung server, a crash-looping server and a server that never reads its
 // stdin are called too, against the same load with the three absent. It also
-// samples Host.Status and Host.Tools throughout.
+// samples Host.Status and Host.Tools throughout. Each phase runs
+// env.Sizes.Repeats times on a fresh Host, the two alternating (baseline,
+// trouble, baseline, ...); the records have the medians of the repeats.
 func Isolation(ctx context.Context, env *Env) ([]Record, error) {
 	healthy := env.Sizes.IsolationServers - 3
 	if healthy < 1 {
 		return nil, fmt.Errorf("isolation needs at least 4 servers, have %d", env.Sizes.IsolationServers)
 	}
-	env.logf("%s: %d healthy servers (+3 misbehaving), %d callers, %d calls per phase, %d phase pair(s)",
-		ScenarioIsolation, healthy, env.Sizes.IsolationCallers, env.Sizes.IsolationCalls, env.Sizes.IsolationPhases)
+	repeats := max(1, env.Sizes.Repeats)
+	env.logf("%s: %d healthy servers (+3 misbehaving), %d callers, %d calls per phase, %d repeats of both phases, alternated",
+		ScenarioIsolation, healthy, env.Sizes.IsolationCallers, env.Sizes.IsolationCalls, repeats)
 	var base, trouble phase
-	for range env.Sizes.IsolationPhases {
-		for _, bad := range []bool{false, true} {
+	for r, order := range repeatOrder(2, repeats) {
+		for _, k := range order {
+			bad := k == 1
 			p, err := isolationPhase(ctx, env, healthy, bad)
 			if err != nil {
 				return nil, err
@@ -55,6 +60,8 @@ func Isolation(ctx context.Context, env *Env) ([]Record, error) {
 				base.add(p)
 			}
 		}
+		env.logf("  repeat %d/%d: healthy p50 %.1fµs → %.1fµs, p99 %.1fµs → %.1fµs", r+1, repeats,
+			micros(base.reps[r].lat.p50), micros(trouble.reps[r].lat.p50), micros(base.reps[r].lat.p99), micros(trouble.reps[r].lat.p99))
 	}
 	b, t := base.record(healthy, env, "mcpvisor-baseline"), trouble.record(healthy+3, env, "mcpvisor-trouble")
 	if b.P99us > 0 {
@@ -71,26 +78,23 @@ func Isolation(ctx context.Context, env *Env) ([]Record, error) {
 	return []Record{b, t}, nil
 }
 
-// phase is what one or more runs of the same phase measured.
+// phase is what one or more runs of the same phase measured: each run's
+// healthy calls, and every run's Status and Tools samples.
 type phase struct {
-	lat, status, tools samples
-	elapsed            time.Duration
-	calls, errs        int
-	firstErr           error
-	badCalls           int
-	badErrs            map[string]int
-	restarts           int
-	closing            time.Duration // the longest Host.Close
-	closeErr           error
+	reps          []repeatFigures
+	status, tools samples
+	firstErr      error
+	badCalls      int
+	badErrs       map[string]int
+	restarts      int
+	closing       time.Duration // the longest Host.Close
+	closeErr      error
 }
 
 func (p *phase) add(q *phase) {
-	p.lat = append(p.lat, q.lat...)
+	p.reps = append(p.reps, q.reps...)
 	p.status = append(p.status, q.status...)
 	p.tools = append(p.tools, q.tools...)
-	p.elapsed += q.elapsed
-	p.calls += q.calls
-	p.errs += q.errs
 	if p.firstErr == nil {
 		p.firstErr = q.firstErr
 	}
@@ -108,22 +112,22 @@ func (p *phase) add(q *phase) {
 	}
 }
 
+// record is the phase's record: the medians of its repeats (fillRepeats),
+// and the Status and Tools latencies of all of them pooled.
 func (p *phase) record(servers int, env *Env, contender string) Record {
-	s, st, tl := p.lat.summary(), p.status.summary(), p.tools.summary()
+	st, tl := p.status.summary(), p.tools.summary()
 	r := Record{
-		Scenario: ScenarioIsolation, Contender: contender, Servers: servers,
-		Callers: env.Sizes.IsolationCallers, Calls: p.calls, Errors: p.errs,
-		P50us: micros(s.p50), P99us: micros(s.p99), MaxUs: micros(s.max),
-		CallsPerSec: float64(p.calls) / p.elapsed.Seconds(),
+		Scenario: ScenarioIsolation, Contender: contender, Servers: servers, Callers: env.Sizes.IsolationCallers,
 		Metrics: map[string]float64{
 			"status_p99_us": micros(st.p99), "status_max_us": micros(st.max), "status_samples": float64(st.n),
 			"tools_p99_us": micros(tl.p99), "tools_max_us": micros(tl.max),
 			"close_ms": millis(p.closing),
 		},
 	}
+	fillRepeats(&r, p.reps)
 	var notes []string
 	if p.firstErr != nil {
-		notes = append(notes, fmt.Sprintf("%d healthy call(s) failed, first: %v", p.errs, p.firstErr))
+		notes = append(notes, fmt.Sprintf("%d healthy call(s) failed, first: %v", r.Errors, p.firstErr))
 	}
 	if p.closeErr != nil {
 		notes = append(notes, fmt.Sprintf("Host.Close: %v", p.closeErr))
@@ -217,9 +221,14 @@ func isolationPhase(ctx context.Context, env *Env, healthy int, bad bool) (*phas
 	// Let the trouble build up: the deaf server's pipe fills, the crash loop
 	// turns. The baseline waits as long, so that both phases are alike.
 	time.Sleep(troubleSettle)
-	p.calls = env.Sizes.IsolationCalls
-	p.lat = make(samples, p.calls)
-	p.elapsed, p.errs, p.firstErr = drive(ctx, c, env.Sizes.IsolationCallers, p.calls, healthy, p.lat)
+	calls := env.Sizes.IsolationCalls
+	lat := make(samples, calls)
+	runtime.GC() // the last phase's garbage is not collected on this one's time
+	cpu0 := cpuStart()
+	elapsed, errs, first := drive(ctx, c, env.Sizes.IsolationCallers, calls, healthy, lat)
+	cpu := cpuSince(cpu0)
+	p.reps = []repeatFigures{{calls: calls, errs: errs, elapsed: elapsed, lat: lat.summary(), cpu: cpu}}
+	p.firstErr = first
 	close(stop)
 	wg.Wait()
 	for _, st := range h.Status() {

@@ -9,23 +9,43 @@ import (
 )
 
 // Latency is scenario 1: one caller, one server, calls one after another.
-// The raw pipe is its simple form: write a line, read a line. The sidecar
-// contenders run here and in Throughput, and so do the modern-era
-// contenders (2026-07-28), in the same rounds as the legacy ones.
+// The raw floor is its synchronous form: write a line, read a line. The
+// sidecar contenders run here and in Throughput, and so do the modern-era
+// contenders (2026-07-28), in the same repeats as the legacy ones.
 func Latency(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioLatency, loadContenders, 1, 1, env.Sizes.LatencyCalls, false, nil)
+	return compare(ctx, env, ScenarioLatency, loadContenders, 1, env.Sizes.LatencyCalls, nil)
 }
 
-// Throughput is scenario 2: many concurrent callers on one server.
+// Throughput is scenario 2: many concurrent callers on one server. The raw
+// floor is its pipelined form: one writer lock, one reader goroutine per
+// pipe.
 func Throughput(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioThroughput, loadContenders, 1, env.Sizes.Callers, env.Sizes.ThroughputCalls, true, nil)
+	return compare(ctx, env, ScenarioThroughput, loadContenders, env.Sizes.Callers, env.Sizes.ThroughputCalls, nil)
 }
 
 // Fanout is scenario 3: many concurrent callers spreading their calls over
 // many servers: one host with every server for mcpvisor, one session (or
-// pipe) per server for the others.
+// pipe) per server for the others. Unlike the other load scenarios it
+// connects each contender once and interleaves rounds (interleave).
 func Fanout(ctx context.Context, env *Env) ([]Record, error) {
-	return compare(ctx, env, ScenarioFanout, contenders, env.Sizes.FanoutServers, env.Sizes.Callers, env.Sizes.FanoutCalls, true, nil)
+	servers, callers, calls := env.Sizes.FanoutServers, env.Sizes.Callers, env.Sizes.FanoutCalls
+	env.logf("%s: %d server(s), %d caller(s), %d calls per contender", ScenarioFanout, servers, callers, calls)
+	runs, err := interleave(ctx, env, contenders, servers, callers, calls, true, nil)
+	defer closeRuns(runs)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for i, r := range runs {
+		rec := r.record(ScenarioFanout, contenders[i].name(), servers, callers, calls)
+		if fs, ok := r.c.(frameSizer); ok {
+			req, reply := fs.frameBytes()
+			rec.Metrics = map[string]float64{"request_bytes": float64(req), "reply_bytes": float64(reply)}
+		}
+		logRecord(env, rec)
+		recs = append(recs, rec)
+	}
+	return recs, nil
 }
 
 // LatencyHTTP is scenario 7: scenario 1 over Streamable HTTP, every
@@ -47,15 +67,17 @@ func compareHTTP(ctx context.Context, env *Env, scenario string, callers, calls 
 	defer srv.close()
 	e := *env
 	e.httpURL = srv.url
-	return compare(ctx, &e, scenario, httpContenders, 1, callers, calls, callers > 1, srv)
+	return compare(ctx, &e, scenario, httpContenders, callers, calls, srv)
 }
 
-// compare runs one load on every contender in the same run, interleaved
-// (see interleave), and returns one record per contender. With srv (the
-// HTTP echo server), the records have the connections the server accepted
-// and the POSTs it answered during each contender's measured calls.
-func compare(ctx context.Context, env *Env, scenario string, contenders []contender, servers, callers, calls int, pipelined bool, srv *echoHTTP) ([]Record, error) {
-	env.logf("%s: %d server(s), %d caller(s), %d calls per contender", scenario, servers, callers, calls)
+// compare runs one load on one server for every contender, env.Sizes.Repeats
+// times, interleaved (repeatLoad), and returns one record per contender
+// with the medians of its repeats. With one caller the raw floor is
+// synchronous, with more it is pipelined. With srv (the HTTP echo server),
+// the records have the connections the server accepted and the POSTs it
+// answered during each contender's measured calls.
+func compare(ctx context.Context, env *Env, scenario string, contenders []contender, callers, calls int, srv *echoHTTP) ([]Record, error) {
+	env.logf("%s: 1 server, %d caller(s), %d calls per contender in each of %d repeats", scenario, callers, calls, env.Sizes.Repeats)
 	var counters func() serverStats
 	if srv != nil {
 		counters = func() serverStats {
@@ -66,29 +88,31 @@ func compare(ctx context.Context, env *Env, scenario string, contenders []conten
 			return st
 		}
 	}
-	runs, err := interleave(ctx, env, contenders, servers, callers, calls, pipelined, counters)
-	defer closeRuns(runs)
+	runs, err := repeatLoad(ctx, env, contenders, 1, callers, calls, callers > 1, counters)
 	if err != nil {
 		return nil, err
 	}
 	var recs []Record
-	for i, r := range runs {
-		rec := r.record(scenario, contenders[i].name(), servers, callers, calls)
-		if r.c != nil {
-			if srv != nil {
-				rec.Metrics = map[string]float64{"conns_opened": float64(r.conns), "posts_per_call": float64(r.posts) / float64(calls)}
-			}
-			if fs, ok := r.c.(frameSizer); ok {
-				req, reply := fs.frameBytes()
-				rec.Metrics = map[string]float64{"request_bytes": float64(req), "reply_bytes": float64(reply)}
-			}
-			env.logf("  %-16s p50 %7.1fµs  p99 %8.1fµs  %9.0f calls/s  errors %d %s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, connNote(rec))
-		} else {
-			env.logf("  %-16s %s", rec.Contender, rec.Note)
-		}
+	for i, cr := range runs {
+		rec := cr.record(scenario, contenders[i].name(), 1, callers, srv != nil)
+		logRecord(env, rec)
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// logRecord logs a load record's figures, or why it has none.
+func logRecord(env *Env, rec Record) {
+	if !ran(&rec) {
+		env.logf("  %-16s %s", rec.Contender, rec.Note)
+		return
+	}
+	spread := ""
+	if rec.Repeats > 0 {
+		spread = fmt.Sprintf(" (%.1f–%.1f)", rec.P50MinUs, rec.P50MaxUs)
+	}
+	env.logf("  %-16s p50 %7.1fµs%s  p90 %8.1fµs  p99 %8.1fµs  %9.0f calls/s  CPU s per 100k calls: host %.2f, servers %.2f  errors %d%s",
+		rec.Contender, rec.P50us, spread, rec.P90us, rec.P99us, rec.CallsPerSec, rec.HostCPU, rec.ServerCPU, rec.Errors, connNote(rec))
 }
 
 // contenderRun is one contender's part of an interleaved load: its client
@@ -99,6 +123,7 @@ type contenderRun struct {
 	c            client
 	lat          samples
 	elapsed      time.Duration
+	cpu          cpuUse // over its measured calls, summed
 	errs         int
 	firstErr     error
 	note         string
@@ -113,8 +138,9 @@ func (r *contenderRun) record(scenario, name string, servers, callers, calls int
 	}
 	s := r.lat.summary()
 	rec.Calls, rec.Errors = calls, r.errs
-	rec.P50us, rec.P99us, rec.MaxUs = micros(s.p50), micros(s.p99), micros(s.max)
+	rec.P50us, rec.P90us, rec.P99us, rec.MaxUs = micros(s.p50), micros(s.p90), micros(s.p99), micros(s.max)
 	rec.CallsPerSec = float64(calls) / r.elapsed.Seconds()
+	rec.HostCPU, rec.ServerCPU = perHundredK(r.cpu.host(), calls), perHundredK(r.cpu.children, calls)
 	if r.firstErr != nil {
 		rec.Note = fmt.Sprintf("%d call(s) failed, first: %v", r.errs, r.firstErr)
 	}
@@ -133,8 +159,11 @@ func roundSpan(calls, n, k int) (lo, hi int) { return calls * k / n, calls * (k 
 // turn, starting from a different contender each round, so that a slow
 // moment of the machine falls on all of them alike. counters, when not nil,
 // is read before and after each contender's share: the connections
-// accepted and the POSTs answered in between are the contender's. The
-// caller closes the runs (closeRuns), also when interleave fails.
+// accepted and the POSTs answered in between are the contender's; so is
+// the CPU time taken meanwhile (the other contenders, connected, are
+// idle). The caller closes the runs (closeRuns), also when interleave
+// fails. The fan-out and gateway scenarios use it; the others repeat
+// (repeatLoad).
 func interleave(ctx context.Context, env *Env, contenders []contender, servers, callers, calls int, pipelined bool, counters func() serverStats) ([]*contenderRun, error) {
 	if counters == nil {
 		counters = func() serverStats { return serverStats{} }
@@ -165,10 +194,15 @@ func interleave(ctx context.Context, env *Env, contenders []contender, servers, 
 				continue
 			}
 			before := counters()
+			cpu0 := cpuStart()
 			d, errs, first := drive(ctx, r.c, callers, hi-lo, servers, r.lat[lo:hi])
+			cpu := cpuSince(cpu0)
 			after := counters()
 			r.conns += after.Conns - before.Conns
 			r.posts += after.Posts - before.Posts
+			r.cpu.user += cpu.user
+			r.cpu.sys += cpu.sys
+			r.cpu.children += cpu.children
 			r.elapsed += d
 			r.errs += errs
 			if r.firstErr == nil {

@@ -8,16 +8,20 @@ import (
 	"testing"
 )
 
-// fakeRun is a run whose figures meet some targets and miss others.
+// fakeRun is a run whose figures meet some targets and miss others. The
+// load records are repeated: their p50 range is ±10-20% of the median.
 func fakeRun() *Run {
 	r := &Run{Date: "2026-01-02", Sizes: FullSizes()}
-	load := func(sc string, p50 map[string]float64, cps map[string]float64) {
+	load := func(sc string, p50, cps, cpu map[string]float64) {
 		for _, c := range []string{Raw, Mcpvisor, GoSDK, Mark3labs} {
-			r.Records = append(r.Records, Record{Scenario: sc, Contender: c, Calls: 100, P50us: p50[c], P99us: 2 * p50[c], CallsPerSec: cps[c]})
+			r.Records = append(r.Records, Record{Scenario: sc, Contender: c, Calls: 100, Repeats: 3,
+				P50us: p50[c], P50MinUs: 0.9 * p50[c], P50MaxUs: 1.2 * p50[c], P90us: 2 * p50[c], P99us: 3 * p50[c],
+				CallsPerSec: cps[c], RepeatCallsPerSec: []float64{cps[c], 0.8 * cps[c], 1.1 * cps[c]}, HostCPU: cpu[c], ServerCPU: cpu[c] / 2})
 		}
 	}
-	load(ScenarioLatency, map[string]float64{Raw: 10, Mcpvisor: 14, GoSDK: 50, Mark3labs: 40}, map[string]float64{Raw: 1, Mcpvisor: 1, GoSDK: 1, Mark3labs: 1})
-	load(ScenarioThroughput, map[string]float64{Raw: 1, Mcpvisor: 1, GoSDK: 1, Mark3labs: 1}, map[string]float64{Raw: 100, Mcpvisor: 50, GoSDK: 10, Mark3labs: 20})
+	ones := map[string]float64{Raw: 1, Mcpvisor: 1, GoSDK: 1, Mark3labs: 1}
+	load(ScenarioLatency, map[string]float64{Raw: 10, Mcpvisor: 14, GoSDK: 50, Mark3labs: 40}, ones, ones)
+	load(ScenarioThroughput, ones, map[string]float64{Raw: 100, Mcpvisor: 75, GoSDK: 10, Mark3labs: 30}, map[string]float64{Raw: 2, Mcpvisor: 3.2, GoSDK: 20, Mark3labs: 6})
 	r.Records = append(r.Records,
 		Record{Scenario: ScenarioIsolation, Contender: "mcpvisor-baseline", Calls: 10, P99us: 100, Metrics: map[string]float64{"status_max_us": 100}},
 		Record{Scenario: ScenarioIsolation, Contender: "mcpvisor-trouble", Calls: 10, P99us: 110, Metrics: map[string]float64{"status_max_us": 6000}},
@@ -27,40 +31,65 @@ func fakeRun() *Run {
 	return r
 }
 
+// targetResult is a target's verdict as the table prints it.
+func targetResult(t Target) string {
+	switch {
+	case t.Missing:
+		return "not run"
+	case t.Pass:
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// findTarget is the target whose name begins with prefix.
+func findTarget(t *testing.T, ts []Target, prefix string) Target {
+	t.Helper()
+	for _, tg := range ts {
+		if strings.HasPrefix(tg.Name, prefix) {
+			return tg
+		}
+	}
+	t.Fatalf("no target %q in %+v", prefix, ts)
+	return Target{}
+}
+
 func TestTargets(t *testing.T) {
-	want := []struct{ name, result string }{
-		{"Embedded, 1 caller: p50", "PASS"},                             // 1.4×
-		{"Embedded, 64 callers: throughput ≥ 0.6× the raw", "MISS"},     // 0.5×
-		{"Embedded, 64 callers: throughput ≥ 3× the best peer", "MISS"}, // 2.5× mark3labs
-		{"Modern era (2026-07-28), 1 caller", "not run"},
-		{"Modern era (2026-07-28), 64 callers", "not run"},
-		{"Isolation: healthy-server p99", "PASS"}, // 1.1×
-		{"Isolation: Host.Status", "MISS"},        // 6 ms
-		{"Start-up: 100 servers", "PASS"},         // 200 ms
-		{"Scale: 1000 servers", "not run"},
-		{"Scale: host RSS", "not run"},
-		{"Scale over HTTP", "not run"},
-		{"journal: durable events/s", "not run"},
-		{"journal: host peak anonymous RSS", "not run"},
+	want := []struct{ from, name, result string }{
+		{"issue 21", "1 caller: mcpvisor p50 ≤ 1.3× the synchronous raw client", "MISS"},               // 1.4×
+		{"issue 21", "1 caller: mcpvisor p90 ÷ p50 ≤ 2", "PASS"},                                       // 2.0
+		{"issue 21", "64 callers: mcpvisor calls/s ≥ 0.7× the pipelined raw client", "PASS"},           // 0.75×
+		{"issue 21", "64 callers: mcpvisor calls/s ≥ 3× the best of go-sdk and mark3labs", "MISS"},     // 2.5× mark3labs
+		{"issue 21", "64 callers: host CPU per call ≤ 1.5× the pipelined raw client's", "MISS"},        // 1.6×
+		{"issue 21", "Isolation: healthy-server p99 with hung, crash-looping and non-reading", "PASS"}, // 1.1×
+		{"issue 21", "Scale over HTTP: 10000 HTTP servers", "not run"},
+		{"issue 21", "Journal flood (1M events): host peak RSS", "not run"},
+		{"modern era", "1 caller: mcpvisor-modern p50", "not run"},
+		{"modern era", "64 callers: mcpvisor-modern time per call", "not run"},
+		{"issue 3", "Isolation: Host.Status", "MISS"}, // 6 ms
+		{"issue 3", "Start-up: 100 servers", "PASS"},  // 200 ms
+		{"issue 3", "Scale: 1000 servers", "not run"},
+		{"issue 3", "Scale: host RSS", "not run"},
+		{"journal", "Journal: durable events/s", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {
 		t.Fatalf("%d targets, want %d: %+v", len(got), len(want), got)
 	}
 	for i, w := range want {
-		res := "MISS"
-		switch {
-		case got[i].Missing:
-			res = "not run"
-		case got[i].Pass:
-			res = "PASS"
-		}
-		if !strings.HasPrefix(got[i].Name, w.name) || res != w.result {
-			t.Errorf("target %d: %q %s (%s), want %q %s", i, got[i].Name, res, got[i].Measured, w.name, w.result)
+		if !strings.HasPrefix(got[i].Name, w.name) || got[i].From != w.from || targetResult(got[i]) != w.result {
+			t.Errorf("target %d: %s %q %s (%s), want %s %q %s", i, got[i].From, got[i].Name, targetResult(got[i]), got[i].Measured, w.from, w.name, w.result)
 		}
 	}
-	if !strings.Contains(got[2].Measured, "mark3labs") {
-		t.Errorf("best peer not named: %s", got[2].Measured)
+	for i, want := range map[int]string{
+		0: "1.40× (14.0 µs vs 10.0 µs; repeat p50s 12.6–16.8 vs 9.0–12.0 µs)",
+		1: "2.00 (p90 28.0 µs, p50 14.0 µs)",
+		3: "2.50× (75 vs mark3labs 30 calls/s)",
+		4: "1.60× (3.20 vs 2.00 CPU-seconds per 100k calls)",
+	} {
+		if got[i].Measured != want {
+			t.Errorf("target %d measured %q, want %q", i, got[i].Measured, want)
+		}
 	}
 }
 
@@ -78,8 +107,19 @@ func TestMarkdownAndChart(t *testing.T) {
 		Record{Scenario: ScenarioLatency, Contender: SidecarAPI, Calls: 100, P50us: 60, P99us: 120, CallsPerSec: 1},
 		Record{Scenario: ScenarioThroughput, Contender: SidecarMCP, Calls: 100, P50us: 1, P99us: 2, CallsPerSec: 25})
 	md := r.Markdown("c.png")
-	for _, want := range []string{"![", "(c.png)", "| raw | 10.0 |", "1.40×", "**MISS**", "**PASS**", "## 2. Throughput", "## 5. Start-up",
-		"| sidecar-api | 60.0 | 120.0 | 0 | 1 | 6.00× | 1.50× |", "| sidecar-mcp | 25 | 1.0 | 2.0 | 0 | 0.25× | 1.25× |", "`sidecar-api` and `sidecar-mcp` are mcpvisor as a sidecar"} {
+	for _, want := range []string{"![", "(c.png)", "**MISS**", "**PASS**", "## 2. Throughput", "## 5. Start-up",
+		"| issue 21 | 64 callers: host CPU per call ≤ 1.5× the pipelined raw client's | 1.60× (3.20 vs 2.00 CPU-seconds per 100k calls) | **MISS** |",
+		"## 1. Latency: 1 caller, 1 server, 4000 calls per contender in each of 5 repeats",
+		"the synchronous raw client: it writes a call's line and reads the reply's line",
+		"the pipelined raw client: one writer lock per pipe, one reader goroutine per pipe",
+		"getrusage `RUSAGE_SELF`", "is the median of the repeats' own",
+		// latency: p50, its range, p90, p99, calls/s, host and server CPU, p50 × raw and × best peer, p90 ÷ p50, p99 × raw, host CPU × raw
+		"| mcpvisor | 14.0 | 12.6–16.8 | 28.0 | 42.0 | 1 | 1.00 | 0.50 | 1.40× | 0.35× | 2.00 | 1.40× | 1.00× | 0 |",
+		"| sidecar-api | 60.0 |  | 0.0 | 120.0 | 1 | 0.00 | 0.00 | 6.00× | 1.50× |",
+		// throughput: calls/s and its range first, the CPU ratio last
+		"| mcpvisor | 75 | 60–82 | 1.0 | 0.9–1.2 | 2.0 | 3.0 | 3.20 | 1.60 | 0.75× | 2.50× | 1.00× | 1.60× | 0 |",
+		"| sidecar-mcp | 25 |  | 1.0 |  | 0.0 | 2.0 | 0.00 | 0.00 | 0.25× | 0.83× |",
+		"`sidecar-api` and `sidecar-mcp` are mcpvisor as a sidecar"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -119,7 +159,8 @@ func TestHTTPReport(t *testing.T) {
 		}
 		return Target{}
 	}
-	if last := scaleHTTP(); !strings.HasPrefix(last.Name, "Scale over HTTP (issue 4): 10000") || last.Pass || last.Missing || !strings.Contains(last.Measured, "26000 restart") {
+	if last := scaleHTTP(); !strings.HasPrefix(last.Name, "Scale over HTTP: 10000 HTTP servers in one Host ready with zero restarts") || last.From != "issue 21" ||
+		last.Pass || last.Missing || !strings.Contains(last.Measured, "26000 restart") {
 		t.Errorf("scale-http target with restarts: %+v, want MISS", last)
 	}
 	md := r.Markdown("")
@@ -159,12 +200,13 @@ func journalRun() *Run {
 func TestJournalReport(t *testing.T) {
 	r := journalRun()
 	ts := r.Targets()
-	rate, mem := ts[len(ts)-2], ts[len(ts)-1]
-	if rate.Name != "journal: durable events/s ≥ 100,000 (1 server)" || !rate.Pass || !strings.Contains(rate.Measured, "112500 events/s") {
+	rate, mem := findTarget(t, ts, "Journal: durable"), findTarget(t, ts, "Journal flood")
+	if rate.Name != "Journal: durable events/s ≥ 100,000 (1 server)" || !rate.Pass || !strings.Contains(rate.Measured, "112500 events/s") {
 		t.Errorf("rate target: %+v, want PASS", rate)
 	}
-	if mem.Name != "journal: host peak anonymous RSS bounded (≤ 256 MiB over baseline during a 1M-event flood)" || mem.Pass || mem.Missing ||
-		!strings.Contains(mem.Measured, "+300.0 MiB with 4 servers (VmRSS +320.0)") {
+	// Issue 21's bound is on the peak RSS (VmRSS), the anonymous part beside it.
+	if mem.Name != "Journal flood (1M events): host peak RSS ≤ +256 MiB over its baseline" || mem.From != "issue 21" || mem.Pass || mem.Missing ||
+		!strings.Contains(mem.Measured, "+180.0 MiB with 1 server (anonymous +150.0), +320.0 MiB with 4 servers (anonymous +300.0)") {
 		t.Errorf("memory target: %+v, want MISS on the 4-server run", mem)
 	}
 	md := r.Markdown("")
@@ -175,8 +217,8 @@ func TestJournalReport(t *testing.T) {
 		}
 	}
 
-	r.Records[len(r.Records)-1].Metrics["peak_anon_mb"] = 200
-	if mem := r.Targets()[len(ts)-1]; !mem.Pass {
+	r.Records[len(r.Records)-1].Metrics["peak_rss_mb"] = 200
+	if mem := findTarget(t, r.Targets(), "Journal flood"); !mem.Pass {
 		t.Errorf("memory target with every run under the bound: %+v, want PASS", mem)
 	}
 	if got := countName(100000); got != "100k" {
@@ -186,7 +228,8 @@ func TestJournalReport(t *testing.T) {
 
 // eraRun is fakeRun with the modern-era contenders: with one caller the
 // modern mcpvisor costs its legacy self plus less than the raw pipe's
-// _meta cost; with 64 it loses more throughput than the raw pipe does.
+// _meta cost; with 64 (legacy 50 calls/s) it loses more throughput than
+// the raw pipe does.
 func eraRun() *Run {
 	r := fakeRun()
 	m := func(sc, c string, p50, cps float64) Record {
@@ -199,6 +242,9 @@ func eraRun() *Run {
 		m(ScenarioThroughput, GoSDKModern, 1, 9), m(ScenarioThroughput, Mark3labsModern, 1, 18),
 	)
 	for i := range r.Records {
+		if rec := &r.Records[i]; rec.Scenario == ScenarioThroughput && rec.Contender == Mcpvisor {
+			rec.CallsPerSec = 50
+		}
 		if rec := &r.Records[i]; rec.Scenario == ScenarioLatency && (rec.Contender == Raw || rec.Contender == RawModern) {
 			rec.Metrics = map[string]float64{"request_bytes": 89, "reply_bytes": 80}
 			if rec.Contender == RawModern {
@@ -212,16 +258,16 @@ func eraRun() *Run {
 func TestEraTargetsAndReport(t *testing.T) {
 	r := eraRun()
 	ts := r.Targets()
-	lat, thr := ts[3], ts[4]
+	lat, thr := findTarget(t, ts, "1 caller: mcpvisor-modern"), findTarget(t, ts, "64 callers: mcpvisor-modern")
 	// 1 caller: legacy 14 µs, modern 15 µs: 1.07×; the raw pipe 10 → 12 µs
 	// allows 14 + 2 = 16 µs, 1.14×.
-	if !strings.HasPrefix(lat.Name, "Modern era (2026-07-28), 1 caller") || !lat.Pass || lat.Missing ||
+	if lat.From != "modern era" || !lat.Pass || lat.Missing ||
 		!strings.Contains(lat.Measured, "1.07× legacy (15.0 vs 14.0 µs)") || !strings.Contains(lat.Measured, "allowed ≤ 1.14× (+2.00 µs") {
 		t.Errorf("1-caller era target: %+v, want PASS at 1.07× of 1.14×", lat)
 	}
 	// 64 callers: mcpvisor 50 → 25 calls/s (20 → 40 µs per call, 2×); the
 	// raw pipe 100 → 80 (10 → 12.5 µs) allows 22.5 µs, 1.12×.
-	if !strings.HasPrefix(thr.Name, "Modern era (2026-07-28), 64 callers") || thr.Pass || thr.Missing ||
+	if thr.From != "modern era" || thr.Pass || thr.Missing ||
 		!strings.Contains(thr.Measured, "2.00× legacy (40000.0 vs 20000.0 µs per call: 25 vs 50 calls/s)") || !strings.Contains(thr.Measured, "allowed ≤ 1.12×") {
 		t.Errorf("64-caller era target: %+v, want MISS at 2× of 1.12×", thr)
 	}
@@ -229,10 +275,10 @@ func TestEraTargetsAndReport(t *testing.T) {
 	for _, want := range []string{
 		"The `-modern` rows are the stdio contenders in the modern era",
 		"**Legacy and modern era side by side**",
-		"| mcpvisor | 14.0 | 15.0 | 1.07× | 1 | 1 | 1.00× |",        // latency, p50 first
-		"| mcpvisor | 50 | 25 | 2.00× | 1.0 | 1.0 | 1.00× |",        // throughput, calls/s first
-		"| mcpvisor-modern | 15.0 | 30.0 | 0 | 1 | 1.25× | 0.34× |", // ratios to raw-modern and the best modern peer (mark3labs-modern, 44 µs)
-		"| mcpvisor-modern | 25 | 1.0 | 2.0 | 0 | 0.31× | 1.39× |",  // to raw-modern's 80 and mark3labs-modern's 18 calls/s
+		"| mcpvisor | 14.0 | 15.0 | 1.07× | 1 | 1 | 1.00× |",                             // latency, p50 first
+		"| mcpvisor | 50 | 25 | 2.00× | 1.0 | 1.0 | 1.00× |",                             // throughput, calls/s first
+		"| mcpvisor-modern | 15.0 |  | 0.0 | 30.0 | 1 | 0.00 | 0.00 | 1.25× | 0.34× |",   // ratios to raw-modern and the best modern peer (mark3labs-modern, 44 µs)
+		"| mcpvisor-modern | 25 |  | 1.0 |  | 0.0 | 2.0 | 0.00 | 0.00 | 0.31× | 1.39× |", // to raw-modern's 80 and mark3labs-modern's 18 calls/s
 		"the `_meta` adds 210 bytes to each request, `resultType` 24 to each reply",
 		"mcpvisor's modern p50 is **1.07×** its legacy one; the target allows 1.14×",
 		"mcpvisor's modern time per call is **2.00×** its legacy one; the target allows 1.12×",
@@ -248,8 +294,7 @@ func TestEraTargetsAndReport(t *testing.T) {
 			*rec = Record{Scenario: rec.Scenario, Contender: McpvisorModern, Servers: 1, Note: "could not connect: server/discover: boom"}
 		}
 	}
-	ts = r.Targets()
-	if lat := ts[3]; lat.Pass || lat.Missing || !strings.Contains(lat.Measured, "boom") {
+	if lat := findTarget(t, r.Targets(), "1 caller: mcpvisor-modern"); lat.Pass || lat.Missing || !strings.Contains(lat.Measured, "boom") {
 		t.Errorf("era target without a modern mcpvisor: %+v, want MISS with the reason", lat)
 	}
 	if md := r.Markdown(""); !strings.Contains(md, "| mcpvisor | | failed (see the notes above) |") || !strings.Contains(md, "- mcpvisor-modern: could not connect: server/discover: boom") {

@@ -161,15 +161,3 @@ func Scale(ctx context.Context, env *Env) ([]Record, error) {
 		Mcpvisor, rec.Metrics["ready_ms"], rec.Metrics["rss_mb"], rec.Metrics["rss_per_server_kb"], rec.P50us, rec.P99us, rec.Metrics["close_ms"])
 	return append(recs, rec), nil
 }
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

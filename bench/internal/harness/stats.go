@@ -16,8 +16,8 @@ type samples []int64
 
 // summary is the distribution of a set of samples.
 type summary struct {
-	n             int
-	p50, p99, max time.Duration
+	n                  int
+	p50, p90, p99, max time.Duration
 }
 
 func (s samples) summary() summary {
@@ -26,7 +26,22 @@ func (s samples) summary() summary {
 	}
 	v := slices.Clone(s)
 	slices.Sort(v)
-	return summary{n: len(v), p50: time.Duration(rank(v, 0.50)), p99: time.Duration(rank(v, 0.99)), max: time.Duration(v[len(v)-1])}
+	return summary{n: len(v), p50: time.Duration(rank(v, 0.50)), p90: time.Duration(rank(v, 0.90)), p99: time.Duration(rank(v, 0.99)), max: time.Duration(v[len(v)-1])}
+}
+
+// median is the median of values (the mean of the middle two when there
+// is an even number of them), 0 for none. values is left as it was.
+func median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	v := slices.Clone(values)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // rank is the nearest-rank percentile of sorted values.
