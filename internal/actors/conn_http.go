@@ -60,7 +60,10 @@ type httpConn struct {
 	secrets  []string
 	helper   *headershelper.Helper // the server's headersHelper, if any
 
-	out    chan outMsg
+	// out holds the frames waiting for the dispatcher. Pointers: a channel
+	// of 256 frames cost every server 28 KiB of heap, scanned at every GC
+	// (280 MB at 10,000 servers); of pointers, 2 KiB.
+	out    chan *outMsg
 	ctx    context.Context // ends when the connection closes
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -100,7 +103,7 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*prot
 		spec:     spec,
 		endpoint: spec.URL,
 		router:   newRouter(gen, spec, deliver, event),
-		out:      make(chan outMsg, spec.WriteQueue),
+		out:      make(chan *outMsg, spec.WriteQueue),
 		ctx:      ctx,
 		cancel:   cancel,
 		inflight: map[int64]context.CancelFunc{},
@@ -138,7 +141,7 @@ func (c *httpConn) pending() *pendingTable {
 
 func (c *httpConn) send(m outMsg) error {
 	select {
-	case c.out <- m:
+	case c.out <- &m:
 		return nil
 	default:
 		return fmt.Errorf("%w: %d requests queued for the server (all %d connections busy)", ErrNotReading, cap(c.out), httpWorkers)
@@ -188,7 +191,8 @@ func (c *httpConn) dispatch() {
 	for {
 		var m outMsg
 		select {
-		case m = <-c.out:
+		case p := <-c.out:
+			m = *p
 		case <-c.ctx.Done():
 			return
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
-	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 )
 
 // snapshot is the routing table: immutable, replaced on every registry
@@ -235,13 +234,8 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog, g.rt.maxToolName))
 	}
 	e.log = discardLog{}
-	if g.rt.logDir != "" {
-		f, err := serverlog.Open(spec.Name, serverlog.Options{Dir: g.rt.logDir})
-		if err != nil {
-			g.rt.logger.Warn("per-server log unavailable", "server", spec.Name, "err", err)
-		} else {
-			e.log = f
-		}
+	if g.rt.logs != nil {
+		e.log = g.rt.logs.Open(spec.Name) // no descriptor until it writes
 	}
 	// Spawned from the root, not as the registry's child: a server actor
 	// stops itself once its process is gone, and a parent stopping later

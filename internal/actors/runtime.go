@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
+	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -65,7 +66,7 @@ type Options struct {
 // one actor per server. Its methods are safe for concurrent use.
 type Runtime struct {
 	logger     *slog.Logger
-	logDir     string
+	logs       *serverlog.Dir // the per-server log files; nil: none
 	system     *actor.ActorSystem
 	registry   *actor.PID
 	snap       atomic.Pointer[snapshot]
@@ -117,7 +118,6 @@ func New(opts Options) *Runtime {
 	}
 	r := &Runtime{
 		logger:     logger,
-		logDir:     opts.LogDir,
 		initParams: params,
 		caps:       opts.Capabilities,
 		info:       info,
@@ -134,6 +134,13 @@ func New(opts Options) *Runtime {
 	}
 	if r.dial == nil {
 		r.dial = dialStdio
+	}
+	if opts.LogDir != "" {
+		logs, err := serverlog.OpenDir(serverlog.Options{Dir: opts.LogDir})
+		if err != nil {
+			logger.Warn("per-server logs unavailable", "err", err)
+		}
+		r.logs = logs
 	}
 	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
@@ -211,6 +218,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 	case <-joined:
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("waiting for server goroutines: %w", ctx.Err()))
+	}
+	if r.logs != nil {
+		r.logs.Close() // the servers have closed their files: only the writer is left
 	}
 	close(r.done)
 	if r.events != nil {

@@ -79,14 +79,31 @@
 // # Badger tuning
 //
 // Memory is bounded under a flood of small events rather than tuned for
-// Badger's default large-server profile (measured: a million 100-byte
-// events in durable batches of 1000 peak at ~260-320 MiB of anonymous RSS,
-// ~110-160 MiB of live heap, most of it compaction buffers; TestFloodMemoryBounded):
+// Badger's default large-server profile. Badger allocates on the Go heap
+// (this build has no jemalloc), and the Go runtime lets the heap grow to
+// about twice what is live before it collects, so each MiB Badger keeps
+// costs about two of RSS. Measured with the bench's journal scenario (a
+// million ~100-byte events from one and from four servers): peak anonymous
+// RSS 156-193 MiB over baseline, ~95-105 MiB of live heap, most of it the
+// memtables and the table builders below.
 //
-//   - 16 MiB memtables, at most 3 (Badger: 64 MiB x 5): ~63 MiB of
-//     skiplists, and the flush of one to an L0 table buffers ~2.5x its size.
-//     A transaction may hold 15% of a memtable, ~2.4 MiB, so a batch of 1000
-//     events of up to ~2 KiB each commits in one transaction and one sync.
+//   - 16 MiB memtables, at most 3 (Badger: 64 MiB x 5). A memtable's arena
+//     is ~21 MiB (room for one more batch); two are live while one is
+//     flushed. A transaction may hold 15% of a memtable, ~2.4 MiB, so one
+//     group commit of the journal writer (~8,000 events) is one transaction
+//     and one sync.
+//   - Raw tables, no block cache (Badger: Snappy and 256 MiB). A builder of
+//     compressed tables holds each block twice, raw and compressed at its
+//     worst-case size, and fills a table up to its compressed size: a 2 MiB
+//     table buffered ~17 MiB and a memtable's flush ~60 MiB, against ~4 and
+//     ~28 raw. Raw tables take about four times the disk (a million events:
+//     107 MiB of tables instead of 27, and four times the files, each held
+//     open by Badger) and about 50 MiB less anonymous memory at the flood's
+//     peak (4 servers: 156-193 MiB against 203-278). Blocks are read from
+//     the tables' memory maps: file-backed pages the kernel reclaims.
+//     Options.Compress makes the other trade, with a 16 MiB block cache
+//     (compressed blocks are otherwise decompressed on every read). Tables
+//     keep the compression they were written with.
 //   - Table size multiplier 1 (Badger: 2): deeper levels keep 2 MiB tables,
 //     so the many builders of a large compaction stay small. With 2, peak
 //     live heap under the flood was ~1.7x higher.
@@ -94,10 +111,10 @@
 //     the LSM tree and go with compaction after Prune; large tool results
 //     go to the value log, in 64 MiB files (Badger: 1 GiB), reclaimed by
 //     value-log GC.
-//   - 16 MiB block cache (Snappy-compressed tables need one; Badger: 256
-//     MiB) and a 16 MiB index cache (Badger: unbounded), so table indexes
-//     and bloom filters do not grow with the data.
-//   - Two compactors (Badger: 4), L0 compaction at 4 tables, stall at 12.
+//   - A 16 MiB index cache (Badger: unbounded), so table indexes and bloom
+//     filters do not grow with the data.
+//   - Two compactors (Badger: 4; 2 is its least), L0 compaction at 10
+//     tables, stall at 20.
 //   - No conflict detection (one writer), one version per key, L0
 //     compacted on Close, Badger's global expvar metrics off (Stats sums
 //     the files itself).

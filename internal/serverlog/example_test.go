@@ -40,3 +40,35 @@ func Example() {
 	// 2026-07-03T12:34:56.789Z [stderr]    INFO: server ready
 	// 2026-07-03T12:34:56.789Z [warning]   scraper: rate limit approaching
 }
+
+// One Dir for every server of a host: a file is created with its first
+// line, and none is held open between writes.
+func ExampleDir() {
+	dir, err := os.MkdirTemp("", "serverlog-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	clock := func() time.Time { return time.Date(2026, 7, 3, 12, 34, 56, 789e6, time.UTC) }
+
+	logs, err := serverlog.OpenDir(serverlog.Options{Dir: dir, Now: clock})
+	if err != nil {
+		panic(err)
+	}
+	defer logs.Close()
+	fs, git := logs.Open("fs"), logs.Open("git")
+	defer fs.Close()
+	defer git.Close()
+	fs.Write("lifecycle", "spawned pid 4242")
+
+	lines, err := fs.Tail(10)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(lines)
+	_, err = os.Stat(git.Path())
+	fmt.Println("git.log exists:", err == nil)
+	// Output:
+	// [2026-07-03T12:34:56.789Z [lifecycle] spawned pid 4242]
+	// git.log exists: false
+}

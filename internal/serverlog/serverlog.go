@@ -1,14 +1,12 @@
 package serverlog
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,11 +54,11 @@ func SanitizeName(name string) string {
 	return s
 }
 
-// Options configure Open. The zero value means the defaults.
+// Options configure OpenDir and Open. The zero value means the defaults.
 type Options struct {
 	Dir     string           // directory of the log files; "" is the working directory
 	MaxSize int64            // rotate before a file would exceed this; 0: DefaultMaxSize
-	Queue   int              // lines buffered for the writer; 0: DefaultQueue
+	Queue   int              // lines waiting for the writer, per file; 0: DefaultQueue
 	Now     func() time.Time // clock for timestamps; nil: time.Now
 }
 
@@ -71,79 +69,43 @@ type record struct {
 	dropsBefore uint64
 }
 
-// request asks the writer goroutine to flush; with tail > 0 it also reads
-// the last tail lines.
-type request struct {
-	fsync bool
-	tail  int
-	reply chan response
-}
-
-type response struct {
-	lines []string
-	err   error
-}
-
 // File is the log file of one server. Its methods are safe for concurrent
-// use. Open one File per server name and directory at a time.
+// use. Between writes it holds no descriptor: its lines wait in a bounded
+// queue until its Dir's writer appends them, opening the file for that and
+// closing it again.
 type File struct {
 	path string
 	opts Options
+	dir  *Dir
+	own  bool // the File was opened by Open: Close closes dir too
 
-	// mu makes Close exclusive with Write's enqueue, so no line is queued
-	// after the writer's final drain. Write holds it shared, and never long.
-	mu        sync.RWMutex
+	mu        sync.Mutex
+	pending   []record
+	scheduled bool   // f is in dir's ready list, or about to be
+	unnoticed uint64 // dropped lines not yet reported in the file
 	closed    bool
-	closeErr  error
-	queue     chan record
-	requests  chan request
-	stop      chan struct{} // closed by Close
-	done      chan struct{} // closed when the writer goroutine has exited
 	dropped   atomic.Uint64 // every dropped line
-	unnoticed atomic.Uint64 // dropped lines not yet reported in the file
 
-	// Owned by the writer goroutine.
-	file        *os.File
-	buf         *bufio.Writer
-	size        int64
-	err         error  // first write error since the last Sync/Close
+	closeOnce sync.Once
+	closeErr  error
+
+	// io serialises the writing of f's lines, whoever does it (the dir's
+	// writer, Sync, Tail or Close), so they reach the file in order. A
+	// writer takes the pending lines only while holding it.
+	io          sync.Mutex
+	err         error  // first write error since the last Sync or Close
 	beforeWrite func() // test hook, run before each queued line is written
 }
 
-// Open opens (creating it and Dir if needed) the log file of server and
-// starts its writer goroutine.
+// Open opens the log file of one server, with a Dir of its own: for a
+// single file. Many servers should share one Dir (OpenDir, Dir.Open).
 func Open(server string, opts Options) (*File, error) {
-	return open(server, opts, nil)
-}
-
-func open(server string, opts Options, beforeWrite func()) (*File, error) {
-	if opts.MaxSize <= 0 {
-		opts.MaxSize = DefaultMaxSize
-	}
-	if opts.Queue <= 0 {
-		opts.Queue = DefaultQueue
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Dir != "" {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("serverlog: open %s: %w", server, err)
-		}
-	}
-	f := &File{
-		path:        filepath.Join(opts.Dir, SanitizeName(server)+".log"),
-		opts:        opts,
-		queue:       make(chan record, opts.Queue),
-		requests:    make(chan request),
-		stop:        make(chan struct{}),
-		done:        make(chan struct{}),
-		beforeWrite: beforeWrite,
-	}
-	if err := f.openFile(); err != nil {
+	d, err := openDir(opts)
+	if err != nil {
 		return nil, fmt.Errorf("serverlog: open %s: %w", server, err)
 	}
-	go f.run()
+	f := d.Open(server)
+	f.own = true
 	return f, nil
 }
 
@@ -157,27 +119,45 @@ func (f *File) Dropped() uint64 { return f.dropped.Load() }
 // the line is dropped and counted. Write after Close does nothing.
 func (f *File) Write(tag, text string) {
 	line := formatLine(f.opts.Now(), tag, text)
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	f.mu.Lock()
 	if f.closed {
+		f.mu.Unlock()
 		return
 	}
-	n := f.unnoticed.Swap(0)
-	select {
-	case f.queue <- record{line: line, dropsBefore: n}:
-	default:
-		f.unnoticed.Add(n + 1)
+	if len(f.pending) >= f.opts.Queue {
+		f.unnoticed++
 		f.dropped.Add(1)
+		f.mu.Unlock()
+		return
+	}
+	f.pending = append(f.pending, record{line: line, dropsBefore: f.unnoticed})
+	f.unnoticed = 0
+	schedule := !f.scheduled
+	f.scheduled = true
+	f.mu.Unlock()
+	if schedule && !f.dir.schedule(f) {
+		// The Dir is closed: the lines wait for Sync, Tail or Close.
+		f.mu.Lock()
+		f.scheduled = false
+		f.mu.Unlock()
 	}
 }
+
+// Built once: building a Replacer costs more than formatting a line.
+var (
+	escapeNewlines = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\n`)
+	dropNewlines   = strings.NewReplacer("\r", "", "\n", "")
+)
 
 // formatLine renders one record, newline included.
 func formatLine(t time.Time, tag, text string) string {
 	text = strings.TrimRight(text, "\r\n")
 	if strings.ContainsAny(text, "\r\n") {
-		text = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\n`).Replace(text)
+		text = escapeNewlines.Replace(text)
 	}
-	tag = strings.NewReplacer("\r", "", "\n", "").Replace(tag)
+	if strings.ContainsAny(tag, "\r\n") {
+		tag = dropNewlines.Replace(tag)
+	}
 	var b strings.Builder
 	b.Grow(len(timeLayout) + tagWidth + len(text) + 3)
 	b.WriteString(t.UTC().Format(timeLayout))
@@ -196,127 +176,132 @@ func formatLine(t time.Time, tag, text string) string {
 
 // Sync returns once every line written before it was called is in the file
 // and the file is synced to disk. It returns the first write error since the
-// previous Sync, if any; after a failed write the File keeps going.
+// previous Sync, if any; after a failed write the File keeps going. It
+// blocks on the disk, on the caller's goroutine.
 func (f *File) Sync() error {
-	_, err := f.ask(request{fsync: true})
-	return err
+	if f.isClosed() {
+		return ErrClosed
+	}
+	f.io.Lock()
+	defer f.io.Unlock()
+	f.writePending(true)
+	if err := f.err; err != nil {
+		f.err = nil
+		return fmt.Errorf("serverlog: %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // Tail returns up to the last n lines (without newlines), reaching into the
-// backup file when the current one holds fewer. It first flushes the lines
-// written before the call.
+// backup file when the current one holds fewer. It first writes the lines
+// queued before the call.
 func (f *File) Tail(n int) ([]string, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	return f.ask(request{tail: n})
-}
-
-func (f *File) ask(req request) ([]string, error) {
-	req.reply = make(chan response, 1)
-	select {
-	case f.requests <- req:
-	case <-f.stop:
+	if f.isClosed() {
 		return nil, ErrClosed
 	}
-	r := <-req.reply
-	return r.lines, r.err
+	f.io.Lock()
+	defer f.io.Unlock()
+	f.writePending(false)
+	return f.tail(n)
 }
 
-// Close writes every queued line, closes the file and stops the writer
-// goroutine, returning once it has exited. It is idempotent: later calls
-// return the first call's result.
-func (f *File) Close() error {
+func (f *File) isClosed() bool {
 	f.mu.Lock()
-	if f.closed {
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// Close writes every queued line and returns the first write error since
+// the last Sync. A File opened with Open also closes its Dir. Close is
+// idempotent: later calls return the first call's result.
+func (f *File) Close() error {
+	f.closeOnce.Do(func() {
+		f.mu.Lock()
+		f.closed = true
 		f.mu.Unlock()
-		<-f.done
-		return f.closeErr
-	}
-	f.closed = true
-	close(f.stop)
-	f.mu.Unlock()
-	<-f.done
+		f.io.Lock()
+		f.writePending(false)
+		if f.err != nil {
+			f.closeErr = fmt.Errorf("serverlog: %s: %w", f.path, f.err)
+		}
+		f.io.Unlock()
+		if f.own {
+			f.dir.Close()
+		}
+	})
 	return f.closeErr
 }
 
-// run is the writer goroutine: it alone touches the file.
-func (f *File) run() {
-	defer close(f.done)
-	for {
-		select {
-		case r := <-f.queue:
-			f.writeRecord(r)
-			if len(f.queue) == 0 {
-				f.flush()
-			}
-		case req := <-f.requests:
-			req.reply <- f.serve(req)
-		case <-f.stop:
-			f.drain()
-			if n := f.unnoticed.Swap(0); n > 0 {
-				f.writeLine(f.dropNotice(n))
-			}
-			f.flush()
-			if f.file != nil {
-				f.noteErr(f.file.Close())
-			}
-			if f.err != nil {
-				f.closeErr = fmt.Errorf("serverlog: %s: %w", f.path, f.err)
-			}
-			return
-		}
-	}
+// flush writes the queued lines: the Dir's writer's part.
+func (f *File) flush() {
+	f.io.Lock()
+	defer f.io.Unlock()
+	f.writePending(false)
 }
 
-// drain writes whatever is queued now. Lines from Writes that returned
-// before the caller's request are all in the queue already.
-func (f *File) drain() {
-	for {
-		select {
-		case r := <-f.queue:
-			f.writeRecord(r)
-		default:
-			return
+// writePending takes the queued lines and appends them to the file, opened
+// for this and closed again; after Close it also reports the lines dropped
+// since the last one written. The caller holds f.io.
+func (f *File) writePending(fsync bool) {
+	f.mu.Lock()
+	recs := f.pending
+	f.pending = nil
+	f.scheduled = false
+	var drops uint64
+	if f.closed {
+		drops, f.unnoticed = f.unnoticed, 0
+	}
+	f.mu.Unlock()
+	if len(recs) == 0 && drops == 0 && !fsync {
+		return
+	}
+	w := appender{f: f}
+	for _, r := range recs {
+		if f.beforeWrite != nil {
+			f.beforeWrite()
 		}
+		if r.dropsBefore > 0 {
+			w.line(f.dropNotice(r.dropsBefore))
+		}
+		w.line(r.line)
 	}
-}
-
-func (f *File) serve(req request) response {
-	f.drain()
-	f.flush()
-	if req.fsync && f.file != nil {
-		f.noteErr(f.file.Sync())
+	if drops > 0 {
+		w.line(f.dropNotice(drops))
 	}
-	var res response
-	if req.fsync && f.err != nil {
-		res.err = fmt.Errorf("serverlog: %s: %w", f.path, f.err)
-		f.err = nil
-	}
-	if req.tail > 0 {
-		res.lines, res.err = f.tail(req.tail)
-	}
-	return res
+	w.close(fsync)
 }
 
 func (f *File) dropNotice(n uint64) string {
 	return formatLine(f.opts.Now(), "lifecycle", fmt.Sprintf("%d log lines dropped", n))
 }
 
-func (f *File) writeRecord(r record) {
-	if f.beforeWrite != nil {
-		f.beforeWrite()
+// noteErr keeps the first error until Sync or Close reports it. The caller
+// holds f.io.
+func (f *File) noteErr(err error) {
+	if err != nil && f.err == nil {
+		f.err = err
 	}
-	if r.dropsBefore > 0 {
-		f.writeLine(f.dropNotice(r.dropsBefore))
-	}
-	f.writeLine(r.line)
 }
 
-// writeLine appends line, rotating first if it would push the file past
-// MaxSize. A single line longer than MaxSize is cut to fit.
-func (f *File) writeLine(line string) {
-	max := f.opts.MaxSize
+// appender appends lines to a File's file through a buffer, rotating it when
+// a line would push it past MaxSize. It opens the file at its first line.
+type appender struct {
+	f    *File
+	file *os.File
+	size int64
+	buf  []byte
+	fail bool // the file could not be opened: the remaining lines are lost
+}
+
+// appendBuffer is how much an appender gathers before writing.
+const appendBuffer = 64 << 10
+
+// line appends one line. A single line longer than MaxSize is cut to fit.
+func (w *appender) line(line string) {
+	max := w.f.opts.MaxSize
 	if int64(len(line)) > max {
 		const mark = "...[truncated]\n"
 		keep := max - int64(len(mark))
@@ -328,72 +313,97 @@ func (f *File) writeLine(line string) {
 			line = line[len(line)-int(max):]
 		}
 	}
-	if f.size > 0 && f.size+int64(len(line)) > max {
-		f.rotate()
+	if w.file == nil && !w.open() {
+		return
 	}
-	if f.buf == nil { // reopening after a rotation failed: try again
-		if err := f.openFile(); err != nil {
-			f.noteErr(err)
+	if w.size > 0 && w.size+int64(len(line)) > max {
+		w.rotate()
+		if w.file == nil {
 			return
 		}
 	}
-	n, err := f.buf.WriteString(line)
-	f.size += int64(n)
-	if err != nil {
-		f.noteErr(err)
-		f.buf.Reset(f.file) // a bufio.Writer keeps failing after one error
+	w.buf = append(w.buf, line...)
+	w.size += int64(len(line))
+	if len(w.buf) >= appendBuffer {
+		w.write()
 	}
 }
 
-// noteErr keeps the first error until Sync or Close reports it.
-func (f *File) noteErr(err error) {
-	if err != nil && f.err == nil {
-		f.err = err
+// open opens the file for appending and learns its size; it creates the
+// directory again if it was removed. It reports false if that failed, and
+// then fails at once for the rest of the lines.
+func (w *appender) open() bool {
+	if w.fail {
+		return false
 	}
+	file, err := os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if errors.Is(err, os.ErrNotExist) && w.f.opts.Dir != "" {
+		if err = os.MkdirAll(w.f.opts.Dir, 0o755); err == nil {
+			file, err = os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		}
+	}
+	if err == nil {
+		var st os.FileInfo
+		if st, err = file.Stat(); err == nil {
+			w.file, w.size = file, st.Size()
+			return true
+		}
+		file.Close()
+	}
+	w.f.noteErr(err)
+	w.fail = true
+	return false
 }
 
-func (f *File) flush() {
-	if f.buf == nil {
+func (w *appender) write() {
+	if len(w.buf) == 0 {
 		return
 	}
-	if err := f.buf.Flush(); err != nil {
-		f.noteErr(err)
-		f.buf.Reset(f.file) // drop what could not be written, keep going
-	}
+	_, err := w.file.Write(w.buf)
+	w.f.noteErr(err) // what could not be written is dropped; the File keeps going
+	w.buf = w.buf[:0]
 }
 
 // rotate renames the file to <path>.1, replacing the previous backup, and
 // starts a new one.
-func (f *File) rotate() {
-	f.flush()
-	if f.file != nil {
-		f.noteErr(f.file.Close())
-	}
-	f.noteErr(os.Rename(f.path, f.path+".1"))
-	f.file, f.buf, f.size = nil, nil, 0
-	f.noteErr(f.openFile()) // on failure writeLine retries
+func (w *appender) rotate() {
+	w.write()
+	w.f.noteErr(w.file.Close())
+	w.file = nil
+	w.f.noteErr(os.Rename(w.f.path, w.f.path+".1"))
+	w.open()
+	w.size = 0
 }
 
-func (f *File) openFile() error {
-	file, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
+// close writes what is buffered, syncs the file if fsync (opening it for
+// that when no line was written) and closes it.
+func (w *appender) close(fsync bool) {
+	if w.file == nil {
+		if !fsync || w.fail {
+			return
+		}
+		file, err := os.OpenFile(w.f.path, os.O_WRONLY, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return // nothing was ever written: nothing to sync
+		}
+		if err != nil {
+			w.f.noteErr(err)
+			return
+		}
+		w.file = file
 	}
-	st, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return err
+	w.write()
+	if fsync {
+		w.f.noteErr(w.file.Sync())
 	}
-	f.file = file
-	f.buf = bufio.NewWriterSize(file, 64<<10)
-	f.size = st.Size()
-	return nil
+	w.f.noteErr(w.file.Close())
+	w.file = nil
 }
 
 // tail returns the last n lines of the backup and current files.
 func (f *File) tail(n int) ([]string, error) {
 	lines, err := lastLines(f.path, n)
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) { // none yet: no line was written
 		return nil, err
 	}
 	if len(lines) < n {

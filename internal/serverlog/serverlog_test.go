@@ -42,6 +42,17 @@ func openT(t *testing.T, server string, opts Options) *File {
 	return f
 }
 
+// openHook opens a File whose writers run hook before each line.
+func openHook(t *testing.T, server string, opts Options, hook func()) *File {
+	t.Helper()
+	f, err := Open(server, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.beforeWrite = hook // before the first Write: no writer runs yet
+	return f
+}
+
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -145,12 +156,21 @@ func TestSanitizeName(t *testing.T) {
 	}
 }
 
-func TestOpenCreatesDirAndFile(t *testing.T) {
+func TestOpenCreatesDirThenFileAtFirstLine(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "logs", "mcp")
 	f := openT(t, "my server", Options{Dir: dir})
 	if want := filepath.Join(dir, "my_server.log"); f.Path() != want {
 		t.Errorf("Path = %q, want %q", f.Path(), want)
 	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || st.Mode().Perm()&^0o755 != 0 {
+		t.Errorf("dir: %v %v", st, err)
+	}
+	syncT(t, f) // nothing written: nothing to create
+	if _, err := os.Stat(f.Path()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("file before its first line: %v, want none", err)
+	}
+	f.Write("lifecycle", "first")
+	syncT(t, f)
 	st, err := os.Stat(f.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -158,8 +178,20 @@ func TestOpenCreatesDirAndFile(t *testing.T) {
 	if perm := st.Mode().Perm(); perm&^0o644 != 0 || perm&0o600 != 0o600 {
 		t.Errorf("file mode %v, want 0644 (less the umask)", perm)
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() || st.Mode().Perm()&^0o755 != 0 {
-		t.Errorf("dir: %v %v", st, err)
+}
+
+// A directory removed while the host runs is created again by the next
+// line.
+func TestDirRemovedIsCreatedAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	f := openT(t, "s", Options{Dir: dir})
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	f.Write("lifecycle", "after the removal")
+	syncT(t, f)
+	if diff := cmp.Diff([]string{stamp + " [lifecycle] after the removal"}, readLines(t, f.Path())); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
@@ -295,7 +327,7 @@ func TestTail(t *testing.T) {
 
 func TestTailLongFile(t *testing.T) {
 	// Far more than one 64 KiB read block, so lastLines has to stitch blocks.
-	f := openT(t, "long", Options{MaxSize: 1 << 30})
+	f := openT(t, "long", Options{MaxSize: 1 << 30, Queue: 5000}) // no line dropped, however slow the writer
 	numbered(f, 0, 5000)
 	got, err := f.Tail(2000)
 	if err != nil {
@@ -316,10 +348,7 @@ func TestDroppedLinesAreCountedAndReported(t *testing.T) {
 			<-release // the writer is stuck on the first record
 		})
 	}
-	f, err := open("drop", Options{Dir: t.TempDir(), Queue: 4, Now: fixedClock}, hook)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openHook(t, "drop", Options{Dir: t.TempDir(), Queue: 4, Now: fixedClock}, hook)
 	defer f.Close()
 
 	f.Write("stderr", "held by the writer")
@@ -351,12 +380,9 @@ func TestDropsReportedAtClose(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	f, err := open("drop", Options{Dir: t.TempDir(), Queue: 1, Now: fixedClock}, func() {
+	f := openHook(t, "drop", Options{Dir: t.TempDir(), Queue: 1, Now: fixedClock}, func() {
 		once.Do(func() { close(entered); <-release })
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.Write("stderr", "a")
 	<-entered
 	f.Write("stderr", "b")
@@ -479,7 +505,10 @@ func TestConcurrentWriteAndClose(t *testing.T) {
 		t.Error(err)
 	}
 	wg.Wait()
-	lines := readLines(t, f.Path())
+	var lines []string
+	if _, err := os.Stat(f.Path()); err == nil { // Close may have come first
+		lines = readLines(t, f.Path())
+	}
 	if len(lines) > 4000 {
 		t.Errorf("%d lines from 4000 writes", len(lines))
 	}
@@ -487,5 +516,18 @@ func TestConcurrentWriteAndClose(t *testing.T) {
 		if !lineRE.MatchString(line) {
 			t.Fatalf("torn line %q", line)
 		}
+	}
+}
+
+// BenchmarkWrite is what a server's actor pays per log line.
+func BenchmarkWrite(b *testing.B) {
+	f, err := Open("bench", Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Write("lifecycle", "connecting to http://127.0.0.1:8080/mcp (http)")
 	}
 }
