@@ -2,7 +2,9 @@ package protocol
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"os"
 )
 
 const (
@@ -19,13 +21,24 @@ const (
 // them, and bounds each one while reading it: a server that writes an endless
 // line costs at most the limit plus the read buffer in memory, never the line.
 //
-// A FrameReader is not safe for concurrent use; one reader goroutine owns it.
-// ReadFrame blocks in the underlying reader and does not watch a context: to
-// unblock it, close the reader (the child's stdout pipe).
+// A FrameReader is not safe for concurrent use: one goroutine at a time reads
+// it. It may change hands between goroutines (the stdio transport passes it
+// from its reader goroutine to the caller waiting for a response and back),
+// as long as each hand-over is synchronised. ReadFrame blocks in the
+// underlying reader and does not watch a context: to unblock it, set a read
+// deadline on the reader (an *os.File pipe supports them), which ReadFrame
+// survives, or close it.
 type FrameReader struct {
 	br  *bufio.Reader
 	max int
 	err error // sticky: io.EOF or the underlying reader's error
+
+	// The line a deadline interrupted, which the next ReadFrame goes on
+	// with: its chunks so far (n bytes), or, once it is past the limit,
+	// what an oversized line keeps (over).
+	parts [][]byte
+	n     int
+	over  *FrameTooLargeError
 }
 
 // NewFrameReader returns a FrameReader that rejects frames longer than
@@ -50,10 +63,16 @@ func newFrameReader(r io.Reader, maxFrame, bufSize int) *FrameReader {
 // *FrameTooLargeError (errors.Is(err, ErrFrameTooLarge)). The reader stays
 // usable: the next call returns the next line.
 //
+// A read that fails with os.ErrDeadlineExceeded (a deadline set on the
+// underlying file, to take a blocked reader out of its Read) loses nothing:
+// ReadFrame returns that error and keeps what it has read of the current
+// line, and the next call goes on with it. Clear or move the deadline
+// before calling again, or that call fails the same way.
+//
 // At the end of input, a last line without "\n" is returned as a frame, under
-// the same limit, and then io.EOF. If the underlying reader fails, ReadFrame
-// drops the partial line (it would be a truncated message) and returns the
-// error, from then on at every call.
+// the same limit, and then io.EOF. If the underlying reader fails otherwise,
+// ReadFrame drops the partial line (it would be a truncated message) and
+// returns the error, from then on at every call.
 func (fr *FrameReader) ReadFrame() ([]byte, error) {
 	for fr.err == nil {
 		frame, err := fr.readLine()
@@ -67,36 +86,56 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 	return nil, fr.err
 }
 
-// readLine reads one line. It returns the frame, or nil for a blank line or
-// when the underlying reader ended or failed (fr.err is then set), or a
-// *FrameTooLargeError.
-func (fr *FrameReader) readLine() ([]byte, error) {
-	chunk, err := fr.br.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		// The common case: the whole line is in the buffer.
-		return fr.finish(nil, 0, chunk, err)
-	}
-	// A line longer than the buffer: copy its chunks out until it ends or
-	// passes the limit. Chunks are kept apart, not appended to one growing
-	// slice, so an oversized line costs the limit in memory, not twice it.
-	var partsBuf [8][]byte
-	parts := partsBuf[:0]
-	n := 0
-	for err == bufio.ErrBufferFull {
-		// +1: the line may still end in a "\r" that is not part of the frame.
-		if n+len(chunk) > fr.max+1 {
-			return nil, fr.discard(parts, chunk)
-		}
-		parts = append(parts, append([]byte(nil), chunk...))
-		n += len(chunk)
-		chunk, err = fr.br.ReadSlice('\n')
-	}
-	return fr.finish(parts, n, chunk, err)
+// isDeadline reports whether a read failed only because its deadline
+// passed: it may be tried again.
+func isDeadline(err error) bool {
+	return err != nil && err != bufio.ErrBufferFull && err != io.EOF && errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// finish handles the end of a line: parts (n bytes) and then last, which is
-// ended by "\n" (err nil), by the end of input (io.EOF), or cut by a failure.
-func (fr *FrameReader) finish(parts [][]byte, n int, last []byte, err error) ([]byte, error) {
+// readLine reads one line, or goes on with the one a deadline interrupted.
+// It returns the frame; or nil for a blank line, or when the underlying
+// reader ended or failed (fr.err is then set); or a *FrameTooLargeError; or
+// the deadline error that interrupted it again.
+func (fr *FrameReader) readLine() ([]byte, error) {
+	for {
+		chunk, err := fr.br.ReadSlice('\n')
+		if fr.over != nil {
+			if e := fr.discard(chunk, err); e != nil {
+				return nil, e
+			}
+			if err != bufio.ErrBufferFull {
+				return nil, err // a deadline: the line goes on at the next call
+			}
+			continue
+		}
+		if err != bufio.ErrBufferFull && !isDeadline(err) {
+			// The common case: the line ends in this chunk, and when it
+			// started in it, as most do, it is copied once.
+			return fr.finish(chunk, err)
+		}
+		// A line longer than the buffer, or cut by a deadline: keep its
+		// chunks until it ends or passes the limit. They are kept apart,
+		// not appended to one growing slice, so an oversized line costs the
+		// limit in memory, not twice it. +1: the line may still end in a
+		// "\r" that is not part of the frame.
+		if fr.n+len(chunk) > fr.max+1 {
+			fr.startDiscard()
+			fr.discard(chunk, bufio.ErrBufferFull) // the line has not ended
+		} else if len(chunk) > 0 {
+			fr.parts = append(fr.parts, append([]byte(nil), chunk...))
+			fr.n += len(chunk)
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, err // a deadline
+		}
+	}
+}
+
+// finish handles the end of a line: fr.parts and then last, which is ended
+// by "\n" (err nil), by the end of input (io.EOF), or cut by a failure.
+func (fr *FrameReader) finish(last []byte, err error) ([]byte, error) {
+	parts, n := fr.parts, fr.n
+	defer fr.resetParts()
 	switch err {
 	case nil:
 		last = last[:len(last)-1]
@@ -139,38 +178,50 @@ func (fr *FrameReader) finish(parts [][]byte, n int, last []byte, err error) ([]
 	return frame, nil
 }
 
-// discard reads and drops the rest of an oversized line. parts and chunk are
-// what was read of it so far; the line has not ended yet.
-func (fr *FrameReader) discard(parts [][]byte, chunk []byte) *FrameTooLargeError {
+// resetParts forgets the chunks of a line, keeping the slice for the next
+// long one.
+func (fr *FrameReader) resetParts() {
+	clear(fr.parts)
+	fr.parts, fr.n = fr.parts[:0], 0
+}
+
+// startDiscard turns the line being read into an oversized one: from now on
+// only its ends are kept.
+func (fr *FrameReader) startDiscard() {
 	e := &FrameTooLargeError{Limit: fr.max}
-	for _, p := range parts {
+	for _, p := range fr.parts {
 		e.Size += int64(len(p))
 		e.Prefix = appendPrefix(e.Prefix, p)
 		e.Suffix = appendSuffix(e.Suffix, p)
 	}
-	err := bufio.ErrBufferFull
-	for {
-		if err == nil {
-			chunk = chunk[:len(chunk)-1]
-		}
-		e.Size += int64(len(chunk))
-		e.Prefix = appendPrefix(e.Prefix, chunk)
-		e.Suffix = appendSuffix(e.Suffix, chunk)
-		switch err {
-		case nil:
-			return e
-		case bufio.ErrBufferFull:
-		case io.EOF:
-			fr.err = io.EOF
-			return e
-		default:
-			// The line did not end: its tail is not the frame's tail.
-			fr.err = err
-			e.Suffix = nil
-			return e
-		}
-		chunk, err = fr.br.ReadSlice('\n')
+	fr.resetParts()
+	fr.over = e
+}
+
+// discard takes one more chunk of an oversized line, read with err. It
+// returns the line's error once the line has ended (or the reader has), and
+// nil while it goes on (err is bufio.ErrBufferFull or a deadline).
+func (fr *FrameReader) discard(chunk []byte, err error) *FrameTooLargeError {
+	e := fr.over
+	if err == nil {
+		chunk = chunk[:len(chunk)-1]
 	}
+	e.Size += int64(len(chunk))
+	e.Prefix = appendPrefix(e.Prefix, chunk)
+	e.Suffix = appendSuffix(e.Suffix, chunk)
+	switch {
+	case err == nil:
+	case err == bufio.ErrBufferFull || isDeadline(err):
+		return nil
+	case err == io.EOF:
+		fr.err = io.EOF
+	default:
+		// The line did not end: its tail is not the frame's tail.
+		fr.err = err
+		e.Suffix = nil
+	}
+	fr.over = nil
+	return e
 }
 
 func lastByte(parts [][]byte, last []byte) byte {

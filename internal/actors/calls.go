@@ -83,6 +83,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	var rd *stdoutReader // set when this caller may read its own response
 	if f := e.fast.Load(); f != nil {
 		// Ready: send it from this goroutine; the reader answers it here.
 		var headers []protocol.ParamHeader
@@ -101,6 +102,9 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 		if err := startCall(f.conn, m, f.era, headers); err != nil {
 			return nil, fmt.Errorf("server %q: %w", e.name, err)
 		}
+		if c, ok := f.conn.(*stdioConn); ok {
+			rd = c.rd // over stdio it may read the pipe itself
+		}
 	} else {
 		r.send(e.pid, m) // starting (the actor queues it) or unavailable
 	}
@@ -112,11 +116,35 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 	}
 	o.ResetTimeoutOnProgress = o.ResetTimeoutOnProgress || e.spec.ResetTimeoutOnProgress
 	t := newCallTimer(&e.clock, o.Timeout, o.MaxTotalTimeout)
-	timer := time.NewTimer(o.Timeout)
+	var lead <-chan struct{} // the read token, when this call is in line for it
+	if rd != nil {
+		// A call that watches progress waits the ordinary way, so that
+		// each notification reaches it while it waits.
+		if lead = rd.enqueue(m, progress == nil); lead != nil {
+			defer rd.leave(m)
+			select {
+			case <-lead:
+				// The token was free: read at once, with no timer to set.
+				lead = nil
+				if rep, ok := rd.lead(ctx, m, leadDeadline(t)); ok {
+					return rep.result, rep.err
+				}
+			default:
+			}
+		}
+	}
+	left, _, _ := t.remaining() // less than o.Timeout if this call has led
+	timer := time.NewTimer(max(left, 0))
 	defer timer.Stop()
 	var resumed <-chan struct{}
 	for {
 		select {
+		case <-lead:
+			lead = nil
+			if rep, ok := rd.lead(ctx, m, leadDeadline(t)); ok {
+				return rep.result, rep.err
+			}
+			// Not answered yet: the cases below say why, or wait for it.
 		case rep := <-m.reply:
 			drainProgress(progress, o.OnProgress)
 			return rep.result, rep.err
@@ -157,6 +185,17 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
 		}
 	}
+}
+
+// leadDeadline is when a caller reading its own response must stop to look
+// at its timeout: when the time left now runs out, or never (zero: it does
+// not lead) while a server request holds the clock still.
+func leadDeadline(t *callTimer) time.Time {
+	left, wait, _ := t.remaining()
+	if wait != nil || left <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(left)
 }
 
 // drainProgress hands on the notifications that arrived before the answer.

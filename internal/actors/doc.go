@@ -21,8 +21,10 @@
 // from a dead incarnation is ignored.
 //
 // A connection (conn.go) is one incarnation of a server over a transport:
-// stdio (conn_stdio.go: a process, a reader goroutine, a non-blocking write
-// path with a writer goroutine behind it) or Streamable HTTP with the
+// stdio (conn_stdio.go: a process, its stdout read by the reader goroutine
+// or by a caller waiting alone for its response (conn_stdio_read.go), a
+// non-blocking write path with a writer goroutine behind it) or Streamable
+// HTTP with the
 // legacy HTTP+SSE fallback (conn_http*.go). Senders hand it typed outMsg
 // values, the frame already encoded with the request id, method and kind
 // beside it, so no transport parses its own frames again. What a

@@ -3,14 +3,16 @@ package actors
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // pendingTable holds the requests in flight on one connection. It is the
 // one piece of a server's state shared beyond its actor, for speed: callers
-// add their tools/call directly when the server is ready, and the reader
-// goroutine hands a response straight to the caller waiting for it. Two
+// add their tools/call directly when the server is ready, and whoever reads
+// the connection (its reader goroutine, or over stdio a caller reading for
+// itself) hands a response straight to the caller waiting for it. Two
 // goroutine hand-offs per call are saved that way (caller → actor and
 // reader → actor), which is most of a call's cost over a raw pipe.
 //
@@ -18,9 +20,13 @@ import (
 // answered to it, and a connection's death closes the table and fails
 // every request in it at once.
 type pendingTable struct {
-	mu     sync.Mutex
-	next   int64
-	m      map[int64]*pendingReq
+	mu   sync.Mutex
+	next int64
+	m    map[int64]*pendingReq
+	// active counts the requests in m that expect a prompt answer (all but
+	// the modern era's long-lived subscriptions/listen), for readers that do
+	// not take mu (stdoutReader).
+	active atomic.Int32
 	closed error // set once the connection is gone
 }
 
@@ -59,6 +65,9 @@ func (t *pendingTable) add(p *pendingReq) (int64, error) {
 		p.call.id = p.id
 	}
 	t.m[p.id] = p
+	if p.kind != reqListen {
+		t.active.Add(1)
+	}
 	return p.id, nil
 }
 
@@ -66,7 +75,9 @@ func (t *pendingTable) add(p *pendingReq) (int64, error) {
 func (t *pendingTable) take(id int64) *pendingReq {
 	t.mu.Lock()
 	p := t.m[id]
-	delete(t.m, id)
+	if p != nil {
+		t.remove(p)
+	}
 	t.mu.Unlock()
 	return p
 }
@@ -79,8 +90,16 @@ func (t *pendingTable) takeCall(call *callMsg) bool {
 	if p == nil || p.call != call {
 		return false
 	}
-	delete(t.m, call.id)
+	t.remove(p)
 	return true
+}
+
+// remove deletes p from the table; t.mu is held.
+func (t *pendingTable) remove(p *pendingReq) {
+	delete(t.m, p.id)
+	if p.kind != reqListen {
+		t.active.Add(-1)
+	}
 }
 
 // close refuses new requests with err and returns the ones in flight.
@@ -95,8 +114,14 @@ func (t *pendingTable) close(err error) []*pendingReq {
 		out = append(out, p)
 		delete(t.m, id)
 	}
+	t.active.Store(0)
 	return out
 }
+
+// inFlight is how many requests wait for a prompt answer (all but a
+// subscriptions/listen), without waiting for the table's lock: a snapshot
+// that may be stale by the time it is used.
+func (t *pendingTable) inFlight() int { return int(t.active.Load()) }
 
 // answer delivers a response to the caller that waits for it.
 func (p *pendingReq) answer(server string, msg *protocol.Message) {
@@ -146,19 +171,7 @@ func newRouter(gen uint64, spec *ServerSpec, deliver func(any), event func(*prot
 // route hands over one classified inbound message. It returns false if the
 // connection is stopping (stop closed while waiting for flow credit).
 func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) bool {
-	if msg.Kind == protocol.KindResponse {
-		if id, ok := msg.IntID(); ok {
-			if p := r.pending.take(id); p != nil {
-				if p.kind == reqCall {
-					p.answer(r.server, &msg)
-				} else {
-					r.deliver(&responseMsg{gen: r.gen, req: p, msg: msg})
-				}
-				return true
-			}
-		}
-	}
-	if msg.Kind == protocol.KindNotification && r.event != nil && r.event(&msg) {
+	if r.handOff(&msg) {
 		return true
 	}
 	if !r.flow.acquire(size, stop) {
@@ -167,6 +180,30 @@ func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) boo
 	r.deliver(&inboundMsg{gen: r.gen, msg: msg, size: size})
 	return true
 }
+
+// handOff delivers what goes around the actor's inbound flow: a response to
+// whoever waits for it (a caller, or the actor for its own requests) and
+// the events the sink takes. It reports false for what is left for the
+// actor as an inboundMsg, under flow control.
+func (r *router) handOff(msg *protocol.Message) bool {
+	if msg.Kind == protocol.KindResponse {
+		if id, ok := msg.IntID(); ok {
+			if p := r.pending.take(id); p != nil {
+				if p.kind == reqCall {
+					p.answer(r.server, msg)
+				} else {
+					r.deliver(&responseMsg{gen: r.gen, req: p, msg: *msg})
+				}
+				return true
+			}
+		}
+	}
+	return msg.Kind == protocol.KindNotification && r.event != nil && r.sink(*msg)
+}
+
+// sink offers a notification to the event sink. It takes a copy, so that
+// only notifications cost an allocation, not every response handed off.
+func (r *router) sink(msg protocol.Message) bool { return r.event(&msg) }
 
 // isPlumbing reports whether a notification is the protocol's own, handled
 // by the actor, rather than an event for the journal.
