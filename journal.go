@@ -75,6 +75,12 @@ type JournalOptions struct {
 	// disk's pace; only a stalled journal loses events (counted). 0: 1 s;
 	// <0: never wait, drop at once.
 	PaceWait time.Duration
+	// Linger is how long records from servers (call history, transitions,
+	// events) may wait for more before they are written, so a busy host
+	// syncs once per group rather than once per call. A crash loses at
+	// most this much of them; durable writes never wait. 0: 5 ms; <0: no
+	// wait.
+	Linger time.Duration
 	// NoCallHistory turns off the history of tool calls.
 	NoCallHistory bool
 	// KeepCallPayloads stores each call's arguments and result in the
@@ -128,7 +134,7 @@ func OpenJournal(dataDir string, opts JournalOptions, logger *slog.Logger) (*Jou
 	}
 	return &Journal{
 		store:  store,
-		writer: actors.NewJournal(store, actors.JournalOptions{Logger: logger, Queue: opts.Queue, PaceWait: opts.PaceWait}),
+		writer: actors.NewJournal(store, actors.JournalOptions{Logger: logger, Queue: opts.Queue, PaceWait: opts.PaceWait, Linger: opts.Linger}),
 	}, nil
 }
 

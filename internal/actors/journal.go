@@ -31,10 +31,21 @@ type JournalOptions struct {
 	// of the disk rather than dropped, unless the journal is stalled.
 	// 0: DefaultPaceWait; <0: never wait.
 	PaceWait time.Duration
+	// Linger is how long ingested records wait for company before they
+	// are committed, so a busy server's call history and events cost one
+	// sync per group rather than one per record. Durable writes, Close
+	// and a queue a quarter full end the wait at once. 0: DefaultLinger;
+	// <0: commit as soon as the writer is free.
+	Linger time.Duration
 }
 
 // DefaultPaceWait is JournalOptions.PaceWait's default.
 const DefaultPaceWait = time.Second
+
+// DefaultLinger is JournalOptions.Linger's default: one sync per 5 ms at
+// most for ingested records, about 2% of a core for Badger's WAL msync,
+// where one per record took a third of the host's CPU at 40k calls/s.
+const DefaultLinger = 5 * time.Millisecond
 
 // JournalStats are the journal writer's counters since it started.
 type JournalStats struct {
@@ -58,7 +69,9 @@ type Journal struct {
 	store  *persistence.Store
 	logger *slog.Logger
 	limit  int64
+	batch  int // ingested records that end a linger
 	pace   time.Duration
+	linger time.Duration
 
 	queued atomic.Int64
 	stats  struct {
@@ -104,11 +117,17 @@ func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
 	if pace == 0 {
 		pace = DefaultPaceWait
 	}
+	linger := opts.Linger
+	if linger == 0 {
+		linger = DefaultLinger
+	}
 	j := &Journal{
 		store:   store,
 		logger:  logger,
 		limit:   limit,
+		batch:   int(max(limit/4, 1)),
 		pace:    pace,
+		linger:  linger,
 		room:    make(chan struct{}),
 		dropped: map[string]uint64{},
 		kick:    make(chan struct{}, 1),
@@ -259,9 +278,9 @@ func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan stru
 	}
 	j.queued.Add(1)
 	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
-	first := len(j.ingested) == 1
+	n := len(j.ingested)
 	j.mu.Unlock()
-	if first {
+	if n == 1 || n == j.batch {
 		j.wakeWriter()
 	}
 	return true, nil
@@ -399,13 +418,36 @@ type journalWrite struct {
 }
 
 // run is the writer goroutine. It commits everything queued, again and
-// again while more arrives during each commit, then waits for a kick. Once
+// again while more arrives during each commit, then waits for a kick. When
+// only ingested records are queued it lingers first, for company. Once
 // quit is closed nothing more can be queued: it commits what is left and
 // returns.
 func (j *Journal) run() {
 	defer close(j.exited)
+	var timer *time.Timer
 	for {
-		for j.commit() {
+		// A kick left from a record queued during the last commit must
+		// not cut the linger short: drop it, then look at the queue.
+		select {
+		case <-j.kick:
+		default:
+		}
+		if j.lingering() {
+			if timer == nil {
+				timer = time.NewTimer(j.linger)
+			} else {
+				timer.Reset(j.linger)
+			}
+			select {
+			case <-timer.C:
+			case <-j.kick: // a write, a flush, or a quarter-full queue
+				timer.Stop()
+			case <-j.quit:
+				timer.Stop()
+			}
+		}
+		if j.commit() {
+			continue
 		}
 		j.mu.Lock()
 		flushed := j.flushing
@@ -422,6 +464,18 @@ func (j *Journal) run() {
 			return
 		}
 	}
+}
+
+// lingering reports whether what is queued may wait: ingested records
+// only, fewer than a batch, nobody waiting on a write or a flush.
+func (j *Journal) lingering() bool {
+	if j.linger < 0 {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.ingested)
+	return n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
 }
 
 // commit takes everything queued (writes, ingested records, drop counts),

@@ -395,3 +395,54 @@ func TestJournalEmptyWriteIsAnswered(t *testing.T) {
 		t.Fatal("an empty WriteAsync was never answered")
 	}
 }
+
+// Ingested records linger for company: none is committed until the linger
+// ends, a durable write arrives, or the queue is a quarter full, and then
+// all that waited go in one commit. (Not in a synctest bubble: Badger's
+// own goroutines finish the commits.)
+func TestJournalIngestLingers(t *testing.T) {
+	ingest := func(j *Journal, n int) {
+		for i := range n {
+			if !j.Ingest("s", persistence.AppendEvent(persistence.EventRecord{Server: "s", Method: "event/x", Params: []byte(strconv.Itoa(i))})) {
+				t.Fatal("dropped with room in the queue")
+			}
+		}
+	}
+	_, j := testJournal(t, JournalOptions{Linger: time.Hour, Queue: 400})
+	ingest(j, 10)
+	if st := j.Stats(); st.Commits != 0 || st.Queued != 10 {
+		t.Fatalf("after 10 ingested: %+v, want them lingering", st)
+	}
+	// A durable write does not wait, and takes the lingering records along.
+	if err := j.Write(context.Background(), persistence.AckEvents()); err != nil {
+		t.Fatal(err)
+	}
+	if st := j.Stats(); st.Commits != 1 || st.Events != 10 {
+		t.Fatalf("after a write: %+v, want one commit of 10 events", st)
+	}
+	// A quarter-full queue does not wait either.
+	changed := j.Changed()
+	ingest(j, 100)
+	<-changed
+	if st := j.Stats(); st.Commits != 2 || st.Events != 110 {
+		t.Fatalf("after a quarter-full queue: %+v, want a second commit, of 100 events", st)
+	}
+	// Close commits what lingers.
+	ingest(j, 3)
+	if err := j.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := j.Stats(); st.Commits != 3 || st.Events != 113 {
+		t.Fatalf("after Close: %+v, want a third commit, of 3 events", st)
+	}
+
+	// And the linger ends by itself.
+	_, j = testJournal(t, JournalOptions{Linger: time.Millisecond})
+	changed = j.Changed()
+	ingest(j, 3)
+	<-changed
+	if st := j.Stats(); st.Commits != 1 || st.Events != 3 {
+		t.Fatalf("after the linger: %+v, want one commit of 3 events", st)
+	}
+	j.Close(context.Background())
+}
