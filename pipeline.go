@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
@@ -113,8 +114,8 @@ func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *Cal
 	}
 	if server, name, ok := h.rt.ResolveTool(tool); ok {
 		c.Server, c.Name = server, name
-		if c.Tool = ToolName(server, name); c.Tool != tool {
-			c.CalledAs = tool
+		if !spells(tool, server, name) {
+			c.Tool, c.CalledAs = ToolName(server, name), tool
 		}
 	} else if server, name, ok := SplitToolName(tool); ok {
 		c.Server, c.Name = server, name // a server the runtime does not list: it says why
@@ -122,6 +123,16 @@ func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *Cal
 		c.Name = tool
 	}
 	return c
+}
+
+// spells reports whether tool is ToolName(server, name), without building
+// that string: the usual call names its tool in full.
+func spells(tool, server, name string) bool {
+	rest, ok := strings.CutPrefix(tool, ToolPrefix)
+	if !ok || len(rest) != len(server)+2+len(name) {
+		return false
+	}
+	return rest[:len(server)] == server && rest[len(server):len(server)+2] == "__" && rest[len(server)+2:] == name
 }
 
 // call runs one call through the pipeline.

@@ -246,3 +246,23 @@ func TestEmbedderStageWithoutAnswer(t *testing.T) {
 		t.Errorf("got %+v, %v; want ErrNoResult naming the tool", res, err)
 	}
 }
+
+func TestSpells(t *testing.T) {
+	for _, tc := range []struct {
+		tool, server, name string
+		want               bool
+	}{
+		{"mcp__a__b", "a", "b", true},
+		{"mcp__a__b__c", "a", "b__c", true},
+		{"mcp__a__b__c", "a__b", "c", true},
+		{"mcp__a__bc", "a", "b", false},
+		{"mcp__ab__c", "a", "b_c", false},
+		{"mcp__a_b", "a", "b", false},
+		{"a__b", "a", "b", false},
+		{"mcp__a__b", "a", "B", false},
+	} {
+		if got := spells(tc.tool, tc.server, tc.name); got != tc.want || (got && ToolName(tc.server, tc.name) != tc.tool) {
+			t.Errorf("spells(%q, %q, %q) = %v, want %v", tc.tool, tc.server, tc.name, got, tc.want)
+		}
+	}
+}

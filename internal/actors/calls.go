@@ -126,7 +126,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			case <-lead:
 				// The token was free: read at once, with no timer to set.
 				lead = nil
-				if rep, ok := rd.lead(ctx, m, leadDeadline(t)); ok {
+				if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
 					return rep.result, rep.err
 				}
 			default:
@@ -141,7 +141,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 		select {
 		case <-lead:
 			lead = nil
-			if rep, ok := rd.lead(ctx, m, leadDeadline(t)); ok {
+			if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
 				return rep.result, rep.err
 			}
 			// Not answered yet: the cases below say why, or wait for it.
@@ -232,7 +232,8 @@ func startCall(c conn, m *callMsg, era *modernEra, headers []protocol.ParamHeade
 			return fmt.Errorf("%s: _meta: %w", m.what(), err)
 		}
 	}
-	p := &pendingReq{kind: reqCall, call: m}
+	p := &m.pending // started once: the message carries its table entry
+	*p = pendingReq{kind: reqCall, call: m}
 	id, err := c.pending().add(p)
 	if err != nil {
 		return err

@@ -202,10 +202,10 @@ type callTimer struct {
 	reset    time.Duration // active time at the last progress reset
 }
 
-func newCallTimer(clock *pauseClock, timeout, maxTotal time.Duration) *callTimer {
+func newCallTimer(clock *pauseClock, timeout, maxTotal time.Duration) callTimer {
 	now := time.Now()
 	p0, _ := clock.read(now)
-	return &callTimer{clock: clock, start: now, paused0: p0, timeout: timeout, maxTotal: maxTotal}
+	return callTimer{clock: clock, start: now, paused0: p0, timeout: timeout, maxTotal: maxTotal}
 }
 
 // active is the time the call has counted against its timeouts.

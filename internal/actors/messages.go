@@ -27,6 +27,8 @@ type callMsg struct {
 	task   json.RawMessage // the task field, if the tool runs as a task (applyTask)
 	reply  chan callReply
 	id     int64
+
+	pending pendingReq // its entry in the pending table, in one allocation
 }
 
 // applyTask turns a tools/call into a task-augmented one when the caller
