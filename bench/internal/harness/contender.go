@@ -14,6 +14,10 @@ const (
 	Mcpvisor  = "mcpvisor"
 	GoSDK     = "go-sdk"
 	Mark3labs = "mark3labs"
+
+	// McpvisorNoHistory is mcpvisor keeping no call history, beside
+	// mcpvisor (which journals every call, the default).
+	McpvisorNoHistory = Mcpvisor + "-nohistory"
 )
 
 // Contender names in the modern era (2026-07-28): the same four against the
@@ -49,8 +53,9 @@ var loadContenders = append(callContenders[:len(callContenders):len(callContende
 
 // callContenders are the contenders of the call latency and throughput
 // scenarios over stdio: every stdio contender, then mcpvisor as a sidecar,
-// called over loopback HTTP (its API, its MCP gateway).
-var callContenders = append(contenders[:len(contenders):len(contenders)], sidecarContender{}, sidecarContender{mcp: true})
+// called over loopback HTTP (its API, its MCP gateway), and beside mcpvisor
+// itself the same host with no call history.
+var callContenders = append(contenders[:len(contenders):len(contenders)], hostContender{noHistory: true}, sidecarContender{}, sidecarContender{mcp: true})
 
 // httpContenders are the same contenders over Streamable HTTP, the floor
 // (net/http POSTs) first. Their names are the same; the scenario tells them

@@ -16,11 +16,16 @@ import (
 // the same URL (the one echo server) and allowPrivate, for loopback.
 // modern: the stdio echo servers run with -era modern; the host detects the
 // era itself (server/discover first), as it does for every server.
-type hostContender struct{ http, modern bool }
+// noHistory: the host keeps no call history (Journal.NoCallHistory), to
+// show what journaling every call costs.
+type hostContender struct{ http, modern, noHistory bool }
 
 func (ct hostContender) name() string {
-	if ct.modern {
+	switch {
+	case ct.modern:
 		return McpvisorModern
+	case ct.noHistory:
+		return McpvisorNoHistory
 	}
 	return Mcpvisor
 }
@@ -54,7 +59,7 @@ func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (c
 // start opens a host of n servers, named serverName(i), with the default
 // options, and returns it once every server is ready.
 func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost, error) {
-	return ct.startWith(ctx, env, n, mcpvisor.Options{})
+	return ct.startWith(ctx, env, n, mcpvisor.Options{Journal: mcpvisor.JournalOptions{NoCallHistory: ct.noHistory}})
 }
 
 // startWith is start with opts, whose Config it sets.

@@ -426,8 +426,13 @@ func (r *Run) perRepeat(calls int) string {
 	return fmt.Sprintf("%d calls per contender in each of %d repeats", calls, r.Sizes.Repeats)
 }
 
-// sidecarIntro explains the sidecar contenders of a scenario that has them.
+// sidecarIntro explains the sidecar contenders of a scenario that has them,
+// and mcpvisor without call history.
 func (r *Run) sidecarIntro(b *strings.Builder, scenario string) {
+	if r.find(scenario, McpvisorNoHistory) != nil {
+		b.WriteString("`mcpvisor-nohistory` is the same embedded Host with `Journal.NoCallHistory`: no record of each call in the journal's history. " +
+			"`mcpvisor` keeps that history, as a Host does by default; the difference between the two rows is what journaling every call costs.\n\n")
+	}
 	if r.find(scenario, SidecarAPI) == nil && r.find(scenario, SidecarMCP) == nil {
 		return
 	}
