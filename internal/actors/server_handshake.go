@@ -422,9 +422,11 @@ func (a *serverActor) becomeReady(cat *catalog) {
 	if a.era != nil {
 		a.listen() // before the state is published: first on the wire
 	}
-	a.setState(StateReady, "")
+	// The fast path before the state: a caller woken by ready must find it,
+	// not go the slow way through this actor for its first call.
 	a.conn.ready()
 	a.entry.fast.Store(a.fastPath())
+	a.setState(StateReady, "")
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
