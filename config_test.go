@@ -911,6 +911,77 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestTimeoutFloor: a timeout shorter than MinTimeout ("1ns", or half a
+// millisecond as a number) is a load-time error naming the server and the
+// field, not a server whose every call fails at once (issue 22, finding
+// 5: it was accepted silently). 0 (the default) and MinTimeout itself pass.
+func TestTimeoutFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry string
+		want        []string
+	}{
+		{"1ns", `{"command": "x", "timeout": "1ns"}`,
+			[]string{`config: server "a": field "timeout": 1ns is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
+		{"half a millisecond", `{"command": "x", "startupTimeout": 0.5}`,
+			[]string{`config: server "a": field "startupTimeout": 500µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
+		{"every field", `{"command": "x", "timeout": "999us", "startupTimeout": "1us", "maxTotalTimeout": "10ns"}`,
+			[]string{
+				`config: server "a": field "timeout": 999µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`,
+				`config: server "a": field "startupTimeout": 1µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`,
+				`config: server "a": field "maxTotalTimeout": 10ns is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`,
+			}},
+		{"at the floor", `{"command": "x", "timeout": "1ms", "startupTimeout": 1}`, nil},
+		{"zero is the default", `{"command": "x", "timeout": 0, "startupTimeout": "0s"}`, nil},
+		{"a disabled server too", `{"command": "x", "timeout": "1ns", "disabled": true}`,
+			[]string{`config: server "a": field "timeout": 1ns is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(`{"mcpServers": {"a": ` + tc.entry + `}}`))
+			if diff := cmp.Diff(tc.want, cfgErrLines(err)); diff != "" {
+				t.Errorf("ParseConfig (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrConfig) {
+					t.Errorf("errors.Is(%v, ErrConfig) = false", err)
+				}
+				if len(cfg.Servers) != 0 {
+					t.Errorf("servers returned with the error: %+v", cfg.Servers)
+				}
+			}
+		})
+	}
+	// The API's paths: Validate, and the spec Register builds.
+	sc := ServerConfig{Name: "a", Command: "x", Enabled: true, Timeout: Duration(time.Nanosecond)}
+	if err := sc.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `field "timeout": 1ns is shorter than 1ms`) {
+		t.Errorf("Validate: %v", err)
+	}
+	if _, err := sc.spec(nil, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `field "timeout"`) {
+		t.Errorf("spec: %v", err)
+	}
+}
+
+// TestToolFilterNamespacedName: includeTools and excludeTools take the
+// server's own tool names; mcp__<server>__<tool> there would match no tool
+// (includeTools: the server would expose none, silently), so it is an
+// error that names the own name to write.
+func TestToolFilterNamespacedName(t *testing.T) {
+	_, err := ParseConfig([]byte(`{"mcpServers": {"fs": {"command": "x", "includeTools": ["list", "mcp__fs__read"], "excludeTools": ["mcp__fs__rm"]}}}`))
+	want := []string{
+		`config: server "fs": field "includeTools[1]": "mcp__fs__read" is the namespaced name: includeTools takes the server's own tool names, here "read"`,
+		`config: server "fs": field "excludeTools[0]": "mcp__fs__rm" is the namespaced name: excludeTools takes the server's own tool names, here "rm"`,
+	}
+	if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
+		t.Errorf("ParseConfig (-want +got):\n%s", diff)
+	}
+	// Another server's prefix is a name like any other.
+	if _, err := ParseConfig([]byte(`{"mcpServers": {"fs": {"command": "x", "includeTools": ["mcp__git__log"]}}}`)); err != nil {
+		t.Errorf("another server's prefix: %v", err)
+	}
+	if err := (ServerConfig{Name: "fs", Command: "x", IncludeTools: []string{"mcp__fs__read"}}).Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
 func TestSpecStdio(t *testing.T) {
 	environ := []string{"PATH=/usr/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=secret", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp"}
 	vars := map[string]string{"PATH": "/usr/bin", "HOME": "/home/u", "NOTES_TOKEN": "tok", "EMPTY": ""}

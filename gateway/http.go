@@ -309,34 +309,31 @@ func (g *Gateway) lookup(w http.ResponseWriter, r *http.Request) *session {
 	return s
 }
 
-// originAllowed implements the DNS-rebinding defence: no Origin (not a
-// browser) passes; otherwise the Origin must be listed, or, with no list,
-// be a loopback origin.
-func (g *Gateway) originAllowed(origin string) bool {
+// OriginAllowed is the rule on a browser's Origin header: no Origin (not a
+// browser) passes; otherwise it must be one of allowed or, with none
+// listed, a loopback origin (http or https on localhost or a loopback
+// address). The gateway applies it to every request, the sidecar to every
+// state-changing one.
+func OriginAllowed(origin string, allowed []string) bool {
 	if origin == "" {
 		return true
 	}
-	if len(g.opts.AllowedOrigins) > 0 {
-		return slices.Contains(g.opts.AllowedOrigins, origin)
+	if len(allowed) > 0 {
+		return slices.Contains(allowed, origin)
 	}
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return isLoopbackName(u.Hostname())
 }
 
-// hostAllowed is the DNS-rebinding defence on the Host header: a request
+// HostAllowed is the DNS-rebinding defence on the Host header: a request
 // that reached a loopback listener must name a loopback host (localhost,
-// 127.0.0.1, [::1]) or one of Options.AllowedHosts. A page on an
-// attacker's name that rebinds to 127.0.0.1 sends its own name. Requests
-// on other listeners pass: there the name is the deployment's business.
-func (g *Gateway) hostAllowed(r *http.Request) bool {
+// 127.0.0.1, [::1]) or one of allowed. A page on an attacker's name that
+// rebinds to 127.0.0.1 sends its own name. Requests on other listeners
+// pass: there the name is the deployment's business.
+func HostAllowed(r *http.Request, allowed []string) bool {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	tcp, ok := local.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsLoopback() {
@@ -346,12 +343,23 @@ func (g *Gateway) hostAllowed(r *http.Request) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if slices.Contains(g.opts.AllowedHosts, host) || host == "localhost" {
+	host = strings.Trim(host, "[]")
+	return slices.Contains(allowed, host) || isLoopbackName(host)
+}
+
+// isLoopbackName reports whether host is localhost or a loopback address.
+func isLoopbackName(host string) bool {
+	if host == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
+	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+func (g *Gateway) originAllowed(origin string) bool {
+	return OriginAllowed(origin, g.opts.AllowedOrigins)
+}
+func (g *Gateway) hostAllowed(r *http.Request) bool { return HostAllowed(r, g.opts.AllowedHosts) }
 
 // accepts reports whether the Accept header lists the media type.
 func accepts(r *http.Request, mediaType string) bool {

@@ -7,10 +7,27 @@
 //
 //	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true, ApprovalInbox: true})
 //	defer h.Close()
-//	srv := &http.Server{Addr: "127.0.0.1:7071", Handler: sidecar.New(h, sidecar.Options{Token: token, DataDir: dir}).Handler()}
-//	srv.ListenAndServe()
+//	ln, _ := net.Listen("tcp", "127.0.0.1:7071")
+//	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: dir})
+//	err := api.Serve(ctx, ln) // until ctx ends; then calls in flight are cancelled
 //
-// Every /v1 route needs "Authorization: Bearer <token>". Errors are JSON:
+// Every /v1 route needs "Authorization: Bearer <token>". On a loopback
+// listener a /v1 request must name localhost, a loopback address or one of
+// Options.AllowedHosts as Host (against DNS rebinding), and one that
+// changes state from a browser must come from a loopback origin, the
+// sidecar's own or one of Options.AllowedOrigins; others are refused with
+// 403. Request bodies are one JSON value each, with no key given twice at
+// any depth. /readyz says "ready" or "not_ready" to anyone; with the token
+// it also names the servers that are not ready.
+//
+// Serve bounds connections (Limits): idle and read timeouts, and caps on
+// the connections held, overall and, per client address, those that have
+// sent a request without the token. At a cap, a waiting connection
+// without the token is closed to make room, so idle clients cannot keep
+// out a caller with it; with none to close, the newcomer gets 503. Handler
+// alone serves the API without these bounds, for an embedder's own server.
+//
+// Errors are JSON:
 //
 //	{"error": {"code": "unavailable", "message": "...", "retryAfterMs": 500}}
 //

@@ -13,6 +13,7 @@ import (
 // Stable error codes of the API's JSON errors.
 const (
 	CodeUnauthorized        = "unauthorized"
+	CodeForbidden           = "forbidden" // Host or Origin refused (DNS rebinding, another site's page)
 	CodeNotFound            = "not_found"
 	CodeInvalidRequest      = "invalid_request"
 	CodeInvalidConfig       = "invalid_config"
@@ -36,6 +37,10 @@ const (
 	CodeSignInFailed        = "sign_in_failed" // discovery or client registration failed
 	CodeInternal            = "internal"
 )
+
+// ErrShuttingDown is the cause with which Serve cancels the contexts of
+// requests in flight when its context ends: a call cut short says so.
+var ErrShuttingDown = errors.New("the sidecar is shutting down")
 
 // ErrorView is an API error: a stable code (one of the Code* constants),
 // a message for people, and for a retryable one how long to wait.

@@ -126,6 +126,12 @@ func (a *api) do(method, path string, body any) response {
 	return a.doAuth(method, path, body, "Bearer "+testToken, nil)
 }
 
+// doHost is do with headers, Host among them.
+func (a *api) doHost(method, path string, body any, hdr http.Header) response {
+	a.t.Helper()
+	return a.doAuth(method, path, body, "Bearer "+testToken, hdr)
+}
+
 func (a *api) doAuth(method, path string, body any, auth string, hdr http.Header) response {
 	a.t.Helper()
 	var rd io.Reader
@@ -151,6 +157,9 @@ func (a *api) doAuth(method, path string, body any, auth string, hdr http.Header
 	}
 	for k, v := range hdr {
 		req.Header[k] = v
+	}
+	if host := hdr.Get("Host"); host != "" { // the client sends req.Host, not the header
+		req.Host = host
 	}
 	resp, err := a.ts.Client().Do(req)
 	if err != nil {

@@ -2,13 +2,16 @@ package sidecar
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -38,15 +41,45 @@ type Options struct {
 	// MCP, when set, is served at /mcp behind the token: the gateway's
 	// Streamable HTTP endpoint.
 	MCP http.Handler
+
+	// AllowedOrigins lists the Origin values, exactly as browsers send
+	// them ("https://app.example"), whose pages may call the /v1 routes
+	// that change state (every method but GET, HEAD and OPTIONS). Empty:
+	// loopback origins (http://localhost:3000, http://127.0.0.1,
+	// http://[::1]). Either way requests without Origin (curl, the CLI, a
+	// platform's client) and from the sidecar's own origin (its inbox page)
+	// pass; any other is refused with 403 code "forbidden". The gateway's
+	// gateway.Options.AllowedOrigins reads alike.
+	AllowedOrigins []string
+	// AllowedHosts lists the Host names (without port) a /v1 request to a
+	// loopback listener may give besides localhost and loopback addresses
+	// (a reverse proxy that keeps the client's Host); any other is refused
+	// with 403, the defence against DNS rebinding. Requests to other
+	// listeners are not checked.
+	AllowedHosts []string
+
+	// Limits bound Serve's connections: timeouts, and caps on those held.
+	// Zero fields take the defaults.
+	Limits Limits
+	// TLSConfig, when set, has Serve speak HTTPS with it (it is cloned).
+	TLSConfig *tls.Config
+	// ShutdownGrace is how long Serve waits, once its context has ended
+	// and requests' contexts are cancelled, for handlers to return before
+	// it closes their connections. Zero: DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 }
 
-// Server is the HTTP API of one Host. It holds no goroutines of its own:
-// every one it starts belongs to a request and ends with it.
+// Server is the HTTP API of one Host. It holds no goroutines between
+// calls: those of a request end with it, and those of Serve (its
+// http.Server's, and the answers to refused connections) have ended when
+// Serve returns.
 type Server struct {
-	h    *mcpvisor.Host
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	h       *mcpvisor.Host
+	opts    Options
+	token   []byte
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler // mux behind the connection accounting (track)
 }
 
 // New returns the API of h. opts is copied. It panics on an empty Token.
@@ -60,16 +93,25 @@ func New(h *mcpvisor.Host, opts Options) *Server {
 	if opts.DataDir == "" {
 		opts.DataDir = mcpvisor.DefaultDataDir
 	}
-	s := &Server{h: h, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if opts.ShutdownGrace == 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	opts.AllowedOrigins = slices.Clone(opts.AllowedOrigins)
+	opts.AllowedHosts = slices.Clone(opts.AllowedHosts)
+	s := &Server{h: h, opts: opts, token: []byte(opts.Token), log: opts.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.routes()
+	s.handler = s.track(s.mux)
 	return s
 }
 
-// Handler is the API's handler. Safe for concurrent use.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler is the API's handler. Safe for concurrent use. It checks tokens,
+// Host and Origin, and bounds bodies, but holds no connection limits: for
+// those, serve it with Serve.
+func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -110,21 +152,26 @@ func (s *Server) routes() {
 		"GET /v1/media/{file}":                 s.media,
 	}
 	for pattern, h := range v1 {
-		s.mux.Handle(pattern, s.auth(h))
+		s.mux.Handle(pattern, s.auth(s.guard(h)))
 	}
 	// Anything else under /v1 is a JSON 404, after the token check, so
 	// that an unauthenticated client learns nothing of the routes.
-	s.mux.Handle("/v1/", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.Handle("/v1/", s.auth(s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "no such route: "+r.Method+" "+r.URL.Path)
-	})))
+	}))))
 }
 
-// auth requires "Authorization: Bearer <token>", compared in constant time.
+// validToken reports whether r carries "Authorization: Bearer <token>",
+// compared in constant time.
+func (s *Server) validToken(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) == 1
+}
+
+// auth requires the token (validToken).
 func (s *Server) auth(next http.Handler) http.Handler {
-	want := []byte(s.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+		if !s.validToken(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpvisor"`)
 			writeError(w, ErrorView{status: http.StatusUnauthorized, Code: CodeUnauthorized,
 				Message: "missing or wrong bearer token"})
@@ -134,13 +181,37 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	})
 }
 
+// track accounts every request to its connection, when Serve holds it
+// (connTracker.begin): a request with the token makes the connection
+// authenticated; one without counts it against its address's limit, and
+// past that limit is refused with 503 and the connection closed.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+		if tc == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !tc.tracker.begin(tc, s.validToken(r)) {
+			w.Header().Set("Connection", "close")
+			writeError(w, ErrorView{status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: 1000,
+				Message: "too many connections without the token from this address, all busy: retry shortly"})
+			return
+		}
+		defer tc.tracker.end(tc)
+		next.ServeHTTP(w, r)
+	})
+}
+
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is 200 when every enabled server is ready, else 503 listing the
-// ones that are not.
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+// readyz is 200 {"status": "ready"} when every enabled server is ready,
+// else 503 {"status": "not_ready"}. Only with the token does it say which
+// servers are not ready and their states ("notReady"): an open probe
+// tells no one what the host runs.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	type notReady struct {
 		Name  string `json:"name"`
 		State string `json:"state"`
@@ -151,11 +222,15 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 			bad = append(bad, notReady{Name: st.Name, State: string(st.State)})
 		}
 	}
-	if len(bad) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "notReady": bad})
+	if len(bad) == 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
+	body := map[string]any{"status": "not_ready"}
+	if s.validToken(r) {
+		body["notReady"] = bad
+	}
+	writeJSON(w, http.StatusServiceUnavailable, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -169,8 +244,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// readJSON decodes a bounded JSON body into v; on failure it has written
-// the 400 and returns false. An empty body leaves v as it is.
+// readJSON decodes a bounded JSON body into v, strictly (decodeStrict: no
+// trailing data, no key given twice); on failure it has written the 400
+// and returns false. An empty body leaves v as it is.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return readJSONMax(w, r, v, maxBody)
 }
@@ -184,7 +260,7 @@ func readJSONMax(w http.ResponseWriter, r *http.Request, v any, limit int64) boo
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return true
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := decodeStrict(body, v); err != nil {
 		badRequest(w, "request body: "+err.Error())
 		return false
 	}

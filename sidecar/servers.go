@@ -62,8 +62,12 @@ func (s *Server) putServer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !json.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		badRequest(w, "the body must be one mcpServers entry: a JSON object")
+		return
+	}
+	if _, err := checkStrict(body); err != nil {
+		badRequest(w, "request body: "+err.Error())
 		return
 	}
 	file, err := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: body}})

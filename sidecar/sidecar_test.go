@@ -76,6 +76,8 @@ func TestNewPanicsWithoutToken(t *testing.T) {
 	sidecar.New(h, sidecar.Options{})
 }
 
+// TestReadyz: /readyz is open and says ready or not; only with the token
+// does it name the servers that are not ready (issue 22, finding 5).
 func TestReadyz(t *testing.T) {
 	a := openAPI(t, sidecar.Options{}, mcptest("t"))
 	if r := a.doAuth("GET", "/readyz", nil, "", nil); r.status != http.StatusOK {
@@ -85,9 +87,18 @@ func TestReadyz(t *testing.T) {
 	if r := a.do("PUT", "/v1/servers/broken", map[string]any{"command": mcptestBin, "args": []string{"-exit-at-start", "3"}}); r.status != http.StatusOK {
 		t.Fatalf("PUT: %d %s", r.status, r.body)
 	}
+	// Without the token it says not ready, and nothing of what runs.
 	r := a.doAuth("GET", "/readyz", nil, "", nil)
 	if r.status != http.StatusServiceUnavailable {
 		t.Fatalf("readyz %d with a broken server: %s", r.status, r.body)
+	}
+	if got := strings.TrimSpace(string(r.body)); got != `{"status":"not_ready"}` {
+		t.Errorf("readyz without the token: %s, want only the status", got)
+	}
+	// With it, which servers are not ready and their states.
+	r = a.do("GET", "/readyz", nil)
+	if r.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz %d with a broken server and the token: %s", r.status, r.body)
 	}
 	var body struct {
 		NotReady []struct{ Name, State string } `json:"notReady"`
@@ -95,6 +106,10 @@ func TestReadyz(t *testing.T) {
 	r.json(t, &body)
 	if len(body.NotReady) != 1 || body.NotReady[0].Name != "broken" {
 		t.Errorf("notReady = %+v", body.NotReady)
+	}
+	// A wrong token is no token.
+	if r := a.doAuth("GET", "/readyz", nil, "Bearer nope", nil); strings.Contains(string(r.body), "broken") {
+		t.Errorf("readyz with a wrong token names the server: %s", r.body)
 	}
 	// Disabled, it no longer counts.
 	if r := a.do("POST", "/v1/servers/broken/disable", nil); r.status != http.StatusOK {

@@ -12,12 +12,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
@@ -30,20 +28,15 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) `FILE` to serve HTTPS with")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
-	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp; by default only loopback origins and requests without Origin")
-	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
+	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
+	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp and /v1 on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
 }
 
 // Serve defaults and bounds.
 const (
 	defaultListen = "127.0.0.1:7071"
-	// shutdownGrace bounds the wait for in-flight requests at shutdown;
-	// their contexts are cancelled first, so calls end promptly.
-	shutdownGrace = 10 * time.Second
 	tokenBytes    = 32
 )
-
-var errShuttingDown = errors.New("mcpvisor serve is shutting down")
 
 // cmdServe runs the sidecar: the host with its inbox, behind the HTTP API,
 // until ctx ends or SIGINT/SIGTERM arrives.
@@ -108,25 +101,16 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 		StateKey:       h.DerivedKey("gateway requestState")})
 	defer g.Close()
 
-	// Every request's context derives from base: cancelling it at shutdown
-	// cancels in-flight calls and ends event streams.
-	base, cancelBase := context.WithCancelCause(context.Background())
-	defer cancelBase(nil)
+	// The sidecar's Serve bounds connections and, when ctx ends, cancels
+	// the calls in flight with a clear error before it returns.
 	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
-		Metrics: metrics.Handler(), MCP: g.Handler()})
-	srv := &http.Server{
-		Handler:           api.Handler(),
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         tlsConfig,
-	}
+		Metrics: metrics.Handler(), MCP: g.Handler(), TLSConfig: tlsConfig,
+		AllowedOrigins: splitList(f.allowedOrigins), AllowedHosts: splitList(f.allowedHosts)})
 	served := make(chan error, 1)
+	go func() { served <- api.Serve(ctx, ln) }()
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
-		go func() { served <- srv.ServeTLS(ln, "", "") }()
-	} else {
-		go func() { served <- srv.Serve(ln) }()
 	}
 	// The CLI's other commands find the sidecar through this note: it is
 	// written before "listening" is said, so whoever waits for that line
@@ -149,18 +133,16 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
 
 	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+	case err := <-served: // Serve returns before ctx ends only if the listener fails
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 	case <-ctx.Done():
+		fmt.Fprintln(stderr, "mcpvisor serve: shutting down")
+		if err := <-served; err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
-	fmt.Fprintln(stderr, "mcpvisor serve: shutting down")
-	cancelBase(errShuttingDown)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	<-served // http.ErrServerClosed once Shutdown has begun
 	_ = g.Close()
 	return h.Close()
 }

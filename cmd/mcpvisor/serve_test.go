@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -252,8 +255,9 @@ func TestCheckLoopback(t *testing.T) {
 	}
 }
 
-// /mcp refuses a browser origin or a host name it was not told of, and
-// takes the ones --allowed-origins and --allowed-hosts list.
+// /mcp and the /v1 routes that change state refuse a browser origin or a
+// host name they were not told of, and take the ones --allowed-origins and
+// --allowed-hosts list.
 func TestServeAllowedOriginsAndHosts(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers": {}}`)
 	s := startServe(t, "--config", cfg, "--data", t.TempDir(),
@@ -291,5 +295,108 @@ func TestServeAllowedOriginsAndHosts(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("Origin %q, Host %q: status %d, want %d", tc.origin, tc.host, resp.StatusCode, tc.want)
 		}
+
+		// The same through /v1 (issue 22, finding 5: it checked neither).
+		req, _ = http.NewRequest(http.MethodPost, s.url+"/v1/sessions/s/end", nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := tc.want
+		if want == http.StatusOK {
+			want = http.StatusNoContent // what ending a session answers
+		}
+		if resp.StatusCode != want {
+			t.Errorf("/v1: Origin %q, Host %q: status %d, want %d: %s", tc.origin, tc.host, resp.StatusCode, want, b)
+		}
+	}
+}
+
+// TestServeBoundsIdleConnections is issue 22's finding 4 against the
+// command: clients without the token that each ask GET /healthz and then
+// hold their keep-alive connection are held only up to the per-address
+// limit (sidecar.DefaultMaxUnauthConnsPerAddr), the longest idle closed
+// for each newcomer, and a call with the token is answered meanwhile.
+// Before, every such connection was held until descriptors ran out.
+func TestServeBoundsIdleConnections(t *testing.T) {
+	const limit, extra = 64, 6 // sidecar.DefaultMaxUnauthConnsPerAddr
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	s := startServe(t, "--config", cfg, "--data", t.TempDir())
+	tok, err := os.ReadFile(s.tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(s.url, "http://")
+	healthz := func(c net.Conn, br *bufio.Reader) error {
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	type held struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	var conns []held
+	for i := range limit + extra {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second)) // a guard; nothing waits on it
+		h := held{c, bufio.NewReader(c)}
+		if err := healthz(h.c, h.br); err != nil {
+			t.Fatalf("healthz on connection %d: %v", i, err)
+		}
+		conns = append(conns, h)
+	}
+	if code, body := get(t, s.url+"/v1/servers", strings.TrimSpace(string(tok))); code != http.StatusOK {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	for i, h := range conns {
+		err := healthz(h.c, h.br)
+		if want := i >= extra; (err == nil) != want {
+			t.Errorf("connection %d: held %v, want %v (%v)", i, err == nil, want, err)
+		}
+	}
+}
+
+// An open /readyz says only whether the host is ready; which servers are
+// not, and their states, need the token (issue 22, finding 5).
+func TestServeReadyzWithoutToken(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"secret-crm": {"command": "MCPTEST", "args": ["-exit-at-start", "3"]}}}`)
+	s := startServe(t, "--config", cfg, "--data", t.TempDir())
+	tok, err := os.ReadFile(s.tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, s.url+"/readyz", "")
+	if code != http.StatusServiceUnavailable || strings.TrimSpace(string(body)) != `{"status":"not_ready"}` {
+		t.Errorf("readyz without the token: %d %s", code, body)
+	}
+	code, body = get(t, s.url+"/readyz", strings.TrimSpace(string(tok)))
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "secret-crm") {
+		t.Errorf("readyz with the token: %d %s, want the server named", code, body)
 	}
 }

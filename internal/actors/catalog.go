@@ -113,6 +113,23 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, head
 		candidates = append(candidates, t)
 	}
 
+	// A filter naming a tool the server does not list is a typo, or a tool
+	// since renamed or removed: say so, and say when it leaves the server
+	// nothing to expose.
+	for _, f := range []struct {
+		field string
+		names []string
+	}{{"includeTools", spec.IncludeTools}, {"excludeTools", spec.ExcludeTools}} {
+		for _, n := range f.names {
+			if !seen[n] {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s names %q, which the server does not list", f.field, n))
+			}
+		}
+	}
+	if len(include) > 0 && len(seen) > 0 && !slices.ContainsFunc(spec.IncludeTools, func(n string) bool { return seen[n] }) {
+		c.warnings = append(c.warnings, fmt.Sprintf("includeTools matches none of the server's %d tools: it exposes none", len(seen)))
+	}
+
 	if spec.MaxTools > 0 && len(candidates) > spec.MaxTools {
 		rank := make(map[string]int, len(known))
 		for i, n := range known {

@@ -44,6 +44,12 @@ func TestBuildCatalogSelection(t *testing.T) {
 		{name: "max not reached", spec: ServerSpec{MaxTools: 5}, listed: []string{"a", "b"}, want: []string{"a", "b"}},
 		{name: "duplicates keep the first", listed: []string{"a", "b", "a"}, want: []string{"a", "b"}, warning: `tool "a" listed twice`},
 		{name: "nameless ignored", listed: []string{"", "a"}, want: []string{"a"}, warning: "a tool with no name"},
+		{name: "include names a tool the server lacks", spec: ServerSpec{IncludeTools: []string{"a", "nope"}}, listed: []string{"a", "b"},
+			want: []string{"a"}, warning: `includeTools names "nope", which the server does not list`},
+		{name: "include matches nothing", spec: ServerSpec{IncludeTools: []string{"nope"}}, listed: []string{"a", "b"},
+			want: []string{}, warning: "includeTools matches none of the server's 2 tools: it exposes none"},
+		{name: "exclude names a tool the server lacks", spec: ServerSpec{ExcludeTools: []string{"nope"}}, listed: []string{"a"},
+			want: []string{"a"}, warning: `excludeTools names "nope", which the server does not list`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
