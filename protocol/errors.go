@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the errors returned by
@@ -114,8 +115,30 @@ func invalid(reason string) error {
 	return fmt.Errorf("%w: %s", ErrInvalidMessage, reason)
 }
 
-func syntaxError(offset int) error {
-	return fmt.Errorf("%w: malformed json at offset %d", ErrInvalidMessage, offset)
+// syntaxError reports a frame that is not JSON, saying what is wrong where
+// the scanner stopped (offset), so that an error a call fails with names the
+// cause: a frame cut short, invalid UTF-8, nesting past the limit.
+func syntaxError(frame []byte, offset int) error {
+	return fmt.Errorf("%w: malformed json: %s", ErrInvalidMessage, syntaxReason(frame, offset))
+}
+
+func syntaxReason(b []byte, off int) string {
+	if off >= len(b) {
+		return fmt.Sprintf("truncated: the frame ends inside a value after %d bytes", len(b))
+	}
+	switch c := b[off]; {
+	case c >= utf8.RuneSelf:
+		if r, _ := utf8.DecodeRune(b[off:]); r == utf8.RuneError {
+			return fmt.Sprintf("invalid utf-8 at offset %d", off)
+		}
+		return fmt.Sprintf("unexpected character at offset %d", off)
+	case (c == '{' || c == '[') && nestingAt(b, off) >= maxDepth:
+		return fmt.Sprintf("nested deeper than %d levels at offset %d", maxDepth, off)
+	case c < 0x20:
+		return fmt.Sprintf("control character %#02x at offset %d", c, off)
+	default:
+		return fmt.Sprintf("unexpected %q at offset %d", c, off)
+	}
 }
 
 // ErrInvalidParamHeader: a tool's inputSchema holds an x-mcp-header

@@ -106,7 +106,7 @@ func Classify(frame []byte) (Message, error) {
 		for {
 			mb, off, ok := scanMember(frame, i)
 			if !ok {
-				return msg, syntaxError(off)
+				return msg, syntaxError(frame, off)
 			}
 			idx := -1
 			switch string(mb.key) {
@@ -138,7 +138,7 @@ func Classify(frame []byte) (Message, error) {
 				i++
 				break
 			}
-			return msg, syntaxError(i)
+			return msg, syntaxError(frame, i)
 		}
 	}
 	if skipSpace(frame, i) != len(frame) {

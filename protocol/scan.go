@@ -330,3 +330,27 @@ func decodeString(quoted []byte) string {
 	}
 	return string(raw)
 }
+
+// nestingAt returns how many objects and arrays are open at b[off], the
+// frame's own object included. It is for error messages: b[:off] is a
+// prefix the scanner accepted, so strings are well formed in it.
+func nestingAt(b []byte, off int) int {
+	depth, i := 0, 0
+	for i < off {
+		switch b[i] {
+		case '"':
+			end, _, ok := skipString(b[:off], i)
+			if !ok {
+				return depth
+			}
+			i = end
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		i++
+	}
+	return depth
+}

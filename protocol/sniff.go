@@ -39,6 +39,71 @@ func SniffID(prefix []byte) json.RawMessage {
 	return nil
 }
 
+// RecoverID returns the top-level "id" of a whole frame that Classify
+// rejected, so that the one request the frame was meant to answer can fail
+// at once rather than wait out its timeout. It reads the id as
+// FrameTooLargeError.ID does, from the frame's head (SniffID) or else its
+// tail (SniffTrailingID), with two guards that a frame known to be broken
+// needs:
+//
+//   - the tail is read only when the frame's brackets close: the tail of a
+//     frame cut short may be the end of a nested object with an "id" of its
+//     own;
+//   - a frame with a top-level "method" before the point where it breaks is
+//     a request or a notification, which answers nothing: nil.
+//
+// The walks are iterative and give up at the nesting limit, so a frame
+// nested 100,000 levels deep costs a few linear scans and no stack. It
+// returns nil when no string or number id can be read.
+func RecoverID(frame []byte) json.RawMessage {
+	method := false
+	eachMember(frame, func(m member, _ []byte) {
+		method = method || string(m.key) == "method"
+	})
+	if method {
+		return nil
+	}
+	if id := SniffID(frame); id != nil {
+		return id
+	}
+	if !closes(frame) {
+		return nil
+	}
+	return SniffTrailingID(frame)
+}
+
+// closes reports whether b is one object as far as its brackets tell: it
+// starts with "{" (after whitespace), and outside strings its depth comes
+// back to zero only at its last bracket, after which there is only
+// whitespace. It does not check that brackets match in kind, nor anything
+// else of JSON.
+func closes(b []byte) bool {
+	start := skipSpace(b, 0)
+	if start == len(b) || b[start] != '{' {
+		return false
+	}
+	depth := 0
+	for i := start; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			// To the next quote not escaped: a string cut short runs to
+			// the end, and the brackets do not close.
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return skipSpace(b, i+1) == len(b)
+			}
+		}
+	}
+	return false
+}
+
 // SniffTrailingID returns the top-level "id" of a frame of which only the
 // last bytes are known (FrameTooLargeError.Suffix). Servers built on the
 // TypeScript SDK write the id last: {"result":{…},"jsonrpc":"2.0","id":7}.

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/protocol/sse"
 )
 
@@ -54,8 +53,12 @@ func (c *httpConn) fallBackToLegacy(init outMsg) {
 		for {
 			ev, err := r.Next()
 			if err != nil {
-				if errors.Is(err, protocol.ErrFrameTooLarge) {
-					continue
+				// An oversized event ends the stream (the reader abandons
+				// it): the call it answered fails as too large, the others
+				// with the connection.
+				var tl *sse.TooLargeError
+				if errors.As(err, &tl) {
+					c.tooLarge(tl, -1)
 				}
 				if c.ctx.Err() == nil {
 					c.fail(fmt.Errorf("legacy HTTP+SSE: the stream ended: %v", err), false)

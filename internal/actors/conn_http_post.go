@@ -144,7 +144,10 @@ func (c *httpConn) readJSON(resp *http.Response, reqID json.RawMessage) {
 	}
 	msg, err := protocol.Classify(b)
 	if err != nil {
-		c.deliverError(reqID, "the reply is not a JSON-RPC message")
+		// The body answers this request, whatever id it names.
+		if id, ok := parseID(reqID); ok {
+			c.router.failUnreadable(id, err)
+		}
 		return
 	}
 	c.deliverMsg(msg, len(b))
@@ -178,10 +181,16 @@ func (c *httpConn) deliverErrorBody(resp *http.Response, reqID json.RawMessage) 
 	return true, nil
 }
 
-// deliverFrame classifies one inbound message and hands it to the actor.
+// deliverFrame classifies one inbound message (an SSE event's data) and
+// hands it on. A frame that cannot be classified fails the request it
+// answers, if its id names one in flight, and is otherwise skipped and
+// counted. It reports whether the frame was a message.
 func (c *httpConn) deliverFrame(b []byte) bool {
 	msg, err := protocol.Classify(b)
 	if err != nil {
+		if _, ok := c.router.unreadable(b, err); !ok {
+			c.router.skip(b, err, c.ctx.Done())
+		}
 		return false
 	}
 	c.deliverMsg(msg, len(b))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,15 +21,15 @@ func (c *httpConn) readStream(ctx context.Context, body io.ReadCloser, reqID jso
 	lastID := ""
 	var retry time.Duration
 	for attempt := 0; ; attempt++ {
-		done, last, r := c.consume(body, id)
+		end := c.consume(body, id)
 		body.Close()
-		if last != "" {
-			lastID = last
+		if end.lastID != "" {
+			lastID = end.lastID
 		}
-		if r > 0 {
-			retry = r
+		if end.retry > 0 {
+			retry = end.retry
 		}
-		if done || ctx.Err() != nil {
+		if end.done || ctx.Err() != nil {
 			return
 		}
 		if c.modern() {
@@ -40,7 +41,7 @@ func (c *httpConn) readStream(ctx context.Context, body io.ReadCloser, reqID jso
 			c.deliverError(reqID, fmt.Sprintf("the server closed the stream before the response (%d reconnection(s))", attempt))
 			return
 		}
-		if !waitRetry(ctx, retry, attempt) {
+		if !waitRetry(ctx, retryDelay(retry, attempt, false)) {
 			return
 		}
 		resp, err := c.get(ctx, lastID)
@@ -62,9 +63,20 @@ func (c *httpConn) readStream(ctx context.Context, body io.ReadCloser, reqID jso
 	}
 }
 
-// consume delivers the events of one SSE stream. It reports whether the
-// response to id was among them, the last event id and the last retry.
-func (c *httpConn) consume(body io.Reader, id int64) (done bool, lastID string, retry time.Duration) {
+// streamEnd is how one SSE stream ended.
+type streamEnd struct {
+	done   bool          // the request's response came, or the request failed
+	lastID string        // the last event id
+	retry  time.Duration // the last retry the server asked for
+	cut    bool          // an event passed the frame limit: the stream was abandoned
+}
+
+// consume delivers the events of one SSE stream: the reply to request id,
+// or the standalone stream (id < 0). At the first event over the frame
+// limit it stops reading, fails what that event answered, and returns with
+// cut set: the caller closes the body at once, dropping the connection, so
+// that the rest of the event is never read.
+func (c *httpConn) consume(body io.Reader, id int64) (end streamEnd) {
 	r := sse.NewReader(body, c.spec.MaxFrame)
 	for {
 		ev, err := r.Next()
@@ -72,43 +84,61 @@ func (c *httpConn) consume(body io.Reader, id int64) (done bool, lastID string, 
 			var tl *sse.TooLargeError
 			if errors.As(err, &tl) {
 				if tl.HasEventID {
-					lastID = tl.EventID
+					end.lastID = tl.EventID
 				}
-				// Only the event that answers this request ends the wait; an
-				// oversized notification before it is dropped and logged.
-				evID := tl.ID()
-				if id >= 0 && (len(evID) == 0 || string(evID) == fmt.Sprint(id)) {
-					c.router.oversized([]byte(fmt.Sprint(id)), tl.Size, tl.Limit)
-					return true, lastID, retry
-				}
-				c.router.oversized(evID, tl.Size, tl.Limit)
-				continue
+				c.tooLarge(tl, id)
+				end.cut, end.done = true, id >= 0
 			}
-			return false, lastID, retry
+			return end
 		}
 		if ev.HasID {
-			lastID = ev.ID
+			end.lastID = ev.ID
 		}
 		if ev.HasRetry {
-			retry = ev.Retry
+			end.retry = ev.Retry
 		}
 		if len(ev.Data) == 0 {
 			continue // a priming event: its id and retry are all it carries
 		}
 		msg, err := protocol.Classify(ev.Data)
 		if err != nil {
+			// An answer that cannot be read fails its request now;
+			// anything else is skipped, counted.
+			failed, ok := c.router.unreadable(ev.Data, err)
+			if !ok {
+				c.router.skip(ev.Data, err, c.ctx.Done())
+			} else if id >= 0 && failed == id {
+				end.done = true
+				return end
+			}
 			continue
 		}
 		if msg.Kind == protocol.KindResponse {
 			if rid, ok := msg.IntID(); ok && rid == id {
-				done = true
+				end.done = true
 			}
 		}
 		c.deliverMsg(msg, len(ev.Data))
-		if done {
-			return true, lastID, retry
+		if end.done {
+			return end
 		}
 	}
+}
+
+// tooLarge fails what an oversized event answered: the request its id
+// names, if any, and on a request's own stream (id >= 0) that request,
+// whose response can no longer come on a stream that is being dropped.
+func (c *httpConn) tooLarge(tl *sse.TooLargeError, id int64) {
+	evID := tl.ID()
+	if id < 0 {
+		c.router.oversized(evID, tl.Size, tl.Limit)
+		return
+	}
+	own := strconv.FormatInt(id, 10)
+	if len(evID) > 0 && string(evID) != own {
+		c.router.oversized(evID, tl.Size, tl.Limit)
+	}
+	c.router.oversized([]byte(own), tl.Size, tl.Limit)
 }
 
 // ready opens the GET stream for server-initiated messages once the
@@ -134,7 +164,10 @@ func (c *httpConn) ready() {
 
 // standalone keeps the GET stream open, resuming with Last-Event-ID. A 4xx
 // answer (405: no stream offered; other client errors: the server does not
-// take GETs) ends it; network and server errors are retried with backoff.
+// take GETs) ends it. Network and server errors, and a stream dropped for
+// an event over the frame limit, are failures: retried with a backoff that
+// grows with each one in a row, at most maxResumes times. A stream that
+// ends cleanly resets the count.
 func (c *httpConn) standalone(gate chan struct{}) {
 	openGate := sync.OnceFunc(func() { close(gate) })
 	defer openGate()
@@ -143,6 +176,7 @@ func (c *httpConn) standalone(gate chan struct{}) {
 	for attempt := 0; c.ctx.Err() == nil; attempt++ {
 		resp, err := c.get(c.ctx, lastID)
 		openGate()
+		failed := true
 		switch {
 		case err != nil:
 		case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
@@ -151,31 +185,47 @@ func (c *httpConn) standalone(gate chan struct{}) {
 		case resp.StatusCode != http.StatusOK:
 			drain(resp)
 		default:
-			attempt = 0
-			_, last, r := c.consume(resp.Body, -1)
-			drain(resp)
-			if last != "" {
-				lastID = last
+			end := c.consume(resp.Body, -1)
+			if end.cut {
+				resp.Body.Close() // drops the connection: the event is not read on
+			} else {
+				drain(resp)
+				failed, attempt = false, 0
 			}
-			if r > 0 {
-				retry = r
+			if end.lastID != "" {
+				lastID = end.lastID
+			}
+			if end.retry > 0 {
+				retry = end.retry
 			}
 		}
-		if attempt >= maxResumes || !waitRetry(c.ctx, retry, attempt) {
+		if attempt >= maxResumes || !waitRetry(c.ctx, retryDelay(retry, attempt, failed)) {
 			return
 		}
 	}
 }
 
-// waitRetry waits before reconnecting a stream: exactly the server's retry
-// when it gave one ("C MUST respect retry"), else a capped backoff. It
-// reports false if ctx ended first.
-func waitRetry(ctx context.Context, retry time.Duration, attempt int) bool {
-	wait := retry
-	if wait <= 0 {
-		wait = min(defaultResumeDelay<<attempt, maxResumeDelay)
+// retryDelay is how long to wait before reconnecting a stream: the
+// server's retry when it gave one ("C MUST respect retry"), else a backoff
+// that doubles with each attempt, capped. After a failure the wait is
+// never shorter than the backoff, whatever retry the server asked for: a
+// server that fails every stream is not reconnected to faster than one
+// that fails any other way.
+func retryDelay(retry time.Duration, attempt int, failed bool) time.Duration {
+	backoff := min(defaultResumeDelay<<min(attempt, 16), maxResumeDelay)
+	switch {
+	case retry <= 0:
+		return backoff
+	case failed:
+		return max(retry, backoff)
 	}
-	t := time.NewTimer(wait)
+	return retry
+}
+
+// waitRetry waits d before reconnecting a stream. It reports false if ctx
+// ended first.
+func waitRetry(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

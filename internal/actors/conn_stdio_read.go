@@ -245,10 +245,13 @@ func (s *stdoutReader) handle(frame []byte, err error, wait bool) (carry *carrie
 	var out any
 	msg, err := protocol.Classify(frame)
 	if err != nil {
-		if len(frame) > 200 {
-			frame = frame[:200]
+		// An answer that cannot be read fails its request now, rather
+		// than leave it to time out; anything else is skipped, counted.
+		if _, ok := s.router.unreadable(frame, err); ok {
+			return nil, true
 		}
-		out = &badFrame{gen: s.gen, line: frame, err: err}
+		bad := newBadFrame(s.gen, frame, err)
+		out, frame = bad, bad.line
 	} else {
 		if s.router.handOff(&msg) {
 			return nil, true

@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -228,6 +230,63 @@ func (r *router) oversized(id []byte, size int64, limit int) {
 		p = nil
 	}
 	r.deliver(&oversizedFrame{gen: r.gen, req: p, err: err, size: size, limit: limit})
+}
+
+// unreadable fails at once the request that a frame Classify rejected (with
+// err) was meant to answer, when the frame names one in flight: its id is
+// recovered from the frame's head or tail (protocol.RecoverID), as an
+// oversized frame's is. It returns the id of the request it failed, or
+// false for a frame that names none (a banner, a stray print, an answer
+// that came too late), which the caller skips and counts.
+func (r *router) unreadable(frame []byte, err error) (int64, bool) {
+	id, ok := parseID(protocol.RecoverID(frame))
+	if !ok || !r.failUnreadable(id, err) {
+		return 0, false
+	}
+	return id, true
+}
+
+// failUnreadable fails request id, if it is in flight, because its
+// response could not be read (err, wrapping protocol.ErrInvalidMessage,
+// says why). A call fails with an error wrapping err; the actor's own
+// requests are answered with a JSON-RPC parse error carrying the same
+// words, which their handlers report.
+func (r *router) failUnreadable(id int64, err error) bool {
+	p := r.pending.take(id)
+	if p == nil {
+		return false
+	}
+	if p.kind == reqCall {
+		p.call.reply <- callReply{err: fmt.Errorf("server %q: %s: unreadable response: %w", r.server, p.call.what(), err)}
+		return true
+	}
+	msg := protocol.Message{
+		Kind:  protocol.KindResponse,
+		ID:    json.RawMessage(strconv.FormatInt(id, 10)),
+		Error: &protocol.Error{Code: protocol.CodeParseError, Message: "unreadable response: " + err.Error()},
+	}
+	r.deliver(&responseMsg{gen: r.gen, req: p, msg: msg})
+	return true
+}
+
+// skip hands the actor a frame that is not JSON-RPC and answers nothing in
+// flight, to be counted and logged (a prefix of it: the flow charges that
+// much). It returns false if the connection is stopping.
+func (r *router) skip(frame []byte, err error, stop <-chan struct{}) bool {
+	bad := newBadFrame(r.gen, frame, err)
+	if !r.flow.acquire(len(bad.line), stop) {
+		return false
+	}
+	r.deliver(bad)
+	return true
+}
+
+// newBadFrame keeps what the log shows of a skipped frame.
+func newBadFrame(gen uint64, frame []byte, err error) *badFrame {
+	if len(frame) > 200 {
+		frame = frame[:200]
+	}
+	return &badFrame{gen: gen, line: frame, err: err}
 }
 
 func parseID(id []byte) (int64, bool) {

@@ -199,7 +199,14 @@ func (a *serverActor) onBadFrame(m *badFrame) {
 func (a *serverActor) onOversized(m *oversizedFrame) {
 	a.slog.Warn("oversized frame rejected", "size", m.size, "limit", m.limit)
 	a.logLifecycle("warning: frame of %d bytes or more rejected (limit %d)", m.size, m.limit)
-	if m.req != nil {
+	switch {
+	case m.req == nil:
+	case m.req.kind == reqListen:
+		// Its stream was dropped: reopened after a delay that grows with
+		// each reopening, as when it ends any other way.
+		a.onListenEnded(m.req.id, &protocol.Message{Kind: protocol.KindResponse,
+			Error: &protocol.Error{Code: codeTransport, Message: m.err.Error()}})
+	default:
 		a.fail(m.err, false) // the handshake cannot go on without it
 	}
 }

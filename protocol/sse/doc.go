@@ -6,7 +6,8 @@
 //	for {
 //		ev, err := events.Next() // blocks; close resp.Body to unblock
 //		if errors.Is(err, protocol.ErrFrameTooLarge) {
-//			continue // the oversized event was skipped; the stream goes on
+//			resp.Body.Close() // the Reader stopped at the limit: drop the connection
+//			break             // fail the call it answered, or back off and resume
 //		}
 //		if err != nil {
 //			break // io.EOF: the connection closed; resume with Last-Event-ID
@@ -28,8 +29,8 @@
 //
 // The parsing follows the WHATWG HTML standard, with one difference MCP
 // needs: an event with an id or a retry and no data is returned, not
-// skipped. Like protocol.FrameReader, the Reader bounds each event while
-// reading it, so that a server sending an endless line or event costs the
-// limit, not the stream. The package starts no goroutines and holds no
+// skipped. The Reader bounds each event while reading it and stops reading
+// the moment one passes the limit, so that a server sending an endless line
+// or event costs the limit, not the stream, in memory and in bandwidth. The package starts no goroutines and holds no
 // policy: reconnecting, waiting and decoding belong to the caller.
 package sse

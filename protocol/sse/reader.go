@@ -20,6 +20,9 @@ const (
 	maxBufferSize = 64 << 10
 	// prefixSize bounds TooLargeError.Prefix.
 	prefixSize = 4 << 10
+	// streamSlack is what an event may take on the stream beyond twice the
+	// limit (field names, comments, line ends) before it is cut.
+	streamSlack = maxBufferSize
 	// maxRetry is the largest retry a time.Duration holds, in milliseconds.
 	maxRetry = int64(math.MaxInt64 / time.Millisecond)
 )
@@ -54,15 +57,18 @@ type Event struct {
 }
 
 // Reader parses a text/event-stream and bounds each event while reading it:
-// a server that sends an endless line or an endless event costs about the
-// limit in memory, never the event.
+// the moment an event passes the limit it stops reading, so that a server
+// that sends an endless line or an endless event costs about the limit, in
+// memory and in bytes read, never the event.
 //
 // A Reader is not safe for concurrent use; one goroutine owns it. Next
 // blocks in the underlying reader and does not watch a context: to unblock
 // it, close the reader (the response body).
 type Reader struct {
-	rd  io.Reader
-	max int
+	rd        io.Reader
+	max       int
+	maxStream int64 // bytes of stream one event may take
+	abandoned bool  // an event passed the limit: nothing more is read
 
 	buf        []byte // allocated by the first read
 	rpos, wpos int    // unread bytes are buf[rpos:wpos]
@@ -88,20 +94,22 @@ type pending struct {
 	retry    time.Duration
 	hasRetry bool
 
-	tooLarge   bool
-	longest    int64 // the longest line over the limit
-	prefix     []byte
-	prefixDone bool
+	stream   int64 // bytes of stream taken: its lines, one per line end
+	tooLarge bool
+	longest  int64 // the length of a line over the limit, as far as read
+	prefix   []byte
 }
 
 // NewReader returns a Reader that rejects events whose data, or any line,
-// is longer than maxEvent bytes. maxEvent <= 0 means protocol.DefaultMaxFrame
+// is longer than maxEvent bytes, and events that take more than twice
+// maxEvent plus 64 KiB of stream (comments, fields, line ends included)
+// without their blank line. maxEvent <= 0 means protocol.DefaultMaxFrame
 // (16 MiB), the limit stdio frames have.
 func NewReader(r io.Reader, maxEvent int) *Reader {
 	if maxEvent <= 0 {
 		maxEvent = protocol.DefaultMaxFrame
 	}
-	return &Reader{rd: r, max: maxEvent, lf: -1}
+	return &Reader{rd: r, max: maxEvent, maxStream: 2*int64(maxEvent) + streamSlack, lf: -1}
 }
 
 // Next returns the next event, parsed as the WHATWG HTML standard describes
@@ -117,51 +125,51 @@ func NewReader(r io.Reader, maxEvent int) *Reader {
 // data field, no id and no retry (only comments, or a lone "event:" line) is
 // skipped.
 //
-// An event whose data (or any line, comments included) is longer than the
-// limit is discarded while it is read, up to its blank line, and Next
-// returns a *TooLargeError (errors.Is(err, protocol.ErrFrameTooLarge)). The
-// Reader stays usable: the next call returns the next event.
+// The moment an event passes the limit — its data, one of its lines
+// (comments included), or what it takes of the stream without its blank
+// line — Next stops reading and returns a *TooLargeError
+// (errors.Is(err, protocol.ErrFrameTooLarge)). The rest of the event, and
+// of the stream, is never read: the caller should close the stream (the
+// response body) at once, which drops the connection. Every later call
+// returns ErrAbandoned.
 //
 // At the end of input an event without its blank line is discarded, as in a
 // browser, and Next returns io.EOF, from then on at every call; the
-// underlying reader's error is returned the same way. If the unfinished
-// event had already passed the limit, Next first returns its
-// *TooLargeError.
+// underlying reader's error is returned the same way.
 func (r *Reader) Next() (Event, error) {
+	if r.abandoned {
+		return Event{}, ErrAbandoned
+	}
 	for {
 		line, n, err := r.readLine()
 		if err != nil {
-			if n > int64(r.max) {
-				// An unfinished line already over the limit.
-				r.field(line, n)
-			}
-			if r.ev.tooLarge {
-				return Event{}, r.dropEvent()
-			}
 			r.resetEvent()
 			return Event{}, err
 		}
-		if n > 0 {
-			r.field(line, n)
+		ev := &r.ev
+		if n == 0 {
+			if ev.hasData || ev.hasID || ev.hasRetry {
+				return r.takeEvent(), nil
+			}
+			r.resetEvent()
 			continue
 		}
-		switch ev := &r.ev; {
-		case ev.tooLarge:
-			return Event{}, r.dropEvent()
-		case ev.hasData || ev.hasID || ev.hasRetry:
-			return r.takeEvent(), nil
+		ev.stream += n + 1
+		r.field(line, n)
+		if ev.tooLarge || ev.stream > r.maxStream {
+			return Event{}, r.abandon()
 		}
-		r.resetEvent()
 	}
 }
 
-// field handles one line of n bytes, of which line holds the first r.max.
+// field handles one line of n bytes, of which line holds the first r.max:
+// n > r.max means the line passed the limit and the rest of it was not read.
 func (r *Reader) field(line []byte, n int64) {
 	ev := &r.ev
 	cut := n > int64(r.max)
 	if cut {
 		r.drop()
-		ev.longest = max(ev.longest, n)
+		ev.longest = n
 	}
 	if line[0] == ':' {
 		return
@@ -175,7 +183,7 @@ func (r *Reader) field(line []byte, n int64) {
 	}
 	switch string(name) {
 	case "data":
-		r.addData(value, cut)
+		r.addData(value)
 	case "event":
 		if !cut {
 			ev.typ = eventType(value)
@@ -197,8 +205,8 @@ func (r *Reader) field(line []byte, n int64) {
 }
 
 // addData appends a data field's value to the event, or, once the event is
-// over the limit, counts it and keeps only the start of the data.
-func (r *Reader) addData(value []byte, cut bool) {
+// over the limit, adds what there is of it to the prefix.
+func (r *Reader) addData(value []byte) {
 	ev := &r.ev
 	sep := ev.hasData
 	ev.hasData = true
@@ -224,15 +232,10 @@ func (r *Reader) addData(value []byte, cut bool) {
 		ev.data = append(ev.data, value...)
 		return
 	}
-	if ev.prefixDone {
-		return
-	}
 	if sep {
 		ev.prefix = appendPrefix(ev.prefix, newline)
 	}
 	ev.prefix = appendPrefix(ev.prefix, value)
-	// After a line that was cut, what follows is not the data's next bytes.
-	ev.prefixDone = cut || len(ev.prefix) == prefixSize
 }
 
 // drop marks the event as over the limit: from now on its data is counted,
@@ -254,7 +257,8 @@ func appendPrefix(prefix, b []byte) []byte {
 	return prefix
 }
 
-func (r *Reader) dropEvent() error {
+// abandon ends the stream at an event over the limit.
+func (r *Reader) abandon() error {
 	ev := &r.ev
 	err := &TooLargeError{
 		Size:       max(ev.dataLen, ev.longest),
@@ -265,7 +269,12 @@ func (r *Reader) dropEvent() error {
 		HasRetry:   ev.hasRetry,
 		Prefix:     ev.prefix,
 	}
+	if !ev.tooLarge {
+		err.Size, err.Stream = ev.stream, true
+	}
+	r.abandoned = true
 	r.resetEvent()
+	r.line, r.buf = nil, nil
 	return err
 }
 
@@ -319,9 +328,10 @@ func parseRetry(v []byte) (time.Duration, bool) {
 
 // readLine reads the next line and returns it without its end, and n, the
 // line's length. line is a view of r.buf or r.line, valid until the next
-// call, and holds at most r.max bytes: n > r.max means the rest of the line
-// was read and discarded. At the end of input, or when the underlying reader
-// fails, it returns the error with what it read of an unfinished line.
+// call. A line longer than r.max is not read to its end: readLine stops
+// once it has read r.max+1 bytes of it, returns the first r.max, and
+// n = r.max+1. At the end of input, or when the underlying reader fails, it
+// returns the error with what it read of an unfinished line.
 func (r *Reader) readLine() (line []byte, n int64, err error) {
 	if !r.started {
 		r.skipBOM()
@@ -347,18 +357,26 @@ func (r *Reader) readLine() (line []byte, n int64, err error) {
 		b := r.buf[r.rpos:r.wpos]
 		end, next := r.lineEnd(b)
 		seg := b[:end]
+		if room := r.max - int(n); len(seg) > room {
+			// Past the limit: what is left of the line stays unread.
+			r.rpos += room + 1
+			if first {
+				return seg[:room], int64(r.max) + 1, nil
+			}
+			r.spilled = true
+			r.line = append(r.line, seg[:room]...)
+			return r.line, int64(r.max) + 1, nil
+		}
 		n += int64(len(seg))
 		ended := next > end
 		if ended && first {
 			// The common case: the whole line is in the buffer.
 			r.rpos += next
-			return seg[:min(len(seg), r.max)], n, nil
+			return seg, n, nil
 		}
 		first = false
 		r.spilled = true
-		if room := r.max - len(r.line); room > 0 {
-			r.line = append(r.line, seg[:min(len(seg), room)]...)
-		}
+		r.line = append(r.line, seg...)
 		r.rpos += next
 		if ended {
 			return r.line, n, nil

@@ -67,6 +67,7 @@ func TestNext(t *testing.T) {
 		in   string
 		max  int // 0: default
 		want []any
+		end  error // nil: io.EOF
 	}{
 		{name: "empty", in: ""},
 		{name: "one event", in: "data: hello\n\n", want: []any{Event{Data: []byte("hello")}}},
@@ -148,42 +149,46 @@ func TestNext(t *testing.T) {
 
 		{name: "data at the limit", max: 10, in: "data:12345\ndata:6789\n\ndata:12345\n\n",
 			want: []any{Event{Data: []byte("12345\n6789")}, Event{Data: []byte("12345")}}},
-		{name: "line too long then next event", max: 8, in: "data: 123456789\n\ndata: ok\n\n",
-			want: []any{
-				TooLargeError{Size: 15, Limit: 8, Prefix: []byte("12")},
-				Event{Data: []byte("ok")},
-			}},
-		{name: "data too large then next event", max: 10, in: "data:1234\nid: 9\nretry: 5\ndata:5678\ndata:more\n\ndata: ok\n\n",
+		{name: "line too long ends the stream", max: 8, in: "data: 123456789\n\ndata: ok\n\n",
+			want: []any{TooLargeError{Size: 9, Limit: 8, Prefix: []byte("12")}}, end: ErrAbandoned},
+		{name: "data too large ends the stream", max: 10, in: "data:1234\nid: 9\nretry: 5\ndata:5678\ndata:more\nid: 10\n\ndata: ok\n\n",
 			want: []any{
 				TooLargeError{Size: 14, Limit: 10, EventID: "9", HasEventID: true, Retry: 5 * time.Millisecond, HasRetry: true, Prefix: []byte("1234\n5678\nmore")},
-				Event{Data: []byte("ok")},
-			}},
+			}, end: ErrAbandoned},
 		{name: "separators count", max: 10, in: "data:1234" + strings.Repeat("\ndata:", 7) + "\n\n",
-			want: []any{TooLargeError{Size: 11, Limit: 10, Prefix: []byte("1234" + strings.Repeat("\n", 7))}}},
+			want: []any{TooLargeError{Size: 11, Limit: 10, Prefix: []byte("1234" + strings.Repeat("\n", 7))}}, end: ErrAbandoned},
 		{name: "comment too long", max: 8, in: ": 0123456789\ndata: x\n\ndata: ok\n\n",
-			want: []any{TooLargeError{Size: 12, Limit: 8, Prefix: []byte("x")}, Event{Data: []byte("ok")}}},
-		{name: "id too long ignored", max: 8, in: "id: 0123456789\ndata: x\n\n",
-			want: []any{TooLargeError{Size: 14, Limit: 8, Prefix: []byte("x")}}},
-		{name: "too large at EOF", max: 8, in: "data: ok\n\ndata: 123456789\n",
-			want: []any{Event{Data: []byte("ok")}, TooLargeError{Size: 15, Limit: 8, Prefix: []byte("12")}}},
+			want: []any{TooLargeError{Size: 9, Limit: 8}}, end: ErrAbandoned},
+		{name: "id too long", max: 8, in: "id: 0123456789\ndata: x\n\n",
+			want: []any{TooLargeError{Size: 9, Limit: 8}}, end: ErrAbandoned},
+		{name: "too large before EOF", max: 8, in: "data: ok\n\ndata: 123456789\n",
+			want: []any{Event{Data: []byte("ok")}, TooLargeError{Size: 9, Limit: 8, Prefix: []byte("12")}}, end: ErrAbandoned},
 		{name: "unfinished long line at EOF", max: 8, in: "data: ok\n\nid: 1\ndata: 123456789",
-			want: []any{Event{Data: []byte("ok")}, TooLargeError{Size: 15, Limit: 8, EventID: "1", HasEventID: true, Prefix: []byte("12")}}},
+			want: []any{Event{Data: []byte("ok")}, TooLargeError{Size: 9, Limit: 8, EventID: "1", HasEventID: true, Prefix: []byte("12")}}, end: ErrAbandoned},
 		{name: "unfinished short line at EOF", max: 10, in: "data: ok\n\ndata: 1234\ndata: 56",
 			want: []any{Event{Data: []byte("ok")}}},
-		{name: "prefix stops at a cut line", max: 8, in: "data: a\ndata: 123456789\ndata: b\n\n",
-			want: []any{TooLargeError{Size: 15, Limit: 8, Prefix: []byte("a\n12")}}},
-		{name: "prefix bounded", max: 16, in: strings.Repeat("data: 1234567\n", 1000) + "\ndata: ok\n\n",
+		{name: "prefix ends at a cut line", max: 8, in: "data: a\ndata: 123456789\ndata: b\n\n",
+			want: []any{TooLargeError{Size: 9, Limit: 8, Prefix: []byte("a\n12")}}, end: ErrAbandoned},
+		{name: "prefix bounded", max: 8192, in: strings.Repeat("data: 1234567\n", 2000) + "\ndata: ok\n\n",
 			want: []any{
-				TooLargeError{Size: 7999, Limit: 16, Prefix: []byte(strings.Repeat("1234567\n", 512))},
-				Event{Data: []byte("ok")},
-			}},
+				TooLargeError{Size: 8199, Limit: 8192, Prefix: []byte(strings.Repeat("1234567\n", 512))},
+			}, end: ErrAbandoned},
+		// 2×8 + 64 KiB of lines without a blank one: each ":" line takes 2.
+		{name: "stream cut", max: 8, in: "id: 3\n" + strings.Repeat(":\n", 40000) + "\ndata: ok\n\n",
+			want: []any{TooLargeError{Size: 2*8 + streamSlack + 2, Limit: 8, Stream: true, EventID: "3", HasEventID: true}}, end: ErrAbandoned},
+		{name: "stream of whole events is not cut", max: 8, in: strings.Repeat(":\n\n", 40000) + "data: ok\n\n",
+			want: []any{Event{Data: []byte("ok")}}},
 	}
 	for _, tt := range tests {
 		for how, rd := range readers(tt.in) {
 			t.Run(tt.name+"/"+how, func(t *testing.T) {
 				got, end := collect(t, rd(), tt.max)
-				if end != io.EOF {
-					t.Errorf("end = %v, want io.EOF", end)
+				want := tt.end
+				if want == nil {
+					want = io.EOF
+				}
+				if end != want {
+					t.Errorf("end = %v, want %v", end, want)
 				}
 				if diff := cmp.Diff(tt.want, got, equalBytes); diff != "" {
 					t.Errorf("events mismatch (-want +got):\n%s", diff)
@@ -203,12 +208,16 @@ func TestNextReaderError(t *testing.T) {
 		{"after an event", "data: x\n\n", []any{Event{Data: []byte("x")}}},
 		{"unfinished event dropped", "data: x\n\ndata: y\n", []any{Event{Data: []byte("x")}}},
 		{"unfinished line dropped", "data: x\n\ndata: y", []any{Event{Data: []byte("x")}}},
-		{"oversized event reported", "data: x\n\ndata: 123456789\n", []any{Event{Data: []byte("x")}, TooLargeError{Size: 15, Limit: 8, Prefix: []byte("12")}}},
+		{"oversized event reported", "data: x\n\ndata: 123456789\n", []any{Event{Data: []byte("x")}, TooLargeError{Size: 9, Limit: 8, Prefix: []byte("12")}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, end := collect(t, io.MultiReader(strings.NewReader(tt.in), iotest.ErrReader(boom)), 8)
-			if end != boom {
-				t.Errorf("end = %v, want %v", end, boom)
+			var tooLarge bool
+			for _, item := range got {
+				_, tooLarge = item.(TooLargeError)
+			}
+			if want := map[bool]error{false: boom, true: ErrAbandoned}[tooLarge]; end != want {
+				t.Errorf("end = %v, want %v", end, want)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("events mismatch (-want +got):\n%s", diff)
@@ -282,45 +291,67 @@ func newLineReader(prefix string, n int64, line string) *lineReader {
 	return &lineReader{prefix: prefix, n: n, line: len(line), block: bytes.Repeat([]byte(line), (64<<10)/len(line)+2)}
 }
 
-// TestNextBoundsMemory checks that an oversized line or event costs about
-// the limit in memory, not its size: the limit is enforced while reading.
-func TestNextBoundsMemory(t *testing.T) {
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestNextStopsAtLimit checks that an oversized line or event, or a stream
+// that never ends an event, costs about the limit in memory and in bytes
+// read, not its size: the Reader stops reading the moment the limit is
+// passed, and reads nothing more.
+func TestNextStopsAtLimit(t *testing.T) {
 	const limit = 1 << 20
 	tests := []struct {
-		name string
-		rd   io.Reader
-		size int64 // of the TooLargeError, 0 for none
+		name   string
+		rd     io.Reader
+		size   int64 // of the TooLargeError
+		stream bool
+		most   int64 // bytes read at most
 	}{
-		// 500 MB in one line without a newline, then EOF.
-		{"endless line", newLineReader("data: ", 500<<20, "x"), 500<<20 + 6},
-		// 100 MB of short data lines in one event, never ended.
-		{"endless event", newLineReader("id: 1\n", 100<<20, "data: 0123456789abcdefghijklmnopqrstuvwxyz\n"), 0},
-	}
-	if testing.Short() {
-		t.Skip("reads 600 MB")
+		// 1 TB in one line without a newline.
+		{"endless line", newLineReader("data: ", 1<<40, "x"), limit + 1, false, limit + maxBufferSize},
+		// 1 TB of short data lines in one event, never ended.
+		// Each line adds 36 bytes and a separator to the data, and takes 43
+		// of the stream.
+		{"endless event", newLineReader("id: 1\n", 1<<40, "data: 0123456789abcdefghijklmnopqrstuvwxyz\n"), (limit/37+1)*37 - 1, false, (limit/37+1)*43 + maxBufferSize},
+		// 1 TB of comments, and no blank line: 13 bytes of stream a line.
+		{"endless comments", newLineReader("", 1<<40, ": keep-alive\n"), ((2*limit+streamSlack)/13 + 1) * 13, true, 2*limit + 2*maxBufferSize},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			r := NewReader(tt.rd, limit)
+			cr := &countingReader{r: tt.rd}
+			r := NewReader(cr, limit)
 			_, err := r.Next()
 			runtime.ReadMemStats(&after)
 			var tooLarge *TooLargeError
 			if !errors.As(err, &tooLarge) {
 				t.Fatalf("Next = %v, want a *TooLargeError", err)
 			}
-			if tt.size != 0 && tooLarge.Size != tt.size {
-				t.Errorf("Size = %d, want %d", tooLarge.Size, tt.size)
+			if tooLarge.Size != tt.size || tooLarge.Stream != tt.stream {
+				t.Errorf("Size = %d, Stream = %v; want %d, %v", tooLarge.Size, tooLarge.Stream, tt.size, tt.stream)
 			}
-			if tooLarge.Size <= limit {
-				t.Errorf("error = %+v", tooLarge)
+			if cr.n > tt.most {
+				t.Errorf("read %d bytes, want at most %d", cr.n, tt.most)
 			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
-				t.Errorf("reading allocated %d bytes, want < 8 MiB", alloc)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*limit {
+				t.Errorf("reading allocated %d bytes, want < %d", alloc, 8*limit)
 			}
-			if _, err := r.Next(); err != io.EOF {
-				t.Errorf("then Next = %v, want io.EOF", err)
+			read := cr.n
+			if _, err := r.Next(); err != ErrAbandoned {
+				t.Errorf("then Next = %v, want ErrAbandoned", err)
+			}
+			if cr.n != read {
+				t.Errorf("Next read %d more bytes after the limit", cr.n-read)
 			}
 		})
 	}
