@@ -188,6 +188,9 @@ type ServerConfig struct {
 	// client need not call activate_tools first. One-shot clients (a new
 	// session per call) need it.
 	Activate bool `json:"activate,omitempty"`
+	// Limits bound a stdio server's resources: memory, cpu, processes
+	// (see ServerLimits). nil: none.
+	Limits *ServerLimits `json:"limits,omitempty"`
 }
 
 // Prefixed reports whether the server's tools and prompts are exposed
@@ -562,6 +565,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 			base = supervision.BaseEnv(environ)
 		}
 		spec.Env = supervision.MergeEnv(base, overrides)
+		spec.Limits = c.Limits.runtime()
 	default:
 		spec.URL = expand("url", c.URL)
 		spec.AllowPrivate = c.AllowPrivate
@@ -671,6 +675,7 @@ func (c ServerConfig) entry() configfile.Server {
 		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription,
 		AllowPrivate: c.AllowPrivate, InheritEnv: c.InheritEnv,
 		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion, Activate: c.Activate,
+		Limits: (*configfile.Limits)(c.Limits),
 	}
 }
 
@@ -693,6 +698,7 @@ func fromEntry(e configfile.Server) ServerConfig {
 		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription,
 		AllowPrivate: e.AllowPrivate, InheritEnv: e.InheritEnv,
 		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion, Activate: e.Activate,
+		Limits: (*ServerLimits)(e.Limits),
 	}
 }
 

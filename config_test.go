@@ -1327,6 +1327,8 @@ func TestServerConfigEntryCarriesEveryField(t *testing.T) {
 				f.SetBool(true)
 			case reflect.Int, reflect.Int64:
 				f.SetInt(int64(i + 1))
+			case reflect.Float64:
+				f.SetFloat(float64(i) + 0.5)
 			case reflect.Slice:
 				f.Set(reflect.ValueOf([]string{name}))
 			case reflect.Map:

@@ -27,6 +27,9 @@ type (
 	Tool = actors.Tool
 	// ServerStatus is a point-in-time view of one server.
 	ServerStatus = actors.ServerStatus
+	// ContainmentStatus is how a stdio server's processes are held: its
+	// cgroup, or its process group and why; with its resource limits.
+	ContainmentStatus = actors.ContainmentStatus
 	// State is where a server is in its life.
 	State = actors.State
 	// Event is a server notification or state change.
@@ -80,6 +83,17 @@ type Options struct {
 	// StopGrace and TermGrace are the stop ladder's waits: after closing a
 	// server's stdin, and after SIGTERM. Zero: 2 s each.
 	StopGrace, TermGrace time.Duration
+	// ProcessGroupsOnly holds each stdio server by its process group and
+	// an environment marker, never a cgroup v2 of its own, even where the
+	// host could create one (docs/processes.md). The environment variable
+	// MCPVISOR_CONTAINMENT=process-group does the same.
+	ProcessGroupsOnly bool
+	// ReapOrphans makes the host's process a child subreaper (Linux's
+	// PR_SET_CHILD_SUBREAPER) while the host is open: orphans of its
+	// servers' processes become its children, and it reaps them. This
+	// changes the whole process, so only a program that is the host should
+	// set it (the CLI does), not a library.
+	ReapOrphans bool
 	// MaxFrame bounds one JSON-RPC frame from a server, in bytes. Zero: 16 MiB.
 	MaxFrame int
 	// MaxToolName is the budget, in bytes, of the whole name a tool or a
@@ -279,6 +293,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Notifications: notify,
 		HostTool:      IsHostTool,
 		MaxToolName:   opts.MaxToolName,
+		Containment:   supervision.ContainmentOptions{ProcessGroupsOnly: opts.ProcessGroupsOnly},
+		ReapOrphans:   opts.ReapOrphans,
 	})
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true

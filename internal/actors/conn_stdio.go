@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,7 @@ var _ conn = (*stdioConn)(nil)
 type stdioConn struct {
 	gen     uint64
 	proc    *supervision.Process  // nil over test pipes
+	contain *ContainmentStatus    // how proc is contained; nil over test pipes
 	halt    func(context.Context) // stops the child (the stop ladder) and closes both pipes
 	stdin   stdinPipe
 	rd      *stdoutReader
@@ -105,18 +107,41 @@ func newFileStdin(f *os.File) (fileStdin, error) {
 	return fileStdin{File: f, raw: raw, w: w}, nil
 }
 
-// dialStdio is the dialFunc of stdio servers: it spawns the process.
-func dialStdio(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
-	c, err := startStdio(gen, spec, cio.deliver, cio.event, cio.stderr)
+// stderrSettle bounds how long the report of a child's exit waits for the
+// last of its stderr: a grandchild may hold the pipe open.
+const stderrSettle = 100 * time.Millisecond
+
+// dialStdio is the dialFunc of stdio servers: it spawns the process in a
+// cell of the runtime's containment, journaled before the spawn and
+// forgotten once everything in it is gone.
+func (r *Runtime) dialStdio(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
+	cell, err := r.containment.NewCell(spec.Name, spec.Limits)
 	if err != nil {
-		return nil, err // never a typed nil in the interface
+		return nil, err
 	}
+	id := cell.Placement().Marker
+	r.recordContainment(spec.Name, cell.Placement(), true)
+	stopped := func(err error) {
+		if err != nil {
+			// Kept: the next start of the host tries again.
+			r.logger.Warn("processes of a stopped server are still running", "server", spec.Name, "err", err)
+			return
+		}
+		r.forgetContainment(id)
+	}
+	c, err := startStdio(gen, spec, cell, cio, stopped)
+	if err != nil {
+		r.forgetContainment(id) // StartProcess released the cell: nothing runs
+		return nil, err         // never a typed nil in the interface
+	}
+	r.recordContainment(spec.Name, cell.Placement(), false)
 	return c, nil
 }
 
-// startStdio spawns the process and its goroutines. deliver sends a message
-// to the owning actor; it must not block.
-func startStdio(gen uint64, spec *ServerSpec, deliver func(any), event func(*protocol.Message) bool, stderr func([]byte)) (*stdioConn, error) {
+// startStdio spawns the process in cell (nil: its process group alone) and
+// its goroutines. cio.deliver sends a message to the owning actor; it must
+// not block. stopped, if not nil, learns how the stop ladder ended.
+func startStdio(gen uint64, spec *ServerSpec, cell *supervision.Cell, cio connIO, stopped func(error)) (*stdioConn, error) {
 	proc, err := supervision.StartProcess(supervision.ProcessSpec{
 		Command:   spec.Command,
 		Args:      spec.Args,
@@ -124,25 +149,42 @@ func startStdio(gen uint64, spec *ServerSpec, deliver func(any), event func(*pro
 		Dir:       spec.Dir,
 		StopGrace: spec.StopGrace,
 		TermGrace: spec.TermGrace,
-		Stderr:    stderr,
+		Stderr:    cio.stderr,
+		Cell:      cell,
 	})
 	if err != nil {
 		return nil, err
 	}
 	stdin, err := newFileStdin(proc.Stdin())
 	if err != nil {
-		proc.Stop(context.Background())
+		err = errors.Join(err, proc.Stop(context.Background()))
 		return nil, err
+	}
+	halt := func(ctx context.Context) {
+		err := proc.Stop(ctx)
+		if stopped != nil {
+			stopped(err)
+		}
 	}
 	// The child's stdout is an os.Pipe: pollable, so its reads take
 	// deadlines (the read token relies on them).
-	c := newStdioConn(gen, spec, stdin, proc.Stdout(), func(ctx context.Context) { proc.Stop(ctx) }, deliver, event)
+	c := newStdioConn(gen, spec, stdin, proc.Stdout(), halt, cio.deliver, cio.event)
 	c.proc = proc
+	c.contain = containmentStatusOf(proc.Cell())
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		<-proc.Done()
-		deliver(&processExited{gen: gen, exit: proc.Exit()})
+		// What the child wrote last is read before its exit is reported:
+		// the exit's reason quotes it (withStderr).
+		settle := time.NewTimer(stderrSettle)
+		select {
+		case <-proc.StderrDone():
+		case <-settle.C:
+		case <-c.stop:
+		}
+		settle.Stop()
+		cio.deliver(&processExited{gen: gen, exit: proc.Exit()})
 	}()
 	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -57,6 +58,16 @@ type Options struct {
 	// mapped (NameMap). 0: DefaultMaxToolName; negative: no length limit.
 	MaxToolName int
 
+	// Containment chooses how stdio servers' processes are held together
+	// (containment.go): a cgroup each where the host may create them,
+	// process groups otherwise. The runtime owns the result; Close removes
+	// it.
+	Containment supervision.ContainmentOptions
+	// ReapOrphans makes the process a child subreaper while the runtime
+	// runs, reaping its servers' orphans (supervision.StartSubreaper). It
+	// is process-wide: for a program that is the host, not a library.
+	ReapOrphans bool
+
 	// dial replaces how stdio servers are started (nil: dialStdio). It is
 	// the package's test seam: a fake connection scripts the server.
 	dial dialFunc
@@ -96,6 +107,9 @@ type Runtime struct {
 	maxToolName int
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
+
+	containment *supervision.Containment // how stdio servers are held (containment.go)
+	subreaper   *supervision.Subreaper   // nil unless Options.ReapOrphans
 }
 
 // New starts a runtime with no servers.
@@ -132,8 +146,9 @@ func New(opts Options) *Runtime {
 
 		maxToolName: NameBudget(opts.MaxToolName),
 	}
+	r.startContainment(opts) // before any server starts: it reclaims a crashed life's leftovers
 	if r.dial == nil {
-		r.dial = dialStdio
+		r.dial = r.dialStdio
 	}
 	if opts.LogDir != "" {
 		logs, err := serverlog.OpenDir(serverlog.Options{Dir: opts.LogDir})
@@ -219,6 +234,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("waiting for server goroutines: %w", ctx.Err()))
 	}
+	r.stopContainment()
 	if r.logs != nil {
 		r.logs.Close() // the servers have closed their files: only the writer is left
 	}

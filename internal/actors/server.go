@@ -146,7 +146,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *processExited:
 		if m.gen == a.gen {
 			a.exited = true
-			a.onDeath(m.exit.String())
+			a.onExited(m.exit)
 		}
 	case *authChanged:
 		a.onAuthChanged()
@@ -249,6 +249,7 @@ func (a *serverActor) publish() {
 	}
 	if a.conn != nil {
 		st.PID = a.conn.pid()
+		st.Containment = containmentOf(a.conn)
 	}
 	if a.state == StateReady {
 		st.CatalogExpires = a.expires

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
+	"github.com/mcpvisor/mcpvisor/internal/supervision"
 )
 
 // connGracePeriod is how long the actor waits for an exit status after
@@ -29,18 +30,32 @@ func (a *serverActor) onConnBroken(reason string) {
 	a.graceTmr = a.after(connGracePeriod, &connGrace{gen: a.gen})
 }
 
-// onDeath handles the end of the current connection.
+// onExited handles the reaped exit of the current connection's process.
+// Running out of memory under the server's limit is a failure like any
+// other (restarted by policy), said as such everywhere the exit is.
+func (a *serverActor) onExited(exit supervision.ExitInfo) {
+	if exit.OutOfMemory && a.conn != nil {
+		a.slog.Warn("server ran out of memory", "limit", supervision.FormatBytes(exit.MemoryLimit), "exit", exit.String())
+	}
+	a.onDeath(exit.String())
+}
+
+// onDeath handles the end of the current connection. The reason quotes
+// the last lines the process wrote to stderr: a wrapper that exits says
+// why there.
 func (a *serverActor) onDeath(reason string) {
 	if a.conn == nil {
 		return
 	}
+	tail := a.entry.stderr.take()
+	reason = withStderr(reason, tail)
 	wasReady := a.state == StateReady
 	if wasReady {
 		a.logLifecycle("exited: %s", reason)
 	} else {
 		a.logLifecycle("failed to start: %s", reason)
 	}
-	a.recordLifecycle("exited", reason, a.conn.pid(), a.entry.stderr.take())
+	a.recordLifecycle("exited", reason, a.conn.pid(), tail)
 	a.fail(errors.New(reason), false)
 }
 

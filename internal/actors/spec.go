@@ -44,6 +44,11 @@ type ServerSpec struct {
 	Args    []string
 	Env     []string // the child's whole environment, KEY=VALUE
 	Dir     string
+	// Limits bound the resources of the server's processes: through its
+	// cgroup when the runtime contains servers in cgroups with the
+	// controllers, rlimits or nothing otherwise (supervision.Limits says
+	// what each fallback really limits). Zero: no limit.
+	Limits supervision.Limits
 
 	// http, sse
 	URL          string

@@ -37,6 +37,7 @@ type ServerStatus struct {
 	Restarts        int                         `json:"restarts"`
 	NextRetry       time.Time                   `json:"nextRetry,omitzero"` // set in StateBackoff
 	PID             int                         `json:"pid,omitempty"`
+	Containment     *ContainmentStatus          `json:"containment,omitempty"` // stdio: how its processes are held, and its limits
 	ProtocolVersion string                      `json:"protocolVersion,omitempty"`
 	ServerInfo      protocol.Implementation     `json:"serverInfo,omitzero"`
 	Instructions    string                      `json:"instructions,omitempty"`

@@ -247,6 +247,10 @@ func (x *entryDecoder) commonField(m jsonMember) bool {
 		x.fail(decodeStringField(sc, m, &sc.ProtocolVersion))
 	case "activate":
 		x.fail(decodeBoolField(sc, m, &sc.Activate))
+	case "limits":
+		l, errs := decodeLimits(sc, m)
+		sc.Limits = l
+		x.errs = append(x.errs, errs...)
 	default:
 		return false
 	}

@@ -60,6 +60,8 @@ type Server struct {
 	ProtocolVersion string
 	// Activate puts the server's tools in every session from the start.
 	Activate bool
+	// Limits bound a stdio server's resources (limits.go); nil: none.
+	Limits *Limits
 }
 
 // Options are what checking an entry needs beyond the entry itself.
@@ -246,6 +248,7 @@ func (c Server) Validate(opts Options) []*Error {
 			delete(included, t) // report a tool once
 		}
 	}
+	errs = append(errs, c.validateLimits()...)
 	return errs
 }
 
@@ -379,6 +382,9 @@ func (c Server) unusedFieldWarnings() []string {
 		}
 		if c.InheritEnv {
 			unused = append(unused, "inheritEnv")
+		}
+		if c.Limits != nil {
+			unused = append(unused, "limits")
 		}
 	}
 	var ws []string

@@ -246,6 +246,11 @@ func (p *planner) add(op Op) error {
 			t.Updated = p.now
 		}
 		return putRecord(p, gatewayTaskKey(t.ID), t)
+	case opPutContainment:
+		return putRecord(p, nameKey(prefixContainment, op.contain.ID), *op.contain)
+	case opDeleteContainment:
+		p.units = append(p.units, unit{muts: []mutation{{key: nameKey(prefixContainment, op.name), del: true}}})
+		return nil
 	case opDeleteServer:
 		p.units = append(p.units, unit{muts: []mutation{
 			{key: nameKey(prefixServer, op.name), del: true},

@@ -48,6 +48,7 @@
 //	k/<kind>\x00<seq>                   empty; the history index by kind (calls have none)
 //	t/<server>\x00<task id>             TaskRecord
 //	x/<id>                              GatewayTaskRecord
+//	p/<id>                              ContainmentRecord (a running server's cell, until it is gone)
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails

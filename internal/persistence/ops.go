@@ -24,20 +24,24 @@ const (
 	opPutTask
 	opDeleteTask
 	opPutGatewayTask
+	opPutContainment
+	opDeleteContainment
 )
 
 var opNames = [...]string{
-	opPutServer:      "put server",
-	opDeleteServer:   "delete server",
-	opPutCatalog:     "put catalog",
-	opAppendEvent:    "append event",
-	opAckEvents:      "ack events",
-	opPutGrant:       "put grant",
-	opDeleteGrants:   "delete grants",
-	opAppendHistory:  "append history",
-	opPutTask:        "put task",
-	opDeleteTask:     "delete task",
-	opPutGatewayTask: "put gateway task",
+	opPutServer:         "put server",
+	opDeleteServer:      "delete server",
+	opPutCatalog:        "put catalog",
+	opAppendEvent:       "append event",
+	opAckEvents:         "ack events",
+	opPutGrant:          "put grant",
+	opDeleteGrants:      "delete grants",
+	opAppendHistory:     "append history",
+	opPutTask:           "put task",
+	opDeleteTask:        "delete task",
+	opPutGatewayTask:    "put gateway task",
+	opPutContainment:    "put containment",
+	opDeleteContainment: "delete containment",
 }
 
 // Op is one change for Apply, built by PutServer, AppendEvent and the other
@@ -55,6 +59,7 @@ type Op struct {
 	history *HistoryRecord
 	task    *TaskRecord
 	gwTask  *GatewayTaskRecord
+	contain *ContainmentRecord
 }
 
 // PutServer upserts r by r.Name.
@@ -104,6 +109,13 @@ func DeleteTask(server, taskID string) Op {
 	return Op{kind: opDeleteTask, name: server, taskID: taskID}
 }
 
+// PutContainment upserts r by r.ID.
+func PutContainment(r ContainmentRecord) Op { return Op{kind: opPutContainment, contain: &r} }
+
+// DeleteContainment deletes the containment record id; deleting one that
+// does not exist is not an error.
+func DeleteContainment(id string) Op { return Op{kind: opDeleteContainment, name: id} }
+
 func (op Op) String() string {
 	if int(op.kind) < len(opNames) && opNames[op.kind] != "" {
 		return opNames[op.kind]
@@ -142,6 +154,10 @@ func (op Op) validate() error {
 		return checkName("gateway task id", op.gwTask.ID, true)
 	case opDeleteTask:
 		return checkTask(op.name, op.taskID)
+	case opPutContainment:
+		return checkName("containment id", op.contain.ID, true)
+	case opDeleteContainment:
+		return checkName("containment id", op.name, true)
 	default:
 		return fmt.Errorf("zero Op: %w", ErrInvalidRecord)
 	}

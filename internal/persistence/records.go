@@ -213,3 +213,28 @@ type TaskRecord struct {
 	Done          bool          `msgpack:"done"`                // terminal and its outcome delivered; Prune may delete it
 	EventSeq      uint64        `msgpack:"event_seq,omitempty"` // the event that announced the outcome; 0 until then
 }
+
+// ContainmentRecord says where one incarnation of a stdio server runs, so
+// that a host restarting after a crash finds and stops what the previous
+// life left: written before the process starts (Cgroup, Marker), completed
+// once it runs (PGID, LeaderStart, Session), deleted once it is stopped
+// and nothing of it is left. Keyed by ID.
+type ContainmentRecord struct {
+	V      int    `msgpack:"v"`
+	ID     string `msgpack:"id"` // the incarnation's marker, unique
+	Server string `msgpack:"server"`
+	// Mode is "cgroup" or "process-group".
+	Mode   string `msgpack:"mode"`
+	Cgroup string `msgpack:"cgroup,omitempty"` // the cell's cgroup directory
+	Marker string `msgpack:"marker,omitempty"` // MCPVISOR_CELL in the processes' environment
+	PGID   int    `msgpack:"pgid,omitempty"`
+	// LeaderStart is the group leader's start time in clock ticks after
+	// boot; Session its session: a recycled group id differs in one.
+	LeaderStart uint64    `msgpack:"leader_start,omitempty"`
+	Session     int       `msgpack:"session,omitempty"`
+	BootID      string    `msgpack:"boot_id,omitempty"`
+	HostPID     int       `msgpack:"host_pid,omitempty"`
+	Started     time.Time `msgpack:"started"`
+}
+
+func (r *ContainmentRecord) schemaVersion() *int { return &r.V }

@@ -13,6 +13,18 @@ var (
 	// non-empty key, or contains a NUL byte.
 	ErrInvalidEnv = errors.New("invalid environment entry")
 
+	// ErrWorkDir: ProcessSpec.Dir does not exist or is not a directory.
+	// The error names the directory and what is wrong with it.
+	ErrWorkDir = errors.New("bad working directory")
+
+	// ErrInvalidLimits: a Limits field is negative or too small to run
+	// anything (see Limits.Validate).
+	ErrInvalidLimits = errors.New("invalid resource limits")
+
+	// ErrInvalidPlacement: Reclaim was given a cgroup that is not one a
+	// Containment makes; it killed nothing.
+	ErrInvalidPlacement = errors.New("invalid placement")
+
 	// ErrNotExited: Process.Exit was called before Process.Done was closed.
 	ErrNotExited = errors.New("process has not exited")
 

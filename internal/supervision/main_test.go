@@ -9,5 +9,6 @@ import (
 // Every test must leave no goroutine behind: Stop joins the reaper and the
 // stderr pump.
 func TestMain(m *testing.M) {
+	maybeHelperHost() // a subprocess of a test: never returns
 	goleak.VerifyTestMain(m)
 }

@@ -11,18 +11,28 @@ import (
 
 // signalGroup sends sig to every member of the child's process group, and
 // to the child itself in case it moved to another group (os.Process.Signal
-// uses a pidfd, so it never hits a recycled pid). An empty group (ESRCH) or
-// a reaped child is not an error: there is nobody left to signal.
+// uses a pidfd, so it never hits a recycled pid), and to every process of
+// its cell. An empty group (ESRCH) or a reaped child is not an error: there
+// is nobody left to signal.
 func (p *Process) signalGroup(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		p.sentKill.Store(true)
+	}
 	_ = syscall.Kill(-p.pgid, sig)
 	_ = p.cmd.Process.Signal(sig)
+	if p.cell != nil {
+		p.cell.signal(sig)
+	}
 }
 
-// groupRunning reports whether any member of the child's process group is
-// still running. Zombies do not count: they hold no resources but a pid,
-// and when the host runs under a PID 1 that does not reap, orphaned zombies
-// would otherwise look alive forever.
+// groupRunning reports whether any member of the child's process group, or
+// of its cell, is still running. Zombies do not count: they hold no
+// resources but a pid, and when the host runs under a PID 1 that does not
+// reap, orphaned zombies would otherwise look alive forever.
 func (p *Process) groupRunning() bool {
+	if p.cell != nil && p.cell.running() {
+		return true
+	}
 	if err := syscall.Kill(-p.pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,13 @@ type ProcessSpec struct {
 	// not block: while it runs the pipe fills and the child may stall. Nil
 	// means stderr is drained and discarded.
 	Stderr func(line []byte)
+	// Cell, from Containment.NewCell, holds the child and everything it
+	// starts: the child is started in the cell's cgroup (or, in
+	// process-group mode, with EnvMarker added to Env), its limits are
+	// enforced, and Stop kills whatever is left in it before returning.
+	// The Process owns the cell from StartProcess on. Nil: the process
+	// group alone, as before containment existed.
+	Cell *Cell
 }
 
 func (s ProcessSpec) withDefaults() ProcessSpec {
@@ -85,25 +94,44 @@ type Process struct {
 	hurry     chan struct{} // closed when any Stop caller's ctx ends
 	hurryOnce sync.Once
 	groupGone atomic.Bool // the group was seen empty after reaping; never signal it again
+	sentKill  atomic.Bool // the host sent SIGKILL: the child's death by it is no OOM kill
+	cell      *Cell       // nil: process group only
 }
 
 // StartProcess starts the child described by spec in its own process group,
-// with SIGKILL as its parent-death signal on Linux. Its stdin and stdout are
-// pipes made with os.Pipe, so the caller's ends are pollable: a Read blocked
-// on Stdout returns once Stop closes it, and no exec.Cmd copy goroutines
-// exist. Stderr is always drained by a pump goroutine the Process owns. A
-// missing command gives an error that names it and wraps ErrCommandNotFound.
+// with SIGKILL as its parent-death signal on Linux, and in spec.Cell when
+// there is one. Its stdin and stdout are pipes made with os.Pipe, so the
+// caller's ends are pollable: a Read blocked on Stdout returns once Stop
+// closes it, and no exec.Cmd copy goroutines exist. Stderr is always
+// drained by a pump goroutine the Process owns. A missing command gives an
+// error that names it and wraps ErrCommandNotFound; a missing working
+// directory one that names the directory and wraps ErrWorkDir.
 //
 // The parent-death signal fires when the OS thread that started the child
-// exits, and reaches the direct child only; Stop is what takes the group.
-func StartProcess(spec ProcessSpec) (*Process, error) {
+// exits, and reaches the direct child only; Stop is what takes the group,
+// and a Cell what takes processes that left it.
+func StartProcess(spec ProcessSpec) (p *Process, err error) {
 	spec = spec.withDefaults()
+	if spec.Cell != nil {
+		defer func() {
+			if err != nil {
+				spec.Cell.Discard()
+			}
+		}()
+	}
 	if err := checkEnv(spec.Env); err != nil {
+		return nil, fmt.Errorf("start %q: %w", spec.Command, err)
+	}
+	if err := checkDir(spec.Dir); err != nil {
 		return nil, fmt.Errorf("start %q: %w", spec.Command, err)
 	}
 	path, err := findCommand(spec.Command, spec.Dir, spec.Env)
 	if err != nil {
 		return nil, err
+	}
+	env := spec.Env
+	if spec.Cell != nil {
+		env = append(slices.Clip(env), EnvMarker+"="+spec.Cell.marker)
 	}
 
 	var files []*os.File // every pipe end, closed again if the start fails
@@ -140,15 +168,18 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        append([]string{spec.Command}, spec.Args...),
-		Env:         spec.Env,
+		Env:         env,
 		Dir:         spec.Dir,
 		Stdin:       childIn,
 		Stdout:      childOut,
 		Stderr:      childErr,
 		SysProcAttr: sysProcAttr(),
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startIn(cmd, spec.Cell); err != nil {
 		closeAll()
+		if errors.Is(err, syscall.ENOENT) && checkDir(spec.Dir) != nil {
+			err = checkDir(spec.Dir) // removed since it was checked
+		}
 		return nil, fmt.Errorf("start %q: %w", spec.Command, err)
 	}
 	// The child holds its own copies now; ours would keep the pipes open.
@@ -156,7 +187,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	childOut.Close()
 	childErr.Close()
 
-	p := &Process{
+	p = &Process{
 		spec:     spec,
 		cmd:      cmd,
 		pgid:     cmd.Process.Pid,
@@ -167,16 +198,52 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 		pumpDone: make(chan struct{}),
 		stopped:  make(chan struct{}),
 		hurry:    make(chan struct{}),
+		cell:     spec.Cell,
 	}
 	go p.reap()
 	go p.pump()
 	return p, nil
 }
 
+// startIn starts cmd in cell (nil: none), registering the child as a
+// leader for the subreaper before it can be taken for an orphan.
+func startIn(cmd *exec.Cmd, cell *Cell) error {
+	kin.spawn.RLock()
+	defer kin.spawn.RUnlock()
+	late := false
+	if cell != nil {
+		done, err := cell.prepare(cmd.SysProcAttr)
+		if err != nil {
+			return err
+		}
+		err = cmd.Start()
+		done()
+		if err != nil && cloneRefused(err) {
+			// No CLONE_INTO_CGROUP here: start outside, move in at once.
+			cell.unprepare(cmd.SysProcAttr)
+			late, err = true, cmd.Start()
+		}
+		if err != nil {
+			return err
+		}
+	} else if err := cmd.Start(); err != nil {
+		return err
+	}
+	kin.addLeader(cmd.Process.Pid)
+	if cell != nil {
+		cell.started(cmd.Process.Pid, late)
+	}
+	return nil
+}
+
 // reap waits for the child and records how it ended.
 func (p *Process) reap() {
 	err := p.cmd.Wait()
+	kin.leaderReaped(p.pgid)
 	p.exit = exitInfo(p.cmd.ProcessState, err)
+	if p.cell != nil && p.cell.outOfMemory(p.exit, p.sentKill.Load()) {
+		p.exit.OutOfMemory, p.exit.MemoryLimit = true, p.cell.limits.Memory
+	}
 	close(p.done)
 }
 
@@ -189,6 +256,14 @@ func (p *Process) pump() {
 
 // Pid returns the child's process id, which is also its process group id.
 func (p *Process) Pid() int { return p.pgid }
+
+// Cell returns the cell the process runs in; nil if it was started without.
+func (p *Process) Cell() *Cell { return p.cell }
+
+// StderrDone returns a channel closed once the stderr pump has read
+// everything: the child and whatever it started closed stderr, or Stop
+// closed it.
+func (p *Process) StderrDone() <-chan struct{} { return p.pumpDone }
 
 // Stdin returns the write end of the child's stdin, for the caller to write
 // frames to. Stop closes it.
@@ -214,8 +289,8 @@ func (p *Process) Exit() ExitInfo {
 	}
 }
 
-// Kill sends SIGKILL to the child's whole process group at once and returns
-// without waiting. Use it when the child has already died, to take the
+// Kill sends SIGKILL to the child's whole process group at once, and to
+// its whole cell, and returns without waiting. Use it when the child has already died, to take the
 // orphans it left (they would otherwise hold stdout open). Stop must still
 // be called. Kill after a Stop that returned nil does nothing, so it never
 // signals a group id the kernel may have handed out again.
@@ -228,8 +303,8 @@ func (p *Process) Kill() {
 
 // Stop runs the stdio stop ladder of the MCP lifecycle (shutdown, stdio) and
 // returns only when the child has been reaped, nothing started in its
-// process group is left running, and the stderr pump has exited; then it
-// closes Stdout. It may be called more than once and concurrently: later
+// process group or its cell is left running (the cell's cgroup removed),
+// and the stderr pump has exited; then it closes Stdout. It may be called more than once and concurrently: later
 // callers wait for the first and get its result.
 //
 // ctx bounds the ladder: once it ends (for any caller), Stop jumps straight
@@ -283,6 +358,15 @@ func (p *Process) stop(ctx context.Context) error {
 	<-p.done
 
 	err := p.takeGroup(termSent, killSent)
+	if p.cell != nil {
+		// Whatever left the group (setsid, a double fork) and is still in
+		// the cell: the group's ladder is done, so SIGKILL at once.
+		p.sentKill.Store(true)
+		if cerr := p.cell.release(p.spec.TermGrace); cerr != nil && err == nil {
+			err = fmt.Errorf("%q: %w", p.spec.Command, cerr)
+		}
+	}
+	kin.groupStopped(p.pgid)
 	p.joinPump()
 	p.stdout.Close()
 	return err
@@ -391,6 +475,25 @@ func (p *Process) hurried() bool {
 	}
 }
 
+// checkDir says what is wrong with a working directory, if anything: the
+// kernel's own report of a chdir that fails in the child is a bare
+// "fork/exec <command>: no such file or directory".
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %q does not exist", ErrWorkDir, dir)
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrWorkDir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %q is not a directory", ErrWorkDir, dir)
+	}
+	return nil
+}
+
 // checkEnv rejects entries the kernel would refuse or misread.
 func checkEnv(env []string) error {
 	for _, kv := range env {
@@ -472,10 +575,24 @@ type ExitInfo struct {
 	// Err is a failure to wait for the child (not its exit status), or
 	// ErrNotExited from Exit before Done.
 	Err error
+	// OutOfMemory: the child ran out of memory under its cell's limit. In
+	// a cgroup with memory.max, the OOM killer killed a process of the cell
+	// (memory.events oom_kill); otherwise the child died of a SIGKILL the
+	// host did not send while a memory limit was set, which is what the
+	// kernel's OOM killer does.
+	OutOfMemory bool
+	// MemoryLimit is the cell's memory limit, when OutOfMemory.
+	MemoryLimit int64
 }
 
-// String reads like "exit status 3" or "killed by SIGKILL".
+// String reads like "exit status 3", "killed by SIGKILL" or "out of memory
+// (limit 64 MiB): killed by SIGKILL".
 func (e ExitInfo) String() string {
+	if e.OutOfMemory {
+		plain := e
+		plain.OutOfMemory = false
+		return fmt.Sprintf("out of memory (limit %s): %s", FormatBytes(e.MemoryLimit), plain)
+	}
 	switch {
 	case e.Signal != "":
 		return "killed by " + e.Signal
