@@ -130,11 +130,7 @@ func (t *connTracker) admit(c net.Conn) bool {
 	t.clock++
 	t.conns[c] = &trackedConn{tracker: t, conn: c, addr: clientAddr(c), last: t.clock}
 	t.mu.Unlock()
-	if victim != nil {
-		t.log.Debug("sidecar: closed a waiting unauthenticated connection to make room", "client", victim.addr,
-			"limit", "maxConns")
-		closeConn(victim.conn)
-	}
+	t.evict(victim, "maxConns")
 	return true
 }
 
@@ -168,11 +164,7 @@ func (t *connTracker) begin(tc *trackedConn, authed bool) bool {
 	}
 	tc.busy++
 	t.mu.Unlock()
-	if victim != nil {
-		t.log.Debug("sidecar: closed a waiting unauthenticated connection to make room", "client", victim.addr,
-			"limit", "maxUnauthConnsPerAddr")
-		closeConn(victim.conn)
-	}
+	t.evict(victim, "maxUnauthConnsPerAddr")
 	return true
 }
 
@@ -309,4 +301,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		l.t.refuse(c)
 	}
+}
+
+// evict closes victim, if any, chosen under the lock to make room at limit.
+func (t *connTracker) evict(victim *trackedConn, limit string) {
+	if victim == nil {
+		return
+	}
+	t.log.Debug("sidecar: closed a waiting unauthenticated connection to make room", "client", victim.addr, "limit", limit)
+	closeConn(victim.conn)
 }
