@@ -395,15 +395,6 @@ func parseConfig(path string, data []byte, lookup func(string) (string, bool)) (
 	if err != nil {
 		return cfg, err
 	}
-	// The root package's own checks run on entries the format accepted:
-	// their problems show once the format's are fixed.
-	var errs []*configfile.Error
-	for _, e := range f.Servers {
-		errs = append(errs, entryErrors(e)...)
-	}
-	if len(errs) > 0 {
-		return cfg, configfile.Join(errs)
-	}
 	for _, e := range f.Servers {
 		cfg.Servers = append(cfg.Servers, fromEntry(e))
 	}
@@ -444,52 +435,15 @@ func (c ServerConfig) MarshalJSON() ([]byte, error) {
 // reference counts as unset, so its default (if any) is what the url is
 // checked with. All problems are joined.
 func (c ServerConfig) Validate() error {
-	return configfile.Join(validateEntry(c.entry(), configfile.Options{Reserved: ConfigGroup}))
+	return configfile.Join(c.entry().Validate(configfile.Options{Reserved: ConfigGroup}))
 }
 
 // MinTimeout is the shortest "timeout", "startupTimeout" and
 // "maxTotalTimeout" a server may have (0 leaves the default). Anything
 // shorter, such as "1ns", or 0.5 in a file whose numbers are milliseconds,
 // would fail every call or start at once: it is a unit gone wrong, and a
-// config error naming the server and the field.
-const MinTimeout = time.Millisecond
-
-// validateEntry is the file format's validation of e (configfile) and the
-// root package's own checks: every path a server takes into the host
-// (ParseConfig, Validate, Register) runs both.
-func validateEntry(e configfile.Server, opts configfile.Options) []*configfile.Error {
-	return append(e.Validate(opts), entryErrors(e)...)
-}
-
-// entryErrors checks what the file format lets through: timeouts under
-// MinTimeout, and tool filters that name a tool as mcp__<server>__<tool>
-// (they take the server's own names, so such an entry would match nothing).
-func entryErrors(e configfile.Server) []*configfile.Error {
-	var errs []*configfile.Error
-	for _, f := range []struct {
-		field string
-		d     time.Duration
-	}{{"timeout", e.Timeout}, {"startupTimeout", e.StartupTimeout}, {"maxTotalTimeout", e.MaxTotalTimeout}} {
-		if f.d > 0 && f.d < MinTimeout {
-			errs = append(errs, configfile.Errorf(e.Name, f.field,
-				"%v is shorter than %v, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong",
-				f.d, MinTimeout))
-		}
-	}
-	prefix := "mcp__" + e.Name + "__"
-	for _, list := range []struct {
-		field string
-		names []string
-	}{{"includeTools", e.IncludeTools}, {"excludeTools", e.ExcludeTools}} {
-		for i, t := range list.names {
-			if own, ok := strings.CutPrefix(t, prefix); ok && own != "" {
-				errs = append(errs, configfile.Errorf(e.Name, fmt.Sprintf("%s[%d]", list.field, i),
-					"%q is the namespaced name: %s takes the server's own tool names, here %q", t, list.field, own))
-			}
-		}
-	}
-	return errs
-}
+// config error naming the server and the field (as the file spells it).
+const MinTimeout = configfile.MinTimeout
 
 // spec resolves c for the runtime. It expands ${VAR}, ${VAR:-default} and
 // ${input:ID} (looked up as "input:ID") in command, args, env values,
@@ -502,7 +456,7 @@ func entryErrors(e configfile.Server) []*configfile.Error {
 // variable. spec validates c first; the returned spec is independent of c.
 func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string) (actors.ServerSpec, error) {
 	e := c.entry()
-	if errs := validateEntry(e, configfile.Options{Lookup: lookup, Reserved: ConfigGroup}); len(errs) > 0 {
+	if errs := e.Validate(configfile.Options{Lookup: lookup, Reserved: ConfigGroup}); len(errs) > 0 {
 		return actors.ServerSpec{}, configfile.Join(errs)
 	}
 	transport, _ := e.Transport()

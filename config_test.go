@@ -923,7 +923,7 @@ func TestTimeoutFloor(t *testing.T) {
 		{"1ns", `{"command": "x", "timeout": "1ns"}`,
 			[]string{`config: server "a": field "timeout": 1ns is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
 		{"half a millisecond", `{"command": "x", "startupTimeout": 0.5}`,
-			[]string{`config: server "a": field "startupTimeout": 500µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
+			[]string{`config: server "a": field "startupTimeout": 0.5 milliseconds: 500µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`}},
 		{"every field", `{"command": "x", "timeout": "999us", "startupTimeout": "1us", "maxTotalTimeout": "10ns"}`,
 			[]string{
 				`config: server "a": field "timeout": 999µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`,

@@ -547,6 +547,7 @@ env_http_headers = { "x-a" = "A", "X-B" = "not a name" }
 command = "x"
 env_vars = ["OK", "BAD NAME", 3, { name = "C", source = "elsewhere" }]
 startup_timeout_sec = -1
+tool_timeout_sec = 0.0001
 `,
 		errs: []string{
 			`config: server "a": field "env_http_headers.X-B": want the name of an environment variable, got "not a name"`,
@@ -556,6 +557,7 @@ startup_timeout_sec = -1
 			`config: server "b": field "env_vars[2]": want a string, got a number`,
 			`config: server "b": field "env_vars[3].source": want "local" or "remote", got "elsewhere"`,
 			`config: server "b": field "startup_timeout_sec": must not be negative, got -1`,
+			`config: server "b": field "tool_timeout_sec": 0.0001 seconds: 100µs is shorter than 1ms, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong`,
 		},
 	}, {
 		name: "a TOML syntax error",

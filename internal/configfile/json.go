@@ -3,6 +3,7 @@ package configfile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -153,6 +154,17 @@ func decodeTimeoutField(sc *Server, m jsonMember, dst *time.Duration, unit time.
 	return nil
 }
 
+// MinTimeout is the shortest duration a server's timeouts may have, 0
+// (the default) aside: anything shorter, such as "1ns", or 0.5 in a file
+// whose numbers are milliseconds, would fail every call or start at once.
+// It is a unit gone wrong, and an error naming the server and the field.
+const MinTimeout = time.Millisecond
+
+// tooShort is the message for a timeout under MinTimeout.
+func tooShort(d time.Duration) string {
+	return fmt.Sprintf("%v is shorter than %v, the least a timeout may be (0: the default); one this short fails at once, so the unit is likely wrong", d, MinTimeout)
+}
+
 // ParseDuration decodes one well-formed JSON value (as encoding/json hands
 // to an UnmarshalJSON method) into a duration: a number is
 // milliseconds (the unit Gemini CLI's "timeout" uses), a string is a Go
@@ -182,6 +194,9 @@ func parseDuration(raw []byte, unit time.Duration) (time.Duration, error) {
 		if ns >= math.MaxInt64 {
 			return 0, fmt.Errorf("too large, got %s %s", raw, units)
 		}
+		if d := time.Duration(ns); d < MinTimeout && n > 0 {
+			return 0, fmt.Errorf("%s %s: %s", raw, units, tooShort(d))
+		}
 		return time.Duration(ns), nil
 	case "a string":
 		var s string
@@ -194,6 +209,9 @@ func parseDuration(raw []byte, unit time.Duration) (time.Duration, error) {
 		}
 		if v < 0 {
 			return 0, fmt.Errorf("must not be negative, got %q", s)
+		}
+		if v > 0 && v < MinTimeout {
+			return 0, errors.New(tooShort(v))
 		}
 		return v, nil
 	default:

@@ -209,6 +209,14 @@ func (c Server) Validate(opts Options) []*Error {
 	if c.MaxTotalTimeout < 0 {
 		add("maxTotalTimeout", "must not be negative, got %q", c.MaxTotalTimeout)
 	}
+	for _, f := range []struct {
+		field string
+		d     time.Duration
+	}{{"timeout", c.Timeout}, {"startupTimeout", c.StartupTimeout}, {"maxTotalTimeout", c.MaxTotalTimeout}} {
+		if f.d > 0 && f.d < MinTimeout {
+			add(f.field, "%s", tooShort(f.d))
+		}
+	}
 	switch c.LogLevel {
 	case "", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
 	default:
@@ -230,10 +238,19 @@ func (c Server) Validate(opts Options) []*Error {
 	if c.MaxDescription < -1 {
 		add("maxDescription", "must be -1 (no cap), 0 (the default) or a number of bytes, got %d", c.MaxDescription)
 	}
+	// The filters take the server's own tool names: a namespaced one
+	// (mcp__<server>__<tool>) would match nothing.
+	prefix := "mcp__" + c.Name + "__"
+	namespaced := func(field string, i int, t string) {
+		if own, ok := strings.CutPrefix(t, prefix); ok && own != "" {
+			add(fmt.Sprintf("%s[%d]", field, i), "%q is the namespaced name: %s takes the server's own tool names, here %q", t, field, own)
+		}
+	}
 	for i, t := range c.IncludeTools {
 		if t == "" {
 			add(fmt.Sprintf("includeTools[%d]", i), "empty tool name")
 		}
+		namespaced("includeTools", i, t)
 	}
 	included := map[string]bool{}
 	for _, t := range c.IncludeTools {
@@ -247,6 +264,7 @@ func (c Server) Validate(opts Options) []*Error {
 			add("excludeTools", "%q is also in \"includeTools\"", t)
 			delete(included, t) // report a tool once
 		}
+		namespaced("excludeTools", i, t)
 	}
 	errs = append(errs, c.validateLimits()...)
 	return errs
