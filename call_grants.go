@@ -6,9 +6,11 @@ import (
 )
 
 // grantStage refuses a session's call to a tool whose group is neither
-// granted to its scope nor always on, with ErrNotGranted naming the group
-// to activate. Host.Call (no session) is not limited. The host's config
-// tools belong to ConfigGroup; activate_tools to no group.
+// granted to its scope nor always on, and that is not granted itself (a
+// grant whose group is the call's namespaced name, c.Tool), with
+// ErrNotGranted naming the group to activate. Host.Call (no session) is
+// not limited. The host's config tools belong to ConfigGroup, granted as
+// a group only; activate_tools and search_tools to no group.
 func (h *Host) grantStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		if c.Scope.Session == "" {
@@ -18,8 +20,11 @@ func (h *Host) grantStage(next CallFunc) CallFunc {
 		if t := lookupHostTool(c.Tool); t != nil && t.config {
 			group, ok = ConfigGroup, true
 		}
-		if ok && !h.isAlwaysOn(group) && !h.grants.get(c.Scope).has(group) {
-			return nil, fmt.Errorf("%w: %s: activate the group %q first", ErrNotGranted, c.Tool, group)
+		if ok && !h.isAlwaysOn(group) {
+			set := h.grants.get(c.Scope)
+			if !set.has(group) && (group == ConfigGroup || !set.has(c.Tool)) {
+				return nil, fmt.Errorf("%w: %s: activate the group %q (or this tool) first", ErrNotGranted, c.Tool, group)
+			}
 		}
 		return next(ctx, c)
 	}

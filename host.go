@@ -159,10 +159,15 @@ type Options struct {
 	// written. Zero: 32 MiB.
 	MaxMediaBytes int64
 
-	// NoHostTools hides the host's own tools (activate_tools, and the
-	// config group's register_mcp, delete_mcp, toggle_item and list_items)
-	// from sessions; calling one is then ErrUnknownTool.
+	// NoHostTools hides the host's own tools (activate_tools, search_tools,
+	// and the config group's register_mcp, delete_mcp, toggle_item and
+	// list_items) from sessions; calling one is then ErrUnknownTool.
 	NoHostTools bool
+	// SearchToolsOver is the catalog size past which sessions are shown
+	// search_tools and Session.Catalog mentions it: the number of tools
+	// of the enabled servers. Zero: DefaultSearchToolsOver; negative:
+	// always. search_tools answers whether listed or not.
+	SearchToolsOver int
 	// Approve decides each host-tool call before it runs, with the model's
 	// full arguments. A pending decision does not count against the call's
 	// timeout. nil: ApprovalInbox decides; without it every call runs.
@@ -219,6 +224,7 @@ type Host struct {
 	secrets   *secretStore
 	auth      authorizers
 	hostDefs  atomic.Pointer[hostToolCache]
+	search    toolIndex   // search_tools' index, synced with the catalogs when searched
 	prompts   promptNames // the last prompt lists of unprefixed servers
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema

@@ -8,17 +8,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // The host's own tools, for models that manage their servers. They are not
 // namespaced. activate_tools is in every session's list (unless
-// Options.NoHostTools); the others form ConfigGroup, listed and callable
-// once a session activates "config".
+// Options.NoHostTools), and search_tools with it once the catalog is large
+// (Options.SearchToolsOver); the others form ConfigGroup, listed and
+// callable once a session activates "config".
 const (
-	ToolActivate = "activate_tools" // {groups: [...]}: grant tool groups to the calling scope
+	ToolActivate = "activate_tools" // {groups: [...]}: grant tool groups, or single tools, to the calling scope
+	ToolSearch   = "search_tools"   // {query, limit}: rank the tools the calling scope may activate
 	ToolRegister = "register_mcp"   // add or replace a server, live
 	ToolDelete   = "delete_mcp"     // remove a server for good
 	ToolToggle   = "toggle_item"    // {kind: "mcp", id, enabled}: enable or disable a server, live
@@ -64,9 +65,19 @@ func hostToolDefs() []*hostTool {
 		{
 			name: ToolActivate, title: "Activate tools", idempotent: true,
 			schema: `{"type":"object","properties":{"groups":{"type":"array","items":{"type":"string"},"minItems":1,` +
-				`"description":"Tool groups: server names, or \"config\" for the tools that manage servers."}},"required":["groups"],"additionalProperties":false}`,
+				`"description":"Tool groups: server names (all of a server's tools), \"config\" for the tools that manage servers, ` +
+				`or single tools by their full names (mcp__<server>__<tool>, as search_tools lists them)."}},"required":["groups"],"additionalProperties":false}`,
 			desc:    activateDescription,
 			prepare: prepareActivate,
+		},
+		{
+			name: ToolSearch, title: "Search tools", readOnly: true, idempotent: true,
+			schema: `{"type":"object","properties":{` +
+				`"query":{"type":"string","description":"What the tool should do, in a few words."},` +
+				`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 10, at most 50)."}},` +
+				`"required":["query"],"additionalProperties":false}`,
+			desc:    searchDescription,
+			prepare: prepareSearch,
 		},
 		{
 			name: ToolRegister, title: "Register an MCP server", config: true, openWorld: true,
@@ -143,48 +154,72 @@ func (t *hostTool) tool(h *Host) Tool {
 	}
 }
 
-// HostTools lists the host's own tools: activate_tools, then the config
-// group's. Empty with Options.NoHostTools.
+// HostTools lists the host's own tools: activate_tools, search_tools, then
+// the config group's. Empty with Options.NoHostTools.
 func (h *Host) HostTools() []Tool {
-	return slices.Clone(h.hostToolsFor(groupSet{ConfigGroup: time.Time{}}))
+	if h.opts.NoHostTools {
+		return nil
+	}
+	return slices.Clone(h.hostToolDefs().tools)
 }
 
-// hostToolsFor lists the host tools a scope sees: activate_tools, and the
-// config group's once granted (or always on). The slice is shared: read
-// it, never write it.
+// hostToolsFor lists the host tools a scope sees: activate_tools,
+// search_tools when the catalog is large (searchListed), and the config
+// group's once granted (or always on). The slice is shared: read it,
+// never write it.
 func (h *Host) hostToolsFor(set groupSet) []Tool {
 	if h.opts.NoHostTools {
 		return nil
 	}
-	all := h.hostToolDefs()
-	if set.has(ConfigGroup) || h.isAlwaysOn(ConfigGroup) {
-		return all
+	c := h.hostToolDefs()
+	config := set.has(ConfigGroup) || h.isAlwaysOn(ConfigGroup)
+	switch {
+	case config && c.search:
+		return c.tools
+	case config:
+		return c.noSearch
+	case c.search:
+		return c.tools[:2] // activate_tools, search_tools
 	}
-	return all[:1] // activate_tools comes first
+	return c.tools[:1]
 }
 
 // hostToolCache holds the host tools' definitions until the servers'
 // status next changes (activate_tools' description names the enabled
-// servers), so Session.Tools, read at every model round, builds none.
+// servers, and a server's status counts its tools), so Session.Tools,
+// read at every model round, builds none.
 type hostToolCache struct {
-	valid <-chan struct{} // closed once the definitions are stale
-	tools []Tool
+	valid    <-chan struct{} // closed once the definitions are stale
+	tools    []Tool          // all, in hostTools' order
+	noSearch []Tool          // all but search_tools
+	search   bool            // searchListed: the catalog is large
 }
 
-func (h *Host) hostToolDefs() []Tool {
+func (h *Host) hostToolDefs() *hostToolCache {
 	if c := h.hostDefs.Load(); c != nil {
 		select {
 		case <-c.valid:
 		default:
-			return c.tools
+			return c
 		}
 	}
 	c := &hostToolCache{valid: h.rt.StatusChanged()} // taken before Status is read
 	for _, t := range hostTools {
-		c.tools = append(c.tools, t.tool(h))
+		def := t.tool(h)
+		c.tools = append(c.tools, def)
+		if t.name != ToolSearch {
+			c.noSearch = append(c.noSearch, def)
+		}
 	}
+	c.search = h.catalogIsLarge()
 	h.hostDefs.Store(c)
-	return c.tools
+	return c
+}
+
+// searchListed reports whether sessions are shown search_tools: the
+// catalog is large (Options.SearchToolsOver).
+func (h *Host) searchListed() bool {
+	return !h.opts.NoHostTools && h.hostToolDefs().search
 }
 
 // decodeArgs decodes a tool's arguments strictly: an unknown field is

@@ -28,7 +28,8 @@ func activateDescription(h *Host) string {
 			groups = append(groups, st.Name)
 		}
 	}
-	desc := "Load the tools of MCP servers (tool groups) into this session; from the next step they are listed and callable as mcp__<group>__<tool>."
+	desc := "Load the tools of MCP servers (tool groups) into this session; from the next step they are listed and callable as mcp__<group>__<tool>. " +
+		"A full tool name (mcp__<server>__<tool>, as search_tools lists it) loads just that tool."
 	if len(groups) > 0 {
 		desc += " Groups: " + strings.Join(groups, ", ") + "."
 	}
@@ -43,7 +44,7 @@ func prepareActivate(h *Host, args json.RawMessage) (hostCall, error) {
 		return hostCall{}, err
 	}
 	if len(a.Groups) == 0 {
-		return hostCall{}, errors.New(`field "groups": list at least one group (a server name, or "config")`)
+		return hostCall{}, errors.New(`field "groups": list at least one group (a server name, or "config") or tool (mcp__<server>__<tool>)`)
 	}
 	return hostCall{
 		summary: "Activate " + strings.Join(a.Groups, ", "),
@@ -53,10 +54,11 @@ func prepareActivate(h *Host, args json.RawMessage) (hostCall, error) {
 			// would land anyway, unannounced.
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantWriteTimeout)
 			defer cancel()
-			if err := s.Activate(wctx, a.Groups...); err != nil {
+			keys, err := s.activate(wctx, a.Groups)
+			if err != nil {
 				return nil, err
 			}
-			return activateOutcome(ctx, h, s, scope, a.Groups), nil
+			return activateOutcome(ctx, h, s, scope, keys), nil
 		},
 	}, nil
 }
@@ -68,18 +70,25 @@ const activateWait = 30 * time.Second
 
 // activateOutcome answers an activation once every activated server is
 // ready or has failed its start (bounded by activateWait), naming the
-// tools that became callable and the servers that did not come up.
-func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, groups []string) *Result {
+// tools that became callable and the servers that did not come up. keys
+// are the grants made: groups, and namespaced tool names.
+func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, keys []string) *Result {
 	wctx, cancel := context.WithTimeout(ctx, activateWait)
 	defer cancel()
 	activated := map[string]bool{}
+	waited := map[string]bool{}
 	var notReady []map[string]any
 	var lines []string
-	for _, g := range groups {
-		if activated[g] {
+	for _, key := range keys {
+		activated[key] = true
+		g := key
+		if server, _, ok := SplitToolName(key); ok {
+			g = server
+		}
+		if waited[g] {
 			continue
 		}
-		activated[g] = true
+		waited[g] = true
 		if _, ok := h.rt.ServerStatus(g); !ok {
 			continue // the config group: the host's own tools, always there
 		}
@@ -95,13 +104,14 @@ func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, group
 	var names []string
 	for _, t := range s.Tools() {
 		ht := lookupHostTool(t.Name)
-		if activated[t.Server] && ht == nil || activated[ConfigGroup] && ht != nil && ht.config {
+		if ht == nil && (activated[t.Server] || activated[ToolName(t.Server, t.Tool)]) || activated[ConfigGroup] && ht != nil && ht.config {
 			names = append(names, t.Name)
 		}
 	}
-	text := fmt.Sprintf("Active groups: %s. Now callable: %s.", strings.Join(s.Groups(), ", "), strings.Join(names, ", "))
+	active := strings.Join(s.Groups(), ", ")
+	text := fmt.Sprintf("Active groups: %s. Now callable: %s.", active, strings.Join(names, ", "))
 	if len(names) == 0 {
-		text = fmt.Sprintf("Active groups: %s. No tools of those groups are callable yet.", strings.Join(s.Groups(), ", "))
+		text = fmt.Sprintf("Active groups: %s. No tools of those groups are callable yet.", active)
 	}
 	if len(lines) > 0 {
 		text += " " + strings.Join(lines, " ") + " Their tools are listed once they are ready."

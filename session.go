@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -56,34 +55,69 @@ func (s Session) check() error {
 }
 
 // Activate grants tool groups (server names, or ConfigGroup) to this scope:
-// their tools appear in Tools from the next call on. It returns once the
-// grants are durable. Groups already granted are left as they are; an
-// unknown group fails the whole call with ErrUnknownGroup.
+// their tools appear in Tools from the next call on. A name may also be
+// one tool's, as Tools would list it (mcp__<server>__<tool>, or the bare
+// name of a server with "prefix": false): that grants the one tool, held
+// as a grant whose group is its namespaced name (ToolName with the
+// server's own name for it), durable and ended as group grants are. It
+// returns once the grants are durable. Groups already granted are left as
+// they are; an unknown group or tool fails the whole call with
+// ErrUnknownGroup.
 func (s Session) Activate(ctx context.Context, groups ...string) error {
+	_, err := s.activate(ctx, groups)
+	return err
+}
+
+// activate is Activate, returning the grants' keys: the groups, and the
+// namespaced names of the tools.
+func (s Session) activate(ctx context.Context, names []string) ([]string, error) {
 	if err := s.check(); err != nil {
-		return err
+		return nil, err
 	}
 	known := s.h.groupNames()
-	var unknown []string
+	var unknown, keys []string
 	now := time.Now()
-	ops := make([]persistence.Op, 0, len(groups))
+	ops := make([]persistence.Op, 0, len(names))
 	seen := map[string]bool{}
-	for _, g := range groups {
-		if seen[g] {
+	for _, name := range names {
+		key := name
+		if !slices.Contains(known, name) {
+			tool, ok := s.h.grantableTool(name)
+			if !ok {
+				unknown = append(unknown, name)
+				continue
+			}
+			key = tool
+		}
+		if seen[key] {
 			continue
 		}
-		seen[g] = true
-		if !slices.Contains(known, g) {
-			unknown = append(unknown, g)
-			continue
-		}
-		ops = append(ops, persistence.PutGrant(persistence.GrantRecord{Scope: s.scope, Group: g, Granted: now}))
+		seen[key] = true
+		keys = append(keys, key)
+		ops = append(ops, persistence.PutGrant(persistence.GrantRecord{Scope: s.scope, Group: key, Granted: now}))
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("%w: %s (known: %s)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
+		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
 	}
-	granted := slices.Collect(maps.Keys(seen))
-	return s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, granted, now) })
+	return keys, s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, keys, now) })
+}
+
+// grantableTool returns the namespaced name (with the server's own name
+// for it) of the tool exposed as name by a server whose tools Tools
+// lists, if there is one. The host's own tools are granted by group only.
+func (h *Host) grantableTool(name string) (string, bool) {
+	server, own, ok := h.rt.ResolveTool(name)
+	if !ok {
+		return "", false
+	}
+	v, ok := h.rt.ListedCatalogs()[server]
+	if !ok {
+		return "", false
+	}
+	if _, ok := v.Lookup(own); !ok {
+		return "", false
+	}
+	return ToolName(server, own), true
 }
 
 // End ends the scope: a stack frame's grants are deleted; ending a session
@@ -97,8 +131,9 @@ func (s Session) End(ctx context.Context) error {
 		func() { s.h.grants.end(s.scope) })
 }
 
-// Groups lists the groups granted to this scope, sorted; the host's
-// always-on groups are not included.
+// Groups lists the groups granted to this scope, sorted, with its tool
+// grants under their tools' namespaced names; the host's always-on groups
+// are not included.
 func (s Session) Groups() []string {
 	set := s.h.grants.get(s.scope)
 	out := make([]string, 0, len(set))
@@ -111,21 +146,33 @@ func (s Session) Groups() []string {
 
 // Tools lists the tools this scope may call: the host's own (activate_tools,
 // and the config group's once granted; none with Options.NoHostTools), then
-// those of the groups granted to it and of the host's always-on groups, in
-// registration order, named as Host.Tools names them. It reads
-// published snapshots and never waits on a server.
+// those of the groups granted to it and of the host's always-on groups,
+// and the tools granted one by one, in registration order, named as
+// Host.Tools names them. It reads published snapshots and never waits on
+// a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.get(s.scope)
-	return s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return set.has(server) || s.h.isAlwaysOn(server) })
+	whole := func(server string) bool { return set.has(server) || s.h.isAlwaysOn(server) }
+	partly := set.toolServers()
+	tools := s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return whole(server) || partly[server] })
+	if partly == nil {
+		return tools
+	}
+	// ToolsOf's slice is this call's own: filtering it in place is safe.
+	return slices.DeleteFunc(tools, func(t Tool) bool {
+		return partly[t.Server] && !whole(t.Server) && !set.has(ToolName(t.Server, t.Tool))
+	})
 }
 
 // Servers lists the servers whose tools this scope may call (granted or
-// always on), in registration order, whatever their state.
+// always on, or one of whose tools is granted), in registration order,
+// whatever their state.
 func (s Session) Servers() []string {
 	set := s.h.grants.get(s.scope)
+	partly := set.toolServers()
 	var out []string
 	for _, st := range s.h.rt.Status() {
-		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) {
+		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) || partly[st.Name] {
 			out = append(out, st.Name)
 		}
 	}
@@ -154,12 +201,18 @@ func (s Session) call(ctx context.Context, tool string, args json.RawMessage, op
 
 // Catalog renders the "MCP servers" block for this scope's system prompt:
 // the enabled servers it may activate, with their descriptions, and the
-// ones active (granted or always on), whose tools it can call.
+// ones active (granted or always on), whose tools it can call, and the
+// tools granted one by one. When the catalog is large (search_tools is
+// listed: Options.SearchToolsOver) it says to search first.
 func (s Session) Catalog() string {
 	set := s.h.grants.get(s.scope)
 	var b strings.Builder
 	var active []string
 	b.WriteString("## MCP servers\n")
+	if s.h.searchListed() {
+		b.WriteString("There are many tools: find one with `search_tools({\"query\": \"what it should do\"})`, " +
+			"then load just it with `activate_tools([\"mcp__<server>__<tool>\"])`.\n")
+	}
 	b.WriteString("**Available** — call `activate_tools([\"name\"])` to load tools:\n")
 	b.WriteString("| Server | Description |\n|---|---|\n")
 	available := 0
@@ -182,7 +235,8 @@ func (s Session) Catalog() string {
 		b.WriteString("| (none) | |\n")
 	}
 	b.WriteString("**Active** — tools callable as `mcp__<name>__<tool>`:\n")
-	if len(active) == 0 {
+	tools := set.tools()
+	if len(active) == 0 && len(tools) == 0 {
 		b.WriteString("- (none)\n")
 	}
 	for _, name := range active {
@@ -191,6 +245,11 @@ func (s Session) Catalog() string {
 			continue
 		}
 		fmt.Fprintf(&b, "- `%s`\n", name)
+	}
+	for _, key := range tools {
+		if server, _, _ := SplitToolName(key); !slices.Contains(active, server) {
+			fmt.Fprintf(&b, "- `%s` (this tool only)\n", key)
+		}
 	}
 	return b.String()
 }
@@ -250,6 +309,33 @@ type groupSet map[string]time.Time
 func (g groupSet) has(group string) bool {
 	_, ok := g[group]
 	return ok
+}
+
+// toolServers returns the servers with a tool granted one by one; nil
+// when there is none.
+func (g groupSet) toolServers() map[string]bool {
+	var out map[string]bool
+	for key := range g {
+		if server, _, ok := SplitToolName(key); ok {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[server] = true
+		}
+	}
+	return out
+}
+
+// tools lists the tools granted one by one, sorted.
+func (g groupSet) tools() []string {
+	var out []string
+	for key := range g {
+		if _, _, ok := SplitToolName(key); ok {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // grantTable holds every scope's grants for the call path: reads load one

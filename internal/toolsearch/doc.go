@@ -1,0 +1,42 @@
+// Package toolsearch ranks MCP tools for a natural-language query with
+// BM25 over weighted fields: a small index the host owns, fed with the
+// tools of every server and updated a server at a time.
+//
+//	idx := toolsearch.New()
+//	idx.Replace("fs", []toolsearch.Document{{
+//		ID: "mcp__fs__read_file", Server: "fs", Name: "read_file",
+//		Description: "Read a file from disk",
+//		InputSchema: []byte(`{"properties":{"path":{"description":"The file's path"}}}`),
+//	}})
+//	for _, h := range idx.Search("read a file", 5) {
+//		fmt.Println(h.ID, h.Score)
+//	}
+//
+// # Fields and weights
+//
+// A document is one tool. Its fields, and how much a term found in each
+// counts: the tool's name (3), its title (2), its server's name (1.5), its
+// description (1), the names of its parameters (inputSchema.properties)
+// (1) and their descriptions (0.5). The score is BM25 (k1 1.2, b 0.75)
+// over the weighted term frequencies and the weighted document length, as
+// BM25F does when all fields share one length normalisation.
+//
+// # Tokens
+//
+// Text is split on anything but letters and digits (so snake_case,
+// kebab-case, dots and slashes separate words) and at camelCase humps
+// ("readFile", "HTTPServer" → read file, http server); tokens are
+// lowercased, a short list of stop words ("the", "a", "to", "mcp", ...)
+// is dropped, and a light stemmer strips suffixes: plural -s, -es and
+// -ies (→ -y), -ing and -ed (undoubling a final consonant: "stopped" →
+// "stop"), -ied (→ -y), and a final -e on words over four letters, so
+// "create", "creates", "created" and "creating" all become "creat". It is
+// deliberately crude: no dictionary, no Porter step tables; it only needs
+// to make a query's inflection meet a description's.
+//
+// # Concurrency
+//
+// An Index is safe for concurrent use: Search takes a read lock, Replace
+// and Remove a write lock, and change only the documents of the group
+// (server) they name.
+package toolsearch
