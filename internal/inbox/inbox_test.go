@@ -334,6 +334,9 @@ func TestAsk(t *testing.T) {
 				changed := in.Changed()
 				tt.act(in, pending[0].ID, cancel)
 				r := <-done
+				// Left runs after the answer is delivered, on the goroutine
+				// that answered (a deadline timer's): let it finish.
+				synctest.Wait()
 				if r.a != tt.want || !errors.Is(r.err, tt.wantErr) || (tt.wantErr == nil) != (r.err == nil) {
 					t.Errorf("Ask = %+v, %v; want %+v, %v", r.a, r.err, tt.want, tt.wantErr)
 				}
