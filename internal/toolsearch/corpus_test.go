@@ -1,0 +1,156 @@
+package toolsearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+)
+
+// The search measured on real tool definitions: testdata/toolcorpus holds
+// the tools/list of real MCP servers (npm packages and the go-sdk's
+// examples, collected by scripts/collect-tools) and queries.json natural-
+// language queries written by reading those tools, each with the tools
+// that count as a right answer.
+
+const corpusDir = "../../testdata/toolcorpus"
+
+type corpusFile struct {
+	Server string `json:"server"`
+	Tools  []struct {
+		Name        string          `json:"name"`
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	} `json:"tools"`
+}
+
+type corpusQuery struct {
+	Query  string   `json:"query"`
+	Expect []string `json:"expect"`
+}
+
+// loadCorpus indexes every server of the corpus and returns the index,
+// each tool's definition as a model would see it (for token counts), and
+// the queries.
+func loadCorpus(t testing.TB) (*Index, map[string][]byte, []corpusQuery) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus in %s (scripts/collect-tools writes it): %v", corpusDir, err)
+	}
+	x := New()
+	defs := map[string][]byte{}
+	var queries []corpusQuery
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "queries.json" {
+			if err := json.Unmarshal(data, &queries); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			continue
+		}
+		var cf corpusFile
+		if err := json.Unmarshal(data, &cf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		docs := make([]Document, 0, len(cf.Tools))
+		for _, tool := range cf.Tools {
+			id := "mcp__" + cf.Server + "__" + tool.Name
+			docs = append(docs, Document{ID: id, Server: cf.Server, Name: tool.Name, Title: tool.Title,
+				Description: tool.Description, InputSchema: tool.InputSchema})
+			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
+				"description": tool.Description, "inputSchema": tool.InputSchema})
+		}
+		x.Replace(cf.Server, docs)
+	}
+	if len(queries) == 0 {
+		t.Fatalf("no queries in %s/queries.json", corpusDir)
+	}
+	return x, defs, queries
+}
+
+// TestCorpusRecall: for each query, is a right tool among the first five
+// hits (hit@5), and what share of the right tools are there (recall@5,
+// over at most five); with search latency and what a model reads with and
+// without search. The floors are below what was measured when they were
+// set (the note in the commit says the figures): a change that makes the
+// search worse fails here.
+func TestCorpusRecall(t *testing.T) {
+	x, defs, queries := loadCorpus(t)
+	var hits, recallSum float64
+	var misses []string
+	for _, q := range queries {
+		for _, id := range q.Expect {
+			if defs[id] == nil {
+				t.Errorf("query %q expects %s, which the corpus does not have", q.Query, id)
+			}
+		}
+		top := x.Search(q.Query, 5)
+		found := 0
+		for _, h := range top {
+			if slices.Contains(q.Expect, h.ID) {
+				found++
+			}
+		}
+		if found > 0 {
+			hits++
+		} else {
+			var got []string
+			for _, h := range top {
+				got = append(got, h.ID)
+			}
+			misses = append(misses, fmt.Sprintf("%q: want one of %v, got %v", q.Query, q.Expect, got))
+		}
+		recallSum += float64(found) / float64(min(len(q.Expect), 5))
+	}
+	n := float64(len(queries))
+	hit5, recall5 := hits/n, recallSum/n
+
+	// Latency: every query, many times over.
+	var lat []time.Duration
+	for range 20 {
+		for _, q := range queries {
+			start := time.Now()
+			x.Search(q.Query, 10)
+			lat = append(lat, time.Since(start))
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+
+	// Tokens (bytes / 4, the usual estimate): every definition in front of
+	// the model, against one search answer of ten lines and the tools it
+	// then activates (the query's right answers).
+	var all int
+	for _, d := range defs {
+		all += len(d)
+	}
+	var withSearch int
+	for _, q := range queries {
+		withSearch += 10 * 120 // a search answer: ten lines of name, server and a short description
+		for _, id := range q.Expect {
+			withSearch += len(defs[id])
+		}
+	}
+	t.Logf("corpus: %d tools, %d queries", x.Len(), len(queries))
+	t.Logf("hit@5 %.2f, recall@5 %.2f; search p50 %v, p99 %v (10 hits)", hit5, recall5, p50, p99)
+	t.Logf("tokens a model reads: all definitions ~%d; with search, per query ~%d", all/4, withSearch/len(queries)/4)
+	for _, m := range misses {
+		t.Logf("miss: %s", m)
+	}
+	if x.Len() < 5000 {
+		t.Logf("the corpus has %d real tools, fewer than the 5,000 the issue asks for", x.Len())
+	}
+	const hitFloor, recallFloor = 0.80, 0.70 // measured 0.88 and 0.78 when set, on 3,669 tools and 75 queries
+	if hit5 < hitFloor || recall5 < recallFloor {
+		t.Errorf("hit@5 %.2f and recall@5 %.2f: below the floors %.2f and %.2f", hit5, recall5, hitFloor, recallFloor)
+	}
+}
