@@ -103,8 +103,11 @@ var patternRules = []rule{
 		reason: "tells the model to keep something from the user",
 	},
 	{
-		Rule:   Rule{RuleSecretPath, SeverityHold, "names a file that holds secrets: ~/.ssh, id_rsa, mcp.json, .aws/credentials…"},
-		re:     regexp.MustCompile(`(?i)~/\.ssh\b|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/(?:credentials|config)\b|\bmcp\.json\b|~/\.cursor\b|\.netrc\b|\.git-credentials\b|/etc/(?:passwd|shadow)\b|\.kube/config\b|\.docker/config\.json\b|\bclaude_desktop_config\.json\b|\.npmrc\b|\.pypirc\b|\.gnupg\b|\bwallet\.dat\b`),
+		Rule: Rule{RuleSecretPath, SeverityHold, "names a file that holds secrets: ~/.ssh, id_rsa, mcp.json, .aws/credentials…"},
+		// A match runs on to the end of the path, so that a public key
+		// (id_rsa.pub), which is no secret, can be told apart.
+		re:     regexp.MustCompile(`(?i)(?:~/\.ssh\b|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b)[\w./-]*|\.aws/(?:credentials|config)\b|\bmcp\.json\b|~/\.cursor\b|\.netrc\b|\.git-credentials\b|/etc/(?:passwd|shadow)\b|\.kube/config\b|\.docker/config\.json\b|\bclaude_desktop_config\.json\b|\.npmrc\b|\.pypirc\b|\.gnupg\b|\bwallet\.dat\b`),
+		skip:   func(m string) bool { return strings.HasSuffix(strings.ToLower(m), ".pub") },
 		reason: "names a file that holds keys or credentials",
 	},
 	{
