@@ -251,11 +251,17 @@ func (p *planner) add(op Op) error {
 	case opDeleteContainment:
 		p.units = append(p.units, unit{muts: []mutation{{key: nameKey(prefixContainment, op.name), del: true}}})
 		return nil
+	case opPutPin:
+		return putRecord(p, pinKey(op.pin.Server, op.pin.Tool), *op.pin)
 	case opDeleteServer:
-		p.units = append(p.units, unit{muts: []mutation{
+		pins, err := p.deletePins(op.name)
+		if err != nil {
+			return err
+		}
+		p.units = append(p.units, unit{muts: append([]mutation{
 			{key: nameKey(prefixServer, op.name), del: true},
 			{key: nameKey(prefixCatalog, op.name), del: true},
-		}})
+		}, pins...)})
 		return nil
 	case opAppendEvent:
 		return p.appendEvent(*op.event)

@@ -49,6 +49,7 @@
 //	t/<server>\x00<task id>             TaskRecord
 //	x/<id>                              GatewayTaskRecord
 //	p/<id>                              ContainmentRecord (a running server's cell, until it is gone)
+//	n/<server>\x00<tool>                 PinRecord (a tool definition's approval; deleted with its server)
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails

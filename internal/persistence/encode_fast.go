@@ -43,7 +43,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 	n := 4 // v, seq, time, kind
 	for _, set := range []bool{h.Server != "", h.Transition != "", h.Detail != "", h.PID != 0, len(h.Stderr) > 0,
 		scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
-		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != ""} {
+		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != "", h.Hash != "", len(h.Definition) > 0, h.By != ""} {
 		if set {
 			n++
 		}
@@ -98,6 +98,11 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 		w.bytes("result", h.Result)
 	}
 	w.strOmit("group", h.Group)
+	w.strOmit("hash", h.Hash)
+	if len(h.Definition) > 0 {
+		w.bytes("definition", h.Definition)
+	}
+	w.strOmit("by", h.By)
 	return w.err
 }
 

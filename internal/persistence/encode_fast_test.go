@@ -27,6 +27,8 @@ func TestFastEncoders(t *testing.T) {
 			Duration: 1500 * time.Microsecond, Outcome: "error", Error: "boom", ResultSize: 12,
 			Arguments: []byte(`{"x":1}`), Result: []byte(`{"content":[]}`)},
 		{Seq: 10, Time: at, Kind: HistoryGrant, Scope: Scope{Session: "s"}, Group: "config"},
+		{Seq: 11, Time: at, Kind: HistoryTool, Server: "m", Tool: "mcp__m__echo", Transition: "changed",
+			Detail: "description: - a + b", Hash: "sha256:ab", Definition: []byte(`{"name":"echo"}`), By: "cli"},
 	}
 	for _, h := range history {
 		roundTrip(t, h)

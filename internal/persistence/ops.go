@@ -26,6 +26,7 @@ const (
 	opPutGatewayTask
 	opPutContainment
 	opDeleteContainment
+	opPutPin
 )
 
 var opNames = [...]string{
@@ -42,6 +43,7 @@ var opNames = [...]string{
 	opPutGatewayTask:    "put gateway task",
 	opPutContainment:    "put containment",
 	opDeleteContainment: "delete containment",
+	opPutPin:            "put pin",
 }
 
 // Op is one change for Apply, built by PutServer, AppendEvent and the other
@@ -60,12 +62,13 @@ type Op struct {
 	task    *TaskRecord
 	gwTask  *GatewayTaskRecord
 	contain *ContainmentRecord
+	pin     *PinRecord
 }
 
 // PutServer upserts r by r.Name.
 func PutServer(r ServerRecord) Op { return Op{kind: opPutServer, server: &r} }
 
-// DeleteServer deletes the server row and its catalog.
+// DeleteServer deletes the server row, its catalog and its pins.
 func DeleteServer(name string) Op { return Op{kind: opDeleteServer, name: name} }
 
 // PutCatalog upserts r by r.Server.
@@ -158,6 +161,11 @@ func (op Op) validate() error {
 		return checkName("containment id", op.contain.ID, true)
 	case opDeleteContainment:
 		return checkName("containment id", op.name, true)
+	case opPutPin:
+		if err := checkName("pin server", op.pin.Server, true); err != nil {
+			return err
+		}
+		return checkName("pin tool", op.pin.Tool, true)
 	default:
 		return fmt.Errorf("zero Op: %w", ErrInvalidRecord)
 	}

@@ -130,6 +130,7 @@ const (
 	HistoryCall      HistoryKind = "call"      // one tool call
 	HistoryGrant     HistoryKind = "grant"     // a group granted to a scope
 	HistoryRevoke    HistoryKind = "revoke"    // a grant removed (frame or session ended)
+	HistoryTool      HistoryKind = "tool"      // a tool definition seen, changed, approved or rejected
 )
 
 // HistoryRecord is one entry of the append-only history. Its JSON is
@@ -161,6 +162,14 @@ type HistoryRecord struct {
 
 	// HistoryGrant, HistoryRevoke (Scope above)
 	Group string `msgpack:"group,omitempty" json:"group,omitempty"`
+
+	// HistoryTool (Tool above, Transition new, changed, removed, approved
+	// or rejected, Detail the diff from the approved definition or the
+	// findings): Hash is the definition's toolpin hash, Definition its
+	// canonical JSON when new or changed, By who decided.
+	Hash       string  `msgpack:"hash,omitempty" json:"hash,omitempty"`
+	Definition RawJSON `msgpack:"definition,omitempty" json:"definition,omitempty"`
+	By         string  `msgpack:"by,omitempty" json:"by,omitempty"`
 }
 
 // Task statuses: the five of MCP tasks (2025-11-25) as a server reports
