@@ -29,6 +29,9 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	if cat := e.catalog.Load(); cat != nil {
 		t, ok := cat.resolve(tool)
 		if !ok {
+			if err := cat.withheld(server, tool); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
 		}
 		tool = t.Tool
@@ -91,6 +94,9 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			// Resolved again: the catalog was not known when Call looked.
 			t, ok := f.cat.resolve(m.tool)
 			if !ok {
+				if err := f.cat.withheld(e.name, m.tool); err != nil {
+					return nil, err
+				}
 				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
 			}
 			m.tool = t.Tool

@@ -20,6 +20,10 @@ type catalog struct {
 	// headers are the tools' x-mcp-header annotations, by the server's
 	// tool name (modern servers over HTTP only).
 	headers map[string][]protocol.ParamHeader
+	// reviews are the listed definitions no person approved, held the
+	// server's tool names withheld from sessions and why (pins.go).
+	reviews []ToolReview
+	held    map[string]string
 }
 
 func (c *catalog) lookup(tool string) (*Tool, bool) {
@@ -80,7 +84,11 @@ func (c *catalog) paramHeaders(tool string) []protocol.ParamHeader {
 // annotations are validated (SEP-2243): a tool with an invalid one is left
 // out with a warning, as the spec requires, so one malformed definition
 // cannot take the others down.
-func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, headers bool, budget int) *catalog {
+//
+// With pins (a server whose tool policy is not off), each tool left after
+// the filters is assessed against its pin; the ones withheld are left out
+// and recorded in held.
+func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, headers bool, budget int, pins *pinReview) *catalog {
 	c := &catalog{byName: make(map[string]int, len(listed))}
 	include := toSet(spec.IncludeTools)
 	exclude := toSet(spec.ExcludeTools)
@@ -100,6 +108,9 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, head
 		}
 		seen[t.Name] = true
 		if len(include) > 0 && !include[t.Name] || exclude[t.Name] {
+			continue
+		}
+		if pins != nil && !pins.admit(t) {
 			continue
 		}
 		if headers {
@@ -153,6 +164,11 @@ func buildCatalog(spec *ServerSpec, listed []protocol.Tool, known []string, head
 		dropped := len(candidates) - spec.MaxTools
 		candidates = candidates[:spec.MaxTools]
 		c.warnings = append(c.warnings, fmt.Sprintf("maxTools %d: %d tool(s) left out", spec.MaxTools, dropped))
+	}
+
+	if pins != nil {
+		c.reviews, c.held = pins.reviews, pins.held
+		pins.finish()
 	}
 
 	own := make([]string, len(candidates))

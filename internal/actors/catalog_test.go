@@ -54,7 +54,7 @@ func TestBuildCatalogSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = "srv"
-			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known, false, DefaultMaxToolName)
+			c := buildCatalog(&tt.spec, tools(tt.listed...), tt.known, false, DefaultMaxToolName, nil)
 			if diff := cmp.Diff(tt.want, c.names()); diff != "" {
 				t.Errorf("selection (-want +got):\n%s", diff)
 			}
@@ -78,7 +78,7 @@ func TestBuildCatalogSelection(t *testing.T) {
 // (and so the journal) keeps.
 func TestBuildCatalogMapsNames(t *testing.T) {
 	long := strings.Repeat("x", 70)
-	c := buildCatalog(&ServerSpec{Name: "srv"}, tools("get weather", "ok", long), nil, false, DefaultMaxToolName)
+	c := buildCatalog(&ServerSpec{Name: "srv"}, tools("get weather", "ok", long), nil, false, DefaultMaxToolName, nil)
 	if len(c.warnings) != 0 {
 		t.Errorf("warnings %q, want none", c.warnings)
 	}
@@ -100,7 +100,7 @@ func TestBuildCatalogMapsNames(t *testing.T) {
 
 	// A server whose name leaves no room is warned about.
 	server := strings.Repeat("s", 60)
-	c = buildCatalog(&ServerSpec{Name: server}, tools("tool"), nil, false, DefaultMaxToolName)
+	c = buildCatalog(&ServerSpec{Name: server}, tools("tool"), nil, false, DefaultMaxToolName, nil)
 	if len(c.warnings) != 1 || !strings.Contains(c.warnings[0], "over the budget of 64") {
 		t.Errorf("warnings = %q, want one about the budget", c.warnings)
 	}
@@ -114,7 +114,7 @@ func TestBuildCatalogDestructive(t *testing.T) {
 		{Name: "rw-safe", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no, DestructiveHint: &no}},
 		{Name: "rw", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &no}},
 	}
-	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName)
+	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName, nil)
 	got := map[string]bool{}
 	for _, tl := range c.tools {
 		got[tl.Tool] = tl.Destructive
@@ -156,14 +156,14 @@ func TestDefaultMaxDescription(t *testing.T) {
 	desc := strings.Repeat("d", 7011)
 	param := strings.Repeat("p", 20000)
 	schema := `{"type":"object","properties":{"x":{"type":"string","description":"` + param + `"}}}`
-	c := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: desc, InputSchema: []byte(schema)}}, nil, false, DefaultMaxToolName)
+	c := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: desc, InputSchema: []byte(schema)}}, nil, false, DefaultMaxToolName, nil)
 	if got := c.tools[0].Description; got != desc {
 		t.Errorf("a %d-byte description became %d bytes", len(desc), len(got))
 	}
 	if got := string(c.tools[0].InputSchema); got != schema {
 		t.Errorf("inputSchema changed: %d bytes, want %d", len(got), len(schema))
 	}
-	long := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: strings.Repeat("d", DefaultMaxDescription+1)}}, nil, false, DefaultMaxToolName)
+	long := buildCatalog(&spec, []protocol.Tool{{Name: "t", Description: strings.Repeat("d", DefaultMaxDescription+1)}}, nil, false, DefaultMaxToolName, nil)
 	if got := long.tools[0].Description; len(got) > DefaultMaxDescription || !strings.HasSuffix(got, truncatedMark) {
 		t.Errorf("a description over the cap is %d bytes, marked %v", len(got), strings.HasSuffix(got, truncatedMark))
 	}

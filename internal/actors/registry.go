@@ -97,6 +97,7 @@ func (r *Runtime) Unregister(ctx context.Context, name string) error {
 	if e == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
+	r.pins.forget(name) // registered again, it is approved afresh
 	return waitStopped(ctx, e)
 }
 

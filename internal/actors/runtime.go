@@ -14,6 +14,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -63,6 +64,10 @@ type Options struct {
 	// process groups otherwise. The runtime owns the result; Close removes
 	// it.
 	Containment supervision.ContainmentOptions
+	// ToolPolicy is the tool-pinning policy of servers that set none
+	// (pins.go); unset: off.
+	ToolPolicy toolpin.Policy
+
 	// ReapOrphans makes the process a child subreaper while the runtime
 	// runs, reaping its servers' orphans (supervision.StartSubreaper). It
 	// is process-wide: for a program that is the host, not a library.
@@ -108,6 +113,8 @@ type Runtime struct {
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
 
+	pins *pinBook // tool definitions approved and seen (pins.go)
+
 	containment *supervision.Containment // how stdio servers are held (containment.go)
 	subreaper   *supervision.Subreaper   // nil unless Options.ReapOrphans
 }
@@ -146,6 +153,7 @@ func New(opts Options) *Runtime {
 
 		maxToolName: NameBudget(opts.MaxToolName),
 	}
+	r.pins = newPinBook(opts.ToolPolicy, opts.Journal, logger)
 	r.startContainment(opts) // before any server starts: it reclaims a crashed life's leftovers
 	if r.dial == nil {
 		r.dial = r.dialStdio

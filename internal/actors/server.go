@@ -63,6 +63,7 @@ type serverActor struct {
 	expires      time.Time // when the catalog's ttlMs ends; zero: no ttl
 	expiryTmr    *time.Timer
 	walk         toolWalk
+	listedAll    []protocol.Tool // the last complete listing, for a catalog rebuilt after a pin decision
 	known        []string
 	cat          *catalog
 	warnings     []string
@@ -150,6 +151,8 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *authChanged:
 		a.onAuthChanged()
+	case *repinMsg:
+		a.onRepin(m)
 	case *connFailed:
 		if m.gen == a.gen && a.conn != nil {
 			a.logLifecycle("connection lost: %v", m.err)
@@ -262,6 +265,10 @@ func (a *serverActor) publish() {
 	}
 	if a.cat != nil {
 		st.Tools = len(a.cat.tools)
+		st.Reviews, st.Held = a.cat.reviews, len(a.cat.held)
+	}
+	if p := a.spec.ToolPolicy.Or(a.rt.pins.policy); p != "" {
+		st.ToolPolicy = string(p)
 	}
 	a.entry.setStatus(st)
 }

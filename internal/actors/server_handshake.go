@@ -232,7 +232,8 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	}
 	listed := a.walk.listed
 	a.walk.listed, a.walk.listing = nil, false
-	cat := buildCatalog(&a.spec, listed, a.known, a.era != nil && a.era.http, a.rt.maxToolName)
+	a.listedAll = listed
+	cat := a.buildCatalog(listed)
 	a.scheduleExpiry(page.TTLMs)
 	if warn != "" {
 		cat.warnings = append(cat.warnings, warn)
@@ -244,6 +245,11 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if a.walk.relist {
 		a.listTools()
 	}
+}
+
+// buildCatalog is the catalog of a listing, pins reviewed.
+func (a *serverActor) buildCatalog(listed []protocol.Tool) *catalog {
+	return buildCatalog(&a.spec, listed, a.known, a.era != nil && a.era.http, a.rt.maxToolName, a.rt.reviewPins(&a.spec))
 }
 
 func (a *serverActor) publishCatalog(cat *catalog) {

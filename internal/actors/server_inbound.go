@@ -32,7 +32,11 @@ func (a *serverActor) onCall(m *callMsg) {
 func (a *serverActor) sendCall(m *callMsg) {
 	t, ok := a.cat.resolve(m.tool)
 	if !ok && m.tool != "" {
-		m.reply <- callReply{err: fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)}
+		err := a.cat.withheld(a.spec.Name, m.tool)
+		if err == nil {
+			err = fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, a.spec.Name, m.tool)
+		}
+		m.reply <- callReply{err: err}
 		return
 	}
 	if ok {

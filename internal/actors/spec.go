@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
-
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 )
 
 // Transport names how the host reaches a server.
@@ -86,6 +86,9 @@ type ServerSpec struct {
 	ExcludeTools   []string
 	MaxTools       int // 0: no cap
 	MaxDescription int // bytes of a tool's description (not of its inputSchema); 0: DefaultMaxDescription; <0: no cap
+	// ToolPolicy pins the server's tool definitions (pins.go); unset: the
+	// runtime's Options.ToolPolicy.
+	ToolPolicy toolpin.Policy
 
 	// Unprefixed exposes the server's tools under their own names rather
 	// than mcp__<server>__<tool> (exposure.go); the namespaced name still

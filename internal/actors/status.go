@@ -43,6 +43,12 @@ type ServerStatus struct {
 	Instructions    string                      `json:"instructions,omitempty"`
 	Capabilities    protocol.ServerCapabilities `json:"capabilities,omitzero"` // what the server declared in initialize
 	Tools           int                         `json:"tools"`
+	// ToolPolicy is the tool-pinning policy in force (off, warn, hold);
+	// Reviews the listed definitions no person approved, Held how many of
+	// them are withheld from sessions.
+	ToolPolicy string       `json:"toolPolicy,omitempty"`
+	Reviews    []ToolReview `json:"reviews,omitempty"`
+	Held       int          `json:"held,omitempty"`
 	// CatalogExpires is when the tool catalog's ttlMs ends and the host
 	// lists the tools again (2026-07-28 servers that set one).
 	CatalogExpires time.Time `json:"catalogExpires,omitzero"`

@@ -19,7 +19,7 @@ func TestCatalogKeepsOnlyJSON(t *testing.T) {
 		{Name: "null", InputSchema: json.RawMessage(`null`), OutputSchema: json.RawMessage(`null`), Meta: json.RawMessage(`null`)},
 		{Name: "string", InputSchema: json.RawMessage(`"not a schema"`)},
 	}
-	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName)
+	c := buildCatalog(&ServerSpec{Name: "s"}, listed, nil, false, DefaultMaxToolName, nil)
 	b, err := json.Marshal(c.tools)
 	if err != nil {
 		t.Fatalf("json.Marshal: %v", err)
