@@ -159,6 +159,9 @@ type ServerConfig struct {
 	ExcludeTools   []string `json:"excludeTools,omitempty"`
 	MaxTools       int      `json:"maxTools,omitempty"`       // 0: no cap
 	MaxDescription int      `json:"maxDescription,omitempty"` // bytes; 0: the runtime default; -1: no cap
+	// ToolPolicy pins the server's tool definitions: off, warn or hold
+	// (ToolPolicyOff…); "": Options.ToolPolicy.
+	ToolPolicy string `json:"toolPolicy,omitempty"`
 
 	AllowPrivate bool `json:"allowPrivate,omitempty"` // http, sse: may reach loopback and private addresses
 	InheritEnv   bool `json:"inheritEnv,omitempty"`   // stdio: pass the whole parent environment, not the allow-list
@@ -494,6 +497,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		ExcludeTools:           slices.Clone(c.ExcludeTools),
 		MaxTools:               c.MaxTools,
 		MaxDescription:         c.MaxDescription,
+		ToolPolicy:             toolPolicy(c.ToolPolicy), // validated
 		Unprefixed:             !c.Prefixed(),
 		AlwaysOn:               c.Activate,
 		ProtocolVersion:        c.ProtocolVersion,
@@ -626,7 +630,7 @@ func (c ServerConfig) entry() configfile.Server {
 		LogLevel:               c.LogLevel,
 		ValidateArguments:      c.ValidateArguments,
 		IncludeTools:           c.IncludeTools, ExcludeTools: c.ExcludeTools,
-		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription,
+		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription, ToolPolicy: c.ToolPolicy,
 		AllowPrivate: c.AllowPrivate, InheritEnv: c.InheritEnv,
 		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion, Activate: c.Activate,
 		Limits: (*configfile.Limits)(c.Limits),
@@ -649,7 +653,7 @@ func fromEntry(e configfile.Server) ServerConfig {
 		LogLevel:               e.LogLevel,
 		ValidateArguments:      e.ValidateArguments,
 		IncludeTools:           e.IncludeTools, ExcludeTools: e.ExcludeTools,
-		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription,
+		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription, ToolPolicy: e.ToolPolicy,
 		AllowPrivate: e.AllowPrivate, InheritEnv: e.InheritEnv,
 		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion, Activate: e.Activate,
 		Limits: (*ServerLimits)(e.Limits),

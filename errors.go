@@ -17,6 +17,8 @@ import (
 // the server, the tool and the reason.
 var (
 	ErrUnknownTool    = actors.ErrUnknownTool   // no such namespaced tool
+	ErrToolWithheld   = actors.ErrToolWithheld  // the tool's definition awaits a person's approval (ToolPolicyHold)
+	ErrStaleReview    = actors.ErrStaleReview   // ApproveTool/RejectTool named a definition the server no longer lists
 	ErrUnknownServer  = actors.ErrUnknownServer // no such server
 	ErrUnavailable    = actors.ErrUnavailable   // server not ready: restarting, disabled, failed, stopped
 	ErrTimeout        = actors.ErrTimeout       // the server's call timeout passed

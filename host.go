@@ -17,6 +17,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 )
 
 // Re-exported runtime types: the public API never shows actor-system types.
@@ -163,6 +164,12 @@ type Options struct {
 	// and the config group's register_mcp, delete_mcp, toggle_item and
 	// list_items) from sessions; calling one is then ErrUnknownTool.
 	NoHostTools bool
+	// ToolPolicy pins the tool definitions of every server that sets no
+	// policy of its own: ToolPolicyOff, ToolPolicyWarn or ToolPolicyHold.
+	// "": the environment's MCPVISOR_TOOL_POLICY (through LookupEnv), so
+	// every command on a data directory applies the same one; else off.
+	// Anything else fails Open with ErrConfig.
+	ToolPolicy string
 	// SearchToolsOver is the catalog size past which sessions are shown
 	// search_tools and Session.Catalog mentions it: the number of tools
 	// of the enabled servers. Zero: DefaultSearchToolsOver; negative:
@@ -262,6 +269,13 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
+	if v, ok := opts.LookupEnv(ToolPolicyEnv); ok && opts.ToolPolicy == "" {
+		opts.ToolPolicy = v
+	}
+	policy, err := toolpin.ParsePolicy(opts.ToolPolicy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: ToolPolicy (or %s): %v", ErrConfig, ToolPolicyEnv, err)
+	}
 	logDir := filepath.Join(opts.DataDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -301,6 +315,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		MaxToolName:   opts.MaxToolName,
 		Containment:   supervision.ContainmentOptions{ProcessGroupsOnly: opts.ProcessGroupsOnly},
 		ReapOrphans:   opts.ReapOrphans,
+		ToolPolicy:    policy,
 	})
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true

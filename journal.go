@@ -53,6 +53,7 @@ const (
 	HistoryCall       = persistence.HistoryCall
 	HistoryGrant      = persistence.HistoryGrant
 	HistoryRevoke     = persistence.HistoryRevoke
+	HistoryTool       = persistence.HistoryTool // a tool definition seen, changed, approved or rejected
 	MethodEventsDrops = persistence.MethodEventsDropped
 )
 

@@ -74,6 +74,11 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 			return nil, fmt.Errorf("registry: %w", err)
 		}
 	}
+	for _, r := range rows {
+		if _, kept := byName[r.Name]; !kept {
+			h.rt.ForgetPins(r.Name) // deleted with its row
+		}
+	}
 	// Secrets outlive their row only if a crash fell between the two
 	// writes, or the config file took the server's name over.
 	if err := h.secrets.KeepOnly(func(server string) bool {

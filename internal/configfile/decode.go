@@ -233,6 +233,8 @@ func (x *entryDecoder) commonField(m jsonMember) bool {
 		x.fail(decodeIntField(sc, m, &sc.MaxTools))
 	case "maxDescription":
 		x.fail(decodeIntField(sc, m, &sc.MaxDescription))
+	case "toolPolicy":
+		x.fail(decodeStringField(sc, m, &sc.ToolPolicy))
 	case "allowPrivate":
 		x.fail(decodeBoolField(sc, m, &sc.AllowPrivate))
 	case "inheritEnv":

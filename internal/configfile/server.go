@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -49,6 +50,7 @@ type Server struct {
 	ExcludeTools   []string
 	MaxTools       int
 	MaxDescription int
+	ToolPolicy     string // off, warn or hold (any case); "": the host's
 
 	AllowPrivate bool
 	InheritEnv   bool
@@ -234,6 +236,9 @@ func (c Server) Validate(opts Options) []*Error {
 	}
 	if c.MaxTools < 0 {
 		add("maxTools", "must be 0 (no cap) or more, got %d", c.MaxTools)
+	}
+	if _, err := toolpin.ParsePolicy(c.ToolPolicy); err != nil {
+		add("toolPolicy", "must be off, warn or hold, got %q", c.ToolPolicy)
 	}
 	if c.MaxDescription < -1 {
 		add("maxDescription", "must be -1 (no cap), 0 (the default) or a number of bytes, got %d", c.MaxDescription)

@@ -1,0 +1,202 @@
+package mcpvisor_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpvisor/mcpvisor"
+)
+
+// review returns the review of one tool, waiting (on ToolReviewsChanged)
+// until cond holds for it.
+func waitReview(t *testing.T, h *mcpvisor.Host, server, tool string, cond func(mcpvisor.ToolReview) bool) mcpvisor.ToolReview {
+	t.Helper()
+	ctx := modernCtx(t)
+	for {
+		changed := h.ToolReviewsChanged()
+		for _, rv := range h.ToolReviews() {
+			if rv.Server == server && rv.Tool == tool && cond(rv) {
+				return rv
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("no review of %s/%s as wanted: %+v", server, tool, h.ToolReviews())
+		}
+	}
+}
+
+func anyReview(mcpvisor.ToolReview) bool { return true }
+
+func approve(t *testing.T, h *mcpvisor.Host, server, tool string) {
+	t.Helper()
+	rv := waitReview(t, h, server, tool, anyReview)
+	if err := h.ApproveTool(context.Background(), server, tool, rv.Hash, "test"); err != nil {
+		t.Fatalf("ApproveTool(%s, %s): %v", server, tool, err)
+	}
+}
+
+// descriptions is every description a model could be shown: the catalog
+// and a session's tool list.
+func descriptions(t *testing.T, h *mcpvisor.Host) string {
+	t.Helper()
+	var b strings.Builder
+	for _, tool := range h.Tools() {
+		b.WriteString(tool.Description + "\n")
+	}
+	s := h.Session("pin-test", "")
+	if err := s.Activate(context.Background(), "rp"); err != nil && !errors.Is(err, mcpvisor.ErrUnknownGroup) {
+		t.Fatalf("Activate: %v", err)
+	}
+	defs, err := json.Marshal(s.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(defs)
+	return b.String()
+}
+
+// Under hold, a server's tools wait for a person; after approval, a rug
+// pull (a changed description, announced by list_changed) cannot put the
+// new text in front of a model, and a call to the tool is refused, until a
+// person approves the change. Decisions survive a restart.
+func TestToolPinHold(t *testing.T) {
+	dir := t.TempDir()
+	opts := mcpvisor.Options{DataDir: dir, ToolPolicy: mcpvisor.ToolPolicyHold}
+	h := openHost(t, opts, mcptest("rp"))
+	waitReady(t, h, "rp")
+	ctx := context.Background()
+
+	if got := toolsOf(h, "rp"); len(got) != 0 {
+		t.Fatalf("tools exposed before any approval: %v", got)
+	}
+	rv := waitReview(t, h, "rp", "echo", anyReview)
+	if !rv.Held || rv.State != "new" || rv.Definition.Description == "" || rv.Name != "mcp__rp__echo" {
+		t.Errorf("echo's review before approval: %+v", rv)
+	}
+	if st := status(t, h, "rp"); st.ToolPolicy != "hold" || st.Held == 0 || len(st.Reviews) != st.Held {
+		t.Errorf("status: policy %q, held %d, reviews %d", st.ToolPolicy, st.Held, len(st.Reviews))
+	}
+	_, err := h.Call(ctx, "mcp__rp__echo", json.RawMessage(`{}`))
+	if !errors.Is(err, mcpvisor.ErrToolWithheld) || !strings.Contains(err.Error(), "not been approved") {
+		t.Fatalf("call of a held tool: %v, want ErrToolWithheld", err)
+	}
+
+	approve(t, h, "rp", "echo")
+	approve(t, h, "rp", "rug_pull")
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"echo", "rug_pull"}) {
+		t.Fatalf("tools after approving echo and rug_pull: %v", got)
+	}
+	approved := waitReview(t, h, "rp", "slow", anyReview) // still held
+	if !approved.Held {
+		t.Errorf("slow not held: %+v", approved)
+	}
+	call(t, h, "mcp__rp__echo", `{"x":1}`)
+
+	// The rug pull.
+	call(t, h, "mcp__rp__rug_pull", `{}`)
+	changed := waitReview(t, h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.State == "changed" })
+	if !changed.Held || changed.Approved == "" || changed.Approved == changed.Hash ||
+		!strings.Contains(changed.Diff, "id_rsa") || !strings.Contains(changed.Definition.Description, "id_rsa") {
+		t.Errorf("the changed echo's review: %+v", changed)
+	}
+	var rules []string
+	for _, f := range changed.Findings {
+		rules = append(rules, f.Rule)
+	}
+	for _, want := range []string{"secret-path", "conceal-from-user", "directive-tag"} {
+		if !slices.Contains(rules, want) {
+			t.Errorf("findings %v lack %s", rules, want)
+		}
+	}
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"rug_pull"}) {
+		t.Errorf("tools after the rug pull: %v, want echo withheld", got)
+	}
+	if d := descriptions(t, h); strings.Contains(d, "id_rsa") {
+		t.Errorf("the changed description reached a model's view:\n%s", d)
+	}
+	if _, err := h.Call(ctx, "mcp__rp__echo", json.RawMessage(`{}`)); !errors.Is(err, mcpvisor.ErrToolWithheld) ||
+		!strings.Contains(err.Error(), "changed since it was approved") {
+		t.Errorf("call of the changed echo: %v, want ErrToolWithheld", err)
+	}
+
+	// What was shown must be what is decided.
+	if err := h.ApproveTool(ctx, "rp", "echo", changed.Approved, "test"); !errors.Is(err, mcpvisor.ErrStaleReview) {
+		t.Errorf("approving the old hash: %v, want ErrStaleReview", err)
+	}
+	if err := h.RejectTool(ctx, "rp", "echo", changed.Hash, "test"); err != nil {
+		t.Fatalf("RejectTool: %v", err)
+	}
+	if rv := waitReview(t, h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.Rejected }); !rv.Held {
+		t.Errorf("a rejected definition is exposed: %+v", rv)
+	}
+
+	// Journaled: the first listing, the change with its definition, every
+	// decision with who made it.
+	hist, err := h.Journal().History(mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryTool, Tool: "mcp__rp__echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trail []string
+	for _, r := range hist {
+		trail = append(trail, r.Transition+"/"+r.By)
+		if r.Transition == "changed" && (r.Hash != changed.Hash || !strings.Contains(string(r.Definition), "id_rsa") || !strings.Contains(r.Detail, "id_rsa")) {
+			t.Errorf("the change's record: %+v", r)
+		}
+	}
+	if want := []string{"new/", "approved/test", "changed/", "rejected/test"}; !slices.Equal(trail, want) {
+		t.Errorf("echo's history %v, want %v", trail, want)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new life: the server lists the approved echo again (a new
+	// process), and the pins hold without anyone approving anew.
+	h = openHost(t, opts, mcptest("rp"))
+	waitReady(t, h, "rp")
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"echo", "rug_pull"}) {
+		t.Errorf("tools after a restart: %v, want the approved ones", got)
+	}
+}
+
+// Under warn, every tool is exposed; a change is exposed too, and reported
+// until a person approves it.
+func TestToolPinWarn(t *testing.T) {
+	h := openHost(t, mcpvisor.Options{ToolPolicy: mcpvisor.ToolPolicyWarn}, mcptest("rp"))
+	waitReady(t, h, "rp")
+	all := toolsOf(h, "rp")
+	if !slices.Contains(all, "echo") || len(h.ToolReviews()) != 0 {
+		t.Fatalf("warn: tools %v, reviews %+v; want all exposed, none to review", all, h.ToolReviews())
+	}
+	call(t, h, "mcp__rp__rug_pull", `{}`)
+	rv := waitReview(t, h, "rp", "echo", anyReview)
+	if rv.Held || rv.State != "changed" || len(rv.Findings) == 0 {
+		t.Errorf("warn: the changed echo's review: %+v", rv)
+	}
+	if !strings.Contains(descriptions(t, h), "id_rsa") {
+		t.Error("warn: the changed description is not exposed")
+	}
+	if err := h.ApproveTool(context.Background(), "rp", "echo", rv.Hash, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.ToolReviews(); len(got) != 0 {
+		t.Errorf("reviews after approving: %+v", got)
+	}
+}
+
+func TestToolPolicyConfig(t *testing.T) {
+	_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), ToolPolicy: "strict"})
+	if !errors.Is(err, mcpvisor.ErrConfig) || !strings.Contains(err.Error(), "strict") {
+		t.Errorf("Open with ToolPolicy strict: %v, want ErrConfig naming it", err)
+	}
+	_, err = mcpvisor.ParseConfig([]byte(`{"mcpServers":{"a":{"command":"x","toolPolicy":"maybe"}}}`))
+	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), "toolPolicy") {
+		t.Errorf("config with toolPolicy maybe: %v, want an error naming the server and field", err)
+	}
+}
