@@ -200,3 +200,35 @@ func TestToolPolicyConfig(t *testing.T) {
 		t.Errorf("config with toolPolicy maybe: %v, want an error naming the server and field", err)
 	}
 }
+
+// A pin recorded unattended under warn does not pass under hold; one a
+// person approved under warn does.
+func TestToolPinWarnThenHold(t *testing.T) {
+	dir := t.TempDir()
+	h := openHost(t, mcpvisor.Options{DataDir: dir, ToolPolicy: mcpvisor.ToolPolicyWarn}, mcptest("rp"))
+	waitReady(t, h, "rp")
+	call(t, h, "mcp__rp__rug_pull", `{}`)
+	rv := waitReview(t, h, "rp", "echo", anyReview)
+	if err := h.ApproveTool(context.Background(), "rp", "echo", rv.Hash, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new process lists echo as it was first seen (unattended pin
+	// superseded by the person's approval of the poisoned one): under hold
+	// neither passes, since what is listed now is not what was approved.
+	h = openHost(t, mcpvisor.Options{DataDir: dir, ToolPolicy: mcpvisor.ToolPolicyHold}, mcptest("rp"))
+	waitReady(t, h, "rp")
+	if got := toolsOf(h, "rp"); len(got) != 0 {
+		t.Errorf("under hold after warn: %v exposed, want none (no person approved these definitions)", got)
+	}
+	echo := waitReview(t, h, "rp", "echo", anyReview)
+	if echo.State != "changed" || !echo.Held || !strings.Contains(echo.Diff, "id_rsa") {
+		t.Errorf("echo under hold: %+v, want changed from the approved poisoned one", echo)
+	}
+	if slow := waitReview(t, h, "rp", "slow", anyReview); slow.State != "new" || !slow.Held {
+		t.Errorf("slow under hold: %+v, want new and held", slow)
+	}
+}
