@@ -85,6 +85,18 @@ type rule struct {
 	// skip rejects a match that the expression cannot exclude (RE2 has no
 	// look-around).
 	skip func(match string) bool
+	// words: every match of re contains one of them (lower case), so a
+	// text with none is not searched. TestRuleWords keeps them true.
+	words []string
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return len(words) == 0
 }
 
 var patternRules = []rule{
@@ -93,6 +105,7 @@ var patternRules = []rule{
 		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|these|those)\s+)*(?:previous|prior|above|earlier|preceding|system|other|original|existing|safety|developer)\s+(?:instructions|prompts?|directives|guidelines|rules|messages)\b` +
 			`|\b(?:ignore|disregard)\s+(?:all|any)\s+(?:instructions|prompts?|rules|guidelines)\b`),
 		reason: "tells the model to set aside its instructions",
+		words:  []string{"ignore", "disregard", "forget", "override", "bypass"},
 	},
 	{
 		Rule: Rule{RuleConcealFromUser, SeverityHold, `"do not tell the user" and kin`},
@@ -101,6 +114,7 @@ var patternRules = []rule{
 			`|\b(?:hide|conceal|keep)\b[^.\n]{0,40}\bfrom\s+(?:the\s+)?user\b` +
 			`|\bthe\s+user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|find\s+out|be\s+told)\b`),
 		reason: "tells the model to keep something from the user",
+		words:  []string{"not", "don", "never", "shouldn", "without", "hide", "conceal", "keep"},
 	},
 	{
 		Rule: Rule{RuleSecretPath, SeverityHold, "names a file that holds secrets: ~/.ssh, id_rsa, mcp.json, .aws/credentials…"},
@@ -109,11 +123,13 @@ var patternRules = []rule{
 		re:     regexp.MustCompile(`(?i)(?:~/\.ssh\b|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b)[\w./-]*|\.aws/(?:credentials|config)\b|\bmcp\.json\b|~/\.cursor\b|\.netrc\b|\.git-credentials\b|/etc/(?:passwd|shadow)\b|\.kube/config\b|\.docker/config\.json\b|\bclaude_desktop_config\.json\b|\.npmrc\b|\.pypirc\b|\.gnupg\b|\bwallet\.dat\b`),
 		skip:   func(m string) bool { return strings.HasSuffix(strings.ToLower(m), ".pub") },
 		reason: "names a file that holds keys or credentials",
+		words:  []string{"ssh", "id_", ".aws", "mcp.json", "cursor", "netrc", "git-credentials", "/etc/", ".kube", ".docker", "claude_desktop", "npmrc", "pypirc", "gnupg", "wallet"},
 	},
 	{
 		Rule:   Rule{RuleSecretRead, SeverityWarn, `a verb of reading or sending near .env, credentials, api key, password…`},
 		re:     regexp.MustCompile(`(?i)\b(?:read|cat|open|load|fetch|include|pass|send|copy|extract|collect|dump|attach|upload)\b[^.\n]{0,40}?(?:(?:^|[\s'"` + "`" + `(/])\.env\b|\bcredentials?\b|\bapi[\s_-]?keys?\b|\bprivate\s+keys?\b|\bsecret\s+keys?\b|\baccess\s+tokens?\b|\bpasswords?\b|\bseed\s+phrases?\b|\bsession\s+cookies?\b)`),
 		reason: "asks for secrets to be read or passed on",
+		words:  []string{".env", "credential", "api", "key", "password", "token", "seed", "cookie"},
 	},
 	{
 		Rule: Rule{RuleExfiltration, SeverityHold, `"send … to https://…" or to an email address`},
@@ -128,6 +144,7 @@ var patternRules = []rule{
 			return false
 		},
 		reason: "tells the model to send data to a fixed address",
+		words:  []string{"http", "@"},
 	},
 	{
 		Rule: Rule{RuleToolShadowing, SeverityHold, `instructions about another tool: "when you call the … tool", "side effect on the … tool"`},
@@ -140,16 +157,19 @@ var patternRules = []rule{
 			return strings.Contains(m, "this tool") && !strings.Contains(m, "when this tool is") || strings.Contains(m, "this function")
 		},
 		reason: "tries to change how the model uses another tool",
+		words:  []string{"tool", "function"},
 	},
 	{
 		Rule:   Rule{RuleToolPrecondition, SeverityWarn, `"before using this tool…", "before calling any other tool…"`},
 		re:     regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|executing|running|you\s+(?:use|call))\s+(?:this|any\s+other|any|other|the\s+other)\s+(?:tools?|functions?)\b`),
 		reason: "sets a step the model must take first; poisoned tools use it to slip in a read",
+		words:  []string{"before"},
 	},
 	{
 		Rule:   Rule{RuleDirectiveTag, SeverityWarn, `<IMPORTANT>, <SYSTEM>, [SYSTEM], <!-- … --> and kin`},
 		re:     regexp.MustCompile(`(?i)<\s*/?\s*(?:important|system|instructions?|critical|admin|secret|hidden|assistant)\b[^<>]{0,30}>|\[\s*(?:system|important|instructions?|admin)\s*\]|<!--`),
 		reason: "a tag that addresses the model, or an HTML comment a rendered view hides",
+		words:  []string{"<", "["},
 	},
 	{
 		Rule: Rule{RuleModelDirective, SeverityWarn, `"you must first read/call/send…", "otherwise the tool will not work", "very very important"`},
@@ -157,6 +177,7 @@ var patternRules = []rule{
 			`|\botherwise\s+(?:the|this)\s+(?:tool|application|system|app)\s+(?:will\s+not\s+work|won'?t\s+work|will\s+fail|will\s+crash|will\s+break)\b` +
 			`|\b(?:very\s+){2,}important\b|\ball\s+(?:your\s+|the\s+)?data\s+will\s+be\s+lost\b`),
 		reason: "pressures the model into a step",
+		words:  []string{"must", "otherwise", "important", "lost"},
 	},
 }
 
@@ -243,7 +264,13 @@ func (c *checker) prose(path, s string) {
 		return
 	}
 	text := cleanText(s)
+	// ToLower folds all but one of the runes (?i) matches as ASCII
+	// letters (K to k included); ſ is folded by hand.
+	lower := strings.ReplaceAll(strings.ToLower(text), "ſ", "s")
 	for _, r := range patternRules {
+		if !containsAny(lower, r.words) {
+			continue // the expression cannot match: skip its backtracking
+		}
 		for _, loc := range r.re.FindAllStringIndex(text, 8) {
 			if r.skip != nil && r.skip(text[loc[0]:loc[1]]) {
 				continue

@@ -52,3 +52,37 @@ func TestCorpusFigures(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 }
+
+// BenchmarkCheckCorpus is Check over every definition of the reference
+// lists and the corpus: ns/op is per definition.
+func BenchmarkCheckCorpus(b *testing.B) {
+	files, _ := filepath.Glob("testdata/reference/*.json")
+	corpus, _ := filepath.Glob("../../testdata/toolcorpus/*.json")
+	var defs []Definition
+	for _, f := range append(files, corpus...) {
+		if filepath.Base(f) == "queries.json" {
+			continue
+		}
+		defs = append(defs, readToolList(b, f)...)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		Check(defs[i%len(defs)])
+	}
+}
+
+// BenchmarkHashCorpus is Hash over the same definitions.
+func BenchmarkHashCorpus(b *testing.B) {
+	files, _ := filepath.Glob("../../testdata/toolcorpus/*.json")
+	var defs []Definition
+	for _, f := range files {
+		if filepath.Base(f) != "queries.json" {
+			defs = append(defs, readToolList(b, f)...)
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Hash(defs[i%len(defs)])
+	}
+}

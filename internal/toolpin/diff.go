@@ -138,8 +138,14 @@ func hasContainer(n *node) bool {
 
 func canonicalString(n *node) string { return string(appendCanonical(nil, n)) }
 
+// pointerEscaper escapes a member name for a JSON pointer (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 func escapePointer(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return pointerEscaper.Replace(key)
 }
 
 // String renders the diff as a short text block, one change a line, long
