@@ -258,8 +258,8 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 	return false
 }
 
-// finish journals what the listing recorded and tells watchers of the
-// reviews.
+// finish journals what the listing recorded. Watchers of the reviews are
+// told once the catalog holding them is published (publishCatalog).
 func (pr *pinReview) finish() {
 	if len(pr.ops) > 0 && pr.rt.journal != nil {
 		pr.rt.journal.WriteAsync(pr.ops, func(err error) {
@@ -268,7 +268,6 @@ func (pr *pinReview) finish() {
 			}
 		})
 	}
-	pr.rt.pins.changed.Notify()
 }
 
 // diffFrom is the diff from a pinned definition's canonical JSON to def;

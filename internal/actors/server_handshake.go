@@ -259,10 +259,14 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 	for _, w := range cat.warnings {
 		a.slog.Warn(w)
 	}
+	reviewed := len(cat.reviews) > 0 || a.cat != nil && len(a.cat.reviews) > 0
 	a.cat = cat
 	a.known = cat.names()
 	a.warnings = cat.warnings
 	a.entry.catalog.Store(cat)
+	if reviewed {
+		a.rt.pins.changed.Notify() // after the store: a watcher woken reads these reviews
+	}
 	a.recordCatalog(cat)
 	if a.state == StateReady {
 		a.entry.fast.Store(a.fastPath())
