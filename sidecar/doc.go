@@ -1,9 +1,9 @@
 // Package sidecar serves a Host over HTTP, so that an agent platform written
 // in any language can supervise MCP servers through mcpvisor: the /v1 JSON
 // API (servers, tools, calls with SSE progress, sessions, events,
-// elicitations, host-tool approvals, tasks, media, OAuth sign-in of remote
-// servers), the inbox page at /ui/, and the open /healthz and /readyz
-// probes.
+// elicitations, host-tool approvals, tool-definition reviews, tasks,
+// media, OAuth sign-in of remote servers), the inbox page at /ui/, and the
+// open /healthz and /readyz probes.
 //
 //	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true, ApprovalInbox: true})
 //	defer h.Close()
@@ -38,14 +38,26 @@
 // gives an embedder of h.Status(), h.Tools() and Journal().Events; POST
 // /v1/call answers a ResultView, the Result plus "wire", the string to hand
 // a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result;
-// GET /v1/history lists HistoryRecords (?kind=lifecycle|call|grant|revoke,
-// server, tool, session, after, limit, newest=1). GET /v1/servers and GET
-// /v1/tools take ?wait=DURATION: the answer comes once every enabled
-// server is ready or its start has failed (Host.WaitSettled), or the
-// duration has passed. A streamed call (Accept: text/event-stream) sends
+// GET /v1/history lists HistoryRecords
+// (?kind=lifecycle|call|grant|revoke|tool, server, tool, session, after,
+// limit, newest=1). GET /v1/servers and GET /v1/tools take
+// ?wait=DURATION: the answer comes once every enabled server is ready or
+// its start has failed (Host.WaitSettled), or the duration has passed. A streamed call (Accept: text/event-stream) sends
 // progress events, a task event (a TaskView) when the server runs it as a
-// task, then its result or error event. The command `mcpvisor serve` is
-// this package behind a loopback listener, and the CLI's tools, status,
-// call, events, history and tasks ask it when it holds their data
-// directory.
+// task, then its result or error event.
+//
+// Under a tool policy (mcpvisor.Options.ToolPolicy), GET
+// /v1/tools/reviews lists the tool definitions no person approved as
+// {"reviews": [ToolReview...]}, each with its hash, diff and findings.
+// POST /v1/tools/reviews/decide with {"server", "tool" (the server's own
+// name), "hash" (the review's), "decision": "approve"|"reject", "by"}
+// decides one (204), journaled as by "api:<by>" ("api" without one); a
+// hash the server no longer lists is 409 "stale_review", so what is
+// decided is what was shown. A call of a withheld tool is 409
+// "tool_withheld". The inbox stream carries the reviews too
+// ("toolReviews").
+//
+// The command `mcpvisor serve` is this package behind a loopback listener,
+// and the CLI's tools, status, call, events, history and tasks ask it when
+// it holds their data directory.
 package sidecar

@@ -30,6 +30,8 @@ const (
 	CodeTimeout             = "timeout"
 	CodeCancelled           = "cancelled"
 	CodeNotGranted          = "not_granted"
+	CodeToolWithheld        = "tool_withheld" // the tool's definition awaits a person's approval, or was rejected
+	CodeStaleReview         = "stale_review"  // a tool decision named a definition the server no longer lists
 	CodeConnectionLost      = "connection_lost"
 	CodeClosed              = "closed"
 	CodeURLElicitationFirst = "url_elicitation_required"
@@ -97,6 +99,10 @@ func classify(err error) ErrorView {
 		e.status, e.Code = http.StatusNotFound, CodeUnknownEvent
 	case errors.Is(err, mcpvisor.ErrNotGranted):
 		e.status, e.Code = http.StatusForbidden, CodeNotGranted
+	case errors.Is(err, mcpvisor.ErrToolWithheld):
+		e.status, e.Code = http.StatusConflict, CodeToolWithheld
+	case errors.Is(err, mcpvisor.ErrStaleReview):
+		e.status, e.Code = http.StatusConflict, CodeStaleReview
 	case errors.Is(err, mcpvisor.ErrInvalidScope), errors.Is(err, mcpvisor.ErrInvalidAnswer), errors.Is(err, mcpvisor.ErrInvalidAction), errors.Is(err, mcpvisor.ErrNoUser):
 		e.status, e.Code = http.StatusBadRequest, CodeInvalidRequest
 	case errors.Is(err, mcpvisor.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -28,6 +28,8 @@ func TestErrorShape(t *testing.T) {
 		{"not granted", fmt.Errorf("x: %w", mcpvisor.ErrNotGranted), 403, CodeNotGranted, "", 0},
 		{"unknown tool", fmt.Errorf("x: %w", mcpvisor.ErrUnknownTool), 404, CodeUnknownTool, "", 0},
 		{"unknown approval", fmt.Errorf("x: %w", mcpvisor.ErrUnknownApproval), 404, CodeUnknownApproval, "", 0},
+		{"tool withheld", fmt.Errorf("x: %w", mcpvisor.ErrToolWithheld), 409, CodeToolWithheld, "", 0},
+		{"stale review", fmt.Errorf("x: %w", mcpvisor.ErrStaleReview), 409, CodeStaleReview, "", 0},
 		{"config", fmt.Errorf("x: %w", mcpvisor.ErrConfig), 400, CodeInvalidConfig, "", 0},
 		{"other", errors.New("boom"), 500, CodeInternal, "", 0},
 	} {

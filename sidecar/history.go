@@ -13,10 +13,10 @@ func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
 	q := r.URL.Query()
 	f := mcpvisor.HistoryFilter{Server: q.Get("server"), Tool: q.Get("tool"), Session: q.Get("session")}
 	switch k := mcpvisor.HistoryKind(q.Get("kind")); k {
-	case "", mcpvisor.HistoryLifecycle, mcpvisor.HistoryCall, mcpvisor.HistoryGrant, mcpvisor.HistoryRevoke:
+	case "", mcpvisor.HistoryLifecycle, mcpvisor.HistoryCall, mcpvisor.HistoryGrant, mcpvisor.HistoryRevoke, mcpvisor.HistoryTool:
 		f.Kind = k
 	default:
-		return f, fmt.Errorf("kind must be lifecycle, call, grant or revoke, not %q", k)
+		return f, fmt.Errorf("kind must be lifecycle, call, grant, revoke or tool, not %q", k)
 	}
 	if a := q.Get("after"); a != "" {
 		v, err := strconv.ParseUint(a, 10, 64)
@@ -43,8 +43,8 @@ func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
 }
 
 // history lists the journal's history records, oldest first: server
-// transitions, tool calls, grants and revocations, as json.Marshal of a
-// HistoryRecord gives them.
+// transitions, tool calls, grants and revocations, tool definitions seen
+// and decided, as json.Marshal of a HistoryRecord gives them.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	f, err := historyFilter(r)
 	if err != nil {

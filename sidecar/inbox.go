@@ -24,11 +24,12 @@ func (s *Server) elicitationViews() []ElicitationView {
 
 // inboxView is one event of GET /v1/inbox/stream: everything the inbox page
 // shows but the journal's events, as GET /v1/servers, GET
-// /v1/elicitations and GET /v1/approvals list them.
+// /v1/elicitations, GET /v1/approvals and GET /v1/tools/reviews list them.
 type inboxView struct {
 	Servers      []mcpvisor.ServerStatus `json:"servers"`
 	Elicitations []ElicitationView       `json:"elicitations"`
 	Approvals    []ApprovalView          `json:"approvals"`
+	ToolReviews  []mcpvisor.ToolReview   `json:"toolReviews"`
 }
 
 // inboxGap is the shortest time between two inbox events: a server
@@ -37,8 +38,9 @@ type inboxView struct {
 const inboxGap = 100 * time.Millisecond
 
 // inboxStream sends an "inbox" event with the servers, the pending
-// elicitations and the pending approvals at once and after every change to
-// any of them, until the client leaves or the server shuts down.
+// elicitations, the pending approvals and the tool definitions awaiting
+// review at once and after every change to any of them, until the client
+// leaves or the server shuts down.
 func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	sse := newSSE(w)
@@ -46,8 +48,10 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		// Taken before the snapshot: a change while it is read fires them.
-		status, asks, approvals := s.h.StatusChanged(), s.h.ElicitationsChanged(), s.h.ApprovalsChanged()
-		view := inboxView{Servers: s.serverViews(), Elicitations: s.elicitationViews(), Approvals: s.approvalViews()}
+		status, asks, approvals, reviews := s.h.StatusChanged(), s.h.ElicitationsChanged(), s.h.ApprovalsChanged(),
+			s.h.ToolReviewsChanged()
+		view := inboxView{Servers: s.serverViews(), Elicitations: s.elicitationViews(), Approvals: s.approvalViews(),
+			ToolReviews: nonNil(s.h.ToolReviews())}
 		if sse.event("inbox", view) != nil {
 			return
 		}
@@ -59,6 +63,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 			case <-asks:
 				changed = true
 			case <-approvals:
+				changed = true
+			case <-reviews:
 				changed = true
 			case <-tick.C:
 				if sse.comment("keep-alive") != nil {

@@ -25,8 +25,19 @@ type inboxEvent struct {
 		Server  string `json:"server"`
 		Message string `json:"message"`
 	} `json:"elicitations"`
-	Approvals []approvalJSON `json:"approvals"`
-	raw       string         // the event's data, as sent
+	Approvals   []approvalJSON        `json:"approvals"`
+	ToolReviews []mcpvisor.ToolReview `json:"toolReviews"`
+	raw         string                // the event's data, as sent
+}
+
+// review is the event's review of a server's tool, if it has one.
+func (e inboxEvent) review(server, tool string) (mcpvisor.ToolReview, bool) {
+	for _, rv := range e.ToolReviews {
+		if rv.Server == server && rv.Tool == tool {
+			return rv, true
+		}
+	}
+	return mcpvisor.ToolReview{}, false
 }
 
 func (e inboxEvent) state(name string) string {

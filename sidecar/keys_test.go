@@ -247,6 +247,7 @@ func TestViewTagsAreCamelCase(t *testing.T) {
 	for _, v := range []any{
 		mcpvisor.ServerStatus{}, mcpvisor.Tool{}, sidecar.ResultView{}, sidecar.TaskView{}, mcpvisor.JournalEvent{},
 		mcpvisor.HistoryRecord{}, sidecar.ElicitationView{}, sidecar.ApprovalView{}, sidecar.ErrorBody{},
+		mcpvisor.ToolReview{},
 	} {
 		typ := reflect.TypeOf(v)
 		for _, name := range jsonNames(typ, map[reflect.Type]bool{}) {

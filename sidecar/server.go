@@ -147,6 +147,8 @@ func (s *Server) routes() {
 		"POST /v1/elicitations/{id}":           s.resolveElicitation,
 		"GET /v1/approvals":                    s.approvals,
 		"POST /v1/approvals/{id}":              s.resolveApproval,
+		"GET /v1/tools/reviews":                s.toolReviews,
+		"POST /v1/tools/reviews/decide":        s.decideToolReview,
 		"GET /v1/tasks":                        s.tasks,
 		"GET /v1/tasks/{id}":                   s.task,
 		"GET /v1/media/{file}":                 s.media,

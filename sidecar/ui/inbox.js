@@ -1,6 +1,7 @@
 // The mcpvisor inbox page: server status, recent events, pending
-// elicitations and host-tool calls waiting for approval, answered in
-// place. Plain JavaScript, no build step.
+// elicitations, host-tool calls waiting for approval and tool definitions
+// no person approved yet, answered in place. Plain JavaScript, no build
+// step.
 //
 // Every API call sends the bearer token, taken from the URL fragment
 // (#token=...) or the login form and kept in sessionStorage. Everything a
@@ -166,8 +167,8 @@
     }
   }
 
-  // onInbox takes one snapshot of the servers, the pending elicitations
-  // and the pending approvals.
+  // onInbox takes one snapshot of the servers, the pending elicitations,
+  // the pending approvals and the tool definitions awaiting review.
   function onInbox(name, data) {
     if (name !== "inbox") return;
     setConn("live", "live");
@@ -175,6 +176,7 @@
     renderServers(lastServers);
     renderInbox(data.elicitations || []);
     renderApprovals(data.approvals || []);
+    renderToolReviews(data.toolReviews || []);
   }
 
   function sleep(ms, signal) {
@@ -621,17 +623,179 @@
     return card;
   }
 
+  // --- tool definitions ------------------------------------------------
+
+  // reviewCards maps a review's key (reviewKey) to its card; a card is
+  // rebuilt only when what it shows changed, so an error shown on it
+  // survives the next snapshot.
+  const reviewCards = new Map();
+
+  // reviewKey is what a card shows that a snapshot may change: another
+  // hash is another definition; held and rejected change its badges and
+  // buttons.
+  function reviewKey(rv) {
+    return [rv.server, rv.tool, rv.hash, Boolean(rv.held), Boolean(rv.rejected)].join("\u0000");
+  }
+
+  function renderToolReviews(list) {
+    const keys = list.map(reviewKey);
+    const live = new Set(keys);
+    for (const [key, card] of reviewCards) {
+      if (!live.has(key)) {
+        card.remove();
+        reviewCards.delete(key);
+      }
+    }
+    const ordered = list.map((rv, i) => {
+      let card = reviewCards.get(keys[i]);
+      if (!card) {
+        card = renderToolReview(rv, keys[i]);
+        reviewCards.set(keys[i], card);
+      }
+      return card;
+    });
+    // In the host's order (server, then tool); untouched when it holds.
+    const box = $("tool-reviews");
+    if (ordered.length !== box.children.length || ordered.some((c, i) => box.children[i] !== c)) {
+      box.replaceChildren(...ordered);
+    }
+    countToolReviews();
+  }
+
+  function countToolReviews() {
+    $("tool-reviews-count").textContent = String(reviewCards.size);
+    $("tool-reviews-empty").hidden = reviewCards.size > 0;
+  }
+
+  // renderToolReview shows one definition as the host pins it: for a
+  // changed tool the diff from the approved one, for a new tool its
+  // description and schemas, what the checks found, and Approve / Reject
+  // for this very definition (by hash), so what is decided is what was
+  // read. Every text is the server's: shown as text, invisible characters
+  // made visible.
+  function renderToolReview(rv, key) {
+    const changed = rv.state === "changed";
+    const card = el("article", {
+      class: "card tool-review" + (rv.rejected ? " rejected" : ""), "data-server": rv.server, "data-tool": rv.tool,
+      "data-state": changed ? "changed" : "new", "data-hash": rv.hash,
+    });
+    const from = el("p", { class: "from" });
+    from.append("Server ", visible(el("strong", { class: "server" }), rv.server), " lists ",
+      visible(el("strong", { class: "tool" }), rv.tool), " ");
+    from.append(el("span", { class: "badge kind-" + (changed ? "changed" : "new"),
+      title: changed ? "differs from the definition approved before" : "no definition of this tool was approved" },
+    changed ? "changed" : "new"));
+    if (rv.held) {
+      from.append(" ", el("span", { class: "badge held", title: "withheld from every session until approved" }, "held"));
+    } else {
+      from.append(" ", el("span", { class: "badge exposed", title: "exposed to models while it waits (warn policy)" }, "exposed"));
+    }
+    if (rv.rejected) {
+      from.append(" ", el("span", { class: "badge rejected", title: "a person rejected this definition: it stays withheld" }, "rejected"));
+    }
+    if (rv.since) {
+      from.append(" · listed since ", el("time", { class: "since", datetime: rv.since }, new Date(rv.since).toLocaleString()));
+    }
+    card.append(from);
+    const name = el("p", { class: "name" }, "Name for models: ");
+    name.append(visible(el("code"), rv.name));
+    card.append(name);
+
+    const findings = rv.findings || [];
+    if (findings.length > 0) {
+      card.append(el("p", { class: "label" }, "What the description checks found:"));
+      const ul = el("ul", { class: "findings" });
+      for (const f of findings) {
+        const sev = String(f.severity || "").replace(/[^a-z]/g, "");
+        const li = el("li", { class: "finding severity-" + sev });
+        li.append(el("span", { class: "badge severity-" + sev }, f.severity), " ", el("strong", { class: "rule" }, f.rule));
+        if (f.path) li.append(" at ", visible(el("code", { class: "path" }), f.path));
+        if (f.reason) li.append(": ", el("span", { class: "reason" }, f.reason));
+        if (f.excerpt) li.append(visible(el("code", { class: "excerpt" }), f.excerpt));
+        ul.append(li);
+      }
+      card.append(ul);
+    }
+
+    const def = rv.definition || {};
+    if (changed && rv.diff) {
+      card.append(el("p", { class: "label" }, "What changed since the approved definition ([-removed-] {+added+}):"));
+      card.append(visible(el("pre", { class: "diff" }), rv.diff, true));
+      const whole = el("details", { class: "definition" });
+      whole.append(el("summary", {}, "The whole new definition"));
+      definitionBlock(whole, def);
+      card.append(whole);
+    } else {
+      definitionBlock(card, def);
+    }
+
+    const err = el("p", { class: "error", role: "alert" });
+    const actions = el("div", { class: "actions" });
+    const approve = el("button", { type: "button", class: "approve" }, "Approve");
+    const buttons = [approve];
+    actions.append(approve);
+    if (!rv.rejected) {
+      const reject = el("button", { type: "button", class: "reject" }, "Reject");
+      reject.addEventListener("click", () => send("reject"));
+      buttons.push(reject);
+      actions.append(reject);
+    }
+    card.append(actions, err);
+
+    // The card goes once the host has the decision; a rejected definition
+    // comes back, marked, with the next snapshot.
+    async function send(decision) {
+      err.textContent = "";
+      for (const b of buttons) b.disabled = true;
+      try {
+        await api("POST", "/v1/tools/reviews/decide",
+          { server: rv.server, tool: rv.tool, hash: rv.hash, decision, by: "inbox" });
+        if (reviewCards.get(key) === card) {
+          card.remove();
+          reviewCards.delete(key);
+          countToolReviews();
+        }
+      } catch (e) {
+        if (e instanceof Unauthorized) return;
+        err.textContent = e.message;
+        for (const b of buttons) b.disabled = false;
+      }
+    }
+    approve.addEventListener("click", () => send("approve"));
+    return card;
+  }
+
+  // definitionBlock appends what a model reads of a tool: its title,
+  // description and schemas, each exactly as listed.
+  function definitionBlock(node, def) {
+    if (def.title) {
+      node.append(el("p", { class: "label" }, "Title:"), visible(el("p", { class: "title" }), def.title));
+    }
+    node.append(el("p", { class: "label" }, "Description, exactly as a model reads it:"));
+    if (def.description) node.append(visible(el("pre", { class: "description" }), def.description, true));
+    else node.append(el("p", { class: "empty" }, "(none)"));
+    for (const [field, label] of [["inputSchema", "Input schema:"], ["outputSchema", "Output schema:"], ["annotations", "Annotations:"]]) {
+      if (def[field] === undefined && field !== "inputSchema") continue;
+      node.append(el("p", { class: "label" }, label));
+      if (def[field] === undefined) node.append(el("p", { class: "empty" }, "(none)"));
+      else node.append(visible(el("pre", { class: "schema " + field }), JSON.stringify(def[field], null, 2), true));
+    }
+  }
+
   // HIDDEN matches what a person cannot see or tell apart in text: control
   // and format characters (bidi overrides, zero-width) and every space but
-  // the plain one.
+  // the plain one. HIDDEN_IN_LINES spares line breaks too, for text shown
+  // as lines (a description, a diff, a schema).
   const HIDDEN = /(?! )[\p{Cc}\p{Cf}\p{Z}]/gu;
+  const HIDDEN_IN_LINES = /(?![ \n])[\p{Cc}\p{Cf}\p{Z}]/gu;
 
   // visible appends text to node with each HIDDEN character shown as its
-  // code point, so what runs is what is read.
-  function visible(node, text) {
+  // code point, so what runs is what is read; with lines, line breaks stay
+  // line breaks.
+  function visible(node, text, lines) {
     const s = String(text === undefined || text === null ? "" : text);
     let last = 0;
-    for (const m of s.matchAll(HIDDEN)) {
+    for (const m of s.matchAll(lines ? HIDDEN_IN_LINES : HIDDEN)) {
       if (m.index > last) node.append(s.slice(last, m.index));
       const cp = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
       node.append(el("span", { class: "esc", title: "invisible character " + cp }, "\u27e8" + cp + "\u27e9"));
