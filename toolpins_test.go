@@ -159,6 +159,12 @@ func TestToolPinHold(t *testing.T) {
 	// A new life: the server lists the approved echo again (a new
 	// process), and the pins hold without anyone approving anew.
 	h = openHost(t, opts, mcptest("rp"))
+	// Called at once, before the server lists its tools in this life: the
+	// last catalog, from the journal, lacks the held tool, and the call
+	// waits for the live one rather than calling it unknown.
+	if _, err := h.Call(ctx, "mcp__rp__slow", json.RawMessage(`{"ms":0}`)); !errors.Is(err, mcpvisor.ErrToolWithheld) {
+		t.Errorf("call of a held tool while the server starts: %v, want ErrToolWithheld", err)
+	}
 	waitReady(t, h, "rp")
 	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"echo", "rug_pull"}) {
 		t.Errorf("tools after a restart: %v, want the approved ones", got)

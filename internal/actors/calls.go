@@ -28,13 +28,17 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	}
 	if cat := e.catalog.Load(); cat != nil {
 		t, ok := cat.resolve(tool)
-		if !ok {
+		switch {
+		case ok:
+			tool = t.Tool
+		case cat.restored:
+			// Decided against the live catalog once the server is ready.
+		default:
 			if err := cat.withheld(server, tool); err != nil {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
 		}
-		tool = t.Tool
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
 	if opts != nil {

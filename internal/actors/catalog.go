@@ -24,6 +24,10 @@ type catalog struct {
 	// server's tool names withheld from sessions and why (pins.go).
 	reviews []ToolReview
 	held    map[string]string
+	// restored: rebuilt from the journal before the server listed its
+	// tools in this life. A tool it lacks may be listed (or withheld) once
+	// the server is ready, so a call is not refused on its word.
+	restored bool
 }
 
 func (c *catalog) lookup(tool string) (*Tool, bool) {

@@ -125,7 +125,7 @@ func ToolsFromRecords(server string, recs []persistence.ToolRecord) []Tool {
 // restoredCatalog is a catalog rebuilt from a server's last known tools,
 // named as spec exposes them within budget. tools is not changed.
 func restoredCatalog(spec *ServerSpec, tools []Tool, budget int) *catalog {
-	c := &catalog{tools: slices.Clone(tools), byName: make(map[string]int, len(tools))}
+	c := &catalog{tools: slices.Clone(tools), byName: make(map[string]int, len(tools)), restored: true}
 	own := make([]string, len(tools))
 	for i := range c.tools {
 		own[i] = c.tools[i].Tool
