@@ -22,6 +22,9 @@ var commandFlags = map[string][]string{
 	"serve":                {"activate", "allowed-hosts", "allowed-origins", "approve-host-tools", "config", "data", "listen", "log-format", "log-level", "tls-cert", "tls-key", "token-file"},
 	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
+	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
+	"tools approve":        {"config", "data", "log-format", "log-level", "wait"},
+	"tools reject":         {"config", "data", "log-format", "log-level", "wait"},
 	"call":                 {"config", "data", "detach", "json", "log-format", "log-level", "raw"},
 	"status":               {"config", "data", "json", "log-format", "log-level", "wait"},
 	"events":               {"after", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
@@ -188,6 +191,9 @@ func TestLookupSubcommand(t *testing.T) {
 		{[]string{"events", "--", "ack"}, "events ack", nil, ""},
 		{[]string{"approvals", "deny", "ID", "--reason", "no"}, "approvals deny", []string{"ID"}, ""},
 		{[]string{"tasks", "read"}, "tasks", []string{"read"}, ""},
+		{[]string{"tools", "--server", "s", "review"}, "tools review", nil, "s"},
+		{[]string{"tools", "approve", "s", "echo", "--wait", "1s"}, "tools approve", []string{"s", "echo"}, ""},
+		{[]string{"tools", "--config", "review"}, "tools", nil, ""},
 	} {
 		c, rest, ok := lookup(cmds, tc.args)
 		if !ok || c.name != tc.cmd {

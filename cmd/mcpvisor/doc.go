@@ -8,6 +8,12 @@
 //	                                            the MCP gateway on stdin/stdout
 //	mcpvisor tools [--config FILE] [--wait D] [--json]
 //	                                            list every namespaced tool
+//	mcpvisor tools review [--config FILE] [--server S] [--json]
+//	                                            the tool definitions awaiting approval under a tool policy
+//	mcpvisor tools approve [--config FILE] SERVER [TOOL...]
+//	                                            approve them (without TOOL, every one of SERVER not rejected)
+//	mcpvisor tools reject [--config FILE] SERVER TOOL...
+//	                                            reject them: withheld until the server lists others
 //	mcpvisor call [--config FILE] TOOL [ARGS_JSON|-|@FILE] [--json|--raw] [--detach]
 //	                                            call a tool; - reads the arguments from stdin, @FILE from a file
 //	mcpvisor status [--config FILE] [--wait D] [--json]
@@ -42,14 +48,16 @@
 // the README's CLI section does).
 //
 // A data directory's journal is held by one process. When that process is
-// a sidecar (mcpvisor serve), tools, status, call, events, history and
-// tasks ask it through its API, as docker asks its daemon, so that any
-// number of them may run at once; --config is then optional and not read.
-// Without one they run the servers, or open the journal, themselves.
+// a sidecar (mcpvisor serve), tools (review, approve and reject too),
+// status, call, events, history and tasks ask it through its API, as
+// docker asks its daemon, so that any number of them may run at once;
+// --config is then optional and not read. Without one they run the
+// servers, or open the journal, themselves.
 //
-// Exit status: 0 success; 1 a failure, and for tools and status some
-// enabled server that is not ready (each is waited for only until it is
-// ready or its start has failed), for call a tool that returned an error;
-// 2 a usage or config error (a flag, an argument, the config file,
-// arguments that are not JSON).
+// Exit status: 0 success; 1 a failure, and for tools, tools review and
+// status some enabled server that is not ready (each is waited for only
+// until it is ready or its start has failed), for call a tool that
+// returned an error, for tools approve and reject a decision not made (a
+// definition that changed since it was listed); 2 a usage or config error
+// (a flag, an argument, the config file, arguments that are not JSON).
 package main

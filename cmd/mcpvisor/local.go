@@ -18,6 +18,12 @@ import (
 // runs them: tools, status, run. (call is in call.go.)
 
 func cmdTools(ctx context.Context, e *env) error {
+	if len(e.args) > 0 {
+		// A mistyped subcommand (tools aprove) must not list the tools as
+		// if it had been run.
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("tools: unknown subcommand %q: want tools, tools review, tools approve or tools reject",
+			e.args[0]) + seeHelp("tools")}
+	}
 	var tools []mcpvisor.Tool
 	var bad []mcpvisor.ServerStatus
 	if r := e.sidecar; r != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mcpvisor/mcpvisor"
 )
 
 // commands is the command table: the usage text, the flag parser and the
@@ -36,6 +38,32 @@ func commands() []command {
 				"others are listed, the reasons go to stderr) or the command failed; 2 a usage or config error.",
 			flags: []flagGroup{settleFlag, jsonFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdTools(ctx, e) }},
+		{name: "tools review", summary: "the tool definitions awaiting a person's approval under a tool policy",
+			detail: "A tool policy (" + mcpvisor.ToolPolicyEnv + "=warn|hold, or a server's \"toolPolicy\" in the config) pins\n" +
+				"each tool's definition; under hold a definition no person approved is withheld from every\n" +
+				"session until one does. Each is shown with its hash, what the description checks found, and\n" +
+				"its diff from the approved definition, or the definition of a tool never approved.\n" +
+				reviewsVia + "\n\n" +
+				"Exit status: 0 listed; 1 some server is not ready (what it lists is not known) or the command\n" +
+				"failed; 2 a usage or config error.",
+			setup: setupHost, sidecar: true,
+			flags: []flagGroup{settleFlag, serverFlag("only the definitions of server `NAME` (and start only it)"), jsonFlag},
+			run:   func(ctx context.Context, e *env) error { return cmdToolReviews(ctx, e) }},
+		{name: "tools approve", args: "SERVER [TOOL...]", summary: "approve the definitions of a server's tools, as it lists them now",
+			detail: "Without TOOL, every definition of SERVER awaiting review that was not rejected. Each decision\n" +
+				"names the hash of the definition listed now (printed with it), and is journaled as made by\n" +
+				"cli:$USER; the tool is exposed at once. TOOL@sha256:… (the hash tools review printed) decides\n" +
+				"exactly the definition reviewed: it fails if the server lists another by now.\n" +
+				reviewsVia + "\n\n" + decisionExit,
+			setup: setupHost, sidecar: true, flags: []flagGroup{settleFlag},
+			run: cmdToolDecide(true)},
+		{name: "tools reject", args: "SERVER TOOL...", summary: "reject the definitions of a server's tools: withheld until it lists others",
+			detail: "Each decision names the hash of the definition listed now (printed with it), or the one given\n" +
+				"as TOOL@sha256:…, and is journaled as made by cli:$USER. A rejected definition stays withheld,\n" +
+				"whatever the policy.\n" +
+				reviewsVia + "\n\n" + decisionExit,
+			setup: setupHost, sidecar: true, flags: []flagGroup{settleFlag},
+			run: cmdToolDecide(false)},
 		{name: "call", args: "TOOL [ARGS_JSON|-|@FILE]", summary: "start the one server TOOL needs, call it, print the result",
 			detail: "The arguments are a JSON object: ARGS_JSON itself, - to read it from stdin, or @FILE to read it\n" +
 				"from FILE (a command-line argument holds at most 128 KiB); none is {}.\n" +
@@ -150,6 +178,17 @@ func commands() []command {
 const viaSidecar = "With a sidecar (mcpvisor serve) running on --data, the command asks it, as docker asks its\n" +
 	"daemon: its servers answer, and --config is optional and not read (a note on stderr says so when\n" +
 	"it names another file than the sidecar's)."
+
+// reviewsVia is what the help of tools review, approve and reject says of
+// where they look.
+const reviewsVia = "With a sidecar (mcpvisor serve) running on --data, the command asks it; without one, it starts\n" +
+	"the servers of --config (with SERVER or --server, only that one) and waits for each until it is\n" +
+	"ready or its start has failed, at most --wait."
+
+// decisionExit is the exit status of tools approve and reject.
+const decisionExit = "Exit status: 0 every decision was made; 1 some was not (a tool with no definition awaiting\n" +
+	"review, or one whose definition changed since it was listed: review again), SERVER is not ready,\n" +
+	"or the command failed; 2 a usage or config error."
 
 // viaSidecarJournal is what the help of a journal command says of it.
 const viaSidecarJournal = "With a sidecar (mcpvisor serve) running on --data, the command asks it: it holds the journal."

@@ -242,9 +242,27 @@ func (r *remote) open(ctx context.Context, method, path string, body any, accept
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var e sidecar.ErrorBody
 	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-		return nil, fmt.Errorf("sidecar: %s (%s)", e.Error.Message, e.Error.Code)
+		return nil, &apiError{status: resp.StatusCode, code: e.Error.Code, message: e.Error.Message}
 	}
 	return nil, fmt.Errorf("sidecar: HTTP %d", resp.StatusCode)
+}
+
+// apiError is an error the sidecar's API answered: its HTTP status, its
+// stable code (sidecar.Code*) and its message.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("sidecar: %s (%s)", e.message, e.code) }
+
+// apiCode is the code of the API error err carries; "" for any other.
+func apiCode(err error) string {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.code
+	}
+	return ""
 }
 
 // cmdElicitations lists the sidecar's pending elicitations, or answers one:
