@@ -63,6 +63,9 @@ func fixtureOf(t *testing.T, opts gateway.Options, servers []mcpvisor.ServerConf
 			}
 		},
 		StopGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond,
+		// The fixture's two mcptest servers list over DefaultSearchToolsOver
+		// tools between them; the tests here count on activate_tools alone.
+		SearchToolsOver: 1000,
 	}
 	for _, apply := range hostOpts {
 		apply(&o)
