@@ -101,6 +101,7 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tTOOLS\tRESTARTS\tPID\tDESCRIPTION\tLAST ERROR")
+	reviews := 0
 	for _, st := range sts {
 		pid := "-"
 		if st.PID > 0 {
@@ -117,9 +118,17 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		if proto == "" {
 			proto = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", st.Name, st.State, proto, st.Tools, st.Restarts, pid, desc, st.LastError)
+		tools := fmt.Sprint(st.Tools)
+		if st.Held > 0 {
+			tools += fmt.Sprintf(" (+%d held)", st.Held)
+		}
+		reviews += len(st.Reviews)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", st.Name, st.State, proto, tools, st.Restarts, pid, desc, st.LastError)
 	}
 	tw.Flush()
+	if reviews > 0 {
+		fmt.Fprintf(w, "\n%d tool definition(s) await a person's review: mcpvisor tools review\n", reviews)
+	}
 }
 
 func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {

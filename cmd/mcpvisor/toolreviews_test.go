@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -94,6 +95,11 @@ func TestToolReviewsStandalone(t *testing.T) {
 	out, errOut, code = cli("tools", "approve", "rp", "echo")
 	if code != 0 || out != "approved rp/echo "+echo.Hash+"\n" {
 		t.Fatalf("tools approve rp echo: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// status counts what is withheld and points at the review.
+	if out, errOut, code := cli("status", "--wait", "30s"); !regexp.MustCompile(`(?m)^rp +ready +\S+ +1 \(\+\d+ held\)`).MatchString(out) ||
+		!strings.Contains(out, "await a person's review: mcpvisor tools review") {
+		t.Errorf("status: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out, errOut, code := cli("call", "mcp__rp__echo", `{}`); code != 0 || out != "{}\n" {
 		t.Errorf("call of the approved echo: exit %d, stdout %q, stderr %q", code, out, errOut)
