@@ -1,0 +1,122 @@
+package mcpvisor
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+
+	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
+)
+
+// TestSearchTokensOnCorpus counts, with a real BPE tokenizer (cl100k_base),
+// what a model reads of the tools with and without search_tools, over the
+// real-tool corpus (testdata/toolcorpus) and its queries:
+//
+//   - without search: every tool's definition in the tool list (name,
+//     title, description, inputSchema as a tools/list entry);
+//   - with search, per query: the session's host tools (activate_tools
+//     and search_tools as listed), one search_tools answer as the model is
+//     handed it (Result.Wire), and the definitions of the tools it then
+//     activates (the right ones among the hits, else the first hit).
+//
+// It logs the figures and fails only if search stops saving at least 90%.
+func TestSearchTokensOnCorpus(t *testing.T) {
+	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+	enc, err := tiktoken.GetEncoding("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
+
+	files, _ := filepath.Glob("testdata/toolcorpus/*.json")
+	if len(files) == 0 {
+		t.Fatal("no corpus in testdata/toolcorpus")
+	}
+	x := toolsearch.New()
+	defs := map[string][]byte{}
+	meta := map[string]searchHit{}
+	var queries []struct {
+		Query  string   `json:"query"`
+		Expect []string `json:"expect"`
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "queries.json" {
+			if err := json.Unmarshal(data, &queries); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var cf struct {
+			Server string `json:"server"`
+			Tools  []struct {
+				Name        string          `json:"name"`
+				Title       string          `json:"title"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &cf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var docs []toolsearch.Document
+		for _, tool := range cf.Tools {
+			id := ToolName(cf.Server, tool.Name)
+			docs = append(docs, toolsearch.Document{ID: id, Server: cf.Server, Name: tool.Name, Title: tool.Title,
+				Description: tool.Description, InputSchema: tool.InputSchema})
+			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
+				"description": tool.Description, "inputSchema": tool.InputSchema})
+			meta[id] = searchHit{Name: id, Server: cf.Server, Title: tool.Title, Description: oneLine(tool.Description, searchDescRunes)}
+		}
+		x.Replace(cf.Server, docs)
+	}
+
+	all := 0
+	for _, d := range defs {
+		all += tokens(d)
+	}
+	h := openBareHost(t, Options{})
+	var listed []Tool
+	for _, tool := range h.HostTools() {
+		if tool.Name == "activate_tools" || tool.Name == "search_tools" {
+			listed = append(listed, tool)
+		}
+	}
+	hostDefs, _ := json.Marshal(listed)
+	with, answers := 0, 0
+	for _, q := range queries {
+		var hits []searchHit
+		var activate []string
+		for _, hit := range x.Search(q.Query, searchDefaultLimit) {
+			hits = append(hits, meta[hit.ID])
+			if slices.Contains(q.Expect, hit.ID) && len(activate) < 5 {
+				activate = append(activate, hit.ID)
+			}
+		}
+		if len(activate) == 0 && len(hits) > 0 {
+			activate = []string{hits[0].Name}
+		}
+		answer := tokens([]byte(searchOutcome(q.Query, hits).Wire()))
+		answers += answer
+		with += tokens(hostDefs) + answer
+		for _, id := range activate {
+			with += tokens(defs[id])
+		}
+	}
+	perQuery := with / len(queries)
+	t.Logf("cl100k_base tokens over %d tools, %d queries: every definition %d; with search, per query %d "+
+		"(host tools %d, a %d-hit answer %d on average, then the activated definitions): %.2f%% of all",
+		len(defs), len(queries), all, perQuery, tokens(hostDefs), searchDefaultLimit, answers/len(queries),
+		100*float64(perQuery)/float64(all))
+	if perQuery*10 > all {
+		t.Errorf("search costs %d tokens per query against %d for every definition: less than a 90%% saving", perQuery, all)
+	}
+}
