@@ -79,10 +79,8 @@ func loadCorpus(t testing.TB) (*Index, map[string][]byte, []corpusQuery) {
 
 // TestCorpusRecall: for each query, is a right tool among the first five
 // hits (hit@5), and what share of the right tools are there (recall@5,
-// over at most five); with search latency and what a model reads with and
-// without search. The floors are below what was measured when they were
-// set (the note in the commit says the figures): a change that makes the
-// search worse fails here.
+// over at most five), and search latency. The floors are below what was
+// measured (figures below): a change that makes the search worse fails.
 func TestCorpusRecall(t *testing.T) {
 	x, defs, queries := loadCorpus(t)
 	var hits, recallSum float64
@@ -126,30 +124,20 @@ func TestCorpusRecall(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
 
-	// Tokens (bytes / 4, the usual estimate): every definition in front of
-	// the model, against one search answer of ten lines and the tools it
-	// then activates (the query's right answers).
-	var all int
-	for _, d := range defs {
-		all += len(d)
-	}
-	var withSearch int
-	for _, q := range queries {
-		withSearch += 10 * 120 // a search answer: ten lines of name, server and a short description
-		for _, id := range q.Expect {
-			withSearch += len(defs[id])
-		}
-	}
 	t.Logf("corpus: %d tools, %d queries", x.Len(), len(queries))
 	t.Logf("hit@5 %.2f, recall@5 %.2f; search p50 %v, p99 %v (10 hits)", hit5, recall5, p50, p99)
-	t.Logf("tokens a model reads: all definitions ~%d; with search, per query ~%d", all/4, withSearch/len(queries)/4)
+	// What a model reads with and without search: TestSearchTokensOnCorpus
+	// in the root package, with the host's real answer and a tokenizer.
 	for _, m := range misses {
 		t.Logf("miss: %s", m)
 	}
 	if x.Len() < 5000 {
 		t.Logf("the corpus has %d real tools, fewer than the 5,000 the issue asks for", x.Len())
 	}
-	const hitFloor, recallFloor = 0.80, 0.70 // measured 0.88 and 0.78 when set, on 3,669 tools and 75 queries
+	// Measured 0.89 and 0.78 when set, on 3,669 tools; 0.84 and 0.74 on
+	// 7,823 tools with the queries unchanged (the servers added since list
+	// more near-answers, some of them right ones the queries do not name).
+	const hitFloor, recallFloor = 0.80, 0.70
 	if hit5 < hitFloor || recall5 < recallFloor {
 		t.Errorf("hit@5 %.2f and recall@5 %.2f: below the floors %.2f and %.2f", hit5, recall5, hitFloor, recallFloor)
 	}

@@ -17,6 +17,11 @@
 //   --latest       install the newest version instead of the pinned one
 //   --jobs N       servers collected at once (default 6)
 //
+// A servers.json entry has package, short, version and optionally args,
+// env (dummy values), timeout, overrides (npm overrides for the scratch
+// install) and files (dummy files written into the scratch directory;
+// "{scratch}" in args is that directory).
+//
 // Nothing is installed into the repo. Servers are run with a scratch HOME
 // and working directory under --work, and with the dummy environment values
 // servers.json lists (never real credentials). A server that fails is
@@ -68,7 +73,11 @@ async function installNpm(entry) {
     if (latest || !entry.version || have === entry.version) return { dir, pj };
   }
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "package.json"), '{"private":true}\n');
+  // overrides (servers.json): npm overrides for the scratch install, for a
+  // dependency whose declared source is off the registry (e.g. a github.com
+  // tarball); the server's own code is installed unchanged.
+  const pkgJson = { private: true, ...(entry.overrides ? { overrides: entry.overrides } : {}) };
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkgJson) + "\n");
   // --ignore-scripts: no postinstall downloads (browsers, binaries); the
   // servers only need to start and list their tools.
   await run("npm", ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", spec], {
@@ -113,6 +122,11 @@ function listTools(entry, cmd, timeoutS) {
     const scratch = path.join(work, "run", entry.short);
     fs.rmSync(scratch, { recursive: true, force: true });
     fs.mkdirSync(path.join(scratch, "home"), { recursive: true });
+    // files (servers.json): dummy files a server needs at start (e.g. a
+    // kubeconfig pointing at nothing), written into the scratch directory.
+    for (const [name, content] of Object.entries(entry.files || {})) {
+      fs.writeFileSync(path.join(scratch, name), content);
+    }
     const env = {
       PATH: process.env.PATH,
       HOME: path.join(scratch, "home"),
