@@ -2,14 +2,13 @@ package mcpvisor
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 
+	"github.com/mcpvisor/mcpvisor/internal/toolcorpus"
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
 )
 
@@ -33,50 +32,24 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 	}
 	tokens := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
 
-	files, _ := filepath.Glob("testdata/toolcorpus/*.json")
-	if len(files) == 0 {
-		t.Fatal("no corpus in testdata/toolcorpus")
+	servers, queries, err := toolcorpus.Load("testdata/toolcorpus")
+	if err != nil {
+		t.Fatal(err)
 	}
 	x := toolsearch.New()
 	defs := map[string][]byte{}
 	meta := map[string]searchHit{}
-	var queries []struct {
-		Query  string   `json:"query"`
-		Expect []string `json:"expect"`
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if filepath.Base(f) == "queries.json" {
-			if err := json.Unmarshal(data, &queries); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		var cf struct {
-			Server string `json:"server"`
-			Tools  []struct {
-				Name        string          `json:"name"`
-				Title       string          `json:"title"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &cf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, s := range servers {
 		var docs []toolsearch.Document
-		for _, tool := range cf.Tools {
-			id := ToolName(cf.Server, tool.Name)
-			docs = append(docs, toolsearch.Document{ID: id, Server: cf.Server, Name: tool.Name, Title: tool.Title,
+		for _, tool := range s.Tools {
+			id := ToolName(s.Server, tool.Name)
+			docs = append(docs, toolsearch.Document{ID: id, Server: s.Server, Name: tool.Name, Title: tool.Title,
 				Description: tool.Description, InputSchema: tool.InputSchema})
 			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
 				"description": tool.Description, "inputSchema": tool.InputSchema})
-			meta[id] = searchHit{Name: id, Server: cf.Server, Title: tool.Title, Description: oneLine(tool.Description, searchDescRunes)}
+			meta[id] = searchHit{Name: id, Server: s.Server, Title: tool.Title, Description: oneLine(tool.Description, searchDescRunes)}
 		}
-		x.Replace(cf.Server, docs)
+		x.Replace(s.Server, docs)
 	}
 
 	all := 0

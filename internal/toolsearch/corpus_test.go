@@ -1,14 +1,13 @@
 package toolsearch
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/toolcorpus"
 )
 
 // The search measured on real tool definitions: testdata/toolcorpus holds
@@ -19,62 +18,27 @@ import (
 
 const corpusDir = "../../testdata/toolcorpus"
 
-type corpusFile struct {
-	Server string `json:"server"`
-	Tools  []struct {
-		Name        string          `json:"name"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	} `json:"tools"`
-}
-
-type corpusQuery struct {
-	Query  string   `json:"query"`
-	Expect []string `json:"expect"`
-}
-
 // loadCorpus indexes every server of the corpus and returns the index,
-// each tool's definition as a model would see it (for token counts), and
-// the queries.
-func loadCorpus(t testing.TB) (*Index, map[string][]byte, []corpusQuery) {
+// the namespaced names it holds, and the queries.
+func loadCorpus(t testing.TB) (*Index, map[string]bool, []toolcorpus.Query) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus in %s (scripts/collect-tools writes it): %v", corpusDir, err)
+	servers, queries, err := toolcorpus.Load(corpusDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	x := New()
-	defs := map[string][]byte{}
-	var queries []corpusQuery
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if filepath.Base(f) == "queries.json" {
-			if err := json.Unmarshal(data, &queries); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			continue
-		}
-		var cf corpusFile
-		if err := json.Unmarshal(data, &cf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		docs := make([]Document, 0, len(cf.Tools))
-		for _, tool := range cf.Tools {
-			id := "mcp__" + cf.Server + "__" + tool.Name
-			docs = append(docs, Document{ID: id, Server: cf.Server, Name: tool.Name, Title: tool.Title,
+	ids := map[string]bool{}
+	for _, s := range servers {
+		docs := make([]Document, 0, len(s.Tools))
+		for _, tool := range s.Tools {
+			id := "mcp__" + s.Server + "__" + tool.Name
+			docs = append(docs, Document{ID: id, Server: s.Server, Name: tool.Name, Title: tool.Title,
 				Description: tool.Description, InputSchema: tool.InputSchema})
-			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
-				"description": tool.Description, "inputSchema": tool.InputSchema})
+			ids[id] = true
 		}
-		x.Replace(cf.Server, docs)
+		x.Replace(s.Server, docs)
 	}
-	if len(queries) == 0 {
-		t.Fatalf("no queries in %s/queries.json", corpusDir)
-	}
-	return x, defs, queries
+	return x, ids, queries
 }
 
 // TestCorpusRecall: for each query, is a right tool among the first five
@@ -82,12 +46,12 @@ func loadCorpus(t testing.TB) (*Index, map[string][]byte, []corpusQuery) {
 // over at most five), and search latency. The floors are below what was
 // measured (figures below): a change that makes the search worse fails.
 func TestCorpusRecall(t *testing.T) {
-	x, defs, queries := loadCorpus(t)
+	x, ids, queries := loadCorpus(t)
 	var hits, recallSum float64
 	var misses []string
 	for _, q := range queries {
 		for _, id := range q.Expect {
-			if defs[id] == nil {
+			if !ids[id] {
 				t.Errorf("query %q expects %s, which the corpus does not have", q.Query, id)
 			}
 		}
