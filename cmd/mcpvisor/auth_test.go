@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httputil"
@@ -31,15 +30,11 @@ func cliRun(t *testing.T, browser string, args ...string) (stdout, stderr string
 		env = append(env, "BROWSER="+browser)
 	}
 	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mcpvisor %v: %v", args, err)
+	stdout, stderr, code = runCmd(cmd)
+	if code == -1 {
+		t.Fatalf("mcpvisor %v: %s", args, stderr)
 	}
-	return out.String(), errb.String(), code
+	return stdout, stderr, code
 }
 
 // A person's session with a server that needs OAuth: the first command

@@ -17,6 +17,12 @@ import (
 func cliExec(stdin string, args ...string) (stdout, stderr string, code int) {
 	cmd := exec.Command(cliBin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(cmd)
+}
+
+// runCmd runs cmd and returns what it wrote and its exit status; code -1
+// and the error as stderr when it did not run.
+func runCmd(cmd *exec.Cmd) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -27,15 +27,7 @@ import (
 func cliExecEnv(env []string, args ...string) (stdout, stderr string, code int) {
 	cmd := exec.Command(cliBin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		return "", err.Error(), -1
-	}
-	return out.String(), errb.String(), code
+	return runCmd(cmd)
 }
 
 // reviewsJSON decodes tools review --json.
