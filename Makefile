@@ -1,7 +1,7 @@
 # mcpvisor: make is the front door.
 GO      ?= go
 BIN     := bin
-SERVERS := notes mcptest
+SERVERS := notes mcptest ssh
 
 .PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro clean
 
