@@ -599,3 +599,47 @@ func TestActivateWaitsForStart(t *testing.T) {
 		t.Errorf("text: %s", res.Text)
 	}
 }
+
+// A config file's literal env values, like an API entry's, are kept in
+// secrets.json and not in the journal; the server still gets them, after a
+// restart too, and a server removed from the file takes them along.
+func TestConfigSecretsStayOutOfTheJournal(t *testing.T) {
+	data := t.TempDir()
+	const secret = "tok-config-8f3e1c77"
+	sc := mcptest("c")
+	sc.Env = map[string]string{"SERVICE_TOKEN": secret, "MCPTEST_ARGS": "-tools 2"}
+	opts := mcpvisor.Options{DataDir: data}
+	for life := range 2 {
+		h := openHost(t, opts, sc)
+		waitReady(t, h, "c")
+		if tools := toolsOf(h, "c"); !slices.Contains(tools, "t0001") {
+			t.Fatalf("life %d: the server did not get its env (MCPTEST_ARGS): tools %v", life, tools)
+		}
+		// The row itself (the journal's files may hold it compressed).
+		rows, err := h.Journal().Servers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if bytes.Contains(r.Config, []byte(secret)) {
+				t.Errorf("life %d: registry row %s holds the secret: %s", life, r.Name, r.Config)
+			}
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if hits := grepTree(t, data, filepath.Join(data, "secrets.json"), secret); len(hits) > 0 {
+			t.Errorf("life %d: the config's secret env value is in %v; it belongs in secrets.json only", life, hits)
+		}
+		if b, _ := os.ReadFile(filepath.Join(data, "secrets.json")); !bytes.Contains(b, []byte(secret)) {
+			t.Errorf("life %d: secrets.json lacks the secret", life)
+		}
+	}
+	h := openHost(t, opts) // c is gone from the file
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(data, "secrets.json")); bytes.Contains(b, []byte(secret)) {
+		t.Error("the secret of a server removed from the file outlived it")
+	}
+}

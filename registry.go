@@ -42,7 +42,13 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 		for _, sc := range cfg.Servers {
 			inFile[sc.Name] = true
 			order = append(order, sc.Name)
-			rec, err := serverRecord(sc, persistence.OriginConfig, now)
+			// A file's literal credentials are kept out of the row as an
+			// API entry's are: the journal keeps no secrets.
+			sealed, fresh := sealSecrets(sc)
+			if err := h.secrets.update(sc.Name, fresh, sealed); err != nil {
+				return nil, err
+			}
+			rec, err := serverRecord(sealed, persistence.OriginConfig, now)
 			if err != nil {
 				return nil, err
 			}
@@ -80,10 +86,10 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 		}
 	}
 	// Secrets outlive their row only if a crash fell between the two
-	// writes, or the config file took the server's name over.
+	// writes.
 	if err := h.secrets.KeepOnly(func(server string) bool {
-		r, ok := byName[server]
-		return ok && r.Origin == persistence.OriginAPI
+		_, ok := byName[server]
+		return ok
 	}, func(server string) bool {
 		_, ok := byName[server]
 		return ok

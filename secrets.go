@@ -12,8 +12,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
 )
 
-// The journal keeps no secrets. A server registered through the API
-// (Register, PUT /v1/servers, register_mcp) may carry literal credentials:
+// The journal keeps no secrets. A server, from the config file or
+// registered through the API (Register, PUT /v1/servers, register_mcp),
+// may carry literal credentials:
 // its apiKey, its header values, its env values, its oauth object's
 // clientSecret, privateKey, idpClientSecret, idToken and assertion. Those are moved out of
 // the registry row into <data>/secrets.json (mode 0600, written atomically;

@@ -177,8 +177,7 @@ func (s *Store) setLocked(server string, secrets map[string]string) error {
 }
 
 // KeepOnly drops the sealed secrets of every server keep rejects, and the
-// OAuth entries of every server keepOAuth rejects, durably. (A server from
-// the config file has no sealed secrets, but it has its sign-in.)
+// OAuth entries of every server keepOAuth rejects, durably.
 func (s *Store) KeepOnly(keep, keepOAuth func(server string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
