@@ -84,6 +84,13 @@
 // shadowing, zero-width and tag-character smuggling, a bidi-spoofed name,
 // instructions in schema defaults and unknown keywords, a duplicate key.
 //
+// Over the real-tool corpus (testdata/toolcorpus, 7,823 definitions;
+// TestCorpusFigures prints the counts), the hold rules match 27 real
+// tools: stray zero-width spaces in one vendor's descriptions, a sentence
+// saying ~/.ssh paths are rejected, one "DO NOT mention". Under hold such
+// a tool is held until approved anyway; the finding tells the person what
+// to read.
+//
 // The rules are a tripwire, not a proof: text rewritten to avoid them,
 // another language, or homoglyphs pass. Pinning is the defence that does
 // not depend on them: whatever a tool says, under hold a person has read
