@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/oauth/oauthtest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
@@ -234,10 +235,10 @@ func TestAuthSignInThroughAPI(t *testing.T) {
 func TestUISignInInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{})
 	as := registerProtected(t, a, "remote")
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	row := `Array.from(document.querySelectorAll("#servers tbody tr")).
 		find((tr) => tr.cells[0].querySelector("strong").textContent === "remote")`

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -56,9 +57,9 @@ func awaitHostCall(t *testing.T, ctx context.Context, done <-chan hostCallOutcom
 func TestUIApprovesRegistrationInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true, AlwaysOn: []string{mcpvisor.ConfigGroup}}, sidecar.Options{})
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	argv := []string{"-name", "fresh server\u202e", "-tools", "2"}
 	args := map[string]any{"name": "fresh", "transport": "stdio", "command": mcptestBin, "args": argv,
@@ -123,10 +124,10 @@ func TestUIApprovesRegistrationInBrowser(t *testing.T) {
 func TestUIDeniesWithReasonInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true, AlwaysOn: []string{mcpvisor.ConfigGroup}}, sidecar.Options{},
 		mcptest("victim"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	done := sessionCall(t, ctx, a, "chat-8", "delete_mcp", map[string]any{"name": "victim"})
 	reason := chromedp.CSS(`form.approval input[name="reason"]`)

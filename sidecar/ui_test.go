@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -70,87 +70,12 @@ func TestUIRendersNoHTMLFromData(t *testing.T) {
 	}
 }
 
-// chromium is the path of a Chromium-family browser, or "".
-func chromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// needChromium skips the test when no browser is installed.
-func needChromium(t *testing.T) string {
-	t.Helper()
-	path := chromium()
-	if path == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome in PATH: the inbox browser test needs one " +
-			"(Debian: apt-get install chromium)")
-	}
-	return path
-}
-
-// browser starts a headless Chromium at path for the test, bounded by ctx;
-// it is stopped (and its profile removed) when the test ends, so call it
-// after openAPI: the sidecar's Close waits for the page's open stream.
-// Uncaught page exceptions fail the test.
-func browser(t *testing.T, ctx context.Context, path string) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox, // root in containers
-		chromedp.DisableGPU,
-		// This machine has no network: keep Chromium from trying.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1100, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	// Starts the browser, so that the console is read from the first page on.
-	if err := chromedp.Do(bctx); err != nil {
-		cancelBrowser()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var exceptions []string
-	console := chromedp.Console(bctx)
-	wg.Go(func() {
-		for m, err := range console {
-			if err != nil {
-				return
-			}
-			if m.IsException() {
-				mu.Lock()
-				exceptions = append(exceptions, m.Text)
-				mu.Unlock()
-			}
-		}
-	})
-	t.Cleanup(func() { // before the profile's TempDir is removed
-		cancelBrowser()
-		cancelAlloc()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, e := range exceptions {
-			t.Errorf("page exception: %s", e)
-		}
-	})
-	return bctx
-}
-
 func TestUIAnswersPasswordElicitationInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{}, mcptest("vault"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	const password = "s3cret-pw"
 	sum := sha256.Sum256([]byte(password))
@@ -241,9 +166,9 @@ func TestUIAnswersPasswordElicitationInBrowser(t *testing.T) {
 func TestUILoginFormInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{}, mcptest("t"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	tokenField := chromedp.CSS(`#token-input`)
 	if err := chromedp.Do(bctx,
@@ -332,9 +257,9 @@ func answer(t *testing.T, ctx context.Context, done <-chan string) map[string]an
 func TestUIFormFieldsInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{}, mcptest("t"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"name":   map[string]any{"type": "string", "title": "Name", "default": "<b>ada</b>"},
@@ -410,9 +335,9 @@ func TestUIFormFieldsInBrowser(t *testing.T) {
 func TestUIURLRequestInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{}, mcptest("t"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	const url = "https://auth.example.com/connect?state=1&next=<x>"
 	done := askInBrowser(t, ctx, a, "mcp__t__ask", map[string]any{"mode": "url", "message": "Connect your account", "url": url})
@@ -449,9 +374,9 @@ func TestUIURLRequestInBrowser(t *testing.T) {
 func TestUIPushesChangesInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPI(t, sidecar.Options{}, mcptest("alpha"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 
 	state := func(name string) string {
 		return fmt.Sprintf(`Array.from(document.querySelectorAll("#servers tbody tr")).

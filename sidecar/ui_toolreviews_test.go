@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -28,9 +29,9 @@ func reviewCard(server, tool, more string) string {
 func TestUIToolReviewsInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	a := openAPIHost(t, mcpvisor.Options{ToolPolicy: mcpvisor.ToolPolicyHold}, sidecar.Options{}, mcptest("rp"))
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 	echo := waitReview(t, ctx, a.h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.Held })
 
 	newEcho := reviewCard("rp", "echo", `[data-state="new"]`)

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -69,11 +70,11 @@ func TestAPIIsTheRootPackagesJSON(t *testing.T) {
 func TestUIShowsServersFields(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	path := needChromium(t)
+	path := browsertest.Need(t)
 	alpha := mcptest("alpha")
 	alpha.FriendlyName = "Alpha Server"
 	a := openAPI(t, sidecar.Options{}, alpha)
-	bctx := browser(t, ctx, path)
+	bctx := browsertest.Start(t, ctx, path)
 	if err := chromedp.Do(bctx, chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken)); err != nil {
 		t.Fatal(err)
 	}
