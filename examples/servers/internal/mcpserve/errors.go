@@ -29,6 +29,17 @@ var (
 	// ErrIDInUse is returned by CallWithID when a request with the same id is
 	// still waiting for its response.
 	ErrIDInUse = errors.New("mcpserve: request id in use")
+	// ErrInputRequired is returned by ToolCall.Call in a modern request
+	// when the client has not answered the request yet: the handler must
+	// return, and the client is asked through an input_required result.
+	ErrInputRequired = errors.New("mcpserve: input required")
+	// ErrMissingClientCapability is returned by ToolCall.Call in a modern
+	// request when the client did not declare the capability the request
+	// needs (elicitation for elicitation/create, ...).
+	ErrMissingClientCapability = errors.New("mcpserve: client capability missing")
+	// ErrNotInputRequest is returned by ToolCall.Call in a modern request
+	// for a method an input_required result cannot carry.
+	ErrNotInputRequest = errors.New("mcpserve: not an input request")
 )
 
 // Error is a JSON-RPC error object. A handler returning an *Error (possibly

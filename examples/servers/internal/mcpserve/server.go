@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"bytes"
 	"context"
+	"crypto/cipher"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -78,6 +79,14 @@ type Options struct {
 	// answers for the tasks it finds there and resumes the working ones of
 	// Resumable tools (others fail). Created if missing.
 	TaskStateDir string
+
+	// Modern makes the server dual-era: besides initialize it answers
+	// server/discover and serves requests that declare the 2026-07-28
+	// revision in their _meta, without a handshake; ToolCall.Call then
+	// asks through input_required results (see ToolCall.Call). Without
+	// Modern, server/discover is an unknown method, as for any legacy
+	// server.
+	Modern bool
 }
 
 // SupportedVersions are the revisions NegotiateVersion echoes.
@@ -144,6 +153,9 @@ type Server struct {
 	background sync.WaitGroup  // task handlers; Serve waits for them
 	tasksMu    sync.Mutex
 	tasks      map[string]*serverTask
+
+	clientCaps json.RawMessage // declared in initialize; guarded by mu
+	stateAEAD  cipher.AEAD     // seals requestState; set with Options.Modern
 }
 
 // StopReading makes Serve read no further input once the line being handled
@@ -185,6 +197,9 @@ func New(opts Options) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Modern {
+		s.stateAEAD = newStateAEAD()
 	}
 	h := Handler(s.dispatch)
 	for i := len(opts.Middleware) - 1; i >= 0; i-- {
@@ -420,6 +435,14 @@ func (s *Server) startRequest(ctx context.Context, m *incoming, handlers *sync.W
 
 // dispatch is the innermost handler: the MCP methods this framework knows.
 func (s *Server) dispatch(ctx context.Context, req *Request) (any, error) {
+	if s.opts.Modern && !req.IsNotification() {
+		var res any
+		var handled bool
+		var err error
+		if ctx, res, handled, err = s.dispatchModern(ctx, req); handled {
+			return res, err
+		}
+	}
 	switch req.Method {
 	case "initialize":
 		return s.initialize(req)
@@ -464,11 +487,15 @@ func (s *Server) dispatch(ctx context.Context, req *Request) (any, error) {
 
 func (s *Server) initialize(req *Request) (any, error) {
 	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
 	}
 	if err := unmarshalParams(req.Params, &p); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.clientCaps = p.Capabilities
+	s.mu.Unlock()
 	caps := map[string]any{
 		"tools":   map[string]any{"listChanged": true},
 		"logging": map[string]any{},
@@ -483,7 +510,7 @@ func (s *Server) initialize(req *Request) (any, error) {
 	return &InitializeResult{
 		ProtocolVersion: s.opts.NegotiateVersion(p.ProtocolVersion),
 		Capabilities:    caps,
-		ServerInfo:      Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version},
+		ServerInfo:      s.serverInfo(),
 		Instructions:    s.opts.Instructions,
 	}, nil
 }
@@ -544,6 +571,9 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      json.RawMessage `json:"_meta"`
 		Task      json.RawMessage `json:"task"`
+		// A modern retry's answers (MRTR).
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
 	}
 	if err := unmarshalParams(req.Params, &p); err != nil {
 		return nil, err
@@ -567,6 +597,18 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	}
 	call := &ToolCall{Server: s, RequestID: req.ID, Name: p.Name, Arguments: args, Meta: p.Meta}
 	asTask := s.opts.Tasks && len(p.Task) > 0 && !bytes.Equal(p.Task, jsonNull)
+	if mr := modernFrom(ctx); mr != nil {
+		round, err := s.openRound(p.Name, args, p.InputResponses, p.RequestState)
+		if err != nil {
+			return nil, err
+		}
+		call.ProtocolVersion, call.ClientCapabilities, call.input = mr.version, mr.caps, round
+		asTask = false // the legacy tasks utility is not offered to modern clients
+	} else {
+		s.mu.Lock()
+		call.ClientCapabilities = s.clientCaps
+		s.mu.Unlock()
+	}
 	switch {
 	case asTask && (tool.TaskSupport == TaskSupportOptional || tool.TaskSupport == TaskSupportRequired):
 		return s.createTask(tool, call, p.Task)
@@ -577,7 +619,20 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		// The spec: a required tool called without a task MUST get -32601.
 		return nil, Errorf(CodeMethodNotFound, "Task augmentation required: tool %s must be called as a task", p.Name)
 	}
-	return s.runTool(ctx, tool, call)
+	res, err := s.runTool(ctx, tool, call)
+	if call.input == nil {
+		return res, err
+	}
+	// An unanswered ask decides the outcome, whatever the handler made of
+	// its ErrInputRequired.
+	if call.input.pending() != nil && ctx.Err() == nil {
+		return s.inputRequired(call.input)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.ResultType = ResultComplete
+	return res, nil
 }
 
 // runTool runs the handler and normalises its outcome: a nil result

@@ -89,7 +89,16 @@ type ToolCall struct {
 	TaskID        string
 	TaskCreatedAt time.Time
 
-	task *serverTask
+	// ProtocolVersion is the modern revision the request declared in its
+	// _meta (Options.Modern), "" for a request of the legacy era.
+	ProtocolVersion string
+	// ClientCapabilities are the client's capabilities (a JSON object):
+	// those of the modern request's _meta, else those initialize declared;
+	// nil when unknown.
+	ClientCapabilities json.RawMessage
+
+	task  *serverTask
+	input *inputRound // a modern request's input (MRTR)
 }
 
 // Progress sends notifications/progress for the call with the
@@ -135,7 +144,31 @@ func (c *ToolCall) progressToken() json.RawMessage {
 // the server's end, as Server.Call does. For a task, params (nil, or
 // anything that encodes as a JSON object) get the related-task _meta, and
 // the task's status is input_required while the answer is awaited.
+//
+// In a modern request (ProtocolVersion set) nothing is sent and nothing
+// blocks: Call returns the answer the client gave in this request's input,
+// or ErrInputRequired. The handler must then return (what it returns is
+// ignored); the client is asked through an input_required result, answers,
+// and the handler runs again from the start, its asks now answered. The
+// handler must therefore do nothing before an ask that it cannot do again.
+// A method the client did not declare the capability for is
+// ErrMissingClientCapability, one an input_required result cannot carry
+// ErrNotInputRequest.
 func (c *ToolCall) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c.input != nil {
+		capability, ok := inputMethods[method]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNotInputRequest, method)
+		}
+		if !hasCapability(c.ClientCapabilities, capability) {
+			return nil, fmt.Errorf("%w: %s needs %s", ErrMissingClientCapability, method, capability)
+		}
+		raw, err := encodeJSON(params)
+		if err != nil {
+			return nil, fmt.Errorf("mcpserve: %s params: %w", method, err)
+		}
+		return c.input.ask(method, raw)
+	}
 	if c.task == nil {
 		return c.Server.Call(ctx, method, params)
 	}
@@ -167,9 +200,11 @@ type ToolHandler func(ctx context.Context, call *ToolCall) (*CallToolResult, err
 
 // CallToolResult is the result of tools/call.
 type CallToolResult struct {
-	Content           []any `json:"content"`
-	StructuredContent any   `json:"structuredContent,omitempty"`
-	IsError           bool  `json:"isError,omitempty"`
+	// ResultType is set to ResultComplete for a modern request.
+	ResultType        string `json:"resultType,omitempty"`
+	Content           []any  `json:"content"`
+	StructuredContent any    `json:"structuredContent,omitempty"`
+	IsError           bool   `json:"isError,omitempty"`
 	// Meta is the result's _meta. tasks/result sets the related-task entry.
 	Meta map[string]any `json:"_meta,omitempty"`
 }

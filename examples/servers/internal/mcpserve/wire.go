@@ -52,6 +52,15 @@ func encodeFrame(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// encodeJSON is json.Marshal without HTML escaping, as frames are written.
+func encodeJSON(v any) (json.RawMessage, error) {
+	b, err := encodeFrame(v)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b, []byte{'\n'}), nil
+}
+
 var errLineTooLong = errors.New("line too long")
 
 // lineReader reads newline-delimited lines of at most max bytes. A longer
