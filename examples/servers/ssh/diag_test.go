@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/mcpvisor/mcpvisor/examples/servers/internal/mcpserve"
 )
 
 func TestFormatSysinfo(t *testing.T) {
@@ -103,29 +101,24 @@ func TestRunResultText(t *testing.T) {
 	}
 }
 
-func TestClientCapsMiddleware(t *testing.T) {
+func TestFormElicitation(t *testing.T) {
 	for _, tc := range []struct {
 		caps string
 		want bool
 	}{
+		{``, false},
 		{`{}`, false},
 		{`{"elicitation":{}}`, true},
 		{`{"elicitation":{"form":{}}}`, true},
 		{`{"elicitation":{"url":{}}}`, false},
 		{`{"elicitation":{"form":{},"url":{}}}`, true},
 	} {
-		c := &clientCaps{}
-		h := c.middleware(func(context.Context, *mcpserve.Request) (any, error) { return nil, nil })
-		params := json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + tc.caps + `}`)
-		if _, err := h(context.Background(), &mcpserve.Request{ID: json.RawMessage(`1`), Method: "initialize", Params: params}); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.formElicitation.Load(); got != tc.want {
+		if got := formElicitation(json.RawMessage(tc.caps)); got != tc.want {
 			t.Errorf("capabilities %s: form elicitation = %v, want %v", tc.caps, got, tc.want)
 		}
-		ask := elicitAsker(c, nil)
-		if _, err := ask(context.Background(), "alias \"x\" needs a password", "t", "set FOO"); !errors.Is(err, errNoElicitation) || !strings.Contains(err.Error(), "set FOO") {
-			t.Errorf("asking without a call: %v", err)
-		}
+	}
+	ask := elicitAsker(nil)
+	if _, err := ask(context.Background(), "alias \"x\" needs a password", "t", "set FOO"); !errors.Is(err, errNoElicitation) || !strings.Contains(err.Error(), "set FOO") {
+		t.Errorf("asking without a call: %v", err)
 	}
 }

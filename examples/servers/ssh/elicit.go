@@ -3,38 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/mcpvisor/mcpvisor/examples/servers/internal/mcpserve"
 )
 
-// clientCaps remembers, from initialize, whether the client takes form
-// elicitation requests.
-type clientCaps struct {
-	formElicitation atomic.Bool
-}
-
-// middleware reads capabilities.elicitation from initialize: present and
-// empty ({}, the 2025-06-18 form) or with a "form" member means form mode.
-func (c *clientCaps) middleware(next mcpserve.Handler) mcpserve.Handler {
-	return func(ctx context.Context, req *mcpserve.Request) (any, error) {
-		if req.Method == "initialize" {
-			var p struct {
-				Capabilities struct {
-					Elicitation *map[string]json.RawMessage `json:"elicitation"`
-				} `json:"capabilities"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil && p.Capabilities.Elicitation != nil {
-				m := *p.Capabilities.Elicitation
-				_, form := m["form"]
-				c.formElicitation.Store(len(m) == 0 || form)
-			} else {
-				c.formElicitation.Store(false)
-			}
-		}
-		return next(ctx, req)
+// formElicitation reports whether capabilities (the client's, from
+// initialize or a modern request's _meta) take form elicitation requests:
+// elicitation present and empty ({}, the 2025-06-18 form) or with a "form"
+// member.
+func formElicitation(capabilities json.RawMessage) bool {
+	var c struct {
+		Elicitation *map[string]json.RawMessage `json:"elicitation"`
 	}
+	if json.Unmarshal(capabilities, &c) != nil || c.Elicitation == nil {
+		return false
+	}
+	m := *c.Elicitation
+	_, form := m["form"]
+	return len(m) == 0 || form
 }
 
 // asker obtains a secret from the user. message is the elicitation's text,
@@ -45,9 +33,13 @@ type asker func(ctx context.Context, message, title, fallback string) (secret, e
 // elicitAsker asks through elicitation/create on behalf of call: a form with
 // one masked field, "password". A declined or cancelled form is
 // errSignInCancelled; a client without form elicitation is errNoElicitation.
-func elicitAsker(caps *clientCaps, call *mcpserve.ToolCall) asker {
+// With a modern client the ask is an input_required result
+// (mcpserve.ErrInputRequired until the client answers): the tool is run
+// again with the answer, which is why every ask comes before the side
+// effects of a tool (at login, or just before sudo).
+func elicitAsker(call *mcpserve.ToolCall) asker {
 	return func(ctx context.Context, message, title, fallback string) (secret, error) {
-		if call == nil || !caps.formElicitation.Load() {
+		if call == nil || !formElicitation(call.ClientCapabilities) {
 			return secret{}, fmt.Errorf("%s, but %w (it has no form elicitation support); %s", message, errNoElicitation, fallback)
 		}
 		schema := map[string]any{
@@ -64,6 +56,9 @@ func elicitAsker(caps *clientCaps, call *mcpserve.ToolCall) asker {
 		if err != nil {
 			if ctx.Err() != nil {
 				return secret{}, ctx.Err()
+			}
+			if errors.Is(err, mcpserve.ErrInputRequired) {
+				return secret{}, err
 			}
 			return secret{}, fmt.Errorf("%s, but asking the client failed: %v", message, err)
 		}

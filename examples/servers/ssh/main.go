@@ -37,8 +37,10 @@ func main() {
 			"read_file, list_files, grep_files, edit_file and replace_lines work like local filesystem tools with a leading alias, over SFTP as the login user; " +
 			"for privileged writes use exec with sudo=true (tee, install). exec, upload, download, sysinfo and systemd complete the set. " +
 			"Passwords are asked from the user directly, never from you.",
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, nil)),
-		Middleware: []mcpserve.Middleware{s.caps.middleware},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		// With a client that speaks MCP 2026-07-28, passwords are asked
+		// through input_required results (MRTR).
+		Modern: true,
 	})
 	for _, t := range s.tools() {
 		srv.AddTool(t)

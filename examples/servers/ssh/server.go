@@ -21,7 +21,6 @@ type sshServer struct {
 	sudo    *secretCache // sudo passwords
 	dialer  *dialer
 	pool    *pool
-	caps    *clientCaps
 }
 
 func newSSHServer(cfg config) *sshServer {
@@ -30,7 +29,6 @@ func newSSHServer(cfg config) *sshServer {
 		aliases: &aliasStore{path: cfg.AliasesPath},
 		login:   newSecretCache(cfg.LoginTTL),
 		sudo:    newSecretCache(cfg.SudoTTL),
-		caps:    &clientCaps{},
 	}
 	s.dialer = newDialer(cfg, s.login)
 	s.pool = newPool(cfg.PoolTTL, s.dialer.dial)
@@ -50,7 +48,7 @@ func (s *sshServer) connect(ctx context.Context, call *mcpserve.ToolCall, name s
 	if err != nil {
 		return Alias{}, nil, nil, err
 	}
-	c, release, err := s.pool.acquire(ctx, a, elicitAsker(s.caps, call))
+	c, release, err := s.pool.acquire(ctx, a, elicitAsker(call))
 	if err != nil {
 		return Alias{}, nil, nil, err
 	}
@@ -215,7 +213,7 @@ func (s *sshServer) run(ctx context.Context, call *mcpserve.ToolCall, a Alias, c
 	}
 	var stdin []byte
 	if needsPassword {
-		ask := elicitAsker(s.caps, call)
+		ask := elicitAsker(call)
 		pw, err := s.sudo.getOrAsk(ctx, sudoKey(a), func(ctx context.Context) (secret, error) {
 			return ask(ctx,
 				fmt.Sprintf("alias %q needs the sudo password for %s", a.Name, a.userHost()),
