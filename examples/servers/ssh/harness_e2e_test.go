@@ -53,6 +53,9 @@ type rigOptions struct {
 	// references in env: how a configuration names a secret without
 	// writing it (the host stores a server's configuration as written).
 	hostEnv map[string]string
+	// inbox: the host has no elicitation handler; prompts wait in its
+	// inbox (the sidecar's page and API answer them).
+	inbox bool
 }
 
 // rig is one test's world: an sshd with its account, a temporary HOME for
@@ -108,18 +111,22 @@ func newRig(t *testing.T, opts rigOptions) *rig {
 		}
 		return os.LookupEnv(name)
 	}
-	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
-		LookupEnv:   lookup,
-		DataDir:     r.dataDir,
-		Logger:      slog.New(slog.NewTextHandler(r.hostLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		StopGrace:   2 * time.Second,
-		TermGrace:   2 * time.Second,
-		Elicitation: r.asker.handle,
+	hostOpts := mcpvisor.Options{
+		LookupEnv: lookup,
+		DataDir:   r.dataDir,
+		Logger:    slog.New(slog.NewTextHandler(r.hostLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		StopGrace: 2 * time.Second,
+		TermGrace: 2 * time.Second,
+		Inbox:     opts.inbox,
 		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{
 			Name: serverName, Type: "stdio", Command: bin.ssh, Env: env, Enabled: true,
 			Timeout: mcpvisor.Duration(callTimeout),
 		}}},
-	})
+	}
+	if !opts.inbox {
+		hostOpts.Elicitation = r.asker.handle
+	}
+	h, err := mcpvisor.Open(context.Background(), hostOpts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

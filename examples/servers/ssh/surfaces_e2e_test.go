@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +27,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/examples/servers/ssh/internal/sshdtest"
 	"github.com/mcpvisor/mcpvisor/gateway"
 	"github.com/mcpvisor/mcpvisor/internal/browsertest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
@@ -36,53 +34,6 @@ import (
 
 // sidecarToken is the bearer token of the tests' sidecars.
 const sidecarToken = "ssh-e2e-token"
-
-// newInboxRig is newRig's world (an sshd, the server's HOME with the host
-// key already known) with a host whose elicitations wait in its inbox.
-func newInboxRig(t *testing.T) *rig {
-	t.Helper()
-	d := sshdtest.Start(t, sshdtest.Options{})
-	r := &rig{t: t, sshd: d, home: t.TempDir(), dataDir: t.TempDir(), asker: &asker{t: t}, hostLog: &lockedBuffer{}}
-	r.aliases = filepath.Join(r.home, "aliases.json")
-	r.knownHosts = filepath.Join(r.home, "known_hosts")
-	if err := os.WriteFile(r.knownHosts, []byte(d.HostKeyLine()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.scan = []string{r.home, r.dataDir}
-	t.Cleanup(r.checkSecrets) // after the host, the sidecar and the gateway closed
-
-	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
-		DataDir:   r.dataDir,
-		Logger:    slog.New(slog.NewTextHandler(r.hostLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		StopGrace: 2 * time.Second,
-		TermGrace: 2 * time.Second,
-		Inbox:     true,
-		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{{
-			Name: serverName, Type: "stdio", Command: bin.ssh, Enabled: true,
-			Env: map[string]string{
-				"SSH_MCP_ALIASES":     r.aliases,
-				"SSH_MCP_KNOWN_HOSTS": r.knownHosts,
-				"HOME":                r.home,
-			},
-			Timeout: mcpvisor.Duration(callTimeout),
-		}}},
-	})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	r.host = h
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.WaitReady(ctx, serverName); err != nil {
-		t.Fatalf("WaitReady: %v\nhost log:\n%s", err, r.hostLog)
-	}
-	return r
-}
 
 // callOutcome is how a call made in the background ended.
 type callOutcome struct {
@@ -290,7 +241,7 @@ func TestInboxPageAnswersPasswordLogin(t *testing.T) {
 	path := browsertest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*callTimeout)
 	defer cancel()
-	r := newInboxRig(t)
+	r := newRig(t, rigOptions{inbox: true})
 	api := serveSidecar(r)
 	bctx := browsertest.Start(t, ctx, path)
 	r.addAlias("box", map[string]any{"auth": "password", "key_path": nil})
@@ -351,7 +302,7 @@ func TestInboxPageAnswersPasswordLogin(t *testing.T) {
 // sudo and the next call asks again.
 func TestInboxAPIAnswersSudoPrompt(t *testing.T) {
 	t.Parallel()
-	r := newInboxRig(t)
+	r := newRig(t, rigOptions{inbox: true})
 	r.sshd.SudoWithPassword(t)
 	api := serveSidecar(r)
 	r.addAlias("box", map[string]any{"sudo": "prompt"})
@@ -603,7 +554,7 @@ func (c *mcpClient) respond(id json.RawMessage, result string) {
 // field; its answer logs the call in. The host's inbox is never used.
 func TestGatewayClientAnswersPasswordLogin(t *testing.T) {
 	t.Parallel()
-	r := newInboxRig(t)
+	r := newRig(t, rigOptions{inbox: true})
 	c := serveGateway(r)
 	c.initialize()
 	if text, isErr := c.callTool(2, "activate_tools", map[string]any{"groups": []string{serverName}}, nil); isErr {

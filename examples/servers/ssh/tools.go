@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkg/sftp"
+
 	"github.com/mcpvisor/mcpvisor/examples/servers/internal/mcpserve"
 )
 
@@ -373,55 +375,47 @@ func commandResult(res runResult, err error) (*mcpserve.CallToolResult, error) {
 }
 
 func (s *sshServer) upload(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
-	var args struct {
-		Alias      string `json:"alias"`
-		LocalPath  string `json:"local_path"`
-		RemotePath string `json:"remote_path"`
-	}
-	if err := call.Bind(&args); err != nil {
-		return fail(err)
-	}
-	if args.LocalPath == "" || args.RemotePath == "" {
-		return fail(errors.New("local_path and remote_path are required"))
-	}
-	local, err := s.expandLocal(args.LocalPath)
-	if err != nil {
-		return fail(err)
-	}
-	_, c, release, err := s.connect(ctx, call, args.Alias)
-	if err != nil {
-		return fail(err)
-	}
-	defer release()
-	sc, err := c.sftpClient()
-	if err != nil {
-		return fail(err)
-	}
-	target, st, err := upload(ctx, sc, local, remotePath(args.RemotePath))
-	if err != nil {
-		return fail(fmt.Errorf("upload: %w (%d files, %d bytes copied before the error)", err, st.Files, st.Bytes))
-	}
-	return mcpserve.TextResult(st.summary("Uploaded", args.Alias+":"+target)), nil
+	return s.transfer(ctx, call, "upload", func(sc *sftp.Client, alias, local, remote string) (string, error) {
+		target, st, err := upload(ctx, sc, local, remote)
+		if err != nil {
+			return "", transferError("upload", st, err)
+		}
+		return st.summary("Uploaded", alias+":"+target), nil
+	})
 }
 
 func (s *sshServer) download(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
+	return s.transfer(ctx, call, "download", func(sc *sftp.Client, _, local, remote string) (string, error) {
+		target, st, err := download(ctx, sc, remote, local)
+		if err != nil {
+			return "", transferError("download", st, err)
+		}
+		return st.summary("Downloaded", target), nil
+	})
+}
+
+// transfer binds upload's and download's arguments, connects, and runs
+// run with the alias, the local path (~ expanded, a trailing / kept: it
+// means "into this directory") and the remote path.
+func (s *sshServer) transfer(ctx context.Context, call *mcpserve.ToolCall, verb string,
+	run func(sc *sftp.Client, alias, local, remote string) (string, error)) (*mcpserve.CallToolResult, error) {
 	var args struct {
 		Alias      string `json:"alias"`
-		RemotePath string `json:"remote_path"`
 		LocalPath  string `json:"local_path"`
+		RemotePath string `json:"remote_path"`
 	}
 	if err := call.Bind(&args); err != nil {
 		return fail(err)
 	}
 	if args.LocalPath == "" || args.RemotePath == "" {
-		return fail(errors.New("remote_path and local_path are required"))
+		return fail(fmt.Errorf("%s: local_path and remote_path are required", verb))
 	}
 	local, err := s.expandLocal(args.LocalPath)
 	if err != nil {
 		return fail(err)
 	}
 	if strings.HasSuffix(args.LocalPath, "/") && !strings.HasSuffix(local, "/") {
-		local += "/" // keep the "into this directory" meaning through ~ expansion
+		local += "/"
 	}
 	_, c, release, err := s.connect(ctx, call, args.Alias)
 	if err != nil {
@@ -432,11 +426,15 @@ func (s *sshServer) download(ctx context.Context, call *mcpserve.ToolCall) (*mcp
 	if err != nil {
 		return fail(err)
 	}
-	target, st, err := download(ctx, sc, remotePath(args.RemotePath), local)
+	text, err := run(sc, args.Alias, local, remotePath(args.RemotePath))
 	if err != nil {
-		return fail(fmt.Errorf("download: %w (%d files, %d bytes copied before the error)", err, st.Files, st.Bytes))
+		return fail(err)
 	}
-	return mcpserve.TextResult(st.summary("Downloaded", target)), nil
+	return mcpserve.TextResult(text), nil
+}
+
+func transferError(verb string, st transferStats, err error) error {
+	return fmt.Errorf("%s: %w (%d files, %d bytes copied before the error)", verb, err, st.Files, st.Bytes)
 }
 
 func (s *sshServer) sysinfo(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
