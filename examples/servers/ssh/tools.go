@@ -394,7 +394,7 @@ func (s *sshServer) download(ctx context.Context, call *mcpserve.ToolCall) (*mcp
 	})
 }
 
-// transfer binds upload's and download's arguments, connects, and runs
+// transfer binds upload's and download's arguments, connects, and calls
 // run with the alias, the local path (~ expanded, a trailing / kept: it
 // means "into this directory") and the remote path.
 func (s *sshServer) transfer(ctx context.Context, call *mcpserve.ToolCall, verb string,
