@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpvisor/mcpvisor"
 )
 
@@ -190,3 +193,48 @@ func BenchmarkSessionTools(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHostCallTracing is BenchmarkHostCall with tracing off (the
+// default: no provider set, the stage passes the call through) and on (an
+// SDK provider that samples every call, spans dropped by the exporter).
+func BenchmarkHostCallTracing(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{
+		{"off", nil},
+		{"sdk", sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(discardSpans{})))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
+				Config:         &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{mcptest("b")}},
+				DataDir:        b.TempDir(),
+				Logger:         slog.New(slog.DiscardHandler),
+				TracerProvider: tc.tp,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { h.Close() })
+			ctx := context.Background()
+			if err := h.WaitReady(ctx); err != nil {
+				b.Fatal(err)
+			}
+			args := json.RawMessage(`{"n":1}`)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// discardSpans is an exporter that keeps nothing: the benchmark measures
+// making spans, not sending them.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }

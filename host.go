@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
@@ -193,6 +195,13 @@ type Options struct {
 	// sessions, the gateway, the sidecar), after the call history stage
 	// and before the host's own checks (grants, arguments, host tools).
 	CallMiddleware []CallMiddleware
+
+	// TracerProvider makes a span of every call ("tools/call <tool>"),
+	// whoever makes it, as the pipeline's outermost stage; the span is the
+	// parent the server sees in _meta's traceparent. nil: the global
+	// provider (otel.GetTracerProvider), a no-op unless the program set
+	// one, which costs a call nothing.
+	TracerProvider trace.TracerProvider
 
 	// SignIn, when set, signs in by itself whenever a remote server needs
 	// OAuth authorization: it receives the authorization URL (to open for

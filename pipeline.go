@@ -58,6 +58,7 @@ type CallMiddleware func(next CallFunc) CallFunc
 
 // pipeline builds the host's call pipeline, outermost stage first:
 //
+//	trace        a span of the call (Options.TracerProvider)
 //	record       the call history, for every call (Journal.NoCallHistory)
 //	Options.CallMiddleware, in order: the embedder's stages
 //	grants       a session's call needs its tool's group granted
@@ -72,7 +73,7 @@ type CallMiddleware func(next CallFunc) CallFunc
 // Every concern a call must pass through is one stage here, so no early
 // return can skip it.
 func (h *Host) pipeline() CallFunc {
-	stages := []CallMiddleware{h.recordStage}
+	stages := []CallMiddleware{h.traceStage, h.recordStage}
 	for _, mw := range h.opts.CallMiddleware {
 		stages = append(stages, answered(mw))
 	}

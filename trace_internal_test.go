@@ -3,9 +3,15 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -35,5 +41,78 @@ func TestTraceMetaCarriesTheCallersSpan(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// With no provider set, the trace stage costs a call nothing: no span, no
+// allocation, the caller's context passed on as it came.
+func TestTraceStageOffAllocatesNothing(t *testing.T) {
+	h := &Host{}
+	var seen context.Context
+	res := &Result{}
+	next := func(ctx context.Context, c *Call) (*Result, error) { seen = ctx; return res, nil }
+	stage := h.traceStage(next)
+	c := &Call{Tool: "mcp__s__t", Server: "s", Name: "t"}
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { stage(ctx, c) }); n != 0 {
+		t.Errorf("%v allocations per call with tracing off, want 0", n)
+	}
+	if seen != ctx {
+		t.Error("the stage replaced the context with tracing off")
+	}
+}
+
+// A failed call's span says so: status error, the outcome as error.type;
+// and the span is the parent the server is told of.
+func TestTraceStageSpan(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	h := &Host{opts: Options{TracerProvider: tp}}
+	for _, tc := range []struct {
+		name    string
+		res     *Result
+		err     error
+		outcome string
+	}{
+		{"ok", &Result{}, nil, "ok"},
+		{"tool error", &Result{IsError: true}, nil, "tool_error"},
+		{"timeout", nil, fmt.Errorf("mcp__s__t: %w", ErrTimeout), "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spans.Reset()
+			var meta json.RawMessage
+			stage := h.traceStage(func(ctx context.Context, c *Call) (*Result, error) {
+				meta = traceMeta(ctx)
+				return tc.res, tc.err
+			})
+			stage(context.Background(), &Call{Tool: "mcp__s__t", Server: "s", Name: "t", Scope: Scope{Session: "chat"}})
+			got := spans.GetSpans()
+			if len(got) != 1 {
+				t.Fatalf("%d spans, want 1", len(got))
+			}
+			s := got[0]
+			if s.Name != "tools/call mcp__s__t" {
+				t.Errorf("span name %q", s.Name)
+			}
+			attrs := map[string]string{}
+			for _, kv := range s.Attributes {
+				attrs[string(kv.Key)] = kv.Value.Emit()
+			}
+			want := map[string]string{"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
+				"gen_ai.tool.name": "t", "mcpvisor.server": "s", "mcpvisor.session": "chat", "mcpvisor.outcome": tc.outcome}
+			if tc.outcome != "ok" {
+				want["error.type"] = tc.outcome
+			}
+			if diff := cmp.Diff(want, attrs); diff != "" {
+				t.Errorf("attributes (-want +got):\n%s", diff)
+			}
+			if wantErr := tc.outcome != "ok"; (s.Status.Code == codes.Error) != wantErr {
+				t.Errorf("status %v, want error %v", s.Status, wantErr)
+			}
+			tp := "00-" + s.SpanContext.TraceID().String() + "-" + s.SpanContext.SpanID().String() + "-01"
+			if !strings.Contains(string(meta), tp) {
+				t.Errorf("the server's _meta %s, want traceparent %s", meta, tp)
+			}
+		})
 	}
 }
