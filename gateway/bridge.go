@@ -152,7 +152,8 @@ func (g *Gateway) bridgeHTTP(w http.ResponseWriter, r *http.Request, s *session,
 // startBridge starts a modern client's tools/call on a bridge of its own;
 // nil when the gateway is closed.
 func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
-	ctx, cancel := context.WithCancel(context.Background())
+	// The call outlives the request that started it, but keeps its trace.
+	ctx, cancel := context.WithCancel(withTraceOf(context.Background(), s.ctx))
 	call := &session{g: g, id: newSessionID(), hs: s.hs, ctx: ctx, cancel: cancel, modern: true, bridge: true,
 		caps: s.caps, rawCaps: s.rawCaps,
 		inflight: map[string]context.CancelFunc{}, outbound: map[string]chan protocol.Message{},

@@ -374,8 +374,9 @@ var listChangedFrame = protocol.AppendNotification(nil, protocol.MethodToolsList
 // their response frame; notifications and responses return nil, as does a
 // request the client cancelled (the spec says to send no response). send
 // writes notifications related to the request (progress) before the
-// response; it is called on handle's goroutine.
-func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
+// response; it is called on handle's goroutine. from is the context of the request that carried msg: its trace, if any,
+// is the caller's (the W3C headers of an HTTP POST).
+func (s *session) handle(from context.Context, msg protocol.Message, send func([]byte)) []byte {
 	switch msg.Kind {
 	case protocol.KindNotification:
 		if msg.Method == protocol.MethodCancelled {
@@ -389,7 +390,7 @@ func (s *session) handle(msg protocol.Message, send func([]byte)) []byte {
 	}
 	ctx, done := s.track(msg.ID)
 	defer done()
-	return s.serve(ctx, msg, send)
+	return s.serve(withTraceOf(ctx, from), msg, send)
 }
 
 // begin registers a request for cancellation before it is served off the
@@ -554,6 +555,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	if p.Name == "" {
 		return invalidParams(msg.ID, "tools/call: name is required")
 	}
+	ctx = mcpvisor.TraceFromMeta(ctx, p.Meta) // SEP-414: the caller's trace, per request
 	hostTool := mcpvisor.IsHostTool(p.Name)
 	if p.Name == ActivateTool && !s.g.opts.AllowConfigGroup && activatesConfig(p.Arguments) {
 		return result(msg.ID, errorResult(fmt.Sprintf("%s: the group %q is not available through this gateway", ActivateTool, mcpvisor.ConfigGroup)))

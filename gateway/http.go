@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -69,6 +70,11 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	defer g.wg.Done()
 
+	// The caller's trace (W3C headers) becomes the parent of the spans of
+	// the calls this request makes.
+	if ctx := mcpvisor.TraceFromHeaders(r.Context(), r.Header); ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
 	switch r.Method {
 	case http.MethodPost:
 		g.post(w, r)
@@ -110,7 +116,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 	var s *session
 	if msg.Kind == protocol.KindRequest && msg.Method == protocol.MethodInitialize {
 		s = g.newSession()
-		resp := s.handle(msg, nil)
+		resp := s.handle(r.Context(), msg, nil)
 		if m, err := protocol.Classify(resp); err != nil || m.Error != nil {
 			s.cancel()
 			writeJSON(w, resp) // no session for a failed initialize
@@ -142,7 +148,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.leave()
 	if msg.Kind != protocol.KindRequest {
-		s.handle(msg, nil)
+		s.handle(r.Context(), msg, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -153,13 +159,13 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		log := s.openStream()
 		rs := startResumable(w, log)
 		send := func(frame []byte) { rs.send(frame) }
-		if resp := s.handle(msg, send); resp != nil {
+		if resp := s.handle(r.Context(), msg, send); resp != nil {
 			send(resp)
 		}
 		log.end()
 		return
 	}
-	resp := s.handle(msg, nil)
+	resp := s.handle(r.Context(), msg, nil)
 	if resp == nil {
 		// Cancelled, from a client that breaks the transport's rule to
 		// accept SSE: a JSON answer must hold a response, and an error

@@ -147,7 +147,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 				})
 				continue
 			}
-			if resp := s.handle(msg, write); resp != nil {
+			if resp := s.handle(s.ctx, msg, write); resp != nil {
 				write(resp)
 			}
 		}

@@ -93,12 +93,14 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		opts.OnTask = func(ti mcpvisor.TaskInfo) { sse.event("task", NewTaskView(ti)) }
 	}
 
+	// The caller's trace (W3C headers) is the parent of the call's span.
+	ctx := mcpvisor.TraceFromHeaders(r.Context(), r.Header)
 	var res *mcpvisor.Result
 	var err error
 	if req.Session != "" {
-		res, err = s.h.Session(req.Session, req.Stack).CallWith(r.Context(), req.Tool, args, opts)
+		res, err = s.h.Session(req.Session, req.Stack).CallWith(ctx, req.Tool, args, opts)
 	} else {
-		res, err = s.h.CallWith(r.Context(), req.Tool, args, opts)
+		res, err = s.h.CallWith(ctx, req.Tool, args, opts)
 	}
 	if err != nil {
 		// Say why the request's context ended when it was not the client

@@ -12,7 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/telemetry"
 )
 
 // What the commands that run a host or open the journal share.
@@ -90,4 +93,22 @@ func notReadyError(bad []mcpvisor.ServerStatus) error {
 		}
 	}
 	return &exitError{code: exitFailure, msg: b.String()}
+}
+
+// startTracing is the tracing of the commands that serve calls (serve, run,
+// stdio): spans over OTLP when the OTEL_* environment asks for them, else
+// none (a nil provider). A setup that fails is logged, not fatal: the
+// servers matter more than their traces. stop flushes the last spans; call
+// it after the host has closed.
+func startTracing(ctx context.Context, logger *slog.Logger) (tp trace.TracerProvider, stop func()) {
+	t, err := telemetry.Start(ctx, os.LookupEnv)
+	if err != nil {
+		logger.Warn("tracing is off", "err", err)
+		return nil, func() {}
+	}
+	return t.TracerProvider(), func() {
+		if err := t.Shutdown(ctx); err != nil {
+			logger.Warn("tracing: the last spans were not sent", "err", err)
+		}
+	}
 }

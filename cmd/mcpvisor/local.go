@@ -133,7 +133,9 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 
 func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
 	events := make(chan mcpvisor.Event, 256)
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, ReapOrphans: true,
+	tp, stopTracing := startTracing(ctx, logger)
+	defer stopTracing()
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, ReapOrphans: true, TracerProvider: tp,
 		OnEvent: func(ev mcpvisor.Event) {
 			select {
 			case events <- ev:

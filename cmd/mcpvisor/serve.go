@@ -85,9 +85,11 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// Host tools that change the servers wait for a person in the approval
 	// inbox, which the API, the page and the CLI answer (or run at once
 	// with --approve-host-tools), so a gateway client may activate them.
+	tp, stopTracing := startTracing(ctx, logger)
+	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
-		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}})
+		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}, TracerProvider: tp})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
@@ -268,8 +270,10 @@ func hostToolApproval(approveAll bool) mcpvisor.ApprovalFunc {
 // elicitation is refused them), or, with --approve-host-tools, run
 // without asking.
 func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
+	tp, stopTracing := startTracing(ctx, logger)
+	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true, ReapOrphans: true,
-		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn()})
+		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), TracerProvider: tp})
 	if err != nil {
 		return lockHint(err)
 	}

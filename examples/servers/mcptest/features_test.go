@@ -432,3 +432,21 @@ func TestTaskStateRestart(t *testing.T) {
 		t.Errorf("the resumed task = %+v", got)
 	}
 }
+
+func TestMetaTool(t *testing.T) {
+	t.Parallel()
+	c := start(t)
+	initialize(t, c, "2025-11-25")
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	m := rawCall(t, c, map[string]any{"name": "meta", "arguments": map[string]any{"x": 1}, "_meta": map[string]any{"traceparent": tp}})
+	var res toolResult
+	if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
+		t.Fatalf("meta = %s", m.Raw)
+	}
+	if got, want := res.text(t), `{"traceparent":"`+tp+`"}`; got != want {
+		t.Errorf("meta = %s, want %s", got, want)
+	}
+	if got := callTool(t, c, "meta", nil).text(t); got != "{}" {
+		t.Errorf("meta without _meta = %s, want {}", got)
+	}
+}

@@ -147,7 +147,7 @@ func toolNames(pages []listPage) []string {
 	return names
 }
 
-var builtinTools = []string{"echo", "slow", "crash", "pid", "spawn_grandchild", "big", "ask_then_answer", "notify", "flood", "stderr", "structured", "image", "list_changed", "rug_pull",
+var builtinTools = []string{"echo", "slow", "crash", "meta", "pid", "spawn_grandchild", "big", "ask_then_answer", "notify", "flood", "stderr", "structured", "image", "list_changed", "rug_pull",
 	"ask", "login", "progress", "sleep_task", "need_url", "sample", "roots"}
 
 func exitCode(t *testing.T, c *stdiotest.Client) int {

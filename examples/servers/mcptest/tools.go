@@ -43,6 +43,20 @@ func (ts *testServer) addTools() {
 			Handler:     crash,
 		},
 		{
+			Name: "meta", Title: "Meta", Description: "Return the call's params._meta (traceparent, progressToken, …) as compact JSON text; {} when it has none.",
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":true}`),
+			Handler: func(_ context.Context, c *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
+				if len(c.Meta) == 0 {
+					return mcpserve.TextResult("{}"), nil
+				}
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, c.Meta); err != nil {
+					return nil, err
+				}
+				return mcpserve.TextResult(buf.String()), nil
+			},
+		},
+		{
 			Name: "pid", Title: "Process id", Description: "Return the server's process id as text.",
 			InputSchema: json.RawMessage(noArgs),
 			Handler: func(context.Context, *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {

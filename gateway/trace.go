@@ -1,0 +1,23 @@
+package gateway
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// withTraceOf returns ctx with from's span (the caller's, from the W3C
+// headers: mcpvisor.TraceFromHeaders) and baggage, and none of from's
+// deadline, cancellation or other values: a request served on a session's
+// context, or a call that outlives its request, stays in the caller's
+// trace.
+func withTraceOf(ctx, from context.Context) context.Context {
+	if span := trace.SpanFromContext(from); span.SpanContext().IsValid() {
+		ctx = trace.ContextWithSpan(ctx, span) // a remote parent stays remote
+	}
+	if b := baggage.FromContext(from); b.Len() > 0 {
+		ctx = baggage.ContextWithBaggage(ctx, b)
+	}
+	return ctx
+}
