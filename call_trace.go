@@ -98,13 +98,9 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 		res, err := next(ctx, c)
 		outcome := callOutcome(res, err)
 		span.SetAttributes(attrOutcome.String(outcome))
-		switch {
-		case err != nil:
+		if err != nil || res != nil && res.IsError {
 			span.SetAttributes(attrErrorType.String(outcome))
 			span.SetStatus(codes.Error, outcome) // not the message: it may quote arguments
-		case res != nil && res.IsError:
-			span.SetAttributes(attrErrorType.String(outcome))
-			span.SetStatus(codes.Error, outcome)
 		}
 		return res, err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -139,31 +140,35 @@ func TestSecretCacheZeroTTL(t *testing.T) {
 	}
 }
 
-// Concurrent callers share one prompt.
+// Concurrent callers share one prompt: while the first asks, the others
+// wait for its answer rather than asking too.
 func TestSecretCacheOneAskAtATime(t *testing.T) {
-	c := newSecretCache(time.Minute)
-	release := make(chan struct{})
-	var asked atomic.Int32
-	ask := func(context.Context) (secret, error) {
-		asked.Add(1)
-		<-release
-		return newSecret("pw"), nil
-	}
-	var wg sync.WaitGroup
-	for range 5 {
-		wg.Go(func() {
-			s, err := c.getOrAsk(context.Background(), "k", ask)
-			if err != nil || s.reveal() != "pw" {
-				t.Errorf("getOrAsk = %q, %v", s.reveal(), err)
-			}
-		})
-	}
-	for asked.Load() == 0 {
-		time.Sleep(time.Millisecond) // wait for the first asker to start
-	}
-	close(release)
-	wg.Wait()
-	if asked.Load() != 1 {
-		t.Errorf("asked %d times, want 1", asked.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newSecretCache(time.Minute)
+		release := make(chan struct{})
+		var asked atomic.Int32
+		ask := func(context.Context) (secret, error) {
+			asked.Add(1)
+			<-release
+			return newSecret("pw"), nil
+		}
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				s, err := c.getOrAsk(context.Background(), "k", ask)
+				if err != nil || s.reveal() != "pw" {
+					t.Errorf("getOrAsk = %q, %v", s.reveal(), err)
+				}
+			})
+		}
+		synctest.Wait() // every caller blocked: one in ask, four behind it
+		if n := asked.Load(); n != 1 {
+			t.Errorf("%d asks under way at once, want 1", n)
+		}
+		close(release)
+		wg.Wait()
+		if n := asked.Load(); n != 1 {
+			t.Errorf("asked %d times, want 1", n)
+		}
+	})
 }
