@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -49,7 +51,10 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 			if c.Options.PassInput {
 				return &Result{Type: ResultString, Raw: c.raw, InputRequired: true}, nil
 			}
-			if c.input, err = h.inputRound(ctx, c.Server, c.asker, c.raw, round); err != nil {
+			rctx, span := tracing.Child(ctx, "input round "+strconv.Itoa(round))
+			c.input, err = h.inputRound(rctx, c.Server, c.asker, c.raw, round)
+			tracing.End(span, errorType(err))
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Tool, err)
 			}
 		}

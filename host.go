@@ -329,6 +329,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
+	h.traceLifecycle()
 	specs, err := h.loadRegistry(ctx)
 	if err == nil {
 		var grants []persistence.GrantRecord
@@ -525,6 +526,19 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 	}
 	return nil
 }
+
+// Restart stops a server's process (or drops its HTTP connection) and
+// starts it again at once, whatever state it is in short of disabled: an
+// operator's restart of a wedged or failed server. Its calls in flight fail
+// with ErrUnavailable; its restart count and backoff start afresh. It
+// returns once the server is starting: WaitReady waits for the rest.
+func (h *Host) Restart(ctx context.Context, name string) error { return h.rt.Restart(ctx, name) }
+
+// TracerProvider is the provider the host traces with,
+// Options.TracerProvider: nil when it takes the global one
+// (otel.GetTracerProvider, a no-op unless the program set one). The
+// gateway's spans use it too, so one setting traces both.
+func (h *Host) TracerProvider() trace.TracerProvider { return h.opts.TracerProvider }
 
 // Tools lists every tool of the enabled servers, in server registration
 // order, then each server's own order, under the names they are exposed

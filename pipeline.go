@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/tracing"
 )
 
 // Call is one tool call on its way through the host's call pipeline. The
@@ -164,7 +165,32 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 			tool = actors.ToolName(name, c.Name)
 		}
 	}
+	var timing *actors.CallTiming
+	var begin time.Time
+	if tracing.Recording(ctx) {
+		timing, begin = &actors.CallTiming{}, time.Now()
+		ro.Timing = timing
+	}
 	raw, err := h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	c.raw = raw
+	if timing != nil {
+		traceSend(ctx, timing, begin, time.Now(), err)
+	}
 	return nil, err
+}
+
+// traceSend records a traced request's phases as child spans of ctx's:
+// "queue wait" until its frame was written (a server still starting, the
+// actor's mailbox, the encoding), "send" the write itself, and "server
+// time" from then to the answer. A request never written is one "queue
+// wait", failed.
+func traceSend(ctx context.Context, t *actors.CallTiming, begin, end time.Time, err error) {
+	start, sent := t.Sent()
+	if start.IsZero() {
+		tracing.Interval(ctx, "queue wait", begin, end, errorType(err))
+		return
+	}
+	tracing.Interval(ctx, "queue wait", begin, start, "")
+	tracing.Interval(ctx, "send", start, sent, "")
+	tracing.Interval(ctx, "server time", sent, end, errorType(err))
 }

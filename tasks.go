@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -186,10 +189,24 @@ func (h *Host) runTask(ctx context.Context, c *Call, task *protocol.Task) (*Resu
 // or ctx; it returns tasks/result's answer, and errors named with the tool
 // and the task. rec is updated as it goes.
 func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *actors.ProgressSub) (json.RawMessage, error) {
+	ctx, span := tracing.Child(ctx, "task", trace.WithAttributes(tracing.TaskID.String(rec.TaskID)))
 	raw, err := h.pollTask(ctx, rec, onProgress, sub)
+	if span != nil {
+		span.SetAttributes(tracing.TaskState.String(string(rec.Status)))
+	}
+	tracing.End(span, errorType(err))
 	if err != nil {
 		err = fmt.Errorf("%s: task %s: %w", rec.Tool, rec.TaskID, err)
 	}
+	return raw, err
+}
+
+// taskRequest sends one request of a task's polling (tasks/get,
+// tasks/result), a child span of the task's when traced.
+func (h *Host) taskRequest(ctx context.Context, server, method string, params json.RawMessage, opts *actors.CallOptions) (json.RawMessage, error) {
+	ctx, span := tracing.Child(ctx, method)
+	raw, err := h.rt.Request(ctx, server, method, params, opts)
+	tracing.End(span, errorType(err))
 	return raw, err
 }
 
@@ -213,7 +230,7 @@ func (h *Host) pollTask(ctx context.Context, rec *persistence.TaskRecord, onProg
 			}
 		}
 		first = false
-		raw, err := h.rt.Request(ctx, rec.Server, protocol.MethodTasksGet, params, nil)
+		raw, err := h.taskRequest(ctx, rec.Server, protocol.MethodTasksGet, params, nil)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 				return nil, err
@@ -239,7 +256,7 @@ func (h *Host) pollTask(ctx context.Context, rec *persistence.TaskRecord, onProg
 			// tasks/result blocks until the task ends and answers exactly
 			// what the call would have; on input_required the server sends
 			// its elicitation meanwhile, answered by the host's handler.
-			res, err := h.rt.Request(ctx, rec.Server, protocol.MethodTasksResult, params, &actors.CallOptions{
+			res, err := h.taskRequest(ctx, rec.Server, protocol.MethodTasksResult, params, &actors.CallOptions{
 				Timeout: time.Until(rec.Deadline), Progress: sub, OnProgress: onProgress,
 			})
 			if err != nil && t.Status == protocol.TaskFailed && ctx.Err() == nil && !errors.Is(err, ErrClosed) {

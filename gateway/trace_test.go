@@ -50,8 +50,11 @@ func (c *httpClient) rpcWith(id int, method, params string, header map[string]st
 }
 
 // One trace runs from the agent (its traceparent, as a W3C header or in
-// the call's _meta) through the gateway's call span into the server, which
-// sees that span as its parent; no argument reaches the span.
+// the call's _meta) through the gateway into the server: the gateway's
+// server span is the agent's child, the host's call span the gateway's,
+// the call's phases (queue wait, send, server time) the call span's, and
+// the server sees the call span as its parent. No argument reaches any
+// span of the trace.
 func TestTraceRunsFromTheAgentThroughTheHostToTheServer(t *testing.T) {
 	rc := otlptest.NewReceiver(t)
 	tp := tracerProvider(t, rc)
@@ -92,31 +95,79 @@ func TestTraceRunsFromTheAgentThroughTheHostToTheServer(t *testing.T) {
 			if err := tp.ForceFlush(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			span := rc.Wait(t, func(s otlptest.Span) bool {
-				return s.Name == "tools/call mcp__a__meta" && hex.EncodeToString(s.TraceId) == tc.trace
-			})
-			if got := hex.EncodeToString(span.ParentSpanId); got != tc.parent {
-				t.Errorf("the call span's parent = %s, want the agent's %s", got, tc.parent)
+			inTrace := func(name string) otlptest.Span {
+				return rc.Wait(t, func(s otlptest.Span) bool {
+					return s.Name == name && hex.EncodeToString(s.TraceId) == tc.trace
+				})
 			}
-			if got := hex.EncodeToString(span.SpanId); got != parts[2] {
+			id := func(s otlptest.Span) string { return hex.EncodeToString(s.SpanId) }
+			parent := func(s otlptest.Span) string { return hex.EncodeToString(s.ParentSpanId) }
+
+			// The gateway's span and the host's share the name: the kind tells.
+			named := func(kind tracepb.Span_SpanKind) otlptest.Span {
+				return rc.Wait(t, func(s otlptest.Span) bool {
+					return s.Name == "tools/call mcp__a__meta" && hex.EncodeToString(s.TraceId) == tc.trace && s.Kind == kind
+				})
+			}
+			inbound, call := named(tracepb.Span_SPAN_KIND_SERVER), named(tracepb.Span_SPAN_KIND_CLIENT)
+			if got := parent(inbound); got != tc.parent {
+				t.Errorf("the gateway's span's parent = %s, want the agent's %s", got, tc.parent)
+			}
+			if got := parent(call); got != id(inbound) {
+				t.Errorf("the call span's parent = %s, want the gateway's span %s", got, id(inbound))
+			}
+			if got := id(call); got != parts[2] {
 				t.Errorf("the server's parent span = %s, want the call span %s", parts[2], got)
 			}
-			if span.Kind != tracepb.Span_SPAN_KIND_CLIENT || span.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
-				t.Errorf("span kind %v, status %v", span.Kind, span.Status)
+			if call.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR || inbound.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+				t.Errorf("status: call %v, gateway %v", call.Status, inbound.Status)
 			}
 			for k, v := range map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "meta",
 				"gen_ai.operation.name": "execute_tool", "mcpvisor.server": "a", "mcpvisor.outcome": "ok"} {
-				if got := span.Attr(k); got != v {
-					t.Errorf("attribute %s = %q, want %q (all: %v)", k, got, v, span.Attributes)
+				if got := call.Attr(k); got != v {
+					t.Errorf("attribute %s = %q, want %q (all: %v)", k, got, v, call.Attributes)
 				}
 			}
-			raw, err := proto.Marshal(span.Span)
-			if err != nil {
-				t.Fatal(err)
+			if got := inbound.Attr("gen_ai.tool.name"); got != "mcp__a__meta" {
+				t.Errorf("the gateway's span names tool %q", got)
 			}
-			if bytes.Contains(raw, []byte(secret)) {
-				t.Errorf("an argument reached the span: %v", span)
+			// The call's phases, in order, within the call.
+			var last uint64
+			for _, name := range []string{"queue wait", "send", "server time"} {
+				ph := inTrace(name)
+				if parent(ph) != id(call) {
+					t.Errorf("%s: parent %s, want the call span %s", name, parent(ph), id(call))
+				}
+				if ph.StartTimeUnixNano < call.StartTimeUnixNano || ph.EndTimeUnixNano > call.EndTimeUnixNano ||
+					ph.StartTimeUnixNano < last {
+					t.Errorf("%s [%d, %d] is out of order in the call [%d, %d]", name, ph.StartTimeUnixNano,
+						ph.EndTimeUnixNano, call.StartTimeUnixNano, call.EndTimeUnixNano)
+				}
+				last = ph.EndTimeUnixNano
+			}
+			for _, s := range rc.Spans() {
+				if hex.EncodeToString(s.TraceId) != tc.trace {
+					continue
+				}
+				raw, err := proto.Marshal(s.Span)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(raw, []byte(secret)) {
+					t.Errorf("an argument reached span %q: %v", s.Name, s)
+				}
 			}
 		})
+	}
+	// The server's start is a trace of its own: spawn, then handshake.
+	start := rc.Wait(t, func(s otlptest.Span) bool { return s.Name == "server start a" })
+	if start.Attr("mcpvisor.state") != "ready" || len(start.ParentSpanId) != 0 {
+		t.Errorf("server start: state %q, parent %x", start.Attr("mcpvisor.state"), start.ParentSpanId)
+	}
+	for _, name := range []string{"spawn", "handshake"} {
+		ph := rc.Wait(t, func(s otlptest.Span) bool { return s.Name == name && bytes.Equal(s.TraceId, start.TraceId) })
+		if !bytes.Equal(ph.ParentSpanId, start.SpanId) {
+			t.Errorf("%s is not a phase of the server's start", name)
+		}
 	}
 }

@@ -42,7 +42,7 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	}
 	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
 	if opts != nil {
-		m.task = opts.Task
+		m.task, m.timing = opts.Task, opts.Timing
 		if len(opts.Input) > 0 {
 			if err := m.addInput(opts.Input); err != nil {
 				return nil, err
@@ -68,6 +68,9 @@ func (r *Runtime) Request(ctx context.Context, server, method string, params jso
 		params = json.RawMessage("{}")
 	}
 	m := &callMsg{method: method, params: params, reply: make(chan callReply, 1)}
+	if opts != nil {
+		m.timing = opts.Timing
+	}
 	return r.do(ctx, e, method, m, opts)
 }
 
@@ -260,9 +263,15 @@ func startCall(c conn, m *callMsg, era *modernEra, headers []protocol.ParamHeade
 			out.name, out.headers = requestHeaders(m, headers)
 		}
 	}
+	if m.timing != nil {
+		m.timing.start.Store(time.Now().UnixNano())
+	}
 	if err := c.send(out); err != nil {
 		c.pending().takeCall(m)
 		return err
+	}
+	if m.timing != nil {
+		m.timing.end.Store(time.Now().UnixNano())
 	}
 	return nil
 }

@@ -72,6 +72,27 @@ type CallOptions struct {
 	// Input is a multi round-trip retry's members of params
 	// ("inputResponses":…,"requestState":…), added as they are.
 	Input json.RawMessage
+	// Timing, when set, receives when the request was written (a traced
+	// call's phases: the wait before, the server's time after).
+	Timing *CallTiming
+}
+
+// CallTiming is when a request's frame began and finished being written
+// to the server: by the caller (the fast path) or by the actor (a call
+// queued while the server started). It may be written after the caller
+// stopped waiting (a timeout), so it is atomic.
+type CallTiming struct {
+	start, end atomic.Int64 // Unix nanoseconds; 0: not (yet) written
+}
+
+// Sent returns when the write began and ended; zero times if the request
+// was never written.
+func (t *CallTiming) Sent() (start, end time.Time) {
+	s, e := t.start.Load(), t.end.Load()
+	if s == 0 || e == 0 {
+		return time.Time{}, time.Time{}
+	}
+	return time.Unix(0, s), time.Unix(0, e)
 }
 
 // progressBuffer is how many notifications a call's subscription holds

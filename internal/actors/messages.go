@@ -27,6 +27,7 @@ type callMsg struct {
 	task   json.RawMessage // the task field, if the tool runs as a task (applyTask)
 	reply  chan callReply
 	id     int64
+	timing *CallTiming // a traced call's, else nil
 
 	pending pendingReq // its entry in the pending table, in one allocation
 }
@@ -180,6 +181,13 @@ type retryTick struct{ gen uint64 }
 type setEnabledMsg struct {
 	enabled bool
 	done    chan struct{}
+}
+
+// restartMsg stops the server's process and starts it again at once, as
+// an operator asks: its restart count and backoff start afresh. done gets
+// nil once it is starting, or why it cannot restart (disabled, stopped).
+type restartMsg struct {
+	done chan error
 }
 
 // stopServerMsg stops the server for good (unregister, host close). Pending

@@ -120,6 +120,25 @@ func (r *Runtime) SetEnabled(ctx context.Context, name string, enabled bool) err
 	}
 }
 
+// Restart stops a server's process and starts it again at once, resetting
+// its restart count and backoff; it returns once the server is starting.
+func (r *Runtime) Restart(ctx context.Context, name string) error {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	done := make(chan error, 1)
+	r.send(e.pid, &restartMsg{done: done})
+	select {
+	case err := <-done:
+		return err
+	case <-e.stopped:
+		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // AuthChanged tells a server that its authorization changed (a token was
 // obtained, or a sign-in ended): one waiting for sign-in starts again.
 func (r *Runtime) AuthChanged(name string) {

@@ -192,6 +192,8 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *setEnabledMsg:
 		a.onSetEnabled(m)
+	case *restartMsg:
+		m.done <- a.onRestart()
 	case *stopServerMsg:
 		a.onStop(m.err, true)
 	case *connClosed:

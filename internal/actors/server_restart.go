@@ -257,6 +257,27 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 	a.settle()
 }
 
+// onRestart stops the server's process, if it has one, and starts it again
+// now, whatever state it was in short of disabled or stopped: the
+// operator's restart. Calls in flight fail as unavailable; the restart
+// count and the backoff start afresh, as when it is re-enabled.
+func (a *serverActor) onRestart() error {
+	switch {
+	case a.stopErr != nil:
+		return fmt.Errorf("%w: %q", ErrUnknownServer, a.spec.Name)
+	case !a.spec.Enabled || a.state == StateDisabled:
+		return fmt.Errorf("%w: server %q is disabled: enable it instead", ErrUnavailable, a.spec.Name)
+	}
+	a.logLifecycle("restart requested")
+	stopTimer(&a.retryTmr)
+	a.gen++ // ignore anything the old connection still reports
+	a.dropConn(fmt.Errorf("%w: server %q is restarting on request", ErrUnavailable, a.spec.Name))
+	a.restarter.Reset()
+	a.lastErr = ""
+	a.start()
+	return nil
+}
+
 // onStop stops the server for good. With stopSelf the actor stops itself
 // once its process is gone; without it (protoactor is already stopping the
 // actor) the process is still stopped, by goroutines the runtime joins.
