@@ -7,6 +7,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpvisor/mcpvisor v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	go.opentelemetry.io/otel/sdk v1.41.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -56,7 +57,6 @@ require (
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/exporters/prometheus v0.63.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.41.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/image v0.30.0 // indirect

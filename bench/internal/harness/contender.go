@@ -18,6 +18,9 @@ const (
 	// McpvisorNoHistory is mcpvisor keeping no call history, beside
 	// mcpvisor (which journals every call, the default).
 	McpvisorNoHistory = Mcpvisor + "-nohistory"
+	// McpvisorTraced is mcpvisor with every call traced (an OpenTelemetry
+	// SDK provider), beside mcpvisor (no provider: tracing off).
+	McpvisorTraced = Mcpvisor + "-traced"
 )
 
 // Contender names in the modern era (2026-07-28): the same four against the
@@ -54,8 +57,9 @@ var loadContenders = append(callContenders[:len(callContenders):len(callContende
 // callContenders are the contenders of the call latency and throughput
 // scenarios over stdio: every stdio contender, then mcpvisor as a sidecar,
 // called over loopback HTTP (its API, its MCP gateway), and beside mcpvisor
-// itself the same host with no call history.
-var callContenders = append(contenders[:len(contenders):len(contenders)], hostContender{noHistory: true}, sidecarContender{}, sidecarContender{mcp: true})
+// itself the same host with no call history and the same host tracing.
+var callContenders = append(contenders[:len(contenders):len(contenders)], hostContender{noHistory: true}, hostContender{traced: true},
+	sidecarContender{}, sidecarContender{mcp: true})
 
 // httpContenders are the same contenders over Streamable HTTP, the floor
 // (net/http POSTs) first. Their names are the same; the scenario tells them

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/mcpvisor/mcpvisor"
 )
 
@@ -18,7 +20,10 @@ import (
 // era itself (server/discover first), as it does for every server.
 // noHistory: the host keeps no call history (Journal.NoCallHistory), to
 // show what journaling every call costs.
-type hostContender struct{ http, modern, noHistory bool }
+// traced: the host traces every call (Options.TracerProvider: the
+// OpenTelemetry SDK sampling every call, a batch processor, spans
+// discarded by the exporter), to show what tracing costs when it is on.
+type hostContender struct{ http, modern, noHistory, traced bool }
 
 func (ct hostContender) name() string {
 	switch {
@@ -26,6 +31,8 @@ func (ct hostContender) name() string {
 		return McpvisorModern
 	case ct.noHistory:
 		return McpvisorNoHistory
+	case ct.traced:
+		return McpvisorTraced
 	}
 	return Mcpvisor
 }
@@ -59,8 +66,26 @@ func (ct hostContender) connect(ctx context.Context, env *Env, n int, _ bool) (c
 // start opens a host of n servers, named serverName(i), with the default
 // options, and returns it once every server is ready.
 func (ct hostContender) start(ctx context.Context, env *Env, n int) (*benchHost, error) {
-	return ct.startWith(ctx, env, n, mcpvisor.Options{Journal: mcpvisor.JournalOptions{NoCallHistory: ct.noHistory}})
+	opts := mcpvisor.Options{Journal: mcpvisor.JournalOptions{NoCallHistory: ct.noHistory}}
+	var tp *sdktrace.TracerProvider
+	if ct.traced {
+		tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discardSpans{}))
+		opts.TracerProvider = tp
+	}
+	h, err := ct.startWith(ctx, env, n, opts)
+	if err != nil || tp == nil {
+		return h, err
+	}
+	h.onClose = func() { tp.Shutdown(context.Background()) }
+	return h, nil
 }
+
+// discardSpans is an exporter that keeps nothing: the traced contender
+// measures making and batching spans, not a collector.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
 
 // startWith is start with opts, whose Config it sets.
 func (ct hostContender) startWith(ctx context.Context, env *Env, n int, opts mcpvisor.Options) (*benchHost, error) {
@@ -122,6 +147,7 @@ type benchHost struct {
 	*mcpvisor.Host
 	dataDir string
 	cleanup func()
+	onClose func() // after the host closes, if set
 }
 
 // openHost opens a host whose logs go nowhere and whose data directory is
@@ -143,6 +169,9 @@ func openHost(ctx context.Context, env *Env, opts mcpvisor.Options) (*benchHost,
 
 func (h *benchHost) close() error {
 	err := h.Host.Close()
+	if h.onClose != nil {
+		h.onClose()
+	}
 	h.cleanup()
 	return err
 }

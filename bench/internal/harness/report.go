@@ -433,6 +433,11 @@ func (r *Run) sidecarIntro(b *strings.Builder, scenario string) {
 		b.WriteString("`mcpvisor-nohistory` is the same embedded Host with `Journal.NoCallHistory`: no record of each call in the journal's history. " +
 			"`mcpvisor` keeps that history, as a Host does by default; the difference between the two rows is what journaling every call costs.\n\n")
 	}
+	if r.find(scenario, McpvisorTraced) != nil {
+		b.WriteString("`mcpvisor-traced` is the same embedded Host tracing every call: `Options.TracerProvider` is the OpenTelemetry SDK's, sampling every call, " +
+			"with a batch span processor and an exporter that discards the spans (a call span and its queue wait, send and server time). " +
+			"`mcpvisor` has no provider, so tracing is off; the difference between the two rows is what tracing costs when it is on.\n\n")
+	}
 	if r.find(scenario, SidecarAPI) == nil && r.find(scenario, SidecarMCP) == nil {
 		return
 	}
