@@ -38,6 +38,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, when set, is served at /metrics behind the token.
 	Metrics http.Handler
+	// Ops, when set, is served at /v1/ops and /v1/ops/stream, for the
+	// operations page and `mcpvisor top`; without it they answer 404.
+	Ops *Ops
 	// MCP, when set, is served at /mcp behind the token: the gateway's
 	// Streamable HTTP endpoint.
 	MCP http.Handler
@@ -129,6 +132,9 @@ func (s *Server) routes() {
 		"DELETE /v1/servers/{name}":            s.deleteServer,
 		"POST /v1/servers/{name}/enable":       s.enableServer,
 		"POST /v1/servers/{name}/disable":      s.disableServer,
+		"POST /v1/servers/{name}/restart":      s.restartServer,
+		"GET /v1/ops":                          s.ops,
+		"GET /v1/ops/stream":                   s.opsStream,
 		"GET /v1/servers/{name}/log":           s.serverLog,
 		"POST /v1/servers/{name}/auth":         s.signIn,
 		"DELETE /v1/servers/{name}/auth":       s.signOut,
