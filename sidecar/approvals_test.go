@@ -140,7 +140,7 @@ func (a *api) listApprovals() []approvalJSON {
 func TestApprovalsThroughTheAPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	a := openAPIHost(t, mcpvisor.Options{ApprovalInbox: true, CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}},
 		sidecar.Options{}, mcptest("keep"))
 	if r := a.do("POST", "/v1/sessions/s/activate", map[string]any{"groups": []string{"config"}}); r.status != http.StatusOK {

@@ -115,7 +115,7 @@ func followSignIn(t *testing.T, url string) {
 }
 
 func TestAuthSignInThroughAPI(t *testing.T) {
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	a := openAPI(t, sidecar.Options{Metrics: m.Handler()}, mcptest("plain"))
 	m.Watch(a.h)
 	as := registerProtected(t, a, "remote")

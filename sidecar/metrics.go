@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,10 +23,57 @@ import (
 // Its methods are safe for concurrent use. It starts no goroutine and holds
 // nothing that needs closing.
 type Metrics struct {
-	registry *prometheus.Registry
-	calls    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	handler  http.Handler
+	registry     *prometheus.Registry
+	calls        *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	toolDuration *prometheus.HistogramVec
+	tools        toolLabels
+	handler      http.Handler
+}
+
+// MetricsOptions tune a Metrics; the zero value takes the defaults.
+type MetricsOptions struct {
+	// MaxToolLabels caps the distinct (server, tool) pairs the per-tool
+	// series are labelled with; a call to any other tool is counted under
+	// tool "other" of its server. Zero: DefaultMaxToolLabels; below zero:
+	// every tool is "other".
+	MaxToolLabels int
+}
+
+// DefaultMaxToolLabels bounds the per-tool series: with 17 buckets each,
+// about 20,000 series of tool latency at most, whatever the servers list.
+const DefaultMaxToolLabels = 1000
+
+// otherTool is the tool label of the calls past MaxToolLabels.
+const otherTool = "other"
+
+// toolLabels hands out tool labels up to a cap, first come first served:
+// a tool once labelled keeps its label for the life of the Metrics, so a
+// series never changes meaning.
+type toolLabels struct {
+	max  int
+	mu   sync.RWMutex
+	seen map[[2]string]bool
+}
+
+func (l *toolLabels) label(server, tool string) string {
+	k := [2]string{server, tool}
+	l.mu.RLock()
+	ok := l.seen[k]
+	l.mu.RUnlock()
+	if ok {
+		return tool
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen[k] {
+		return tool
+	}
+	if len(l.seen) >= l.max {
+		return otherTool
+	}
+	l.seen[k] = true
+	return tool
 }
 
 // callDurationBuckets span a cached lookup (1 ms) to a long tool run
@@ -38,22 +86,32 @@ var callDurationBuckets = []float64{
 // NewMetrics registers the call metrics, the Go runtime's and the
 // process's on a new registry. Pass its CallMiddleware to the host's
 // Options, then Watch the host once it is open.
-func NewMetrics() *Metrics {
+func NewMetrics(opts MetricsOptions) *Metrics {
+	if opts.MaxToolLabels == 0 {
+		opts.MaxToolLabels = DefaultMaxToolLabels
+	}
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpvisor_calls_total",
-			Help: "Tool calls, by server, tool (the server's own name) and outcome.",
+			Help: "Tool calls, by server, tool (the server's own name; \"other\" past the label cap) and outcome.",
 		}, []string{"server", "tool", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpvisor_call_duration_seconds",
 			Help:    "Latency of tool calls, by server and outcome.",
 			Buckets: callDurationBuckets,
 		}, []string{"server", "outcome"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpvisor_tool_call_duration_seconds",
+			Help:    "Latency of tool calls, by server and tool (the server's own name; \"other\" past the label cap).",
+			Buckets: callDurationBuckets,
+		}, []string{"server", "tool"}),
+		tools: toolLabels{max: max(opts.MaxToolLabels, 0), seen: map[[2]string]bool{}},
 	}
 	m.registry.MustRegister(
 		m.calls,
 		m.duration,
+		m.toolDuration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -102,9 +160,15 @@ func (m *Metrics) Handler() http.Handler { return m.handler }
 // "tool_error" (the tool answered with IsError) or an error code. It never
 // blocks.
 func (m *Metrics) ObserveCall(server, tool, outcome string, d time.Duration) {
+	tool = m.tools.label(server, tool)
 	m.calls.WithLabelValues(server, tool, outcome).Inc()
 	m.duration.WithLabelValues(server, outcome).Observe(d.Seconds())
+	m.toolDuration.WithLabelValues(server, tool).Observe(d.Seconds())
 }
+
+// Gatherer is the registry the metrics are on: telemetry.StartMetrics
+// exports it over OTLP, under the same names.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
 
 // serverStates are every state a server can be in, so the state gauge has a
 // series per state and a query need not treat a missing series as 0.

@@ -108,7 +108,7 @@ func TestMetricsHostState(t *testing.T) {
 	if err := h.WaitReady(ctx, "alpha"); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	m.Watch(h)
 
 	// One server event, committed: seen through Subscribe, then acked. The
@@ -228,11 +228,11 @@ func TestMetricsHostState(t *testing.T) {
 
 func TestMetricsObserveCall(t *testing.T) {
 	h := openMetricsHost(t, mcpvisor.Options{})
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	m.Watch(h)
 	// A second Metrics on the same host registers nothing globally, so it
 	// neither panics nor shares counts.
-	other := sidecar.NewMetrics()
+	other := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	other.Watch(h)
 
 	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
@@ -289,11 +289,46 @@ func TestMetricsObserveCall(t *testing.T) {
 	}
 }
 
+// Tool latency is a histogram per server and tool, its tool labels capped:
+// past MaxToolLabels pairs, a new tool is counted as "other" of its server,
+// in calls_total too, while a tool labelled before keeps its label.
+func TestMetricsToolLabelsCapped(t *testing.T) {
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{MaxToolLabels: 2})
+	m.ObserveCall("alpha", "echo", "ok", 20*time.Millisecond)
+	m.ObserveCall("beta", "echo", "ok", 30*time.Millisecond)
+	m.ObserveCall("alpha", "slow", "ok", 2*time.Second)       // past the cap
+	m.ObserveCall("beta", "fetch", "error", time.Second)      // past the cap
+	m.ObserveCall("alpha", "echo", "ok", 40*time.Millisecond) // labelled before
+	fams := metricsScrape(t, m)
+	for _, c := range []struct {
+		server, tool string
+		count        uint64
+		sum          float64
+	}{
+		{"alpha", "echo", 2, 0.06},
+		{"beta", "echo", 1, 0.03},
+		{"alpha", "other", 1, 2},
+		{"beta", "other", 1, 1},
+	} {
+		hist := metricSample(t, fams, "mcpvisor_tool_call_duration_seconds", "server="+c.server, "tool="+c.tool).GetHistogram()
+		if hist.GetSampleCount() != c.count || math.Abs(hist.GetSampleSum()-c.sum) > 1e-9 {
+			t.Errorf("tool_call_duration{%s,%s}: count %d sum %v, want %d and %v", c.server, c.tool,
+				hist.GetSampleCount(), hist.GetSampleSum(), c.count, c.sum)
+		}
+	}
+	if got := metricValue(t, fams, "mcpvisor_calls_total", "outcome=error", "server=beta", "tool=other"); got != 1 {
+		t.Errorf("calls_total{beta,other,error} = %v", got)
+	}
+	if n := len(fams["mcpvisor_tool_call_duration_seconds"].GetMetric()); n != 4 {
+		t.Errorf("%d tool latency series, want 4 (2 labelled, 2 other)", n)
+	}
+}
+
 func TestMetricsApprovalsPending(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h := openMetricsHost(t, mcpvisor.Options{ApprovalInbox: true})
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	m.Watch(h)
 	if got := metricValue(t, metricsScrape(t, m), "mcpvisor_approvals_pending"); got != 0 {
 		t.Errorf("mcpvisor_approvals_pending = %v before any call, want 0", got)
@@ -331,7 +366,7 @@ func TestMetricsApprovalsPending(t *testing.T) {
 // Calls through the /mcp gateway are counted like calls through the API:
 // the count is a stage of the host's call pipeline, which both use.
 func TestMetricsCountGatewayCalls(t *testing.T) {
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	h := openMetricsHost(t, mcpvisor.Options{CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}}, mcptest("t"))
 	m.Watch(h)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

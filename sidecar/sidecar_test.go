@@ -343,7 +343,7 @@ func TestToolsSessionsAndCatalog(t *testing.T) {
 }
 
 func TestCall(t *testing.T) {
-	m := sidecar.NewMetrics()
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	a := openAPIHost(t, mcpvisor.Options{CallMiddleware: []mcpvisor.CallMiddleware{m.CallMiddleware}}, sidecar.Options{}, mcptest("t"))
 
 	var res callResult

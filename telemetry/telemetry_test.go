@@ -3,6 +3,11 @@ package telemetry
 import (
 	"context"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
+
+	"github.com/mcpvisor/mcpvisor/internal/otlptest"
 )
 
 func TestEnabled(t *testing.T) {
@@ -58,5 +63,50 @@ func TestStartOnMakesAProvider(t *testing.T) {
 	}
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Errorf("second Shutdown: %v", err)
+	}
+}
+
+// StartMetrics pushes what a Prometheus registry gathers over OTLP, under
+// the same names; Shutdown sends the last export.
+func TestStartMetricsExportsTheRegistry(t *testing.T) {
+	rc := otlptest.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL())
+	reg := prometheus.NewRegistry()
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpvisor_calls_total", Help: "calls"},
+		[]string{"server", "tool", "outcome"})
+	reg.MustRegister(calls)
+	calls.WithLabelValues("a", "echo", "ok").Add(3)
+	m, err := StartMetrics(context.Background(), func(k string) (string, bool) {
+		return rc.URL(), k == "OTEL_EXPORTER_OTLP_ENDPOINT"
+	}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MeterProvider() == nil {
+		t.Fatal("metrics on, yet no provider")
+	}
+	if err := m.Shutdown(context.Background()); err != nil { // the last export
+		t.Fatal(err)
+	}
+	got := rc.WaitMetric(t, func(mt *metricpb.Metric) bool { return mt.Name == "mcpvisor_calls_total" })
+	pts := got.GetSum().GetDataPoints()
+	if len(pts) != 1 || pts[0].GetAsDouble() != 3 {
+		t.Fatalf("mcpvisor_calls_total exported as %v", got)
+	}
+	labels := map[string]string{}
+	for _, kv := range pts[0].Attributes {
+		labels[kv.Key] = kv.Value.GetStringValue()
+	}
+	if labels["server"] != "a" || labels["tool"] != "echo" || labels["outcome"] != "ok" {
+		t.Errorf("labels %v", labels)
+	}
+}
+
+func TestStartMetricsOff(t *testing.T) {
+	m, err := StartMetrics(context.Background(), func(k string) (string, bool) {
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_METRICS_EXPORTER": "none"}[k], true
+	}, prometheus.NewRegistry())
+	if err != nil || m.MeterProvider() != nil || m.Shutdown(context.Background()) != nil {
+		t.Fatalf("metrics off: %v, provider %v", err, m.MeterProvider())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpvisor/mcpvisor"
@@ -93,6 +94,21 @@ func notReadyError(bad []mcpvisor.ServerStatus) error {
 		}
 	}
 	return &exitError{code: exitFailure, msg: b.String()}
+}
+
+// startMetrics pushes g's metrics over OTLP when the OTEL_* environment
+// asks for it (telemetry.StartMetrics); stop sends the last export.
+func startMetrics(ctx context.Context, logger *slog.Logger, g prometheus.Gatherer) (stop func()) {
+	m, err := telemetry.StartMetrics(ctx, os.LookupEnv, g)
+	if err != nil {
+		logger.Warn("OTLP metrics are off", "err", err)
+		return func() {}
+	}
+	return func() {
+		if err := m.Shutdown(ctx); err != nil {
+			logger.Warn("OTLP metrics: the last export was not sent", "err", err)
+		}
+	}
 }
 
 // startTracing is the tracing of the commands that serve calls (serve, run,

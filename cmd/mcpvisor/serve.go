@@ -81,7 +81,10 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	metrics := sidecar.NewMetrics()
+	metrics := sidecar.NewMetrics(sidecar.MetricsOptions{})
+	defer startMetrics(ctx, logger, metrics.Gatherer())()
+	ops := sidecar.NewOps(sidecar.OpsOptions{})
+	defer ops.Close()
 	// Host tools that change the servers wait for a person in the approval
 	// inbox, which the API, the page and the CLI answer (or run at once
 	// with --approve-host-tools), so a gateway client may activate them.
@@ -89,13 +92,14 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
-		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware}, TracerProvider: tp})
+		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
 	}
 	defer h.Close()
 	metrics.Watch(h)
+	ops.Watch(h)
 	// Sidecars with one MCPVISOR_SECRET_KEY seal requestStates alike, so
 	// a modern client's retry may reach any of them.
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, AllowedHosts: splitList(f.allowedHosts),
@@ -106,7 +110,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// The sidecar's Serve bounds connections and, when ctx ends, cancels
 	// the calls in flight with a clear error before it returns.
 	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
-		Metrics: metrics.Handler(), MCP: g.Handler(), TLSConfig: tlsConfig,
+		Metrics: metrics.Handler(), Ops: ops, MCP: g.Handler(), TLSConfig: tlsConfig,
 		AllowedOrigins: splitList(f.allowedOrigins), AllowedHosts: splitList(f.allowedHosts)})
 	served := make(chan error, 1)
 	go func() { served <- api.Serve(ctx, ln) }()

@@ -1,6 +1,7 @@
-// Package otlptest is an OTLP/HTTP trace receiver on loopback for tests:
-// it takes POST /v1/traces (protobuf, gzip or not) as a collector does and
-// keeps the spans, with their resource, for the test to read.
+// Package otlptest is an OTLP/HTTP receiver on loopback for tests: it
+// takes POST /v1/traces and /v1/metrics (protobuf, gzip or not) as a
+// collector does and keeps the spans, with their resource, and the
+// metrics, for the test to read.
 //
 //	rc := otlptest.NewReceiver(t)
 //	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL())
@@ -17,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -44,7 +47,8 @@ type Receiver struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	spans   []Span
-	arrived chan struct{} // closed and replaced when spans arrive
+	metrics []*metricpb.Metric
+	arrived chan struct{} // closed and replaced when spans or metrics arrive
 }
 
 // NewReceiver starts a receiver, closed when the test ends.
@@ -60,7 +64,7 @@ func NewReceiver(t testing.TB) *Receiver {
 func (rc *Receiver) URL() string { return rc.srv.URL }
 
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" && r.URL.Path != "/v1/metrics" {
 		http.NotFound(w, r)
 		return
 	}
@@ -74,11 +78,16 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 		body = zr
 	}
 	b, err := io.ReadAll(body)
-	var req coltracepb.ExportTraceServiceRequest
-	if err == nil {
-		err = proto.Unmarshal(b, &req)
-	}
 	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Path == "/v1/metrics" {
+		rc.serveMetrics(w, b)
+		return
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -131,6 +140,50 @@ func (rc *Receiver) Wait(t testing.TB, match func(Span) bool) Span {
 		case <-timeout:
 			t.Fatalf("no matching span among the %d received", len(rc.Spans()))
 			return Span{}
+		}
+	}
+}
+
+func (rc *Receiver) serveMetrics(w http.ResponseWriter, b []byte) {
+	var req colmetricpb.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rc.mu.Lock()
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			rc.metrics = append(rc.metrics, sm.Metrics...)
+		}
+	}
+	close(rc.arrived)
+	rc.arrived = make(chan struct{})
+	rc.mu.Unlock()
+	out, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// WaitMetric returns the first metric received for which match is true,
+// waiting for it up to 30 s; the test fails without one.
+func (rc *Receiver) WaitMetric(t testing.TB, match func(*metricpb.Metric) bool) *metricpb.Metric {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		rc.mu.Lock()
+		arrived := rc.arrived
+		for _, m := range rc.metrics {
+			if match(m) {
+				rc.mu.Unlock()
+				return m
+			}
+		}
+		rc.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-timeout:
+			t.Fatal("otlptest: no matching metric within 30s")
+			return nil
 		}
 	}
 }
