@@ -58,6 +58,46 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 	}
 }
 
+// TraceRequest opens the server span of an inbound MCP request that a
+// server in front of the host (the gateway, or an embedder's own) answers
+// by calling it: "<method> <target>", tools/call and the tool as the
+// client named it, say. The span is a child of ctx's (the caller's, from
+// TraceFromHeaders or TraceFromMeta) and the parent of the host's own call
+// span. end records the outcome (ok, tool_error or error; never the error
+// text) and ends the span; call it once. With tracing off it returns ctx
+// and a no-op end, at no cost.
+func (h *Host) TraceRequest(ctx context.Context, method, target string) (_ context.Context, end func(*Result, error)) {
+	tp := tracing.Provider(h.opts.TracerProvider)
+	if tp == nil {
+		return ctx, endNothing
+	}
+	ctx, span := h.inbound.Tracer(tp).Start(ctx, method+" "+target, trace.WithSpanKind(trace.SpanKindServer))
+	if !span.IsRecording() {
+		return ctx, func(*Result, error) { span.End() }
+	}
+	attrs := []attribute.KeyValue{tracing.Method.String(method)}
+	if method == protocol.MethodToolsCall {
+		attrs = append(attrs, tracing.Operation.String("execute_tool"), tracing.Tool.String(target))
+	}
+	span.SetAttributes(attrs...)
+	return ctx, func(res *Result, err error) {
+		outcome := "ok"
+		switch {
+		case err != nil:
+			outcome = "error"
+		case res != nil && res.IsError:
+			outcome = "tool_error"
+		}
+		span.SetAttributes(tracing.Outcome.String(outcome))
+		if outcome != "ok" {
+			tracing.Fail(span, outcome)
+		}
+		span.End()
+	}
+}
+
+func endNothing(*Result, error) {}
+
 // errorType is the error.type of a failed phase: the call outcome's word
 // for err, "" for none.
 func errorType(err error) string {

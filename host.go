@@ -20,6 +20,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
+	"github.com/mcpvisor/mcpvisor/internal/tracing"
 )
 
 // Re-exported runtime types: the public API never shows actor-system types.
@@ -228,6 +229,7 @@ const DefaultCallTimeout = actors.DefaultCallTimeout
 // methods are safe for concurrent use.
 type Host struct {
 	opts     Options
+	inbound  tracing.Tracers // TraceRequest's
 	rt       *actors.Runtime
 	journal  *Journal
 	grants   grantTable
@@ -533,12 +535,6 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 // with ErrUnavailable; its restart count and backoff start afresh. It
 // returns once the server is starting: WaitReady waits for the rest.
 func (h *Host) Restart(ctx context.Context, name string) error { return h.rt.Restart(ctx, name) }
-
-// TracerProvider is the provider the host traces with,
-// Options.TracerProvider: nil when it takes the global one
-// (otel.GetTracerProvider, a no-op unless the program set one). The
-// gateway's spans use it too, so one setting traces both.
-func (h *Host) TracerProvider() trace.TracerProvider { return h.opts.TracerProvider }
 
 // Tools lists every tool of the enabled servers, in server registration
 // order, then each server's own order, under the names they are exposed

@@ -116,3 +116,19 @@ func TestTraceStageSpan(t *testing.T) {
 		})
 	}
 }
+
+// With no provider set, TraceRequest costs an inbound request nothing.
+func TestTraceRequestOffAllocatesNothing(t *testing.T) {
+	h := &Host{}
+	ctx := context.Background()
+	res := &Result{}
+	if n := testing.AllocsPerRun(100, func() {
+		got, end := h.TraceRequest(ctx, "tools/call", "mcp__s__t")
+		end(res, nil)
+		if got != ctx {
+			t.Fatal("the context was replaced with tracing off")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per request with tracing off, want 0", n)
+	}
+}

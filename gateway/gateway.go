@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
-	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -112,8 +111,7 @@ type Options struct {
 //
 // All methods are safe for concurrent use.
 type Gateway struct {
-	h       *mcpvisor.Host
-	tracers tracing.Tracers
+	h    *mcpvisor.Host
 	opts Options
 	log  *slog.Logger
 
@@ -558,10 +556,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		return invalidParams(msg.ID, "tools/call: name is required")
 	}
 	ctx = mcpvisor.TraceFromMeta(ctx, p.Meta) // SEP-414: the caller's trace, per request
-	ctx, span := s.g.callSpan(ctx, p.Name)
-	if span != nil {
-		defer span.End()
-	}
+	ctx, traced := s.g.h.TraceRequest(ctx, protocol.MethodToolsCall, p.Name)
 	hostTool := mcpvisor.IsHostTool(p.Name)
 	if p.Name == ActivateTool && !s.g.opts.AllowConfigGroup && activatesConfig(p.Arguments) {
 		return result(msg.ID, errorResult(fmt.Sprintf("%s: the group %q is not available through this gateway", ActivateTool, mcpvisor.ConfigGroup)))
@@ -598,7 +593,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		opts.Approve = s.approveWithClient(send)
 	}
 	res, err := s.hs.CallWith(ctx, p.Name, p.Arguments, opts)
-	endCallSpan(span, res, err)
+	traced(res, err)
 	if hostTool {
 		// Activation changes what this session sees; registering or
 		// toggling reaches the other sessions through the host's events.
