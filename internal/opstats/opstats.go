@@ -26,9 +26,10 @@ const (
 )
 
 // Latency histogram: log-spaced buckets, four per doubling, from 10 µs.
-// The last bucket holds everything from about 11 minutes on.
+// The last bucket holds everything from about 11 minutes on (10 µs ×
+// 2^(105/4) ≈ 671 s).
 const (
-	histBuckets = 80
+	histBuckets = 106
 	histBase    = 10e-6 // seconds: the upper bound of bucket 0
 	histPerOct  = 4
 )
@@ -88,12 +89,16 @@ func (r *Recorder) n() int { return int((r.window + r.step - 1) / r.step) }
 
 func (r *Recorder) index(t time.Time) int64 { return t.UnixNano() / int64(r.step) }
 
-// stepAt returns the server's step for t, cleared if it held an older one.
-// The caller holds r.mu.
+// stepAt returns the server's step for t, cleared if it held an older one;
+// nil when it holds a newer one (t is a window or more before what was
+// recorded: too old to keep). The caller holds r.mu.
 func (r *Recorder) stepAt(server string, t time.Time) *step {
 	s := r.series(server)
 	i := r.index(t)
 	st := &s.steps[int(i%int64(len(s.steps)))]
+	if st.at > i {
+		return nil
+	}
 	if st.at != i {
 		*st = step{at: i}
 	}
@@ -116,6 +121,9 @@ func (r *Recorder) ObserveCall(server string, now time.Time, d time.Duration, fa
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.stepAt(server, now)
+	if st == nil {
+		return
+	}
 	st.calls++
 	if failed {
 		st.errors++
@@ -128,8 +136,9 @@ func (r *Recorder) ObserveCall(server string, now time.Time, d time.Duration, fa
 func (r *Recorder) SamplePending(server string, now time.Time, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.stepAt(server, now)
-	st.pending = max(st.pending, n)
+	if st := r.stepAt(server, now); st != nil {
+		st.pending = max(st.pending, n)
+	}
 }
 
 // Transition is a server entering a state: a point of its state timeline,
@@ -261,9 +270,11 @@ func (r *Recorder) view(name string, s *series, now time.Time) Server {
 		}
 		v.Points = append(v.Points, p)
 	}
-	v.Hour = summarize(&hour, hc, he, float64(n)*secs)
-	v.Recent = summarize(&recent, rc, re, float64(last-recentFrom+1)*secs)
+	// The rates are over the time the steps summed cover: from the first
+	// one's start to now, the step under way only partly elapsed.
 	from := time.Unix(0, first*int64(r.step))
+	v.Hour = summarize(&hour, hc, he, now.Sub(from).Seconds())
+	v.Recent = summarize(&recent, rc, re, now.Sub(time.Unix(0, recentFrom*int64(r.step))).Seconds())
 	start := 0
 	for i, t := range s.transitions {
 		if t.Time.Before(from) {
