@@ -86,6 +86,11 @@ type flags struct {
 	after                  uint64
 	limit                  int
 
+	// top
+	sort     string
+	interval time.Duration
+	once     bool
+
 	// serve
 	listen, tokenFile, tlsCert, tlsKey string
 	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins

@@ -41,6 +41,7 @@ var commandFlags = map[string][]string{
 	"approvals allow":      {"data"},
 	"approvals deny":       {"data", "reason"},
 	"servers":              {"data"},
+	"top":                  {"data", "interval", "json", "once", "sort"},
 	"auth login":           {"config", "data", "log-format", "log-level", "wait"},
 	"auth":                 {"config", "data", "json", "log-format", "log-level"},
 	"auth logout":          {"config", "data", "log-format", "log-level"},
@@ -52,7 +53,7 @@ var commandFlags = map[string][]string{
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50",
+	"history --limit": "50", "top --interval": "2s", "top --sort": "p99",
 }
 
 // helpFlags returns the flags a command's help lists, and their defaults.

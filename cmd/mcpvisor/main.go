@@ -144,6 +144,9 @@ func commands() []command {
 				fs.StringVar(&f.reason, "reason", "", "why, in a `REASON` the model is shown")
 			}},
 			run: sidecarVerb(cmdApprovals, "deny")},
+		{name: "top", summary: "the running sidecar's servers live: calls/s, errors, p50/p99 latency, pending, restarts",
+			detail: topDetail, setup: setupData, flags: []flagGroup{topFlags, jsonFlag},
+			run: cmdTop},
 		{name: "servers", args: "enable|disable|delete NAME", summary: "change a server of the running sidecar, at once",
 			setup: setupData, run: func(ctx context.Context, e *env) error { return cmdServers(ctx, e.f, e.args, e.stdout) }},
 		{name: "auth", args: "[status]", summary: "each remote server's sign-in: issuer, scopes, expiry (never a token)", setup: setupHost,
