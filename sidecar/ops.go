@@ -173,7 +173,7 @@ func (s *Server) opsView(now, since time.Time) OpsView {
 			sv.Points = x.Points
 			if !since.IsZero() {
 				i := 0
-				for i < len(sv.Points) && sv.Points[i].Time.Add(o.step).Before(since) {
+				for i < len(sv.Points) && !sv.Points[i].Time.Add(o.step).After(since) {
 					i++
 				}
 				sv.Points = sv.Points[i:]

@@ -30,6 +30,9 @@ func TestUIServesStaticFilesWithoutToken(t *testing.T) {
 		{"/ui/", "text/html", `<script src="inbox.js"`},
 		{"/ui/inbox.js", "text/javascript", "Authorization"},
 		{"/ui/inbox.css", "text/css", ".card"},
+		{"/ui/ops.html", "text/html", `<script src="ops.js"`},
+		{"/ui/ops.js", "text/javascript", "Authorization"},
+		{"/ui/ops.css", "text/css", ".srv"},
 	} {
 		r := a.doAuth("GET", tc.path, nil, "", nil)
 		if r.status != http.StatusOK {
@@ -59,13 +62,15 @@ func TestUIServesStaticFilesWithoutToken(t *testing.T) {
 // TestUIRendersNoHTMLFromData keeps server-provided text out of the HTML
 // parser: the script builds nodes and sets textContent only.
 func TestUIRendersNoHTMLFromData(t *testing.T) {
-	js, err := os.ReadFile(filepath.Join("ui", "inbox.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
-		if strings.Contains(string(js), bad) {
-			t.Errorf("inbox.js uses %s", bad)
+	for _, name := range []string{"inbox.js", "ops.js"} {
+		js, err := os.ReadFile(filepath.Join("ui", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+			if strings.Contains(string(js), bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
 	}
 }
