@@ -28,10 +28,11 @@ func TestUIServesStaticFilesWithoutToken(t *testing.T) {
 		path, contentType, contains string
 	}{
 		{"/ui/", "text/html", `<script src="inbox.js"`},
-		{"/ui/inbox.js", "text/javascript", "Authorization"},
+		{"/ui/inbox.js", "text/javascript", "mcpvisorUI.session"},
 		{"/ui/inbox.css", "text/css", ".card"},
 		{"/ui/ops.html", "text/html", `<script src="ops.js"`},
-		{"/ui/ops.js", "text/javascript", "Authorization"},
+		{"/ui/ops.js", "text/javascript", "mcpvisorUI.session"},
+		{"/ui/session.js", "text/javascript", "Authorization"},
 		{"/ui/ops.css", "text/css", ".srv"},
 	} {
 		r := a.doAuth("GET", tc.path, nil, "", nil)
@@ -62,7 +63,7 @@ func TestUIServesStaticFilesWithoutToken(t *testing.T) {
 // TestUIRendersNoHTMLFromData keeps server-provided text out of the HTML
 // parser: the script builds nodes and sets textContent only.
 func TestUIRendersNoHTMLFromData(t *testing.T) {
-	for _, name := range []string{"inbox.js", "ops.js"} {
+	for _, name := range []string{"session.js", "inbox.js", "ops.js"} {
 		js, err := os.ReadFile(filepath.Join("ui", name))
 		if err != nil {
 			t.Fatal(err)

@@ -9,103 +9,21 @@
 "use strict";
 
 (() => {
-  const TOKEN_KEY = "mcpvisor.token";
   const EVENTS_KEEP = 20;
   const RETRY_STREAM = 2000;
 
-  const $ = (id) => document.getElementById(id);
+  const { $, el, sleep, Unauthorized } = mcpvisorUI;
+  const { api, readSSE, setConn } = mcpvisorUI.session(start);
 
-  // el builds an element; text, when given, is set as textContent.
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === false || v === undefined || v === null) continue;
-      if (k === "class") e.className = v;
-      else if (v === true) e.setAttribute(k, "");
-      else e.setAttribute(k, String(v));
-    }
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-
-  class Unauthorized extends Error {}
-
-  let token = "";
-  let running = null; // AbortController of the current session's loops
-
-  function takeToken() {
-    const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
-    const t = frag.get("token");
-    if (t) {
-      sessionStorage.setItem(TOKEN_KEY, t);
-      // Keep the token out of the address bar and the history.
-      history.replaceState(null, "", location.pathname + location.search);
-    }
-    return sessionStorage.getItem(TOKEN_KEY) || "";
-  }
-
-  async function api(method, path, body, signal) {
-    const headers = { Authorization: "Bearer " + token, Accept: "application/json" };
-    const init = { method, headers, signal, cache: "no-store" };
-    if (body !== undefined) {
-      headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body);
-    }
-    const resp = await fetch(path, init);
-    if (resp.status === 401) {
-      loggedOut("The token was refused: log in again.");
-      throw new Unauthorized();
-    }
-    if (resp.status === 204) return null;
-    let data = null;
-    try {
-      data = await resp.json();
-    } catch (_) {
-      /* a non-JSON answer: reported below by status */
-    }
-    if (!resp.ok) {
-      const msg = data && data.error ? data.error.message : resp.status + " " + resp.statusText;
-      const err = new Error(msg);
-      err.status = resp.status;
-      throw err;
-    }
-    return data;
-  }
-
-  function setConn(text, cls) {
-    const c = $("conn");
-    c.textContent = text;
-    c.className = "conn " + (cls || "");
-  }
-
-  // --- login -----------------------------------------------------------
-
-  function loggedOut(reason) {
-    if (running) running.abort();
-    running = null;
-    token = "";
-    sessionStorage.removeItem(TOKEN_KEY);
-    $("app").hidden = true;
-    $("logout").hidden = true;
-    $("login").hidden = false;
-    $("login-error").textContent = reason || "";
-    setConn("not connected", "down");
-    $("token-input").focus();
-  }
-
-  function start() {
-    $("login").hidden = true;
-    $("app").hidden = false;
-    $("logout").hidden = false;
-    running = new AbortController();
-    const signal = running.signal;
+  // start runs the page's loops for a token, until signal aborts.
+  function start(signal) {
     follow(() => "/v1/inbox/stream", onInbox, signal);
     events(signal);
   }
 
   // follow reads the SSE stream at path() and hands each event to onEvent,
   // reconnecting after RETRY_STREAM when it ends or fails, until signal
-  // aborts. A 401 stops it (loggedOut aborts the signal). EventSource
+  // aborts. A 401 stops it (the session aborts the signal). EventSource
   // cannot send the Authorization header, so the stream is read with fetch.
   async function follow(path, onEvent, signal) {
     while (!signal.aborted) {
@@ -119,54 +37,6 @@
     }
   }
 
-  async function readSSE(path, onEvent, signal) {
-    const resp = await fetch(path, {
-      headers: { Authorization: "Bearer " + token, Accept: "text/event-stream" },
-      signal, cache: "no-store",
-    });
-    if (resp.status === 401) {
-      loggedOut("The token was refused: log in again.");
-      throw new Unauthorized();
-    }
-    if (!resp.ok || !resp.body) throw new Error(path + ": " + resp.status);
-    const reader = resp.body.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let cut;
-      while ((cut = buf.indexOf("\n\n")) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        const ev = parseSSE(block);
-        if (ev) onEvent(ev.name, ev.data);
-      }
-    }
-  }
-
-  // parseSSE returns the event in one block, its data parsed as JSON, or
-  // null for a comment or a block without JSON data.
-  function parseSSE(block) {
-    let name = "message";
-    const data = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue;
-      const i = line.indexOf(":");
-      const field = i < 0 ? line : line.slice(0, i);
-      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
-      if (field === "event") name = value;
-      else if (field === "data") data.push(value);
-    }
-    if (data.length === 0) return null;
-    try {
-      return { name, data: JSON.parse(data.join("\n")) };
-    } catch (_) {
-      return null;
-    }
-  }
-
   // onInbox takes one snapshot of the servers, the pending elicitations,
   // the pending approvals and the tool definitions awaiting review.
   function onInbox(name, data) {
@@ -177,13 +47,6 @@
     renderInbox(data.elicitations || []);
     renderApprovals(data.approvals || []);
     renderToolReviews(data.toolReviews || []);
-  }
-
-  function sleep(ms, signal) {
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
-    });
   }
 
   // --- servers ---------------------------------------------------------
@@ -804,22 +667,4 @@
     if (last < s.length) node.append(s.slice(last));
     return node;
   }
-
-  // --- boot ------------------------------------------------------------
-
-  document.addEventListener("DOMContentLoaded", () => {
-    $("login-form").addEventListener("submit", (e) => {
-      e.preventDefault();
-      const t = $("token-input").value.trim();
-      if (!t) return;
-      sessionStorage.setItem(TOKEN_KEY, t);
-      $("token-input").value = "";
-      token = t;
-      start();
-    });
-    $("logout").addEventListener("click", () => loggedOut(""));
-    token = takeToken();
-    if (token) start();
-    else loggedOut("");
-  });
 })();

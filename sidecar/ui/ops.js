@@ -10,7 +10,6 @@
 "use strict";
 
 (() => {
-  const TOKEN_KEY = "mcpvisor.token";
   const RETRY_MIN = 1000;
   const RETRY_MAX = 15000;
   const LOG_LINES = 20;
@@ -23,13 +22,13 @@
     failed: "failed", needs_auth: "failed", disabled: "off", stopped: "off",
   };
 
-  const $ = (id) => document.getElementById(id);
+  const { $, el, setAttrs, sleep, Unauthorized } = mcpvisorUI;
+  const { api, readSSE, setConn } = mcpvisorUI.session(start);
+  let session = null; // the AbortSignal of the page's loops
 
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    setAttrs(e, attrs);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
+  function start(signal) {
+    session = signal;
+    follow(signal);
   }
 
   function svg(tag, attrs, text) {
@@ -39,84 +38,10 @@
     return e;
   }
 
-  function setAttrs(e, attrs) {
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === false || v === undefined || v === null) continue;
-      if (k === "class") e.setAttribute("class", v);
-      else if (v === true) e.setAttribute(k, "");
-      else e.setAttribute(k, String(v));
-    }
-  }
-
-  class Unauthorized extends Error {}
-
-  let token = "";
-  let running = null; // AbortController of the current session's loops
-
   // The view: the last snapshot's servers, each with its points by time.
   const view = { time: 0, stepMs: 10000, windowMs: 3600000, servers: new Map() };
   let selected = ""; // the server in the detail panel
   let detailSeen = ""; // its state and restarts when its log was last read
-
-  function takeToken() {
-    const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
-    const t = frag.get("token");
-    if (t) {
-      sessionStorage.setItem(TOKEN_KEY, t);
-      history.replaceState(null, "", location.pathname + location.search);
-    }
-    return sessionStorage.getItem(TOKEN_KEY) || "";
-  }
-
-  async function api(method, path, signal) {
-    const resp = await fetch(path, {
-      method, signal, cache: "no-store",
-      headers: { Authorization: "Bearer " + token, Accept: "application/json" },
-    });
-    if (resp.status === 401) {
-      loggedOut("The token was refused: log in again.");
-      throw new Unauthorized();
-    }
-    let data = null;
-    try {
-      data = await resp.json();
-    } catch (_) {
-      /* no JSON body: the status says it */
-    }
-    if (!resp.ok) {
-      throw new Error(data && data.error ? data.error.message : resp.status + " " + resp.statusText);
-    }
-    return data;
-  }
-
-  function setConn(text, cls) {
-    const c = $("conn");
-    c.textContent = text;
-    c.className = "conn " + (cls || "");
-  }
-
-  // --- login -----------------------------------------------------------
-
-  function loggedOut(reason) {
-    if (running) running.abort();
-    running = null;
-    token = "";
-    sessionStorage.removeItem(TOKEN_KEY);
-    $("app").hidden = true;
-    $("logout").hidden = true;
-    $("login").hidden = false;
-    $("login-error").textContent = reason || "";
-    setConn("not connected", "down");
-    $("token-input").focus();
-  }
-
-  function start() {
-    $("login").hidden = true;
-    $("app").hidden = false;
-    $("logout").hidden = false;
-    running = new AbortController();
-    follow(running.signal);
-  }
 
   // --- the stream --------------------------------------------------------
 
@@ -141,58 +66,6 @@
       await sleep(delay, signal);
       delay = Math.min(delay * 2, RETRY_MAX);
     }
-  }
-
-  async function readSSE(path, onEvent, signal) {
-    const resp = await fetch(path, {
-      headers: { Authorization: "Bearer " + token, Accept: "text/event-stream" },
-      signal, cache: "no-store",
-    });
-    if (resp.status === 401) {
-      loggedOut("The token was refused: log in again.");
-      throw new Unauthorized();
-    }
-    if (!resp.ok || !resp.body) throw new Error(path + ": " + resp.status);
-    const reader = resp.body.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let cut;
-      while ((cut = buf.indexOf("\n\n")) >= 0) {
-        const ev = parseSSE(buf.slice(0, cut));
-        buf = buf.slice(cut + 2);
-        if (ev) onEvent(ev.name, ev.data);
-      }
-    }
-  }
-
-  function parseSSE(block) {
-    let name = "message";
-    const data = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue;
-      const i = line.indexOf(":");
-      const field = i < 0 ? line : line.slice(0, i);
-      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
-      if (field === "event") name = value;
-      else if (field === "data") data.push(value);
-    }
-    if (data.length === 0) return null;
-    try {
-      return { name, data: JSON.parse(data.join("\n")) };
-    } catch (_) {
-      return null;
-    }
-  }
-
-  function sleep(ms, signal) {
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
-    });
   }
 
   // onOps merges one snapshot: the servers' figures replace the old ones,
@@ -448,7 +321,7 @@
 
   async function readLog(name) {
     try {
-      const data = await api("GET", "/v1/servers/" + encodeURIComponent(name) + "/log?lines=" + LOG_LINES, running && running.signal);
+      const data = await api("GET", "/v1/servers/" + encodeURIComponent(name) + "/log?lines=" + LOG_LINES, undefined, session);
       if (name === selected) $("detail-log").textContent = (data.lines || []).join("\n") || "(no lines yet)";
     } catch (e) {
       if (!(e instanceof Unauthorized) && name === selected) $("detail-log").textContent = "could not read the log: " + e.message;
@@ -463,7 +336,7 @@
     $("detail-error").textContent = "";
     button.disabled = true;
     try {
-      await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/" + action, running && running.signal);
+      await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/" + action, undefined, session);
     } catch (e) {
       if (!(e instanceof Unauthorized)) $("detail-error").textContent = action + " " + name + ": " + e.message;
     } finally {
@@ -475,23 +348,11 @@
   // --- wiring ----------------------------------------------------------
 
   document.addEventListener("DOMContentLoaded", () => {
-    $("login-form").addEventListener("submit", (e) => {
-      e.preventDefault();
-      token = $("token-input").value.trim();
-      if (!token) return;
-      sessionStorage.setItem(TOKEN_KEY, token);
-      $("token-input").value = "";
-      start();
-    });
-    $("logout").addEventListener("click", () => loggedOut(""));
     $("sort").addEventListener("change", render);
     $("filter").addEventListener("input", render);
     $("detail-close").addEventListener("click", () => { selected = ""; render(); });
     $("detail-restart").addEventListener("click", (e) => act("restart", e.currentTarget));
     $("detail-disable").addEventListener("click", (e) => act("disable", e.currentTarget));
     $("detail-enable").addEventListener("click", (e) => act("enable", e.currentTarget));
-    token = takeToken();
-    if (token) start();
-    else loggedOut("");
   });
 })();
