@@ -69,3 +69,5 @@ require (
 )
 
 replace github.com/mcpvisor/mcpvisor => ../
+
+replace github.com/asynkron/protoactor-go => ../third_party/protoactor-go
