@@ -21,8 +21,6 @@ const (
 	GracefullyLeftKey string = "left"
 )
 
-// create and seed a pseudo random numbers generator
-var rnd = rand.New(rand.NewSource(time.Now().UnixMicro()))
 
 // The Informer data structure implements the Gossip interface
 type Informer struct {
@@ -119,7 +117,10 @@ func (inf *Informer) SendState(sendStateToMember LocalStateSender) {
 	copy(otherMembers, inf.otherMembers)
 
 	// shuffles the order of the slice elements
-	rnd.Shuffle(len(otherMembers), func(i, j int) {
+	// mcpvisor patch 3: math/rand's own source, which is safe for
+	// concurrent use; the package's *rand.Rand was shared by every
+	// member's gossip actor in the process unguarded.
+	rand.Shuffle(len(otherMembers), func(i, j int) {
 		otherMembers[i], otherMembers[j] = otherMembers[j], otherMembers[i]
 	})
 

@@ -117,11 +117,19 @@ func (ml *MemberList) GetActivatorMember(kind string, requestSourceAddress strin
 	return res
 }
 
+// mcpvisor patch 2: members is replaced under mutex by
+// UpdateClusterTopology, so every read of it takes the read lock (they
+// raced with the provider's updates: the gossip actor, BroadcastEvent).
+
 func (ml *MemberList) Length() int {
+	ml.mutex.RLock()
+	defer ml.mutex.RUnlock()
 	return ml.members.Len()
 }
 
 func (ml *MemberList) Members() *MemberSet {
+	ml.mutex.RLock()
+	defer ml.mutex.RUnlock()
 	return ml.members
 }
 
@@ -225,7 +233,7 @@ func (ml *MemberList) TerminateMember(m *Member) {
 }
 
 func (ml *MemberList) BroadcastEvent(message interface{}, includeSelf bool) {
-	for _, m := range ml.members.members {
+	for _, m := range ml.Members().members {
 		if !includeSelf && m.Id == ml.cluster.ActorSystem.ID {
 			continue
 		}
@@ -236,7 +244,7 @@ func (ml *MemberList) BroadcastEvent(message interface{}, includeSelf bool) {
 }
 
 func (ml *MemberList) ContainsMemberID(memberID string) bool {
-	return ml.members.ContainsID(memberID)
+	return ml.Members().ContainsID(memberID)
 }
 
 func (ml *MemberList) getMemberStrategyByKind(kind string) MemberStrategy {

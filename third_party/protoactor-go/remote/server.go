@@ -5,6 +5,7 @@ import (
 	"io/ioutil"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/extensions"
@@ -57,8 +58,16 @@ func (r *Remote) ExtensionID() extensions.ExtensionID {
 func (r *Remote) BlockList() *BlockList { return r.blocklist }
 
 // Start the remote server
+// silenceGRPC sets gRPC's logger once per process.
+var silenceGRPC sync.Once
+
 func (r *Remote) Start() {
-	grpclog.SetLoggerV2(grpclog.NewLoggerV2(ioutil.Discard, ioutil.Discard, ioutil.Discard))
+	// mcpvisor patch 1: gRPC's logger is process-wide and must be set
+	// before any gRPC server or client runs; setting it at every Start
+	// raced with the servers of the members already started.
+	silenceGRPC.Do(func() {
+		grpclog.SetLoggerV2(grpclog.NewLoggerV2(ioutil.Discard, ioutil.Discard, ioutil.Discard))
+	})
 	lis, err := net.Listen("tcp", r.config.Address())
 	if err != nil {
 		panic(fmt.Errorf("failed to listen: %v", err))
