@@ -108,7 +108,8 @@ func (c *Cluster) StartMember() {
 		panic(err)
 	}
 
-	time.Sleep(1 * time.Second)
+	// mcpvisor patch 4: the pause was fixed at 1 s.
+	time.Sleep(cfg.MemberStartDelay)
 }
 
 func (c *Cluster) GetClusterKinds() []string {
@@ -145,7 +146,8 @@ func (c *Cluster) Shutdown(graceful bool) {
 		_ = c.Config.ClusterProvider.Shutdown(graceful)
 		c.IdentityLookup.Shutdown()
 		// This is to wait ownership transferring complete.
-		time.Sleep(time.Millisecond * 2000)
+		// mcpvisor patch 4: the pause was fixed at 2 s.
+		time.Sleep(c.Config.OwnershipTransferWait)
 		c.MemberList.stopMemberList()
 		c.IdentityLookup.Shutdown()
 		c.Gossip.Shutdown()

@@ -29,6 +29,12 @@ type Config struct {
 	GossipMaxSend                                int
 	HeartbeatExpiration                          time.Duration // Gossip heartbeat timeout. If the member does not update its heartbeat within this period, it will be added to the BlockList
 	PubSubConfig                                 *PubSubConfig
+	// MemberStartDelay is how long StartMember waits after the provider
+	// started the member (1 s); OwnershipTransferWait how long a graceful
+	// Shutdown waits for the virtual actors it owned to move (2 s). A
+	// member that hosts no virtual actors can set both to 0 (mcpvisor
+	// patch 4).
+	MemberStartDelay, OwnershipTransferWait time.Duration
 }
 
 func Configure(clusterName string, clusterProvider ClusterProvider, identityLookup IdentityLookup, remoteConfig *remote.Config, options ...ConfigOption) *Config {
@@ -50,6 +56,9 @@ func Configure(clusterName string, clusterProvider ClusterProvider, identityLook
 		GossipMaxSend:        50,
 		HeartbeatExpiration:  time.Second * 20,
 		PubSubConfig:         newPubSubConfig(),
+
+		MemberStartDelay:      time.Second,
+		OwnershipTransferWait: 2 * time.Second,
 	}
 
 	for _, option := range options {

@@ -21,7 +21,6 @@ const (
 	GracefullyLeftKey string = "left"
 )
 
-
 // The Informer data structure implements the Gossip interface
 type Informer struct {
 	myID              string

@@ -24,7 +24,12 @@ func NewBlockList() *BlockList {
 	return &blocklist
 }
 
+// mcpvisor patch 6: BlockedMembers and IsBlocked read the set without
+// the lock Block replaces it under (the comment below said to take it).
+
 func (bl *BlockList) BlockedMembers() set.Set[string] {
+	bl.mu.RLock()
+	defer bl.mu.RUnlock()
 	return bl.blockedMembers
 }
 
@@ -41,6 +46,8 @@ func (bl *BlockList) Block(memberIDs ...string) {
 // ever added to the BlockList
 func (bl *BlockList) IsBlocked(memberID string) bool {
 	// acquire our mutual exclusion primitive for reading
+	bl.mu.RLock()
+	defer bl.mu.RUnlock()
 	return bl.blockedMembers.Contains(memberID)
 }
 

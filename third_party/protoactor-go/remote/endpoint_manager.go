@@ -116,7 +116,10 @@ func (em *endpointManager) stop() {
 	if em.endpointReaderConnections != nil {
 		em.endpointReaderConnections.Range(func(key interface{}, value interface{}) bool {
 			channel := value.(chan bool)
-			channel <- true
+			select { // mcpvisor patch 5
+			case channel <- true:
+			default:
+			}
 			em.endpointReaderConnections.Delete(key)
 			return true
 		})

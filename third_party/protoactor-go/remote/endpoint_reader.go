@@ -40,7 +40,14 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 	s.remote.edpManager.endpointReaderConnections.Store(stream, disconnectChan)
 	defer func() {
 		s.remote.Logger().Info("EndpointReader is closing")
-		close(disconnectChan)
+		// mcpvisor patch 5: closing the channel raced with the endpoint
+		// manager's send on it when the remote stopped (a send on a
+		// closed channel panics): both sides now send without blocking
+		// into its one slot, and the first one is heeded.
+		select {
+		case disconnectChan <- false:
+		default:
+		}
 	}()
 
 	go func() {
