@@ -140,7 +140,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 				// The token was free: read at once, with no timer to set.
 				lead = nil
 				if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
-					return rep.result, rep.err
+					return answered(ctx, what, rep)
 				}
 			default:
 			}
@@ -155,12 +155,12 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 		case <-lead:
 			lead = nil
 			if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
-				return rep.result, rep.err
+				return answered(ctx, what, rep)
 			}
 			// Not answered yet: the cases below say why, or wait for it.
 		case rep := <-m.reply:
 			drainProgress(progress, o.OnProgress)
-			return rep.result, rep.err
+			return answered(ctx, what, rep)
 		case p := <-progress:
 			if o.OnProgress != nil {
 				o.OnProgress(p)
@@ -198,6 +198,18 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
 		}
 	}
+}
+
+// answered is a call's answer, unless its caller cancelled it meanwhile:
+// then the answer and the cancellation raced (a server that answers at
+// once when told its question was withdrawn, say), and the call is
+// cancelled whichever won, so that it reads the same in the history, the
+// traces and the gateway every time.
+func answered(ctx context.Context, what string, rep callReply) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil && rep.err == nil {
+		return nil, fmt.Errorf("%s: %w: %w", what, ErrCancelled, err)
+	}
+	return rep.result, rep.err
 }
 
 // leadDeadline is when a caller reading its own response must stop to look
