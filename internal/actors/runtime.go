@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
+	"github.com/mcpvisor/mcpvisor/internal/protolog"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/supervision"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -165,7 +166,7 @@ func New(opts Options) *Runtime {
 		}
 		r.logs = logs
 	}
-	protoLogger := slog.New(demoteInfo{logger.Handler()}).With("lib", "protoactor")
+	protoLogger := protolog.Logger(logger)
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
 	r.snap.Store(&snapshot{byName: map[string]*serverEntry{}})
 	if r.onEvent != nil {
@@ -271,30 +272,4 @@ func (r *Runtime) dispatchEvents() {
 	for ev := range r.events {
 		r.onEvent(ev)
 	}
-}
-
-// demoteInfo passes protoactor's records through one level lower (info →
-// debug), so its start-up chatter stays out of an operator's info log.
-type demoteInfo struct{ slog.Handler }
-
-func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
-	if l < slog.LevelWarn {
-		l -= 4
-	}
-	return h.Handler.Enabled(ctx, l)
-}
-
-func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		r.Level -= 4
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h demoteInfo) WithAttrs(as []slog.Attr) slog.Handler {
-	return demoteInfo{h.Handler.WithAttrs(as)}
-}
-
-func (h demoteInfo) WithGroup(name string) slog.Handler {
-	return demoteInfo{h.Handler.WithGroup(name)}
 }
