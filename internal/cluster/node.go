@@ -1,0 +1,461 @@
+// Package cluster makes several mcpvisor hosts one: each host is a member
+// of a protoactor-go cluster (membership from a provider, gossip, remote
+// actors over gRPC), every server is a cluster identity of the kind
+// ServerKind placed on one member by rendezvous hashing, as protoactor's
+// own identity lookup places its virtual actors, and a call to a server
+// placed on another member goes to that member's node actor in one hop.
+//
+// The package knows nothing of MCP: it forwards opaque requests to the
+// member that owns a name, tells its host where each name is placed when
+// the membership changes, and carries each member's published state (the
+// host's view of its own servers) to the others by gossip.
+//
+// What protoactor's cluster does not do well at the version pinned, and
+// what this package does about it, is in docs/design.md ("Cluster").
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/mcpvisor/mcpvisor/internal/protolog"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// ServerKind is the cluster kind every member serves: a server's name is
+// an identity of this kind.
+const ServerKind = "mcpvisor.server"
+
+// nodeActorName is the name of each member's node actor, which answers
+// the requests forwarded to it.
+const nodeActorName = "mcpvisor-node"
+
+// stateKey is the gossip key under which each member publishes its state.
+const stateKey = "mcpvisor.state"
+
+// Config is a member's configuration.
+type Config struct {
+	// Name is the cluster's: members of other clusters are not seen.
+	Name string
+	// Provider finds the other members (automanaged, etcd, or the
+	// in-process test provider).
+	Provider pcluster.ClusterProvider
+	// Listen is the host:port the member's remote listens on ("" or port
+	// 0: a free port on 127.0.0.1); Advertise, when set, the address the
+	// others reach it at.
+	Listen, Advertise string
+	// Handler answers the requests forwarded to this member.
+	Handler Handler
+	// OnPlacement is called, from one goroutine, after every change of the
+	// membership with the members now in it; Owner answers by it.
+	OnPlacement func()
+	// OnState is called, from one goroutine, when a member's published
+	// state changes (its address and the state; nil when it left).
+	OnState func(member string, state []byte)
+	Logger  *slog.Logger
+	// Gossip is the interval of gossip rounds (0: protoactor's 300 ms);
+	// Heartbeat the time after which a member that stopped gossiping is
+	// blocked (0: 20 s).
+	Gossip, Heartbeat time.Duration
+}
+
+// Handler answers a forwarded request: body is what the caller sent,
+// the answer what it receives, both JSON. An error crosses as its message
+// and kind (Kinded).
+type Handler func(ctx context.Context, body []byte) ([]byte, error)
+
+// Node is one member of the cluster.
+type Node struct {
+	cfg    Config
+	system *actor.ActorSystem
+	c      *pcluster.Cluster
+	self   string // this member's address
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	members  []*pcluster.Member // the last topology's, sorted by address
+	rdv      *pcluster.Rendezvous
+	inbound  map[string]context.CancelFunc  // requests forwarded to this member in flight, by id
+	outbound map[string]map[string]chan any // this member's forwarded requests in flight, by member and id
+
+	events  chan func()   // OnPlacement and OnState calls, in order
+	started chan struct{} // closed when Start returns the node: no callback runs before
+	subs    []*actorEventSub
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// New makes a member of the cluster, which Join makes join it.
+func New(cfg Config) (*Node, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("cluster: a cluster name is needed")
+	}
+	if cfg.Provider == nil {
+		return nil, errors.New("cluster: a member provider is needed")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	host, port, err := listenAddr(cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if port == 0 {
+		// protoactor's remote panics when it cannot listen: find the port
+		// here so that it is known, and a failure is an error.
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("cluster: listen on %s: %w", host, err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	} else if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err != nil {
+		return nil, fmt.Errorf("cluster: listen on %s: %w", cfg.Listen, err)
+	} else {
+		l.Close()
+	}
+	ropts := []remote.ConfigOption{}
+	if cfg.Advertise != "" {
+		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]map[string]chan any{}, rdv: pcluster.NewRendezvous(),
+		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
+	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
+	// The kind's actor is never activated: placement is by rendezvous on
+	// the members that serve the kind, and calls go to the node actor.
+	kind := pcluster.NewKind(ServerKind, actor.PropsFromFunc(func(actor.Context) {}))
+	opts := []pcluster.ConfigOption{pcluster.WithKinds(kind), pcluster.WithRequestTimeout(5 * time.Second)}
+	if cfg.Heartbeat > 0 {
+		opts = append(opts, pcluster.WithHeartbeatExpiration(cfg.Heartbeat))
+	}
+	ccfg := pcluster.Configure(cfg.Name, cfg.Provider, disthash.New(), remote.Configure(host, port, ropts...), opts...)
+	if cfg.Gossip > 0 {
+		ccfg.GossipInterval = cfg.Gossip
+	}
+	// No virtual actor is ever activated here: nothing to wait for when
+	// joining, nothing to hand over when leaving (patch 4).
+	ccfg.MemberStartDelay, ccfg.OwnershipTransferWait = 0, 0
+	n.c = pcluster.New(n.system, ccfg)
+
+	n.wg.Add(1)
+	go n.dispatch()
+	n.subs = append(n.subs, subscribe(n.system, func(ev any) {
+		switch ev := ev.(type) {
+		case *pcluster.ClusterTopology:
+			n.onTopology(ev)
+		case *pcluster.GossipUpdate:
+			if ev.Key == stateKey {
+				n.onGossip(ev)
+			}
+		}
+	}))
+	if _, err := n.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &nodeActor{n: n} }), nodeActorName); err != nil {
+		n.stopDispatch()
+		return nil, fmt.Errorf("cluster: the node actor: %w", err)
+	}
+	return n, nil
+}
+
+// Join makes the node a member: its remote listens, the provider
+// announces it and finds the others (OnPlacement). The callbacks and the
+// handler run only from here on, so whoever keeps the node from New has
+// it before they do.
+func (n *Node) Join() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n.stopDispatch()
+			err = fmt.Errorf("cluster: joining %q: %v", n.cfg.Name, p)
+		}
+	}()
+	n.c.StartMember()
+	n.self = n.system.Address()
+	close(n.started)
+	return nil
+}
+
+// listenAddr splits Listen, 127.0.0.1:0 when empty.
+func listenAddr(s string) (string, int, error) {
+	if s == "" {
+		return "127.0.0.1", 0, nil
+	}
+	host, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("cluster: listen address %q: %w", s, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("cluster: listen address %q: bad port", s)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, port, nil
+}
+
+// Self is this member's address, as the others know it.
+func (n *Node) Self() string { return n.self }
+
+// Members are the addresses of the members in the last topology, sorted.
+func (n *Node) Members() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, len(n.members))
+	for i, m := range n.members {
+		out[i] = m.Address()
+	}
+	return out
+}
+
+// Owner is the address of the member a name is placed on ("" while no
+// member is known).
+func (n *Node) Owner(name string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Kind: ServerKind, Identity: name})
+}
+
+// Publish sets this member's state, which the others receive by gossip
+// (OnState).
+func (n *Node) Publish(state []byte) {
+	n.c.Gossip.SetState(stateKey, wrapperspb.Bytes(state))
+}
+
+// Forward sends body (JSON) to the member at addr and returns its answer.
+// When ctx ends first the member is told to cancel the request.
+func (n *Node) Forward(ctx context.Context, addr string, body []byte) ([]byte, error) {
+	if !json.Valid(body) {
+		return nil, errors.New("cluster: a forwarded body must be JSON")
+	}
+	id := newID()
+	got, err := n.expect(addr, id)
+	if err != nil {
+		return nil, err
+	}
+	defer n.forget(addr, id)
+	msg := &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body})}
+	pid := actor.NewPID(addr, nodeActorName)
+	timeout := 24 * time.Hour
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), time.Millisecond)
+	}
+	f := n.system.Root.RequestFuture(pid, msg, timeout)
+	go func() {
+		v, err := f.Result()
+		if err != nil {
+			v = err
+		}
+		select {
+		case got <- v:
+		default: // the member left first
+		}
+	}()
+	cancel := func() {
+		n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
+	}
+	select {
+	case v := <-got:
+		switch v := v.(type) {
+		case *wrapperspb.BytesValue:
+			env, err := decodeEnvelope(v.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%w: member %s: %v", ErrUnreachable, addr, err)
+			}
+			if env.Err != nil {
+				return nil, env.Err
+			}
+			return env.Body, nil
+		case memberLeft:
+			return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
+		case error:
+			if errors.Is(v, actor.ErrTimeout) || errors.Is(v, remote.ErrTimeout) {
+				cancel()
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, fmt.Errorf("%w: member %s did not answer in time", ErrUnreachable, addr)
+			}
+			return nil, fmt.Errorf("%w: member %s: %v", ErrUnreachable, addr, v)
+		default:
+			return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
+		}
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	case <-n.done:
+		return nil, fmt.Errorf("%w: this member left the cluster", ErrUnreachable)
+	}
+}
+
+// memberLeft is what a forwarded request in flight receives when its
+// member leaves the topology.
+type memberLeft struct{}
+
+// expect notes a request about to be forwarded to addr: refused at once
+// when addr is not a member now.
+func (n *Node) expect(addr, id string) (chan any, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.ContainsFunc(n.members, func(m *pcluster.Member) bool { return m.Address() == addr }) {
+		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
+	}
+	c := make(chan any, 1)
+	if n.outbound[addr] == nil {
+		n.outbound[addr] = map[string]chan any{}
+	}
+	n.outbound[addr][id] = c
+	return c, nil
+}
+
+func (n *Node) forget(addr, id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.outbound[addr], id)
+	if len(n.outbound[addr]) == 0 {
+		delete(n.outbound, addr)
+	}
+}
+
+// ErrUnreachable is a forwarded request whose member did not answer: it
+// left, or the network between is down. Whether the request ran there is
+// not known.
+var ErrUnreachable = errors.New("cluster member unreachable")
+
+// Stop leaves the cluster: the others see this member go at once
+// (graceful) rather than when its heartbeat expires.
+func (n *Node) Stop() {
+	select {
+	case <-n.done:
+		return
+	default:
+	}
+	n.mu.Lock()
+	for _, cancel := range n.inbound {
+		cancel()
+	}
+	n.mu.Unlock()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer func() { _ = recover() }() // a provider that fails to leave must not take the host down
+		n.c.Shutdown(true)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		n.log.Warn("cluster: leaving took more than 10 s; going on")
+	}
+	n.stopDispatch()
+}
+
+func (n *Node) stopDispatch() {
+	for _, s := range n.subs {
+		s.unsubscribe()
+	}
+	close(n.done)
+	n.wg.Wait()
+}
+
+// dispatch runs the callbacks in order, off the actor system's threads.
+func (n *Node) dispatch() {
+	defer n.wg.Done()
+	select {
+	case <-n.started:
+	case <-n.done:
+		return
+	}
+	for {
+		select {
+		case f := <-n.events:
+			f()
+		case <-n.done:
+			return
+		}
+	}
+}
+
+func (n *Node) post(f func()) {
+	select {
+	case n.events <- f:
+	case <-n.done:
+	}
+}
+
+func (n *Node) onTopology(t *pcluster.ClusterTopology) {
+	members := slices.Clone(t.Members)
+	slices.SortFunc(members, func(a, b *pcluster.Member) int { return cmpString(a.Address(), b.Address()) })
+	left := make([]string, 0, len(t.Left))
+	for _, m := range t.Left {
+		left = append(left, m.Address())
+	}
+	n.mu.Lock()
+	n.members = members
+	n.rdv.UpdateMembers(members)
+	// The requests in flight to a member that left fail now, not when
+	// their deadline passes: whether they ran there is not known.
+	for _, addr := range left {
+		for _, c := range n.outbound[addr] {
+			select {
+			case c <- memberLeft{}:
+			default:
+			}
+		}
+	}
+	n.mu.Unlock()
+	n.post(func() {
+		for _, addr := range left {
+			if n.cfg.OnState != nil {
+				n.cfg.OnState(addr, nil)
+			}
+		}
+		if n.cfg.OnPlacement != nil {
+			n.cfg.OnPlacement()
+		}
+	})
+}
+
+func (n *Node) onGossip(u *pcluster.GossipUpdate) {
+	if n.cfg.OnState == nil || u.Value == nil {
+		return
+	}
+	var b wrapperspb.BytesValue
+	if err := anypb.UnmarshalTo(u.Value, &b, protoUnmarshalOptions); err != nil {
+		return
+	}
+	addr := n.memberAddr(u.MemberID)
+	if addr == "" || addr == n.self {
+		return
+	}
+	n.post(func() { n.cfg.OnState(addr, b.Value) })
+}
+
+// memberAddr is the address of the member with id, "" when unknown.
+func (n *Node) memberAddr(id string) string {
+	if m := n.c.MemberList.Members().GetMemberById(id); m != nil {
+		return m.Address()
+	}
+	return ""
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,154 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+)
+
+// kindErr is a handler error that names its kind.
+type kindErr struct{ kind, msg string }
+
+func (e kindErr) Error() string     { return e.msg }
+func (e kindErr) ErrorKind() string { return e.kind }
+
+// testNodes starts n members on loopback with the in-process provider;
+// each answers a forwarded body with "<its address>:<body>", fails
+// "fail" with a kinded error, and holds "block" until cancelled.
+func testNodes(t *testing.T, n int) []*Node {
+	t.Helper()
+	agent := test.NewInMemAgent()
+	nodes := make([]*Node, n)
+	var placed sync.WaitGroup
+	placed.Add(n)
+	for i := range n {
+		var self *Node
+		var once sync.Once
+		cfg := Config{Name: "t", Provider: test.NewTestProvider(agent), Gossip: 50 * time.Millisecond}
+		cfg.Handler = func(ctx context.Context, body []byte) ([]byte, error) {
+			switch string(body) {
+			case `"fail"`:
+				return nil, kindErr{"unavailable", "it failed"}
+			case `"block"`:
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return []byte(`["` + self.Self() + `",` + string(body) + `]`), nil
+		}
+		cfg.OnPlacement = func() {
+			if len(self.Members()) == n {
+				once.Do(placed.Done)
+			}
+		}
+		node, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self = node
+		if err := node.Join(); err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = node
+		t.Cleanup(node.Stop)
+	}
+	placed.Wait()
+	return nodes
+}
+
+// Every member places every name on the same member, names spread over
+// the members, and a request forwarded from any member reaches the owner.
+func TestPlacementAndForward(t *testing.T) {
+	nodes := testNodes(t, 3)
+	owners := map[string]int{}
+	for i := range 30 {
+		name := fmt.Sprintf("server-%d", i)
+		owner := nodes[0].Owner(name)
+		for _, n := range nodes[1:] {
+			if got := n.Owner(name); got != owner {
+				t.Fatalf("%s: placed on %s by one member, %s by another", name, owner, got)
+			}
+		}
+		owners[owner]++
+		for _, n := range nodes {
+			got, err := n.Forward(context.Background(), owner, []byte(`"`+name+`"`))
+			if err != nil || string(got) != `["`+owner+`","`+name+`"]` {
+				t.Fatalf("forward %s from %s to %s: %q, %v", name, n.Self(), owner, got, err)
+			}
+		}
+	}
+	if len(owners) != 3 {
+		t.Errorf("30 names on %d members: %v", len(owners), owners)
+	}
+
+	// An error crosses with its kind.
+	_, err := nodes[0].Forward(context.Background(), nodes[1].Self(), []byte(`"fail"`))
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Kind != "unavailable" || re.Message != "it failed" {
+		t.Errorf("a failed request: %#v", err)
+	}
+	// A caller that gives up cancels the request on the member.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := nodes[0].Forward(ctx, nodes[2].Self(), []byte(`"block"`)); !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrUnreachable) {
+		t.Errorf("a request past its deadline: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		nodes[2].mu.Lock()
+		left := len(nodes[2].inbound)
+		nodes[2].mu.Unlock()
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the member never cancelled the request its caller gave up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A member that leaves: the others see it go, and its names are placed
+// on them; the rest keep their places.
+func TestLeaveReplaces(t *testing.T) {
+	nodes := testNodes(t, 3)
+	before := map[string]string{}
+	for i := range 30 {
+		name := fmt.Sprintf("server-%d", i)
+		before[name] = nodes[0].Owner(name)
+	}
+	gone := nodes[2].Self()
+	start := time.Now()
+	nodes[2].Stop()
+	for !slices.Equal(nodes[0].Members(), sortedAddrs(nodes[:2])) || !slices.Equal(nodes[1].Members(), sortedAddrs(nodes[:2])) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("members after one left: %v and %v", nodes[0].Members(), nodes[1].Members())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the others saw the member leave in %v", time.Since(start).Round(time.Millisecond))
+	for name, was := range before {
+		now := nodes[0].Owner(name)
+		if now != nodes[1].Owner(name) || now == gone || (was != gone && now != was) {
+			t.Errorf("%s: on %s, now on %s (by the other: %s)", name, was, now, nodes[1].Owner(name))
+		}
+	}
+	if _, err := nodes[0].Forward(context.Background(), gone, []byte(`"x"`)); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("forward to the member that left: %v", err)
+	}
+}
+
+func sortedAddrs(nodes []*Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Self())
+	}
+	slices.SortFunc(out, strings.Compare)
+	return out
+}
