@@ -23,20 +23,16 @@ const (
 func NewThrottle(maxEventsInPeriod int32, period time.Duration, throttledCallBack func(int32)) ShouldThrottle {
 	currentEvents := int32(0)
 
+	// mcpvisor patch 9: a timer, not a goroutine parked on a ticker for the
+	// whole period (60 s for the gossip's throttles): nothing is left
+	// running between events, or after the actor system is gone.
 	startTimer := func(duration time.Duration) {
-		go func() {
-			// crete ticker to mimic sleep, we do not want to put the goroutine to sleep
-			// as it will schedule it out of the P making a syscall, we just want it to
-			// halt for the given period of time
-			ticker := time.NewTicker(duration)
-			defer ticker.Stop()
-			<-ticker.C // wait for the ticker to tick once
-
+		time.AfterFunc(duration, func() {
 			timesCalled := atomic.SwapInt32(&currentEvents, 0)
 			if timesCalled > maxEventsInPeriod {
 				throttledCallBack(timesCalled - maxEventsInPeriod)
 			}
-		}()
+		})
 	}
 
 	return func() Valve {
@@ -58,20 +54,13 @@ func NewThrottle(maxEventsInPeriod int32, period time.Duration, throttledCallBac
 func NewThrottleWithLogger(logger *slog.Logger, maxEventsInPeriod int32, period time.Duration, throttledCallBack func(*slog.Logger, int32)) ShouldThrottle {
 	currentEvents := int32(0)
 
-	startTimer := func(duration time.Duration) {
-		go func() {
-			// crete ticker to mimic sleep, we do not want to put the goroutine to sleep
-			// as it will schedule it out of the P making a syscall, we just want it to
-			// halt for the given period of time
-			ticker := time.NewTicker(duration)
-			defer ticker.Stop()
-			<-ticker.C // wait for the ticker to tick once
-
+	startTimer := func(duration time.Duration) { // mcpvisor patch 9
+		time.AfterFunc(duration, func() {
 			timesCalled := atomic.SwapInt32(&currentEvents, 0)
 			if timesCalled > maxEventsInPeriod {
 				throttledCallBack(logger, timesCalled-maxEventsInPeriod)
 			}
-		}()
+		})
 	}
 
 	return func() Valve {

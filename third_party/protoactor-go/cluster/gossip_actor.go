@@ -3,6 +3,7 @@
 package cluster
 
 import (
+	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"time"
 
@@ -184,9 +185,13 @@ func (ga *GossipActor) sendGossipForMember(member *Member, memberStateDelta *Mem
 	// a short timeout is massively important, we cannot afford hanging around waiting
 	// for timeout, blocking other gossips from getting through
 
+	// mcpvisor patch 7: the delta shares its entries with the actor's
+	// live state, which the next SetState changes while the endpoint
+	// writer, on another goroutine, is still serializing this request: a
+	// data race, and a torn message. Send a copy.
 	msg := GossipRequest{
 		FromMemberId: member.Id,
-		State:        memberStateDelta.State,
+		State:        proto.Clone(memberStateDelta.State).(*GossipState),
 	}
 	future := ctx.RequestFuture(pid, &msg, ga.gossipRequestTimeout)
 

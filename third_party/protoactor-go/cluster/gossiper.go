@@ -45,7 +45,8 @@ type Gossiper struct {
 	pid *actor.PID
 
 	// Channel use to stop the gossip loop
-	close chan struct{}
+	close    chan struct{}
+	loopDone chan struct{} // closed when gossipLoop returns (mcpvisor patch 13)
 
 	// Message throttler
 	throttler actor.ShouldThrottle
@@ -288,6 +289,7 @@ func (g *Gossiper) StartGossiping() error {
 	})
 	g.cluster.Logger().Info("Started Cluster Gossip")
 	g.throttler = actor.NewThrottle(3, 60*time.Second, g.throttledLog)
+	g.loopDone = make(chan struct{})
 	go g.gossipLoop()
 
 	return nil
@@ -301,6 +303,11 @@ func (g *Gossiper) Shutdown() {
 	g.cluster.Logger().Info("Shutting down gossip")
 
 	close(g.close)
+	// mcpvisor patch 13: the loop may be waiting on the actor (GetState,
+	// up to its 5 s timeout once the actor is gone): let it finish first.
+	if g.loopDone != nil {
+		<-g.loopDone
+	}
 
 	err := g.cluster.ActorSystem.Root.StopFuture(g.pid).Wait()
 	if err != nil {
@@ -311,6 +318,7 @@ func (g *Gossiper) Shutdown() {
 }
 
 func (g *Gossiper) gossipLoop() {
+	defer close(g.loopDone)
 	g.cluster.Logger().Debug("Starting gossip loop")
 
 	// create a ticker that will tick each GossipInterval milliseconds

@@ -1,6 +1,10 @@
 package remote
 
-import "google.golang.org/grpc"
+import (
+	"time"
+
+	"google.golang.org/grpc"
+)
 
 type ConfigOption func(config *Config)
 
@@ -66,5 +70,13 @@ func WithKinds(kinds ...*Kind) ConfigOption {
 		for _, k := range kinds {
 			config.Kinds[k.Kind] = k.Props
 		}
+	}
+}
+
+// WithGracefulStopTimeout bounds a graceful Shutdown's wait for the other
+// members' streams to close (mcpvisor patch 11).
+func WithGracefulStopTimeout(d time.Duration) ConfigOption {
+	return func(config *Config) {
+		config.GracefulStopTimeout = d
 	}
 }

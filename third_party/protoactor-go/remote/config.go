@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/grpc"
@@ -56,4 +57,8 @@ type Config struct {
 	EndpointManagerQueueSize int
 	Kinds                    map[string]*actor.Props
 	MaxRetryCount            int
+	// GracefulStopTimeout bounds a graceful Shutdown's wait for the
+	// other members to close their streams, after which the server is
+	// stopped (mcpvisor patch 11; it was fixed at 10 s). 0: 10 s.
+	GracefulStopTimeout time.Duration
 }

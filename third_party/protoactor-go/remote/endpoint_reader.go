@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,7 +13,7 @@ import (
 )
 
 type endpointReader struct {
-	suspended bool
+	suspended atomic.Bool // mcpvisor patch 10: set by Shutdown while streams read it
 	remote    *Remote
 }
 
@@ -79,7 +80,7 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 		case err != nil:
 			s.remote.Logger().Info("EndpointReader failed to read", slog.Any("error", err))
 			return err
-		case s.suspended:
+		case s.suspended.Load():
 			continue
 		}
 
@@ -259,7 +260,7 @@ func (s *endpointReader) onServerConnection(stream Remoting_ReceiveServer, sc *S
 }
 
 func (s *endpointReader) suspend(toSuspend bool) {
-	s.suspended = toSuspend
+	s.suspended.Store(toSuspend)
 	if toSuspend {
 		s.remote.Logger().Debug("Suspended EndpointReader")
 	}

@@ -47,8 +47,14 @@ func (state *endpointWriter) initialize(ctx actor.Context) {
 			state.remote.Logger().Error("EndpointWriter failed to connect", slog.String("address", state.address), slog.Any("error", err), slog.Int("retry", i))
 			// Wait 2 seconds to restart and retry
 			// Replace with Exponential Backoff
-			time.Sleep(2 * time.Second)
-			continue
+			// mcpvisor patch 12: not when the remote is shutting down; its
+			// Shutdown waited for this loop (5 tries, 2 s apart) to end.
+			select {
+			case <-time.After(2 * time.Second):
+				continue
+			case <-state.remote.stopping:
+			}
+			break
 		}
 
 		break

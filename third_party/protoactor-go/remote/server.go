@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"fmt"
 	"io/ioutil"
 	"log/slog"
@@ -26,6 +27,10 @@ type Remote struct {
 	kinds        map[string]*actor.Props
 	activatorPid *actor.PID
 	blocklist    *BlockList
+	// stopping is closed when Shutdown begins: an endpoint writer still
+	// retrying a connection gives up at once (mcpvisor patch 12).
+	stopping     chan struct{}
+	stoppingOnce sync.Once
 }
 
 func NewRemote(actorSystem *actor.ActorSystem, config *Config) *Remote {
@@ -34,6 +39,7 @@ func NewRemote(actorSystem *actor.ActorSystem, config *Config) *Remote {
 		config:      config,
 		kinds:       make(map[string]*actor.Props),
 		blocklist:   NewBlockList(),
+		stopping:    make(chan struct{}),
 	}
 	for k, v := range config.Kinds {
 		r.kinds[k] = v
@@ -95,6 +101,7 @@ func (r *Remote) Start() {
 }
 
 func (r *Remote) Shutdown(graceful bool) {
+	r.stoppingOnce.Do(func() { close(r.stopping) })
 	if graceful {
 		// TODO: need more graceful
 		r.edpReader.suspend(true)
@@ -112,7 +119,7 @@ func (r *Remote) Shutdown(graceful bool) {
 		select {
 		case <-c:
 			r.Logger().Info("Stopped Proto.Actor server")
-		case <-time.After(time.Second * 10):
+		case <-time.After(cmp.Or(r.config.GracefulStopTimeout, 10*time.Second)): // mcpvisor patch 11
 			r.s.Stop()
 			r.Logger().Info("Stopped Proto.Actor server", slog.String("err", "timeout"))
 		}

@@ -48,6 +48,7 @@ type Provider struct {
 	agent           *InMemAgent
 	id              string
 	ttlReportTicker *time.Ticker
+	ttlReportStop   chan struct{}
 	cluster         *cluster.Cluster
 }
 
@@ -95,6 +96,7 @@ func (t *Provider) Shutdown(_ bool) error {
 	t.cluster.Logger().Debug("Unregistering service", slog.String("service", t.id))
 	if t.ttlReportTicker != nil {
 		t.ttlReportTicker.Stop()
+		close(t.ttlReportStop)
 	}
 	t.agent.DeregisterService(t.id)
 	return nil
@@ -121,11 +123,20 @@ func (t *Provider) notifyStatuses() {
 }
 
 // startTtlReport starts the ttl report loop.
+// mcpvisor patch 8: the loop ranged over the ticker's channel, which
+// Stop does not close: one goroutine left behind per member. It ends on
+// Shutdown now.
 func (t *Provider) startTtlReport() {
 	t.ttlReportTicker = time.NewTicker(t.config.RefreshTtl)
+	t.ttlReportStop = make(chan struct{})
 	go func() {
-		for range t.ttlReportTicker.C {
-			t.agent.RefreshServiceTTL(t.id)
+		for {
+			select {
+			case <-t.ttlReportTicker.C:
+				t.agent.RefreshServiceTTL(t.id)
+			case <-t.ttlReportStop:
+				return
+			}
 		}
 	}()
 }
