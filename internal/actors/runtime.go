@@ -23,6 +23,9 @@ import (
 type Options struct {
 	// Logger receives the runtime's own logs and protoactor's. nil: discarded.
 	Logger *slog.Logger
+	// Placement, in cluster mode, says which servers run here: a server
+	// placed elsewhere starts in StateElsewhere, and Place moves it.
+	Placement Placement
 	// LogDir holds one log file per server. "": no per-server files.
 	LogDir string
 	// ClientInfo is sent in initialize. Zero: mcpvisor.
@@ -111,6 +114,7 @@ type Runtime struct {
 	hostTool   func(string) bool
 	// maxToolName is the budget of exposed names (NameBudget).
 	maxToolName int
+	placement   Placement
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
 
@@ -153,6 +157,7 @@ func New(opts Options) *Runtime {
 		hostTool:   opts.HostTool,
 
 		maxToolName: NameBudget(opts.MaxToolName),
+		placement:   opts.Placement,
 	}
 	r.pins = newPinBook(opts.ToolPolicy, opts.Journal, logger)
 	r.startContainment(opts) // before any server starts: it reclaims a crashed life's leftovers

@@ -19,6 +19,7 @@ import (
 // message; nothing in Receive blocks. Slow work (spawning, the stop ladder)
 // runs on goroutines the runtime joins, and reports back as messages.
 type serverActor struct {
+	owner string // cluster mode: the member the server is placed on; "" here
 	rt    *Runtime
 	entry *serverEntry
 	spec  ServerSpec
@@ -120,7 +121,12 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *actor.Started:
 		a.self = ctx.Self()
-		if a.spec.Enabled {
+		if a.rt.placement != nil {
+			a.owner = a.rt.placement(a.spec.Name)
+		}
+		if a.owner != "" {
+			a.setState(StateElsewhere, "")
+		} else if a.spec.Enabled {
 			a.start()
 		} else {
 			a.setState(StateDisabled, "")
@@ -194,6 +200,10 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onSetEnabled(m)
 	case *restartMsg:
 		m.done <- a.onRestart()
+	case *placeMsg:
+		a.onPlace(m)
+	case *remoteViewMsg:
+		a.onRemoteView(m)
 	case *stopServerMsg:
 		a.onStop(m.err, true)
 	case *connClosed:
@@ -239,6 +249,7 @@ func (a *serverActor) publish() {
 		Transport:    a.spec.Transport,
 		Enabled:      a.spec.Enabled,
 		State:        a.state,
+		Node:         a.owner,
 		Since:        a.since,
 		LastError:    a.lastErr,
 		Restarts:     a.restarter.Restarts(),

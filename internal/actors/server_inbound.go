@@ -11,6 +11,10 @@ import (
 )
 
 func (a *serverActor) onCall(m *callMsg) {
+	if a.owner != "" {
+		m.reply <- callReply{err: fmt.Errorf("%w: server %q runs on cluster member %s", ErrUnavailable, a.spec.Name, a.owner)}
+		return
+	}
 	switch a.state {
 	case StateReady:
 		a.sendCall(m)

@@ -26,12 +26,15 @@ const (
 // ServerStatus is a point-in-time view of one server, published by its actor
 // on every change and read without queueing behind it.
 type ServerStatus struct {
-	Name            string                      `json:"name"`
-	FriendlyName    string                      `json:"friendlyName,omitempty"`
-	Description     string                      `json:"description,omitempty"`
-	Transport       Transport                   `json:"transport"`
-	Enabled         bool                        `json:"enabled"`
-	State           State                       `json:"state"`
+	Name         string    `json:"name"`
+	FriendlyName string    `json:"friendlyName,omitempty"`
+	Description  string    `json:"description,omitempty"`
+	Transport    Transport `json:"transport"`
+	Enabled      bool      `json:"enabled"`
+	State        State     `json:"state"`
+	// Node is the cluster member the server runs on, when not this host
+	// (cluster mode): its status here is as that member published it.
+	Node            string                      `json:"node,omitempty"`
 	Since           time.Time                   `json:"since,omitzero"` // when State was entered
 	LastError       string                      `json:"lastError,omitempty"`
 	Restarts        int                         `json:"restarts"`

@@ -83,7 +83,7 @@ type Node struct {
 	cfg    Config
 	system *actor.ActorSystem
 	c      *pcluster.Cluster
-	self   string // this member's address
+	self   string // this member's address, once joined (under mu)
 	log    *slog.Logger
 
 	mu       sync.Mutex
@@ -128,7 +128,9 @@ func New(cfg Config) (*Node, error) {
 	} else {
 		l.Close()
 	}
-	ropts := []remote.ConfigOption{}
+	// The other members' streams close when they see this one leave; a
+	// second is plenty on any network a cluster should span (patch 11).
+	ropts := []remote.ConfigOption{remote.WithGracefulStopTimeout(time.Second)}
 	if cfg.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
@@ -182,7 +184,9 @@ func (n *Node) Join() (err error) {
 		}
 	}()
 	n.c.StartMember()
+	n.mu.Lock()
 	n.self = n.system.Address()
+	n.mu.Unlock()
 	close(n.started)
 	return nil
 }
@@ -207,7 +211,11 @@ func listenAddr(s string) (string, int, error) {
 }
 
 // Self is this member's address, as the others know it.
-func (n *Node) Self() string { return n.self }
+func (n *Node) Self() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.self
+}
 
 // Members are the addresses of the members in the last topology, sorted.
 func (n *Node) Members() []string {
@@ -436,7 +444,7 @@ func (n *Node) onGossip(u *pcluster.GossipUpdate) {
 		return
 	}
 	addr := n.memberAddr(u.MemberID)
-	if addr == "" || addr == n.self {
+	if addr == "" || addr == n.Self() {
 		return
 	}
 	n.post(func() { n.cfg.OnState(addr, b.Value) })
