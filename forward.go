@@ -66,11 +66,11 @@ func (h *Host) Forward(ctx context.Context, server, method string, params json.R
 			return nil, opError(server, method, "", err)
 		}
 	}
-	raw, err := h.rt.Request(ctx, server, method, params, nil)
+	raw, err := h.serverRequest(ctx, server, method, params, nil)
 	for round := 1; err == nil && !opts.PassInput && protocol.IsInputRequired(raw) && inputMethods[method]; round++ {
 		var input json.RawMessage
 		if input, err = h.inputRound(ctx, server, nil, raw, round); err == nil {
-			raw, err = h.rt.Request(ctx, server, method, withInput(params, input), nil)
+			raw, err = h.serverRequest(ctx, server, method, withInput(params, input), nil)
 		}
 	}
 	if err != nil {

@@ -204,6 +204,11 @@ type Options struct {
 	// one, which costs a call nothing.
 	TracerProvider trace.TracerProvider
 
+	// Cluster, when set, makes the host one member of a cluster of hosts
+	// that behave as one: each server runs on one member, and a call on
+	// any member reaches it (ClusterOptions).
+	Cluster *ClusterOptions
+
 	// SignIn, when set, signs in by itself whenever a remote server needs
 	// OAuth authorization: it receives the authorization URL (to open for
 	// the platform's user) and returns the redirect's query, or nil to let
@@ -252,6 +257,7 @@ type Host struct {
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
+	cluster *hostCluster // cluster mode; nil otherwise
 	closing chan struct{}
 	closed  sync.Once
 	tasksWG sync.WaitGroup
@@ -313,7 +319,16 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	caps, handlers, notify := h.clientHooks()
+	var placement actors.Placement
+	if opts.Cluster != nil {
+		if err := h.startCluster(opts.Cluster); err != nil {
+			_ = journal.Close()
+			return nil, err
+		}
+		placement = h.cluster.placement
+	}
 	h.rt = actors.New(actors.Options{
+		Placement:     placement,
 		Logger:        opts.Logger,
 		LogDir:        logDir,
 		OnEvent:       h.deliver,
@@ -340,6 +355,9 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
 				err = h.resumeTasks()
+			}
+			if err == nil && h.cluster != nil {
+				err = h.cluster.join()
 			}
 		}
 	}
@@ -369,6 +387,9 @@ func (h *Host) Close() error {
 	// start resumes them); pending elicitations are answered cancel.
 	h.closed.Do(func() { close(h.closing) })
 	h.stopBg()
+	if h.cluster != nil {
+		h.cluster.leave() // the other members place its servers
+	}
 	h.closeAuth() // sign-ins in progress end; a browser hook's context is cancelled
 	h.broker.Close()
 	h.approvals.close()

@@ -171,12 +171,33 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		timing, begin = &actors.CallTiming{}, time.Now()
 		ro.Timing = timing
 	}
-	raw, err := h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
+	var raw json.RawMessage
+	var err error
+	if owner := h.remoteOwner(c.Server); owner != "" {
+		// Placed on another member of the cluster: one hop there.
+		raw, err = h.cluster.forward(ctx, owner, forwarded{Server: c.Server, Tool: tool, Params: c.Arguments,
+			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds()})
+	} else {
+		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
+	}
 	c.raw = raw
 	if timing != nil {
 		traceSend(ctx, timing, begin, time.Now(), err)
 	}
 	return nil, err
+}
+
+// serverRequest sends a request of any method to a server: to the member of
+// the cluster it runs on, when that is not this host.
+func (h *Host) serverRequest(ctx context.Context, server, method string, params json.RawMessage, opts *actors.CallOptions) (json.RawMessage, error) {
+	if owner := h.remoteOwner(server); owner != "" {
+		f := forwarded{Server: server, Method: method, Params: params}
+		if opts != nil {
+			f.TimeoutMs = opts.Timeout.Milliseconds()
+		}
+		return h.cluster.forward(ctx, owner, f)
+	}
+	return h.rt.Request(ctx, server, method, params, opts)
 }
 
 // traceSend records a traced request's phases as child spans of ctx's:

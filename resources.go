@@ -214,11 +214,11 @@ func (h *Host) request(ctx context.Context, server, method, subject string, need
 	if err != nil {
 		return opError(server, method, subject, err)
 	}
-	raw, err := h.rt.Request(ctx, server, method, b, nil)
+	raw, err := h.serverRequest(ctx, server, method, b, nil)
 	for round := 1; err == nil && protocol.IsInputRequired(raw) && inputMethods[method]; round++ {
 		var input json.RawMessage
 		if input, err = h.inputRound(ctx, server, nil, raw, round); err == nil {
-			raw, err = h.rt.Request(ctx, server, method, withInput(b, input), nil)
+			raw, err = h.serverRequest(ctx, server, method, withInput(b, input), nil)
 		}
 	}
 	if err != nil {

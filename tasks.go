@@ -205,7 +205,7 @@ func (h *Host) driveTask(ctx context.Context, rec *persistence.TaskRecord, onPro
 // tasks/result), a child span of the task's when traced.
 func (h *Host) taskRequest(ctx context.Context, server, method string, params json.RawMessage, opts *actors.CallOptions) (json.RawMessage, error) {
 	ctx, span := tracing.Child(ctx, method)
-	raw, err := h.rt.Request(ctx, server, method, params, opts)
+	raw, err := h.serverRequest(ctx, server, method, params, opts)
 	tracing.End(span, errorType(err))
 	return raw, err
 }
@@ -323,7 +323,7 @@ func (h *Host) cancelTask(rec *persistence.TaskRecord, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), taskCancelWait)
 	defer cancel()
 	params, _ := json.Marshal(protocol.TaskIDParams{TaskID: rec.TaskID})
-	if _, err := h.rt.Request(ctx, rec.Server, protocol.MethodTasksCancel, params, nil); err != nil {
+	if _, err := h.serverRequest(ctx, rec.Server, protocol.MethodTasksCancel, params, nil); err != nil {
 		h.opts.Logger.Debug("tasks/cancel failed", "server", rec.Server, "task", rec.TaskID, "err", err)
 	}
 	rec.Status, rec.Error = TaskCancelled, "cancelled by the host: "+why

@@ -1,0 +1,343 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/cluster"
+)
+
+// StateElsewhere is a server placed on another member of the cluster
+// (cluster mode) whose status that member has not published yet; once it
+// has, the server shows that member's state, and ServerStatus.Node names
+// the member.
+const StateElsewhere = actors.StateElsewhere
+
+// ClusterOptions make a Host one member of a cluster of hosts that behave
+// as one (Options.Cluster). Every member runs the same configuration;
+// each server runs on one member at a time, placed by rendezvous hashing
+// of its name over the members (protoactor-go's cluster placement), and a
+// call on any member reaches it: at once when it runs there, in one hop to
+// its member when not. When a member leaves or dies its servers are placed
+// on the others and started there. docs/design.md ("Cluster") says what
+// is and is not shared, and what a client sees while members come and go.
+type ClusterOptions struct {
+	// Name is the cluster's; hosts of other clusters are not members.
+	Name string
+	// Members finds the other members: InProcessMembers for hosts in one
+	// process.
+	Members ClusterMembers
+	// Listen is the host:port this member's cluster endpoint (protoactor's
+	// remote, gRPC) listens on ("": a free port on 127.0.0.1); Advertise
+	// the address the others reach it at, when not that.
+	Listen, Advertise string
+	// Gossip is the interval of the members' gossip rounds, which carry
+	// each member's servers' status and tools to the others (0: 300 ms).
+	Gossip time.Duration
+}
+
+// ClusterMembers is how a cluster's members find each other.
+type ClusterMembers interface {
+	provider() (pcluster.ClusterProvider, error)
+}
+
+// InProcessMembers is a membership of the hosts of this process that
+// share it: for tests, and for an embedder that runs several hosts in one
+// process. A member that closes leaves at once.
+func InProcessMembers() ClusterMembers { return &inProcess{agent: test.NewInMemAgent()} }
+
+type inProcess struct{ agent *test.InMemAgent }
+
+func (m *inProcess) provider() (pcluster.ClusterProvider, error) {
+	return test.NewTestProvider(m.agent, test.WithTestProviderRefreshTtl(100*time.Millisecond)), nil
+}
+
+// EtcdMembers is a membership kept in etcd: each member holds the key
+// <prefix>/<cluster>/<member id> under a lease it renews (ttl, 3 s when
+// 0), so a member killed or cut off from etcd leaves the others'
+// membership within ttl, and one that closes leaves at once. prefix ""
+// is "/mcpvisor".
+func EtcdMembers(endpoints []string, prefix string, ttl time.Duration) ClusterMembers {
+	return &etcdMembers{cfg: cluster.EtcdConfig{Endpoints: endpoints, Prefix: prefix, TTL: ttl}}
+}
+
+type etcdMembers struct{ cfg cluster.EtcdConfig }
+
+func (m *etcdMembers) provider() (pcluster.ClusterProvider, error) {
+	return cluster.NewEtcdProvider(m.cfg)
+}
+
+// hostCluster is a Host's membership.
+type hostCluster struct {
+	h    *Host
+	node *cluster.Node
+
+	mu    sync.Mutex
+	views map[string]memberView // the last state each other member published
+}
+
+// memberView is what a member publishes: its servers, as they run there.
+type memberView struct {
+	Servers []remoteServer `json:"servers"`
+}
+
+type remoteServer struct {
+	Status ServerStatus  `json:"status"`
+	Tools  []actors.Tool `json:"tools,omitempty"`
+}
+
+// startCluster makes h a member. The servers are registered after it, so
+// each starts where the cluster places it; none starts before the first
+// membership is known.
+func (h *Host) startCluster(co *ClusterOptions) error {
+	if co.Members == nil {
+		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
+	}
+	hc := &hostCluster{h: h, views: map[string]memberView{}}
+	provider, err := co.Members.provider()
+	if err != nil {
+		return err
+	}
+	node, err := cluster.New(cluster.Config{
+		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise,
+		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, Logger: h.opts.Logger, Gossip: co.Gossip,
+	})
+	if err != nil {
+		return err
+	}
+	hc.node = node
+	h.cluster = hc
+	return nil
+}
+
+// join starts the membership, once the servers are registered.
+func (hc *hostCluster) join() error {
+	if err := hc.node.Join(); err != nil {
+		return err
+	}
+	go hc.publishLoop()
+	return nil
+}
+
+// unplaced is where a server is before the first membership is known:
+// not here.
+const unplaced = "(no member yet)"
+
+// placement is the runtime's Placement: "" for a server placed here.
+func (hc *hostCluster) placement(name string) string {
+	if hc.node == nil {
+		return unplaced
+	}
+	switch owner := hc.node.Owner(name); owner {
+	case "":
+		return unplaced
+	case hc.node.Self():
+		return ""
+	default:
+		return owner
+	}
+}
+
+// place moves every server to where the membership now places it, and
+// shows the ones placed elsewhere as their member last published them.
+func (hc *hostCluster) place() {
+	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
+	defer cancel()
+	for _, st := range hc.h.rt.Status() {
+		owner := hc.placement(st.Name)
+		if err := hc.h.rt.Place(ctx, st.Name, owner); err != nil {
+			hc.h.opts.Logger.Warn("cluster: placing a server", "server", st.Name, "error", err)
+			continue
+		}
+		if owner != "" {
+			hc.showView(st.Name, owner)
+		}
+	}
+}
+
+// showView shows server as its member last published it.
+func (hc *hostCluster) showView(server, owner string) {
+	hc.mu.Lock()
+	v, ok := hc.views[owner]
+	hc.mu.Unlock()
+	if !ok {
+		return
+	}
+	for _, rs := range v.Servers {
+		if rs.Status.Name == server {
+			hc.h.rt.SetRemoteView(server, owner, rs.Status, rs.Tools)
+		}
+	}
+}
+
+// onState takes a member's published servers (nil: it left).
+func (hc *hostCluster) onState(member string, state []byte) {
+	if state == nil {
+		hc.mu.Lock()
+		delete(hc.views, member)
+		hc.mu.Unlock()
+		return
+	}
+	var v memberView
+	if json.Unmarshal(state, &v) != nil {
+		return
+	}
+	hc.mu.Lock()
+	hc.views[member] = v
+	hc.mu.Unlock()
+	for _, rs := range v.Servers {
+		if hc.placement(rs.Status.Name) == member {
+			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, rs.Tools)
+		}
+	}
+}
+
+// publishLoop publishes this member's servers at every change of their
+// status, at most every 50 ms.
+func (hc *hostCluster) publishLoop() {
+	for {
+		changed := hc.h.rt.StatusChanged()
+		var v memberView
+		for _, st := range hc.h.rt.Status() {
+			if st.Node == "" && st.State != StateElsewhere {
+				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})
+			}
+		}
+		if b, err := json.Marshal(v); err == nil {
+			hc.node.Publish(b)
+		}
+		select {
+		case <-changed:
+		case <-hc.h.bg.Done():
+			return
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-hc.h.bg.Done():
+			return
+		}
+	}
+}
+
+// leave takes the member out of the cluster: the others place its servers.
+func (hc *hostCluster) leave() { hc.node.Stop() }
+
+// forwarded is a request one member sends the member a server runs on.
+type forwarded struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool,omitempty"`   // a tools/call: the namespaced tool
+	Method    string          `json:"method,omitempty"` // any other request
+	Params    json.RawMessage `json:"params,omitempty"` // the call's arguments, or the request's params
+	Meta      json.RawMessage `json:"meta,omitempty"`
+	TimeoutMs int64           `json:"timeoutMs,omitempty"`
+}
+
+// owner is the member a server runs on when not here ("": here, or not
+// in a cluster).
+func (h *Host) remoteOwner(server string) string {
+	if h.cluster == nil || server == "" {
+		return ""
+	}
+	if owner := h.cluster.placement(server); owner != unplaced {
+		return owner
+	}
+	return ""
+}
+
+// forward sends a call or request for server to the member it runs on and
+// returns the server's raw result.
+func (hc *hostCluster) forward(ctx context.Context, owner string, f forwarded) (json.RawMessage, error) {
+	body, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := hc.node.Forward(ctx, owner, body)
+	if err != nil {
+		return nil, fromRemote(err, f.Server, owner)
+	}
+	return raw, nil
+}
+
+// serve runs a request another member forwarded: only for a server placed
+// here, so that a member with an older membership cannot make a server
+// run on two members.
+func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
+	var f forwarded
+	if err := json.Unmarshal(body, &f); err != nil {
+		return nil, err
+	}
+	if owner := hc.placement(f.Server); owner != "" {
+		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.node.Self(), owner)}
+	}
+	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond}
+	var raw json.RawMessage
+	var err error
+	if f.Method == "" {
+		raw, err = hc.h.rt.Call(ctx, f.Tool, f.Params, f.Meta, opts)
+	} else {
+		raw, err = hc.h.rt.Request(ctx, f.Server, f.Method, f.Params, opts)
+	}
+	if err != nil {
+		return nil, remoteErr{kind: errorKind(err), err: err}
+	}
+	return raw, nil
+}
+
+// remoteErr is an error that crosses to the calling member with its kind.
+type remoteErr struct {
+	kind string
+	err  error
+}
+
+func (e remoteErr) Error() string     { return e.err.Error() }
+func (e remoteErr) ErrorKind() string { return e.kind }
+
+// kinds are the errors that keep their identity across members.
+var kinds = []struct {
+	kind string
+	err  error
+}{
+	{"unavailable", ErrUnavailable}, {"timeout", ErrTimeout}, {"cancelled", ErrCancelled},
+	{"unknown_tool", ErrUnknownTool}, {"unknown_server", ErrUnknownServer}, {"withheld", ErrToolWithheld},
+	{"connection_lost", ErrConnectionLost}, {"not_reading", ErrNotReading}, {"needs_auth", ErrNeedsAuth},
+	{"frame_too_large", ErrFrameTooLarge},
+}
+
+func errorKind(err error) string {
+	for _, k := range kinds {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
+	}
+	return ""
+}
+
+// fromRemote is the error a forwarded request got, as this member's own:
+// its sentinel restored; an unreachable member is ErrUnavailable (the
+// call may or may not have run there).
+func fromRemote(err error, server, owner string) error {
+	var re *cluster.RemoteError
+	if errors.As(err, &re) {
+		for _, k := range kinds {
+			if k.kind == re.Kind {
+				return fmt.Errorf("%w (on cluster member %s): %s", k.err, owner, re.Message)
+			}
+		}
+		return fmt.Errorf("server %q on cluster member %s: %s", server, owner, re.Message)
+	}
+	if errors.Is(err, cluster.ErrUnreachable) {
+		return fmt.Errorf("%w: server %q: %w", ErrUnavailable, server, err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrCancelled, err)
+	}
+	return err
+}

@@ -1,0 +1,216 @@
+package mcpvisor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
+)
+
+// openCluster opens n hosts of one in-process cluster, each with the same
+// servers, and waits until every host shows every server ready.
+func openCluster(t *testing.T, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+	t.Helper()
+	return openClusterOf(t, mcpvisor.InProcessMembers(), n, servers...)
+}
+
+func openClusterOf(t *testing.T, members mcpvisor.ClusterMembers, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+	t.Helper()
+	hosts := make([]*mcpvisor.Host, n)
+	for i := range n {
+		hosts[i] = openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...)
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, len(servers))
+	}
+	return hosts
+}
+
+// waitAllReady waits until h shows n servers, every one ready (here or on
+// another member).
+func waitAllReady(t *testing.T, h *mcpvisor.Host, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ready := 0
+		sts := h.Status()
+		for _, st := range sts {
+			if st.State == mcpvisor.StateReady {
+				ready++
+			}
+		}
+		if ready == n && len(sts) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, %d of %d servers ready: %+v", ready, n, sts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// placed maps each server to the index of the host it runs on, checking
+// that it runs on exactly one and that every host agrees.
+func placed(t *testing.T, hosts []*mcpvisor.Host) map[string]int {
+	t.Helper()
+	on := map[string]int{}
+	for i, h := range hosts {
+		if h == nil {
+			continue
+		}
+		for _, st := range h.Status() {
+			if st.Node != "" {
+				continue // shown as its member published it
+			}
+			if j, twice := on[st.Name]; twice {
+				t.Fatalf("%s runs on host %d and on host %d", st.Name, j, i)
+			}
+			if st.PID == 0 {
+				t.Errorf("%s runs on host %d with no process: %+v", st.Name, i, st)
+			}
+			on[st.Name] = i
+		}
+	}
+	return on
+}
+
+// Three hosts as one: every server runs on one of them, each host shows
+// every server and its tools, and a call from any host reaches the server
+// wherever it runs (the pid tool answers with the process's id, which
+// only the host that runs it knows).
+func TestClusterPlacesAndRoutes(t *testing.T) {
+	var servers []mcpvisor.ServerConfig
+	for i := range 6 {
+		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
+	}
+	hosts := openCluster(t, 3, servers...)
+	on := placed(t, hosts)
+	if len(on) != 6 {
+		t.Fatalf("%d of 6 servers run somewhere: %v", len(on), on)
+	}
+	used := map[int]bool{}
+	for _, i := range on {
+		used[i] = true
+	}
+	if len(used) < 2 {
+		t.Errorf("6 servers on %d host(s) of 3: %v", len(used), on)
+	}
+	for name, i := range on {
+		pid := status(t, hosts[i], name).PID
+		for j, h := range hosts {
+			if st := status(t, h, name); j != i && (st.Node == "" || st.PID != pid) {
+				t.Errorf("host %d shows %s as %+v, want the status of the member it runs on", j, name, st)
+			}
+			if !hasTool(h, "mcp__"+name+"__pid") {
+				t.Errorf("host %d does not list %s's tools", j, name)
+			}
+			res, err := h.Call(context.Background(), "mcp__"+name+"__pid", nil)
+			if err != nil || res.Text != strconv.Itoa(pid) {
+				t.Errorf("host %d calls %s: %v, %v; want pid %d", j, name, res, err, pid)
+			}
+		}
+	}
+	// A server's error crosses as the host's own.
+	_, err := hosts[0].Call(context.Background(), "mcp__s0__nope", nil)
+	if !errors.Is(err, mcpvisor.ErrUnknownTool) {
+		t.Errorf("an unknown tool, from any host: %v", err)
+	}
+}
+
+// A host that leaves: its servers are placed on the others and started
+// there, the rest stay where they were, and every server answers again.
+func TestClusterReplacesAMemberThatLeaves(t *testing.T) {
+	var servers []mcpvisor.ServerConfig
+	for i := range 6 {
+		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
+	}
+	hosts := openCluster(t, 3, servers...)
+	before := placed(t, hosts)
+	leaving := before["s0"]
+	start := time.Now()
+	if err := hosts[leaving].Close(); err != nil {
+		t.Fatal(err)
+	}
+	rest := []*mcpvisor.Host{}
+	for i, h := range hosts {
+		if i != leaving {
+			rest = append(rest, h)
+		}
+	}
+	for _, h := range rest {
+		waitAllReady(t, h, 6)
+	}
+	t.Logf("the servers of the member that left were ready on the others %v after it began to close", time.Since(start).Round(time.Millisecond))
+	hosts[leaving] = nil
+	after := placed(t, hosts)
+	for name, i := range before {
+		j, ok := after[name]
+		switch {
+		case !ok:
+			t.Errorf("%s runs nowhere", name)
+		case i != leaving && j != i:
+			t.Errorf("%s moved from host %d to %d though its host stayed", name, i, j)
+		}
+	}
+	for _, h := range rest {
+		for name := range before {
+			if _, err := h.Call(context.Background(), "mcp__"+name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Errorf("%s after the member left: %v", name, err)
+			}
+		}
+	}
+}
+
+// The same with the membership in a real etcd: three hosts place and route
+// as one, and a host that closes revokes its lease, so the others take
+// its servers at once.
+func TestClusterOnEtcd(t *testing.T) {
+	url := etcdtest.Start(t)
+	var servers []mcpvisor.ServerConfig
+	for i := range 6 {
+		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
+	}
+	start := time.Now()
+	hosts := openClusterOf(t, mcpvisor.EtcdMembers([]string{url}, "", 0), 3, servers...)
+	t.Logf("three hosts on etcd, every server ready on each, in %v", time.Since(start).Round(time.Millisecond))
+	on := placed(t, hosts)
+	if len(on) != 6 {
+		t.Fatalf("%d of 6 servers run somewhere: %v", len(on), on)
+	}
+	for name := range on {
+		for j, h := range hosts {
+			if _, err := h.Call(context.Background(), "mcp__"+name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Errorf("host %d calls %s: %v", j, name, err)
+			}
+		}
+	}
+	leaving := on["s0"]
+	start = time.Now()
+	if err := hosts[leaving].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hosts {
+		if i != leaving {
+			waitAllReady(t, h, 6)
+		}
+	}
+	t.Logf("its servers ready on the others %v after a host began to close", time.Since(start).Round(time.Millisecond))
+	hosts[leaving] = nil
+	if after := placed(t, hosts); len(after) != 6 {
+		t.Errorf("after a host left, %d of 6 servers run: %v", len(after), after)
+	}
+}
+
+func hasTool(h *mcpvisor.Host, name string) bool {
+	for _, tl := range h.Tools() {
+		if tl.Name == name {
+			return tl.Available
+		}
+	}
+	return false
+}

@@ -1,0 +1,272 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// EtcdConfig is where an etcd membership keeps its members.
+type EtcdConfig struct {
+	// Endpoints are the etcd servers' client URLs.
+	Endpoints []string
+	// Prefix is the key prefix ("/mcpvisor" when empty): each member is
+	// the key <prefix>/<cluster>/<member id>, held by a lease.
+	Prefix string
+	// TTL is the lease's: a member that stops renewing it (killed, or cut
+	// off from etcd) is gone from the others' membership this long after
+	// (0: 3 s).
+	TTL    time.Duration
+	Logger *slog.Logger
+}
+
+// EtcdProvider is a protoactor cluster provider backed by etcd, written
+// for mcpvisor rather than taken from protoactor's: that one reads and
+// writes its member map and shutdown flag from several goroutines without
+// a lock, drops its own entry for good once its lease lapses (the member
+// never rejoins after a network blip), and sleeps in its retry loops.
+// Here one goroutine owns the membership (a Get, then a Watch from that
+// revision, again after any error), another renews the lease and, when
+// the lease is lost, takes a new one and registers again; Shutdown
+// revokes the lease, so the others see the member leave at once.
+type EtcdProvider struct {
+	cfg    EtcdConfig
+	client *clientv3.Client
+
+	c      *pcluster.Cluster
+	key    string // this member's
+	prefix string // the cluster's members
+	value  []byte
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	lease clientv3.LeaseID
+}
+
+// NewEtcdProvider connects to etcd (lazily: the first request dials).
+func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("cluster: etcd: no endpoints")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "/mcpvisor"
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 3 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: etcd %v: %w", cfg.Endpoints, err)
+	}
+	return &EtcdProvider{cfg: cfg, client: client}, nil
+}
+
+// etcdMember is a member's entry.
+type etcdMember struct {
+	ID    string   `json:"id"`
+	Host  string   `json:"host"`
+	Port  int32    `json:"port"`
+	Kinds []string `json:"kinds"`
+}
+
+func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
+	host, port, err := c.ActorSystem.GetHostPort()
+	if err != nil {
+		return err
+	}
+	p.c = c
+	p.prefix = strings.TrimSuffix(p.cfg.Prefix, "/") + "/" + c.Config.Name + "/"
+	p.key = p.prefix + c.ActorSystem.ID
+	p.value, _ = json.Marshal(etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()})
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	if err := p.register(ctx); err != nil {
+		p.cancel()
+		return fmt.Errorf("cluster: etcd: registering the member: %w", err)
+	}
+	members := map[string]*pcluster.Member{}
+	rev, err := p.reload(ctx, members)
+	if err != nil {
+		p.cancel()
+		return fmt.Errorf("cluster: etcd: reading the members: %w", err)
+	}
+	p.wg.Add(2)
+	go p.keepAlive()
+	go p.watch(rev, members)
+	return nil
+}
+
+func (p *EtcdProvider) StartClient(c *pcluster.Cluster) error {
+	return errors.New("cluster: etcd: client members are not supported")
+}
+
+// Shutdown revokes the member's lease, deleting its key: the others see
+// it leave now rather than when the lease would lapse.
+func (p *EtcdProvider) Shutdown(bool) error {
+	if p.cancel == nil {
+		return p.client.Close()
+	}
+	p.cancel()
+	p.wg.Wait()
+	p.mu.Lock()
+	lease := p.lease
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var err error
+	if lease != 0 {
+		_, err = p.client.Revoke(ctx, lease)
+	}
+	return errors.Join(err, p.client.Close())
+}
+
+// register puts this member's key under a new lease.
+func (p *EtcdProvider) register(ctx context.Context) error {
+	g, err := p.client.Grant(ctx, int64(max(p.cfg.TTL/time.Second, 1)))
+	if err != nil {
+		return err
+	}
+	if _, err := p.client.Put(ctx, p.key, string(p.value), clientv3.WithLease(g.ID)); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.lease = g.ID
+	p.mu.Unlock()
+	return nil
+}
+
+// keepAlive renews the lease; when it is lost (etcd unreachable for
+// longer than the TTL, or the lease expired) the member registers again
+// with a new one, retrying every second until it can.
+func (p *EtcdProvider) keepAlive() {
+	defer p.wg.Done()
+	for p.ctx.Err() == nil {
+		p.mu.Lock()
+		lease := p.lease
+		p.mu.Unlock()
+		ch, err := p.client.KeepAlive(p.ctx, lease)
+		if err == nil {
+			for range ch {
+			}
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		p.cfg.Logger.Warn("cluster: etcd: the member's lease was lost; registering again", "key", p.key, "error", err)
+		for p.ctx.Err() == nil {
+			ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+			err := p.register(ctx)
+			cancel()
+			if err == nil {
+				break
+			}
+			select {
+			case <-time.After(time.Second):
+			case <-p.ctx.Done():
+			}
+		}
+	}
+}
+
+// watch follows the members from rev on: each change is reported; after
+// an error (etcd unreachable, the revision compacted) it reads them all
+// again and watches from there.
+func (p *EtcdProvider) watch(rev int64, members map[string]*pcluster.Member) {
+	defer p.wg.Done()
+	for p.ctx.Err() == nil {
+		wch := p.client.Watch(clientv3.WithRequireLeader(p.ctx), p.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+		for resp := range wch {
+			if resp.Err() != nil {
+				break
+			}
+			for _, ev := range resp.Events {
+				switch ev.Type {
+				case clientv3.EventTypePut:
+					if m := decodeMember(ev.Kv.Value); m != nil {
+						members[string(ev.Kv.Key)] = m
+					}
+				case clientv3.EventTypeDelete:
+					delete(members, string(ev.Kv.Key))
+				}
+			}
+			rev = resp.Header.Revision
+			p.report(members)
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		for p.ctx.Err() == nil {
+			ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+			r, err := p.reload(ctx, members)
+			cancel()
+			if err == nil {
+				rev = r
+				break
+			}
+			select {
+			case <-time.After(time.Second):
+			case <-p.ctx.Done():
+			}
+		}
+	}
+}
+
+// reload reads every member into members and reports them; it returns
+// the revision read.
+func (p *EtcdProvider) reload(ctx context.Context, members map[string]*pcluster.Member) (int64, error) {
+	resp, err := p.client.Get(ctx, p.prefix, clientv3.WithPrefix())
+	if err != nil {
+		return 0, err
+	}
+	clear(members)
+	for _, kv := range resp.Kvs {
+		if m := decodeMember(kv.Value); m != nil {
+			members[string(kv.Key)] = m
+		}
+	}
+	p.report(members)
+	return resp.Header.Revision, nil
+}
+
+// report hands the membership to the cluster. This member is in it while
+// the provider runs, whatever etcd says of it for a moment (its key
+// lapsed and is being registered again).
+func (p *EtcdProvider) report(members map[string]*pcluster.Member) {
+	list := make([]*pcluster.Member, 0, len(members)+1)
+	self := false
+	for _, m := range members {
+		list = append(list, m)
+		self = self || m.Id == p.c.ActorSystem.ID
+	}
+	if !self {
+		if m := decodeMember(p.value); m != nil {
+			list = append(list, m)
+		}
+	}
+	slices.SortFunc(list, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
+	p.c.MemberList.UpdateClusterTopology(list)
+}
+
+func decodeMember(b []byte) *pcluster.Member {
+	var m etcdMember
+	if json.Unmarshal(b, &m) != nil || m.ID == "" || m.Host == "" || m.Port <= 0 {
+		return nil
+	}
+	return &pcluster.Member{Id: m.ID, Host: m.Host, Port: m.Port, Kinds: m.Kinds}
+}
