@@ -94,6 +94,8 @@ type flags struct {
 	// serve
 	listen, tokenFile, tlsCert, tlsKey string
 	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
+	// serve --cluster
+	cluster, clusterProvider, etcd, clusterListen, advertise string
 }
 
 // flagGroup registers one or more flags, written once for every command

@@ -172,6 +172,17 @@ func (p *roundRobin) requests() []proxied {
 type serveProcess struct {
 	url    string
 	stderr *syncBuffer
+	cmd    *exec.Cmd
+	killed bool // by kill: the cleanup expects no clean exit
+}
+
+// kill sends SIGKILL: the process dies with no chance to leave.
+func (s *serveProcess) kill(t *testing.T) {
+	t.Helper()
+	s.killed = true
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startServeProcess runs the mcpvisor binary's serve on a free loopback
@@ -186,7 +197,7 @@ func startServeProcess(t *testing.T, args ...string) *serveProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &serveProcess{stderr: &syncBuffer{}}
+	s := &serveProcess{stderr: &syncBuffer{}, cmd: cmd}
 	listens := make(chan string, 1)
 	exited := make(chan error, 1)
 	go func() {
@@ -207,7 +218,7 @@ func startServeProcess(t *testing.T, args ...string) *serveProcess {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
-			if err != nil {
+			if err != nil && !s.killed {
 				t.Errorf("mcpvisor serve exited with %v after SIGTERM", err)
 			}
 		case <-time.After(20 * time.Second):

@@ -29,7 +29,31 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
+	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
+	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd)")
+	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
+	fs.StringVar(&f.clusterListen, "cluster-listen", "127.0.0.1:0", "the `ADDR` this member listens on for the other members (gRPC)")
+	fs.StringVar(&f.advertise, "advertise", "", "the `ADDR` the other members reach this one at, when not --cluster-listen's")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp and /v1 on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
+}
+
+// clusterOptions are --cluster's: nil without it.
+func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
+	if f.cluster == "" {
+		return nil, nil
+	}
+	co := &mcpvisor.ClusterOptions{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise}
+	switch f.clusterProvider {
+	case "etcd":
+		endpoints := splitList(f.etcd)
+		if len(endpoints) == 0 {
+			return nil, &exitError{code: 2, msg: "serve: --provider etcd needs --etcd URLS"}
+		}
+		co.Members = mcpvisor.EtcdMembers(endpoints, "", 0)
+	default:
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd (consul, kubernetes and automanaged are not built)", f.clusterProvider)}
+	}
+	return co, nil
 }
 
 // Serve defaults and bounds.
@@ -90,9 +114,15 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// with --approve-host-tools), so a gateway client may activate them.
 	tp, stopTracing := startTracing(ctx, logger)
 	defer stopTracing()
+	clusterOpts, err := clusterOptions(f)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
-		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp})
+		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
+		Cluster: clusterOpts})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
+)
+
+// clusterServer is a server as a sidecar's GET /v1/servers shows it.
+type clusterServer struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	Node  string `json:"node"`
+	PID   int    `json:"pid"`
+}
+
+func clusterServers(t *testing.T, s *serveProcess, token string) []clusterServer {
+	t.Helper()
+	code, body := get(t, s.url+"/v1/servers", token)
+	var l struct {
+		Servers []clusterServer `json:"servers"`
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &l) != nil {
+		t.Fatalf("GET /v1/servers: %d %s", code, body)
+	}
+	return l.Servers
+}
+
+// waitClusterReady waits until s shows n servers, all ready.
+func waitClusterReady(t *testing.T, s *serveProcess, token string, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		sts := clusterServers(t, s, token)
+		ready := 0
+		for _, st := range sts {
+			if st.State == "ready" {
+				ready++
+			}
+		}
+		if ready == n && len(sts) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after %v: %d of %d ready: %+v", s.url, within, ready, n, sts)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func callThrough(s *serveProcess, token, tool, args string) (int, []byte, error) {
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/call", strings.NewReader(`{"tool":"`+tool+`","arguments":`+args+`}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.Bytes(), err
+}
+
+// Three mcpvisor serve processes on one etcd are one host: each server
+// runs in one of them, a call through any of them reaches it, and when
+// one is killed (SIGKILL: it never leaves) its servers run on the others
+// once its lease lapses, while a call in flight on it fails rather than
+// hang.
+func TestServeCluster(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	var entries []string
+	for i := range 6 {
+		entries = append(entries, fmt.Sprintf(`"s%d": {"command": "MCPTEST"}`, i))
+	}
+	cfg := writeConfig(t, `{"mcpServers": {`+strings.Join(entries, ",")+`}}`)
+	const token = "one-token-for-the-cluster"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var nodes []*serveProcess
+	for i := range 3 {
+		data := filepath.Join(t.TempDir(), "data"+strconv.Itoa(i))
+		nodes = append(nodes, startServeProcess(t, "--config", cfg, "--data", data, "--token-file", tokenFile,
+			"--cluster", "test", "--etcd", etcd))
+	}
+	for _, n := range nodes {
+		waitClusterReady(t, n, token, 6, 30*time.Second)
+	}
+	t.Logf("three sidecars, every server ready on each, %v after the first started", time.Since(start).Round(time.Millisecond))
+
+	// Each server runs in one process, which every sidecar reaches.
+	runsOn := map[string]int{}
+	pids := map[string]int{}
+	for i, n := range nodes {
+		for _, st := range clusterServers(t, n, token) {
+			if st.Node == "" {
+				if j, twice := runsOn[st.Name]; twice {
+					t.Fatalf("%s runs in sidecars %d and %d", st.Name, j, i)
+				}
+				runsOn[st.Name], pids[st.Name] = i, st.PID
+			}
+		}
+	}
+	if len(runsOn) != 6 {
+		t.Fatalf("%d of 6 servers run: %v", len(runsOn), runsOn)
+	}
+	for name, pid := range pids {
+		for i, n := range nodes {
+			code, body, err := callThrough(n, token, "mcp__"+name+"__pid", `{}`)
+			if err != nil || code != http.StatusOK || !strings.Contains(string(body), `"text":"`+strconv.Itoa(pid)+`"`) {
+				t.Errorf("sidecar %d calls %s (pid %d): %d %s %v", i, name, pid, code, body, err)
+			}
+		}
+	}
+
+	// Kill the sidecar that runs s0, with a call to s0 in flight through
+	// another one.
+	victim := runsOn["s0"]
+	via := nodes[(victim+1)%3]
+	type answer struct {
+		code int
+		body []byte
+		err  error
+	}
+	inflight := make(chan answer, 1)
+	go func() {
+		code, body, err := callThrough(via, token, "mcp__s0__slow", `{"ms":60000}`)
+		inflight <- answer{code, body, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the call is on its way (a failure below says if not)
+	killed := time.Now()
+	nodes[victim].kill(t)
+	select {
+	case a := <-inflight:
+		if a.err != nil || a.code != http.StatusServiceUnavailable || !strings.Contains(string(a.body), "left the cluster with the request in flight") {
+			t.Errorf("the call in flight on the killed sidecar: %d %s %v; want 503 saying its member left", a.code, a.body, a.err)
+		}
+		t.Logf("the call in flight on the killed sidecar failed after %v: %d %s", time.Since(killed).Round(time.Millisecond), a.code, a.body)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call in flight on the killed sidecar still waits 30 s later")
+	}
+	var rest []*serveProcess
+	for i, n := range nodes {
+		if i != victim {
+			rest = append(rest, n)
+		}
+	}
+	for _, n := range rest {
+		waitClusterReady(t, n, token, 6, 30*time.Second)
+	}
+	t.Logf("its servers ready on the others %v after the kill", time.Since(killed).Round(time.Millisecond))
+	for i, n := range rest {
+		for name := range runsOn {
+			if code, body, err := callThrough(n, token, "mcp__"+name+"__echo", `{"text":"x"}`); err != nil || code != http.StatusOK {
+				t.Errorf("after the kill, sidecar %d calls %s: %d %s %v", i, name, code, body, err)
+			}
+		}
+	}
+}
