@@ -19,7 +19,7 @@ func openCluster(t *testing.T, n int, servers ...mcpvisor.ServerConfig) []*mcpvi
 	return openClusterOf(t, mcpvisor.InProcessMembers(), n, servers...)
 }
 
-func openClusterOf(t *testing.T, members mcpvisor.ClusterMembers, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+func openClusterOf(t testing.TB, members mcpvisor.ClusterMembers, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
 	hosts := make([]*mcpvisor.Host, n)
 	for i := range n {
@@ -33,7 +33,7 @@ func openClusterOf(t *testing.T, members mcpvisor.ClusterMembers, n int, servers
 
 // waitAllReady waits until h shows n servers, every one ready (here or on
 // another member).
-func waitAllReady(t *testing.T, h *mcpvisor.Host, n int) {
+func waitAllReady(t testing.TB, h *mcpvisor.Host, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -56,7 +56,7 @@ func waitAllReady(t *testing.T, h *mcpvisor.Host, n int) {
 
 // placed maps each server to the index of the host it runs on, checking
 // that it runs on exactly one and that every host agrees.
-func placed(t *testing.T, hosts []*mcpvisor.Host) map[string]int {
+func placed(t testing.TB, hosts []*mcpvisor.Host) map[string]int {
 	t.Helper()
 	on := map[string]int{}
 	for i, h := range hosts {

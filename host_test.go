@@ -45,7 +45,7 @@ var fastRestart = mcpvisor.RestartPolicy{
 	Window:              time.Minute,
 }
 
-func openHost(t *testing.T, opts mcpvisor.Options, servers ...mcpvisor.ServerConfig) *mcpvisor.Host {
+func openHost(t testing.TB, opts mcpvisor.Options, servers ...mcpvisor.ServerConfig) *mcpvisor.Host {
 	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
@@ -85,7 +85,7 @@ func waitReady(t *testing.T, h *mcpvisor.Host, names ...string) {
 	}
 }
 
-func status(t *testing.T, h *mcpvisor.Host, name string) mcpvisor.ServerStatus {
+func status(t testing.TB, h *mcpvisor.Host, name string) mcpvisor.ServerStatus {
 	t.Helper()
 	for _, st := range h.Status() {
 		if st.Name == name {
