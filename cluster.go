@@ -80,13 +80,17 @@ type hostCluster struct {
 	h    *Host
 	node *cluster.Node
 
-	mu    sync.Mutex
-	views map[string]memberView // the last state each other member published
+	mu       sync.Mutex
+	views    map[string]memberView    // the last state each other member published
+	registry map[string]registryEntry // run-time registry changes (cluster_registry.go)
+	clock    int64                    // the registry's hybrid clock: the last version made or seen
+	wake     chan struct{}            // a registry change to publish
 }
 
 // memberView is what a member publishes: its servers, as they run there.
 type memberView struct {
-	Servers []remoteServer `json:"servers"`
+	Servers  []remoteServer           `json:"servers"`
+	Registry map[string]registryEntry `json:"registry,omitempty"`
 }
 
 type remoteServer struct {
@@ -101,7 +105,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, views: map[string]memberView{}}
+	hc := &hostCluster{h: h, views: map[string]memberView{}, registry: map[string]registryEntry{}, wake: make(chan struct{}, 1)}
 	provider, err := co.Members.provider()
 	if err != nil {
 		return err
@@ -193,6 +197,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	hc.mu.Lock()
 	hc.views[member] = v
 	hc.mu.Unlock()
+	hc.mergeRegistry(v.Registry)
 	for _, rs := range v.Servers {
 		if hc.placement(rs.Status.Name) == member {
 			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, rs.Tools)
@@ -205,7 +210,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 func (hc *hostCluster) publishLoop() {
 	for {
 		changed := hc.h.rt.StatusChanged()
-		var v memberView
+		v := memberView{Registry: hc.registrySnapshot()}
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
 				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})
@@ -216,6 +221,7 @@ func (hc *hostCluster) publishLoop() {
 		}
 		select {
 		case <-changed:
+		case <-hc.wake:
 		case <-hc.h.bg.Done():
 			return
 		}

@@ -214,3 +214,80 @@ func hasTool(h *mcpvisor.Host, name string) bool {
 	}
 	return false
 }
+
+// A server registered on one member at run time is registered on every
+// member and runs on the one it is placed on; disabled on another member,
+// it stops everywhere; unregistered on a third, it is gone from all.
+func TestClusterRegistryIsShared(t *testing.T) {
+	hosts := openCluster(t, 3, mcptest("base"))
+	ctx := context.Background()
+	start := time.Now()
+	if err := hosts[0].Register(ctx, mcptest("added")); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, 2)
+	}
+	t.Logf("a registration on one member ready on all three in %v", time.Since(start).Round(time.Millisecond))
+	if on := placed(t, hosts); len(on) != 2 {
+		t.Fatalf("servers running: %v", on)
+	}
+	for i, h := range hosts {
+		if _, err := h.Call(ctx, "mcp__added__echo", []byte(`{"text":"x"}`)); err != nil {
+			t.Errorf("host %d calls the added server: %v", i, err)
+		}
+	}
+
+	if err := hosts[1].SetEnabled(ctx, "added", false); err != nil {
+		t.Fatal(err)
+	}
+	waitEveryState(t, hosts, "added", mcpvisor.StateDisabled)
+	if err := hosts[2].SetEnabled(ctx, "added", true); err != nil {
+		t.Fatal(err)
+	}
+	waitEveryState(t, hosts, "added", mcpvisor.StateReady)
+
+	if err := hosts[2].Unregister(ctx, "added"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < len(hosts); {
+		if _, ok := findStatus(hosts[i], "added"); !ok {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host %d still has the unregistered server: %+v", i, hosts[i].Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func findStatus(h *mcpvisor.Host, name string) (mcpvisor.ServerStatus, bool) {
+	for _, st := range h.Status() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return mcpvisor.ServerStatus{}, false
+}
+
+// waitEveryState waits until every host shows server in state.
+func waitEveryState(t *testing.T, hosts []*mcpvisor.Host, server string, state mcpvisor.State) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < len(hosts); {
+		if st, ok := findStatus(hosts[i], server); ok && st.State == state {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			for j, h := range hosts {
+				st, _ := findStatus(h, server)
+				t.Logf("host %d: %s %s node %q pid %d enabled %v", j, server, st.State, st.Node, st.PID, st.Enabled)
+			}
+			t.Fatalf("host %d does not show %s %s", i, server, state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -434,6 +434,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 		return err
 	}
 	h.askInputs()
+	h.clusterRegistered(ctx, sc)
 	return nil
 }
 
@@ -513,6 +514,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
 	}
+	h.clusterUnregistered(ctx, name)
 	return nil
 }
 
@@ -547,6 +549,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 	if !enabled {
 		h.stopUsersOf(name) // a per-user server's instances go with it
 	}
+	h.clusterEnabled(ctx, name, enabled)
 	return nil
 }
 

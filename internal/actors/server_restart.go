@@ -225,6 +225,12 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 		return
 	}
 	a.spec.Enabled = m.enabled
+	if a.owner != "" {
+		// Placed on another member, which starts or stops it; the status
+		// shown here is that member's.
+		close(m.done)
+		return
+	}
 	if a.spec.Unprefixed && !a.spec.Hidden {
 		// Published with the state below; the others see this server's
 		// names come or go once its status says enabled or not.
@@ -267,6 +273,8 @@ func (a *serverActor) onRestart() error {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, a.spec.Name)
 	case !a.spec.Enabled || a.state == StateDisabled:
 		return fmt.Errorf("%w: server %q is disabled: enable it instead", ErrUnavailable, a.spec.Name)
+	case a.owner != "":
+		return fmt.Errorf("%w: server %q runs on cluster member %s: restart it there", ErrUnavailable, a.spec.Name, a.owner)
 	}
 	a.logLifecycle("restart requested")
 	stopTimer(&a.retryTmr)
