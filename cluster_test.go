@@ -84,10 +84,7 @@ func placed(t testing.TB, hosts []*mcpvisor.Host) map[string]int {
 // wherever it runs (the pid tool answers with the process's id, which
 // only the host that runs it knows).
 func TestClusterPlacesAndRoutes(t *testing.T) {
-	var servers []mcpvisor.ServerConfig
-	for i := range 6 {
-		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
-	}
+	servers := mcptests(6)
 	hosts := openCluster(t, 3, servers...)
 	on := placed(t, hosts)
 	if len(on) != 6 {
@@ -125,10 +122,7 @@ func TestClusterPlacesAndRoutes(t *testing.T) {
 // A host that leaves: its servers are placed on the others and started
 // there, the rest stay where they were, and every server answers again.
 func TestClusterReplacesAMemberThatLeaves(t *testing.T) {
-	var servers []mcpvisor.ServerConfig
-	for i := range 6 {
-		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
-	}
+	servers := mcptests(6)
 	hosts := openCluster(t, 3, servers...)
 	before := placed(t, hosts)
 	leaving := before["s0"]
@@ -171,10 +165,7 @@ func TestClusterReplacesAMemberThatLeaves(t *testing.T) {
 // its servers at once.
 func TestClusterOnEtcd(t *testing.T) {
 	url := etcdtest.Start(t)
-	var servers []mcpvisor.ServerConfig
-	for i := range 6 {
-		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
-	}
+	servers := mcptests(6)
 	start := time.Now()
 	hosts := openClusterOf(t, mcpvisor.EtcdMembers([]string{url}, "", 0), 3, servers...)
 	t.Logf("three hosts on etcd, every server ready on each, in %v", time.Since(start).Round(time.Millisecond))
@@ -261,6 +252,15 @@ func TestClusterRegistryIsShared(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// mcptests are n mcptest servers, s0 to s<n-1>.
+func mcptests(n int) []mcpvisor.ServerConfig {
+	var servers []mcpvisor.ServerConfig
+	for i := range n {
+		servers = append(servers, mcptest(fmt.Sprintf("s%d", i)))
+	}
+	return servers
 }
 
 func findStatus(h *mcpvisor.Host, name string) (mcpvisor.ServerStatus, bool) {

@@ -34,20 +34,7 @@ type remoteViewMsg struct {
 // (its calls in flight fail as unavailable) and leaves it StateElsewhere.
 // It returns once the move is under way.
 func (r *Runtime) Place(ctx context.Context, name, owner string) error {
-	e := r.snap.Load().byName[name]
-	if e == nil {
-		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
-	}
-	done := make(chan struct{})
-	r.send(e.pid, &placeMsg{owner: owner, done: done})
-	select {
-	case <-done:
-		return nil
-	case <-e.stopped:
-		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.tell(ctx, name, func(done chan struct{}) any { return &placeMsg{owner: owner, done: done} })
 }
 
 // SetRemoteView shows a server placed on owner as owner published it: its

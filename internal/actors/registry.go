@@ -104,12 +104,18 @@ func (r *Runtime) Unregister(ctx context.Context, name string) error {
 // SetEnabled turns a server on or off at once. Disabling returns once its
 // process is gone; enabling returns once it is starting.
 func (r *Runtime) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	return r.tell(ctx, name, func(done chan struct{}) any { return &setEnabledMsg{enabled: enabled, done: done} })
+}
+
+// tell sends a server's actor the message msg makes and waits until the
+// actor closes its done channel, the server is gone, or ctx ends.
+func (r *Runtime) tell(ctx context.Context, name string, msg func(done chan struct{}) any) error {
 	e := r.snap.Load().byName[name]
 	if e == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
 	done := make(chan struct{})
-	r.send(e.pid, &setEnabledMsg{enabled: enabled, done: done})
+	r.send(e.pid, msg(done))
 	select {
 	case <-done:
 		return nil
