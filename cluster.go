@@ -39,6 +39,10 @@ type ClusterOptions struct {
 	// remote, gRPC) listens on ("": a free port on 127.0.0.1); Advertise
 	// the address the others reach it at, when not that.
 	Listen, Advertise string
+	// Labels are what this member offers: a server whose config names a
+	// node (ServerConfig.Node) runs only on the members labelled so, and
+	// nowhere while none is a member.
+	Labels []string
 	// Gossip is the interval of the members' gossip rounds, which carry
 	// each member's servers' status and tools to the others (0: 300 ms).
 	Gossip time.Duration
@@ -111,7 +115,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 		return err
 	}
 	node, err := cluster.New(cluster.Config{
-		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise,
+		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels,
 		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, Logger: h.opts.Logger, Gossip: co.Gossip,
 	})
 	if err != nil {
@@ -131,16 +135,16 @@ func (hc *hostCluster) join() error {
 	return nil
 }
 
-// unplaced is where a server is before the first membership is known:
-// not here.
-const unplaced = "(no member yet)"
+// unplaced is where a server is while no member can run it (before the
+// first membership is known, or none has its node label): not here.
+const unplaced = "(no member for it)"
 
 // placement is the runtime's Placement: "" for a server placed here.
-func (hc *hostCluster) placement(name string) string {
+func (hc *hostCluster) placement(name, label string) string {
 	if hc.node == nil {
 		return unplaced
 	}
-	switch owner := hc.node.Owner(name); owner {
+	switch owner := hc.node.Owner(name, label); owner {
 	case "":
 		return unplaced
 	case hc.node.Self():
@@ -156,7 +160,7 @@ func (hc *hostCluster) place() {
 	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
 	defer cancel()
 	for _, st := range hc.h.rt.Status() {
-		owner := hc.placement(st.Name)
+		owner := hc.placement(st.Name, hc.h.rt.NodeLabel(st.Name))
 		if err := hc.h.rt.Place(ctx, st.Name, owner); err != nil {
 			hc.h.opts.Logger.Warn("cluster: placing a server", "server", st.Name, "error", err)
 			continue
@@ -199,7 +203,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	hc.mu.Unlock()
 	hc.mergeRegistry(v.Registry)
 	for _, rs := range v.Servers {
-		if hc.placement(rs.Status.Name) == member {
+		if hc.placement(rs.Status.Name, hc.h.rt.NodeLabel(rs.Status.Name)) == member {
 			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, rs.Tools)
 		}
 	}
@@ -252,7 +256,7 @@ func (h *Host) remoteOwner(server string) string {
 	if h.cluster == nil || server == "" {
 		return ""
 	}
-	if owner := h.cluster.placement(server); owner != unplaced {
+	if owner := h.cluster.placement(server, h.rt.NodeLabel(server)); owner != unplaced {
 		return owner
 	}
 	return ""
@@ -280,7 +284,7 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if err := json.Unmarshal(body, &f); err != nil {
 		return nil, err
 	}
-	if owner := hc.placement(f.Server); owner != "" {
+	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
 		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.node.Self(), owner)}
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond}

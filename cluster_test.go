@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -289,5 +290,58 @@ func waitEveryState(t *testing.T, hosts []*mcpvisor.Host, server string, state m
 			t.Fatalf("host %d does not show %s %s", i, server, state)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A server with a node label runs only on a member labelled so, however
+// the names hash; with none left, it runs nowhere and says why, while the
+// others go on.
+func TestClusterNodeLabel(t *testing.T) {
+	members := mcpvisor.InProcessMembers()
+	heavy := mcptest("heavy")
+	heavy.Node = "gpu"
+	servers := append(mcptests(4), heavy)
+	var hosts []*mcpvisor.Host
+	for i := range 3 {
+		co := &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		if i == 1 {
+			co.Labels = []string{"gpu"}
+		}
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, len(servers))
+	}
+	if on := placed(t, hosts); on["heavy"] != 1 {
+		t.Fatalf("heavy runs on host %d, not on the one labelled gpu: %v", on["heavy"], on)
+	}
+	if _, err := hosts[0].Call(context.Background(), "mcp__heavy__echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Errorf("a call to heavy from another host: %v", err)
+	}
+	if err := hosts[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	hosts[1] = nil
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, _ := findStatus(hosts[0], "heavy")
+		if st.State == mcpvisor.StateElsewhere {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("heavy after its only member left: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, err := hosts[0].Call(context.Background(), "mcp__heavy__echo", []byte(`{"text":"x"}`))
+	if !errors.Is(err, mcpvisor.ErrUnavailable) || !strings.Contains(err.Error(), "no member for it") {
+		t.Errorf("a call to heavy with no gpu member: %v", err)
+	}
+	live := []*mcpvisor.Host{hosts[0], hosts[2]}
+	for _, name := range []string{"s0", "s1", "s2", "s3"} {
+		waitEveryState(t, live, name, mcpvisor.StateReady) // placed again on the two left
+		if _, err := hosts[2].Call(context.Background(), "mcp__"+name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+			t.Errorf("%s after the gpu member left: %v", name, err)
+		}
 	}
 }

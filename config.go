@@ -162,6 +162,10 @@ type ServerConfig struct {
 	// ToolPolicy pins the server's tool definitions: off, warn or hold
 	// (ToolPolicyOff…); "": Options.ToolPolicy.
 	ToolPolicy string `json:"toolPolicy,omitempty"`
+	// Node, in cluster mode, places the server only on the members
+	// labelled so (ClusterOptions.Labels): a browser or a database where
+	// the machine for it is. "": any member.
+	Node string `json:"node,omitempty"`
 
 	AllowPrivate bool `json:"allowPrivate,omitempty"` // http, sse: may reach loopback and private addresses
 	InheritEnv   bool `json:"inheritEnv,omitempty"`   // stdio: pass the whole parent environment, not the allow-list
@@ -498,6 +502,7 @@ func (c ServerConfig) spec(lookup func(string) (string, bool), environ []string)
 		MaxTools:               c.MaxTools,
 		MaxDescription:         c.MaxDescription,
 		ToolPolicy:             toolPolicy(c.ToolPolicy), // validated
+		Node:                   c.Node,
 		Unprefixed:             !c.Prefixed(),
 		AlwaysOn:               c.Activate,
 		ProtocolVersion:        c.ProtocolVersion,
@@ -630,7 +635,7 @@ func (c ServerConfig) entry() configfile.Server {
 		LogLevel:               c.LogLevel,
 		ValidateArguments:      c.ValidateArguments,
 		IncludeTools:           c.IncludeTools, ExcludeTools: c.ExcludeTools,
-		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription, ToolPolicy: c.ToolPolicy,
+		MaxTools: c.MaxTools, MaxDescription: c.MaxDescription, ToolPolicy: c.ToolPolicy, Node: c.Node,
 		AllowPrivate: c.AllowPrivate, InheritEnv: c.InheritEnv,
 		Prefix: c.Prefix, ProtocolVersion: c.ProtocolVersion, Activate: c.Activate,
 		Limits: (*configfile.Limits)(c.Limits),
@@ -653,7 +658,7 @@ func fromEntry(e configfile.Server) ServerConfig {
 		LogLevel:               e.LogLevel,
 		ValidateArguments:      e.ValidateArguments,
 		IncludeTools:           e.IncludeTools, ExcludeTools: e.ExcludeTools,
-		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription, ToolPolicy: e.ToolPolicy,
+		MaxTools: e.MaxTools, MaxDescription: e.MaxDescription, ToolPolicy: e.ToolPolicy, Node: e.Node,
 		AllowPrivate: e.AllowPrivate, InheritEnv: e.InheritEnv,
 		Prefix: e.Prefix, ProtocolVersion: e.ProtocolVersion, Activate: e.Activate,
 		Limits: (*ServerLimits)(e.Limits),

@@ -33,6 +33,7 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd)")
 	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
 	fs.StringVar(&f.clusterListen, "cluster-listen", "127.0.0.1:0", "the `ADDR` this member listens on for the other members (gRPC)")
+	fs.StringVar(&f.clusterLabels, "cluster-labels", "", "`LABELS`, comma-separated, this member offers: a server whose config names a \"node\" runs only on members labelled so")
 	fs.StringVar(&f.advertise, "advertise", "", "the `ADDR` the other members reach this one at, when not --cluster-listen's")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp and /v1 on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
 }
@@ -42,7 +43,7 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 	if f.cluster == "" {
 		return nil, nil
 	}
-	co := &mcpvisor.ClusterOptions{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise}
+	co := &mcpvisor.ClusterOptions{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels)}
 	switch f.clusterProvider {
 	case "etcd":
 		endpoints := splitList(f.etcd)

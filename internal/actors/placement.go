@@ -11,9 +11,10 @@ import (
 // member's (ServerStatus.Node names it).
 const StateElsewhere State = "elsewhere"
 
-// Placement says where a server runs: "" here, else the address of the
-// cluster member it is placed on (Options.Placement).
-type Placement func(name string) string
+// Placement says where a server runs, given its name and its member label
+// (ServerSpec.Node): "" here, else the address of the cluster member it is
+// placed on (Options.Placement).
+type Placement func(name, node string) string
 
 // placeMsg moves a server here (owner "") or away.
 type placeMsg struct {
@@ -44,6 +45,14 @@ func (r *Runtime) SetRemoteView(name, owner string, st ServerStatus, tools []Too
 	if e := r.snap.Load().byName[name]; e != nil {
 		r.send(e.pid, &remoteViewMsg{owner: owner, status: st, tools: tools})
 	}
+}
+
+// NodeLabel is the member label a server is placed by ("": any member).
+func (r *Runtime) NodeLabel(name string) string {
+	if e := r.snap.Load().byName[name]; e != nil {
+		return e.spec.Node
+	}
+	return ""
 }
 
 // Catalog is a server's tools as listed now (its last known catalog while

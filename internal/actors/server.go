@@ -122,7 +122,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.self = ctx.Self()
 		if a.rt.placement != nil {
-			a.owner = a.rt.placement(a.spec.Name)
+			a.owner = a.rt.placement(a.spec.Name, a.spec.Node)
 		}
 		if a.owner != "" {
 			a.setState(StateElsewhere, "")

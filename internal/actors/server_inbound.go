@@ -12,7 +12,7 @@ import (
 
 func (a *serverActor) onCall(m *callMsg) {
 	if a.owner != "" {
-		m.reply <- callReply{err: fmt.Errorf("%w: server %q runs on cluster member %s", ErrUnavailable, a.spec.Name, a.owner)}
+		m.reply <- callReply{err: fmt.Errorf("%w: server %q is not placed on this cluster member (placed: %s)", ErrUnavailable, a.spec.Name, a.owner)}
 		return
 	}
 	switch a.state {

@@ -103,6 +103,10 @@ type ServerSpec struct {
 	// never falls back to initialize.
 	ProtocolVersion string
 
+	// Node is the cluster member label the server is placed by ("": any
+	// member): Placement's second argument.
+	Node string
+
 	MaxFrame   int // bytes; 0: DefaultMaxFrame
 	WriteQueue int // frames; 0: DefaultWriteQueue
 

@@ -23,6 +23,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,9 @@ type Config struct {
 	// 0: a free port on 127.0.0.1); Advertise, when set, the address the
 	// others reach it at.
 	Listen, Advertise string
+	// Labels are what this member offers: a name with a label is placed
+	// only on the members that have it (Owner).
+	Labels []string
 	// Handler answers the requests forwarded to this member.
 	Handler Handler
 	// OnPlacement is called, from one goroutine, after every change of the
@@ -139,8 +143,15 @@ func New(cfg Config) (*Node, error) {
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
 	// The kind's actor is never activated: placement is by rendezvous on
 	// the members that serve the kind, and calls go to the node actor.
-	kind := pcluster.NewKind(ServerKind, actor.PropsFromFunc(func(actor.Context) {}))
-	opts := []pcluster.ConfigOption{pcluster.WithKinds(kind), pcluster.WithRequestTimeout(5 * time.Second)}
+	// A member label is one more kind the member serves.
+	kinds := []*pcluster.Kind{pcluster.NewKind(ServerKind, actor.PropsFromFunc(func(actor.Context) {}))}
+	for _, l := range cfg.Labels {
+		if l == "" || strings.ContainsAny(l, "/@ ") {
+			return nil, fmt.Errorf("cluster: member label %q: want a word without '/', '@' or spaces", l)
+		}
+		kinds = append(kinds, pcluster.NewKind(labelKind(l), actor.PropsFromFunc(func(actor.Context) {})))
+	}
+	opts := []pcluster.ConfigOption{pcluster.WithKinds(kinds...), pcluster.WithRequestTimeout(5 * time.Second)}
 	if cfg.Heartbeat > 0 {
 		opts = append(opts, pcluster.WithHeartbeatExpiration(cfg.Heartbeat))
 	}
@@ -228,13 +239,21 @@ func (n *Node) Members() []string {
 	return out
 }
 
-// Owner is the address of the member a name is placed on ("" while no
-// member is known).
-func (n *Node) Owner(name string) string {
+// Owner is the address of the member a name is placed on, among the
+// members with label when it is not "" ("" while no such member is
+// known).
+func (n *Node) Owner(name, label string) string {
+	kind := ServerKind
+	if label != "" {
+		kind = labelKind(label)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Kind: ServerKind, Identity: name})
+	return n.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Kind: kind, Identity: name})
 }
+
+// labelKind is the kind a member with label serves.
+func labelKind(label string) string { return ServerKind + "@" + label }
 
 // Publish sets this member's state, which the others receive by gossip
 // (OnState).

@@ -69,9 +69,9 @@ func TestPlacementAndForward(t *testing.T) {
 	owners := map[string]int{}
 	for i := range 30 {
 		name := fmt.Sprintf("server-%d", i)
-		owner := nodes[0].Owner(name)
+		owner := nodes[0].Owner(name, "")
 		for _, n := range nodes[1:] {
-			if got := n.Owner(name); got != owner {
+			if got := n.Owner(name, ""); got != owner {
 				t.Fatalf("%s: placed on %s by one member, %s by another", name, owner, got)
 			}
 		}
@@ -121,7 +121,7 @@ func TestLeaveReplaces(t *testing.T) {
 	before := map[string]string{}
 	for i := range 30 {
 		name := fmt.Sprintf("server-%d", i)
-		before[name] = nodes[0].Owner(name)
+		before[name] = nodes[0].Owner(name, "")
 	}
 	gone := nodes[2].Self()
 	start := time.Now()
@@ -134,9 +134,9 @@ func TestLeaveReplaces(t *testing.T) {
 	}
 	t.Logf("the others saw the member leave in %v", time.Since(start).Round(time.Millisecond))
 	for name, was := range before {
-		now := nodes[0].Owner(name)
-		if now != nodes[1].Owner(name) || now == gone || (was != gone && now != was) {
-			t.Errorf("%s: on %s, now on %s (by the other: %s)", name, was, now, nodes[1].Owner(name))
+		now := nodes[0].Owner(name, "")
+		if now != nodes[1].Owner(name, "") || now == gone || (was != gone && now != was) {
+			t.Errorf("%s: on %s, now on %s (by the other: %s)", name, was, now, nodes[1].Owner(name, ""))
 		}
 	}
 	if _, err := nodes[0].Forward(context.Background(), gone, []byte(`"x"`)); !errors.Is(err, ErrUnreachable) {

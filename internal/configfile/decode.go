@@ -247,6 +247,8 @@ func (x *entryDecoder) commonField(m jsonMember) bool {
 		}
 	case "protocolVersion":
 		x.fail(decodeStringField(sc, m, &sc.ProtocolVersion))
+	case "node":
+		x.fail(decodeStringField(sc, m, &sc.Node))
 	case "activate":
 		x.fail(decodeBoolField(sc, m, &sc.Activate))
 	case "limits":

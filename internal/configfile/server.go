@@ -60,6 +60,8 @@ type Server struct {
 	Prefix *bool
 	// ProtocolVersion pins the protocol revision ("" detects the era).
 	ProtocolVersion string
+	// Node is the cluster member label the server is placed by ("": any).
+	Node string
 	// Activate puts the server's tools in every session from the start.
 	Activate bool
 	// Limits bound a stdio server's resources (limits.go); nil: none.
