@@ -242,7 +242,8 @@ func (hc *hostCluster) leave() { hc.node.Stop() }
 
 // forwarded is a request one member sends the member a server runs on.
 type forwarded struct {
-	Server    string          `json:"server"`
+	Op        string          `json:"op,omitempty"` // "": a call or request to Server; opHistory
+	Server    string          `json:"server,omitempty"`
 	Tool      string          `json:"tool,omitempty"`   // a tools/call: the namespaced tool
 	Method    string          `json:"method,omitempty"` // any other request
 	Params    json.RawMessage `json:"params,omitempty"` // the call's arguments, or the request's params
@@ -283,6 +284,9 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	var f forwarded
 	if err := json.Unmarshal(body, &f); err != nil {
 		return nil, err
+	}
+	if f.Op == opHistory {
+		return hc.serveHistory(f.Params)
 	}
 	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
 		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.node.Self(), owner)}

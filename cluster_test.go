@@ -345,3 +345,41 @@ func TestClusterNodeLabel(t *testing.T) {
 		}
 	}
 }
+
+// The history of the whole cluster: each member journals the calls that
+// arrive at it, and ClusterHistory asks every member.
+func TestClusterHistory(t *testing.T) {
+	hosts := openCluster(t, 3, mcptests(3)...)
+	ctx := context.Background()
+	for i, h := range hosts {
+		for range i + 1 { // 1, 2 and 3 calls
+			if _, err := h.Call(ctx, "mcp__s0__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryCall, Tool: "mcp__s0__echo"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		members, err := hosts[1].ClusterHistory(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		total := 0
+		for _, m := range members {
+			if m.Error != "" {
+				t.Fatalf("member %s: %s", m.Member, m.Error)
+			}
+			got[m.Member] = len(m.Records)
+			total += len(m.Records)
+		}
+		if len(members) == 3 && total == 6 && members[0].Records != nil && len(members[0].Records) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster's history of 6 calls (1, 2, 3 per member): %v", got)
+		}
+		time.Sleep(20 * time.Millisecond) // each journal commits in its own time
+	}
+}

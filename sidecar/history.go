@@ -44,11 +44,26 @@ func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
 
 // history lists the journal's history records, oldest first: server
 // transitions, tool calls, grants and revocations, tool definitions seen
-// and decided, as json.Marshal of a HistoryRecord gives them.
+// and decided, as json.Marshal of a HistoryRecord gives them. With
+// ?cluster=1, every member's ({"members": [{member, history, error}]}).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	f, err := historyFilter(r)
 	if err != nil {
 		badRequest(w, err.Error())
+		return
+	}
+	switch c := r.URL.Query().Get("cluster"); c {
+	case "", "0", "false":
+	case "1", "true":
+		members, err := s.h.ClusterHistory(r.Context(), f)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"members": members})
+		return
+	default:
+		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
 		return
 	}
 	recs, err := s.h.Journal().History(f)
