@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
@@ -82,7 +83,9 @@ func (m *etcdMembers) provider() (pcluster.ClusterProvider, error) {
 // hostCluster is a Host's membership.
 type hostCluster struct {
 	h    *Host
-	node *cluster.Node
+	co   *ClusterOptions
+	node atomic.Pointer[cluster.Node] // replaced when the member joins again (onLost)
+	lost atomic.Bool                  // between losing its place and joining again: nothing runs here
 
 	mu       sync.Mutex
 	views    map[string]memberView    // the last state each other member published
@@ -109,30 +112,73 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, views: map[string]memberView{}, registry: map[string]registryEntry{}, wake: make(chan struct{}, 1)}
-	provider, err := co.Members.provider()
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, wake: make(chan struct{}, 1)}
+	node, err := hc.newNode()
 	if err != nil {
 		return err
 	}
-	node, err := cluster.New(cluster.Config{
-		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels,
-		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, Logger: h.opts.Logger, Gossip: co.Gossip,
-	})
-	if err != nil {
-		return err
-	}
-	hc.node = node
+	hc.node.Store(node)
 	h.cluster = hc
 	return nil
 }
 
+// newNode makes a member with a provider of its own.
+func (hc *hostCluster) newNode() (*cluster.Node, error) {
+	co := hc.co
+	provider, err := co.Members.provider()
+	if err != nil {
+		return nil, err
+	}
+	return cluster.New(cluster.Config{
+		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels,
+		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, OnLost: hc.onLost, Logger: hc.h.opts.Logger, Gossip: co.Gossip,
+	})
+}
+
 // join starts the membership, once the servers are registered.
 func (hc *hostCluster) join() error {
-	if err := hc.node.Join(); err != nil {
+	if err := hc.n().Join(); err != nil {
 		return err
 	}
 	go hc.publishLoop()
 	return nil
+}
+
+// n is the member this host is now.
+func (hc *hostCluster) n() *cluster.Node { return hc.node.Load() }
+
+// onLost: the provider no longer holds this member (its etcd lease lapsed:
+// cut off from etcd for longer than the lease). The others have placed its
+// servers on themselves by now, and protoactor blocks a member that left
+// for good, so this one fences itself, stopping every server it runs, and
+// joins again as a new member, trying every second until it can.
+func (hc *hostCluster) onLost() {
+	if !hc.lost.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		log := hc.h.opts.Logger
+		log.Warn("cluster: this member lost its place in the cluster; stopping its servers and joining again")
+		hc.place() // every server unplaced here: none runs twice
+		hc.n().Stop()
+		for hc.h.bg.Err() == nil {
+			node, err := hc.newNode()
+			if err == nil {
+				hc.node.Store(node)
+				hc.lost.Store(false)
+				if err = node.Join(); err == nil {
+					log.Info("cluster: joined again", "member", node.Self())
+					return
+				}
+				hc.lost.Store(true)
+			}
+			log.Warn("cluster: joining again", "error", err)
+			select {
+			case <-time.After(time.Second):
+			case <-hc.h.bg.Done():
+			}
+		}
+	}()
 }
 
 // unplaced is where a server is while no member can run it (before the
@@ -141,13 +187,14 @@ const unplaced = "(no member for it)"
 
 // placement is the runtime's Placement: "" for a server placed here.
 func (hc *hostCluster) placement(name, label string) string {
-	if hc.node == nil {
+	n := hc.n()
+	if n == nil || hc.lost.Load() {
 		return unplaced
 	}
-	switch owner := hc.node.Owner(name, label); owner {
+	switch owner := n.Owner(name, label); owner {
 	case "":
 		return unplaced
-	case hc.node.Self():
+	case n.Self():
 		return ""
 	default:
 		return owner
@@ -202,9 +249,18 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	hc.views[member] = v
 	hc.mu.Unlock()
 	hc.mergeRegistry(v.Registry)
+	shown := map[string]bool{}
 	for _, rs := range v.Servers {
+		shown[rs.Status.Name] = true
 		if hc.placement(rs.Status.Name, hc.h.rt.NodeLabel(rs.Status.Name)) == member {
 			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, rs.Tools)
+		}
+	}
+	// A server placed on member that it no longer shows (it stopped
+	// running it: fenced, or not yet started) is not running there.
+	for _, st := range hc.h.rt.Status() {
+		if st.Node == member && !shown[st.Name] && st.State != StateElsewhere {
+			hc.h.rt.SetRemoteView(st.Name, member, ServerStatus{State: StateElsewhere}, nil)
 		}
 	}
 }
@@ -221,7 +277,7 @@ func (hc *hostCluster) publishLoop() {
 			}
 		}
 		if b, err := json.Marshal(v); err == nil {
-			hc.node.Publish(b)
+			hc.n().Publish(b)
 		}
 		select {
 		case <-changed:
@@ -238,7 +294,7 @@ func (hc *hostCluster) publishLoop() {
 }
 
 // leave takes the member out of the cluster: the others place its servers.
-func (hc *hostCluster) leave() { hc.node.Stop() }
+func (hc *hostCluster) leave() { hc.n().Stop() }
 
 // forwarded is a request one member sends the member a server runs on.
 type forwarded struct {
@@ -270,7 +326,7 @@ func (hc *hostCluster) forward(ctx context.Context, owner string, f forwarded) (
 	if err != nil {
 		return nil, err
 	}
-	raw, err := hc.node.Forward(ctx, owner, body)
+	raw, err := hc.n().Forward(ctx, owner, body)
 	if err != nil {
 		return nil, fromRemote(err, f.Server, owner)
 	}
@@ -289,7 +345,7 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		return hc.serveHistory(f.Params)
 	}
 	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
-		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.node.Self(), owner)}
+		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond}
 	var raw json.RawMessage

@@ -34,7 +34,7 @@ func (h *Host) ClusterHistory(ctx context.Context, f HistoryFilter) ([]MemberHis
 	if h.cluster == nil {
 		return []MemberHistory{{Records: recs}}, nil
 	}
-	self := h.cluster.node.Self()
+	self := h.cluster.n().Self()
 	out := []MemberHistory{{Member: self, Records: recs}}
 	params, err := json.Marshal(f)
 	if err != nil {
@@ -44,7 +44,7 @@ func (h *Host) ClusterHistory(ctx context.Context, f HistoryFilter) ([]MemberHis
 	defer cancel()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, m := range h.cluster.node.Members() {
+	for _, m := range h.cluster.n().Members() {
 		if m == self {
 			continue
 		}

@@ -46,7 +46,7 @@ func (hc *hostCluster) recordRegistry(name string, e registryEntry) {
 	defer hc.mu.Unlock()
 	e.Version = max(time.Now().UnixNano(), hc.clock+1)
 	hc.clock = e.Version
-	e.By = hc.node.Self()
+	e.By = hc.n().Self()
 	if e.Config == nil && !e.Deleted {
 		e.Config = hc.registry[name].Config // enabling keeps a run-time registration's config
 	}

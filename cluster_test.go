@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,5 +384,183 @@ func TestClusterHistory(t *testing.T) {
 			t.Fatalf("the cluster's history of 6 calls (1, 2, 3 per member): %v", got)
 		}
 		time.Sleep(20 * time.Millisecond) // each journal commits in its own time
+	}
+}
+
+// etcdProxy is a TCP proxy to etcd that a test can cut and heal: a
+// member behind it is cut off from etcd while its peers are not.
+type etcdProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns []net.Conn
+}
+
+func newEtcdProxy(t *testing.T, etcdURL string) *etcdProxy {
+	p := &etcdProxy{t: t, target: strings.TrimPrefix(etcdURL, "http://")}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *etcdProxy) url() string { return "http://" + p.addr }
+
+func (p *etcdProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the listener and every connection: the member behind it
+// reaches etcd no more.
+func (p *etcdProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// heal listens again on the same address.
+func (p *etcdProxy) heal() {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.serve(ln)
+}
+
+// A member cut off from etcd (its peers still reach it over gRPC): once
+// its lease lapses the others place its servers on themselves, and it
+// stops every server it ran, so none runs twice; healed, it joins again as
+// a new member and takes its share back.
+func TestClusterPartitionFromEtcd(t *testing.T) {
+	url := etcdtest.Start(t)
+	proxy := newEtcdProxy(t, url)
+	servers := mcptests(6)
+	var hosts []*mcpvisor.Host
+	for i := range 3 {
+		endpoint := url
+		if i == 2 {
+			endpoint = proxy.url()
+		}
+		co := &mcpvisor.ClusterOptions{Name: "test", Members: mcpvisor.EtcdMembers([]string{endpoint}, "", 2*time.Second), Gossip: 50 * time.Millisecond}
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, len(servers))
+	}
+	before := placed(t, hosts)
+	mine := 0
+	for _, i := range before {
+		if i == 2 {
+			mine++
+		}
+	}
+	t.Logf("the member behind the proxy runs %d of 6 servers", mine)
+
+	cut := time.Now()
+	proxy.cut()
+	// The cut member fences itself: it runs nothing once it lost its place.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		running := 0
+		for _, st := range hosts[2].Status() {
+			if st.Node == "" && st.PID != 0 {
+				running++
+			}
+		}
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the member cut off from etcd still runs %d servers 30 s later", running)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the cut member stopped its servers %v after the cut", time.Since(cut).Round(time.Millisecond))
+	// The others start them once its lease has expired: later than it
+	// stopped them, so that none ran twice.
+	for _, h := range hosts[:2] {
+		waitAllReady(t, h, len(servers))
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		running := 0
+		for _, h := range hosts[:2] {
+			for _, st := range h.Status() {
+				if st.Node == "" && st.PID != 0 {
+					running++
+				}
+			}
+		}
+		if running == len(servers) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the cut, %d of %d servers run on the others", running, len(servers))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	placed(t, hosts) // each runs once
+	t.Logf("the others run every server %v after the cut", time.Since(cut).Round(time.Millisecond))
+
+	// Healed, it joins again under a new id and address, so its share
+	// is whatever the hashing gives the new address.
+	healed := time.Now()
+	proxy.heal()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		members, err := hosts[0].ClusterHistory(context.Background(), mcpvisor.HistoryFilter{Limit: 1})
+		if err == nil && len(members) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after healing, the members: %+v (%v)", members, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, len(servers))
+	}
+	placed(t, hosts) // each runs once
+	t.Logf("healed, the member joined again %v later", time.Since(healed).Round(time.Millisecond))
+	for i, h := range hosts {
+		for name := range before {
+			if _, err := h.Call(context.Background(), "mcp__"+name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Errorf("host %d calls %s after the partition: %v", i, name, err)
+			}
+		}
 	}
 }

@@ -33,12 +33,14 @@ type EtcdConfig struct {
 // EtcdProvider is a protoactor cluster provider backed by etcd, written
 // for mcpvisor rather than taken from protoactor's: that one reads and
 // writes its member map and shutdown flag from several goroutines without
-// a lock, drops its own entry for good once its lease lapses (the member
-// never rejoins after a network blip), and sleeps in its retry loops.
-// Here one goroutine owns the membership (a Get, then a Watch from that
-// revision, again after any error), another renews the lease and, when
-// the lease is lost, takes a new one and registers again; Shutdown
-// revokes the lease, so the others see the member leave at once.
+// a lock, registers again under the same member id once its lease lapses
+// (an id protoactor has blocked for good by then: the member never
+// rejoins after a network blip), and sleeps in its retry loops. Here one
+// goroutine owns the membership (a Get, then a Watch from that revision,
+// again after any error), another renews the lease; when the lease is
+// lost the provider says so (Config.OnLost) and its host joins again as a
+// new member. Shutdown revokes the lease, so the others see the member
+// leave at once.
 type EtcdProvider struct {
 	cfg    EtcdConfig
 	client *clientv3.Client
@@ -51,11 +53,16 @@ type EtcdProvider struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	lease clientv3.LeaseID
+	mu     sync.Mutex
+	lease  clientv3.LeaseID
+	lostFn func() // called once the lease is lost (Config.OnLost)
 }
 
-// NewEtcdProvider connects to etcd (lazily: the first request dials).
+func (p *EtcdProvider) onLost(f func()) { p.lostFn = f }
+
+// NewEtcdProvider makes the provider; it connects to etcd when the member
+// starts (after protoactor's remote has set gRPC's process-wide logger,
+// which must not change while a gRPC client runs).
 func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("cluster: etcd: no endpoints")
@@ -69,11 +76,7 @@ func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: etcd %v: %w", cfg.Endpoints, err)
-	}
-	return &EtcdProvider{cfg: cfg, client: client}, nil
+	return &EtcdProvider{cfg: cfg}, nil
 }
 
 // etcdMember is a member's entry.
@@ -89,6 +92,11 @@ func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
 	if err != nil {
 		return err
 	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: p.cfg.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("cluster: etcd %v: %w", p.cfg.Endpoints, err)
+	}
+	p.client = client
 	p.c = c
 	p.prefix = strings.TrimSuffix(p.cfg.Prefix, "/") + "/" + c.Config.Name + "/"
 	p.key = p.prefix + c.ActorSystem.ID
@@ -98,12 +106,14 @@ func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
 	defer cancel()
 	if err := p.register(ctx); err != nil {
 		p.cancel()
+		p.client.Close()
 		return fmt.Errorf("cluster: etcd: registering the member: %w", err)
 	}
 	members := map[string]*pcluster.Member{}
 	rev, err := p.reload(ctx, members)
 	if err != nil {
 		p.cancel()
+		p.client.Close()
 		return fmt.Errorf("cluster: etcd: reading the members: %w", err)
 	}
 	p.wg.Add(2)
@@ -120,7 +130,10 @@ func (p *EtcdProvider) StartClient(c *pcluster.Cluster) error {
 // it leave now rather than when the lease would lapse.
 func (p *EtcdProvider) Shutdown(bool) error {
 	if p.cancel == nil {
-		return p.client.Close()
+		if p.client != nil {
+			return p.client.Close()
+		}
+		return nil
 	}
 	p.cancel()
 	p.wg.Wait()
@@ -151,36 +164,50 @@ func (p *EtcdProvider) register(ctx context.Context) error {
 	return nil
 }
 
-// keepAlive renews the lease; when it is lost (etcd unreachable for
-// longer than the TTL, or the lease expired) the member registers again
-// with a new one, retrying every second until it can.
+// keepAlive renews the lease until it is lost: etcd unreachable, or the
+// lease expired or revoked. The member counts it lost when no renewal has
+// been answered for two thirds of the TTL (two renewals missed: the client
+// renews every third), before etcd can expire it, so that it has stopped
+// its servers by the time the others, seeing its key expire, start them:
+// no server runs on two members at once. The others will drop the member
+// anyway, and protoactor will not take it back under its id, so it does
+// not register again: it says so (onLost), and its host joins again as a
+// new member.
 func (p *EtcdProvider) keepAlive() {
 	defer p.wg.Done()
-	for p.ctx.Err() == nil {
-		p.mu.Lock()
-		lease := p.lease
-		p.mu.Unlock()
-		ch, err := p.client.KeepAlive(p.ctx, lease)
-		if err == nil {
-			for range ch {
-			}
-		}
-		if p.ctx.Err() != nil {
-			return
-		}
-		p.cfg.Logger.Warn("cluster: etcd: the member's lease was lost; registering again", "key", p.key, "error", err)
-		for p.ctx.Err() == nil {
-			ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
-			err := p.register(ctx)
-			cancel()
-			if err == nil {
-				break
-			}
+	p.mu.Lock()
+	lease := p.lease
+	p.mu.Unlock()
+	limit := p.cfg.TTL * 2 / 3
+	ch, err := p.client.KeepAlive(p.ctx, lease)
+	if err == nil {
+		last := time.Now()
+		tick := time.NewTicker(limit / 8)
+		defer tick.Stop()
+	renew:
+		for {
 			select {
-			case <-time.After(time.Second):
+			case _, ok := <-ch:
+				if !ok {
+					break renew
+				}
+				last = time.Now()
+			case now := <-tick.C:
+				if now.Sub(last) > limit {
+					err = fmt.Errorf("no renewal answered for %v", now.Sub(last).Round(time.Millisecond))
+					break renew
+				}
 			case <-p.ctx.Done():
+				return
 			}
 		}
+	}
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.cfg.Logger.Warn("cluster: etcd: this member's lease was lost", "key", p.key, "error", err)
+	if p.lostFn != nil {
+		go p.lostFn()
 	}
 }
 

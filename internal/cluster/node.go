@@ -70,7 +70,12 @@ type Config struct {
 	// OnState is called, from one goroutine, when a member's published
 	// state changes (its address and the state; nil when it left).
 	OnState func(member string, state []byte)
-	Logger  *slog.Logger
+	// OnLost is called, from its own goroutine, when the provider no longer
+	// holds this member (an etcd lease that lapsed): the others no longer
+	// count it, and protoactor will not take it back under its id. The
+	// member should stop what it runs and join again as a new Node.
+	OnLost func()
+	Logger *slog.Logger
 	// Gossip is the interval of gossip rounds (0: protoactor's 300 ms);
 	// Heartbeat the time after which a member that stopped gossiping is
 	// blocked (0: 20 s).
@@ -155,6 +160,9 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Heartbeat > 0 {
 		opts = append(opts, pcluster.WithHeartbeatExpiration(cfg.Heartbeat))
 	}
+	if l, ok := cfg.Provider.(losable); ok && cfg.OnLost != nil {
+		l.onLost(cfg.OnLost)
+	}
 	ccfg := pcluster.Configure(cfg.Name, cfg.Provider, disthash.New(), remote.Configure(host, port, ropts...), opts...)
 	if cfg.Gossip > 0 {
 		ccfg.GossipInterval = cfg.Gossip
@@ -201,6 +209,9 @@ func (n *Node) Join() (err error) {
 	close(n.started)
 	return nil
 }
+
+// losable is a provider that can lose its member's registration.
+type losable interface{ onLost(func()) }
 
 // listenAddr splits Listen, 127.0.0.1:0 when empty.
 func listenAddr(s string) (string, int, error) {
