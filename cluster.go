@@ -245,6 +245,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	if json.Unmarshal(state, &v) != nil {
 		return
 	}
+
 	hc.mu.Lock()
 	hc.views[member] = v
 	hc.mu.Unlock()
@@ -305,6 +306,11 @@ type forwarded struct {
 	Params    json.RawMessage `json:"params,omitempty"` // the call's arguments, or the request's params
 	Meta      json.RawMessage `json:"meta,omitempty"`
 	TimeoutMs int64           `json:"timeoutMs,omitempty"`
+	// A call's task field (the server may run it as a task), and a multi
+	// round-trip retry's members of params ("inputResponses":…,
+	// "requestState":…), a fragment, not a JSON value: hence a string.
+	Task  json.RawMessage `json:"task,omitempty"`
+	Input string          `json:"input,omitempty"`
 }
 
 // owner is the member a server runs on when not here ("": here, or not
@@ -347,7 +353,7 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
 		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
 	}
-	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond}
+	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input)}
 	var raw json.RawMessage
 	var err error
 	if f.Method == "" {

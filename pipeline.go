@@ -176,7 +176,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 	if owner := h.remoteOwner(c.Server); owner != "" {
 		// Placed on another member of the cluster: one hop there.
 		raw, err = h.cluster.forward(ctx, owner, forwarded{Server: c.Server, Tool: tool, Params: c.Arguments,
-			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds()})
+			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds(), Task: ro.Task, Input: string(ro.Input)})
 	} else {
 		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
 	"github.com/mcpvisor/mcpvisor/internal/peers"
 )
 
@@ -35,6 +36,19 @@ import (
 // started it would fail the retries here.
 func TestModernClientAcrossSidecars(t *testing.T) {
 	peers.ClientV2(t) // skip before starting anything when it is not installed
+	modernAcrossSidecars(t)
+}
+
+// The same across two members of a cluster: the peer server runs in one
+// of them, and a round that reaches the other goes on to it in one hop,
+// its requestState and input responses with it.
+func TestModernClientAcrossClusterMembers(t *testing.T) {
+	peers.ClientV2(t)
+	etcd := etcdtest.Start(t)
+	modernAcrossSidecars(t, "--cluster", "modern", "--etcd", etcd)
+}
+
+func modernAcrossSidecars(t *testing.T, extra ...string) {
 
 	peer := peers.GoSDKHTTP(t, "modern")
 	cfg := writeConfig(t, `{"mcpServers":{"peer":{"type":"http","url":"`+peer+`","allowPrivate":true,"prefix":false,"protocolVersion":"2026-07-28"}}}`)
@@ -46,11 +60,14 @@ func TestModernClientAcrossSidecars(t *testing.T) {
 	var sidecars []*serveProcess
 	for i := range 2 {
 		data := filepath.Join(t.TempDir(), "data"+strconv.Itoa(i))
-		sidecars = append(sidecars, startServeProcess(t, "--config", cfg, "--data", data, "--token-file", tokenFile, "--activate", "all"))
+		sidecars = append(sidecars, startServeProcess(t, append([]string{"--config", cfg, "--data", data, "--token-file", tokenFile, "--activate", "all"}, extra...)...))
 	}
 	// An unprefixed name resolves once the server has listed its tools.
 	for _, s := range sidecars {
 		s.waitTool(t, token, "ask")
+		// Ready as its own member shows it: in a cluster, a member shows a
+		// server another runs once that member's view has arrived.
+		waitClusterReady(t, s, token, 1, 30*time.Second)
 	}
 
 	proxy := newRoundRobin(t, sidecars[0].url, sidecars[1].url)

@@ -269,7 +269,16 @@ func labelKind(label string) string { return ServerKind + "@" + label }
 // Publish sets this member's state, which the others receive by gossip
 // (OnState).
 func (n *Node) Publish(state []byte) {
-	n.c.Gossip.SetState(stateKey, wrapperspb.Bytes(state))
+	b, _ := json.Marshal(published{From: n.Self(), State: state})
+	n.c.Gossip.SetState(stateKey, wrapperspb.Bytes(b))
+}
+
+// published is a member's state as gossiped: with its address, so that a
+// member that has not yet seen the sender in its topology (gossip can
+// outrun the provider) still knows whose it is.
+type published struct {
+	From  string `json:"from"`
+	State []byte `json:"state"`
 }
 
 // Forward sends body (JSON) to the member at addr and returns its answer.
@@ -473,19 +482,11 @@ func (n *Node) onGossip(u *pcluster.GossipUpdate) {
 	if err := anypb.UnmarshalTo(u.Value, &b, protoUnmarshalOptions); err != nil {
 		return
 	}
-	addr := n.memberAddr(u.MemberID)
-	if addr == "" || addr == n.Self() {
+	var p published
+	if json.Unmarshal(b.Value, &p) != nil || p.From == "" || p.From == n.Self() {
 		return
 	}
-	n.post(func() { n.cfg.OnState(addr, b.Value) })
-}
-
-// memberAddr is the address of the member with id, "" when unknown.
-func (n *Node) memberAddr(id string) string {
-	if m := n.c.MemberList.Members().GetMemberById(id); m != nil {
-		return m.Address()
-	}
-	return ""
+	n.post(func() { n.cfg.OnState(p.From, p.State) })
 }
 
 func cmpString(a, b string) int {
