@@ -299,7 +299,7 @@ func (hc *hostCluster) leave() { hc.n().Stop() }
 
 // forwarded is a request one member sends the member a server runs on.
 type forwarded struct {
-	Op        string          `json:"op,omitempty"` // "": a call or request to Server; opHistory
+	Op        string          `json:"op,omitempty"` // "": a call or request to Server; opHistory, opAccess
 	Server    string          `json:"server,omitempty"`
 	Tool      string          `json:"tool,omitempty"`   // a tools/call: the namespaced tool
 	Method    string          `json:"method,omitempty"` // any other request
@@ -347,8 +347,8 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if err := json.Unmarshal(body, &f); err != nil {
 		return nil, err
 	}
-	if f.Op == opHistory {
-		return hc.serveHistory(f.Params)
+	if f.Op != "" {
+		return hc.serveJournal(f.Op, f.Params)
 	}
 	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
 		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}

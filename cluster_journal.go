@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -27,65 +28,121 @@ type MemberHistory struct {
 // 10 s is listed with its error. Outside a cluster it is this host's
 // history alone.
 func (h *Host) ClusterHistory(ctx context.Context, f HistoryFilter) ([]MemberHistory, error) {
-	recs, err := h.journal.History(f)
-	if err != nil {
-		return nil, err
-	}
-	if h.cluster == nil {
-		return []MemberHistory{{Records: recs}}, nil
-	}
-	self := h.cluster.n().Self()
-	out := []MemberHistory{{Member: self, Records: recs}}
 	params, err := json.Marshal(f)
 	if err != nil {
 		return nil, err
 	}
+	local := func() ([]HistoryRecord, error) { return h.journal.History(f) }
+	return fanOut(ctx, h, opHistory, params, local, func(m string, r []HistoryRecord, e string) MemberHistory {
+		return MemberHistory{Member: m, Records: r, Error: e}
+	})
+}
+
+// fanOut asks this member (local) and every other (op with params, whose
+// answer decodes as T) at once, within 10 s, and lists the answers as R:
+// this member's first, then the others' by address, each with its error.
+func fanOut[T, R any](ctx context.Context, h *Host, op string, params json.RawMessage, local func() (T, error), wrap func(member string, v T, err string) R) ([]R, error) {
+	mine, err := local()
+	if err != nil {
+		return nil, err
+	}
+	if h.cluster == nil {
+		return []R{wrap("", mine, "")}, nil
+	}
+	self := h.cluster.n().Self()
+	type answer struct {
+		member string
+		r      R
+	}
+	var mu sync.Mutex
+	var others []answer
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, m := range h.cluster.n().Members() {
 		if m == self {
 			continue
 		}
 		wg.Go(func() {
-			mh := MemberHistory{Member: m}
-			raw, err := h.cluster.forward(ctx, m, forwarded{Op: opHistory, Params: params})
+			var v T
+			raw, err := h.cluster.forward(ctx, m, forwarded{Op: op, Params: params})
 			if err == nil {
-				err = json.Unmarshal(raw, &mh.Records)
+				err = json.Unmarshal(raw, &v)
 			}
+			e := ""
 			if err != nil {
-				mh.Error = err.Error()
+				e = err.Error()
 			}
 			mu.Lock()
-			out = append(out, mh)
+			others = append(others, answer{m, wrap(m, v, e)})
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	slices.SortFunc(out[1:], func(a, b MemberHistory) int { return cmp.Compare(a.Member, b.Member) })
+	slices.SortFunc(others, func(a, b answer) int { return cmp.Compare(a.member, b.member) })
+	out := []R{wrap(self, mine, "")}
+	for _, a := range others {
+		out = append(out, a.r)
+	}
 	return out, nil
 }
 
-// opHistory is a forwarded request for the member's history.
-const opHistory = "history"
+// MemberAccess is which scopes one member's sessions held (ClusterWhoHadAccess).
+type MemberAccess struct {
+	Member string  `json:"member"`
+	Scopes []Scope `json:"scopes"`
+	Error  string  `json:"error,omitempty"`
+}
 
-// serveHistory answers another member's ClusterHistory.
-func (hc *hostCluster) serveHistory(params json.RawMessage) ([]byte, error) {
-	var f HistoryFilter
-	if err := json.Unmarshal(params, &f); err != nil {
-		return nil, err
-	}
-	recs, err := hc.h.journal.History(f)
+// ClusterWhoHadAccess is Journal.WhoHadAccess asked of every member: the
+// sessions of each member (grants are each member's own) that held tool's
+// group at the instant at. Ordered and bounded as ClusterHistory.
+func (h *Host) ClusterWhoHadAccess(ctx context.Context, tool string, at time.Time) ([]MemberAccess, error) {
+	local := func() ([]Scope, error) { return h.journal.WhoHadAccess(tool, at) }
+	params, err := json.Marshal(accessQuery{Tool: tool, At: at})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(nonNilRecords(recs))
+	return fanOut(ctx, h, opAccess, params, local, func(m string, s []Scope, e string) MemberAccess {
+		return MemberAccess{Member: m, Scopes: s, Error: e}
+	})
 }
 
-func nonNilRecords(r []HistoryRecord) []HistoryRecord {
-	if r == nil {
-		return []HistoryRecord{}
+type accessQuery struct {
+	Tool string    `json:"tool"`
+	At   time.Time `json:"at"`
+}
+
+// Forwarded requests for a member's journal.
+const (
+	opHistory = "history"
+	opAccess  = "access"
+)
+
+// serveJournal answers another member's ClusterHistory or
+// ClusterWhoHadAccess.
+func (hc *hostCluster) serveJournal(op string, params json.RawMessage) ([]byte, error) {
+	switch op {
+	case opHistory:
+		var f HistoryFilter
+		if err := json.Unmarshal(params, &f); err != nil {
+			return nil, err
+		}
+		recs, err := hc.h.journal.History(f)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(recs)
+	case opAccess:
+		var q accessQuery
+		if err := json.Unmarshal(params, &q); err != nil {
+			return nil, err
+		}
+		scopes, err := hc.h.journal.WhoHadAccess(q.Tool, q.At)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(scopes)
 	}
-	return r
+	return nil, fmt.Errorf("cluster: unknown request %q", op)
 }

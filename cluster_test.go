@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,6 +385,32 @@ func TestClusterHistory(t *testing.T) {
 			t.Fatalf("the cluster's history of 6 calls (1, 2, 3 per member): %v", got)
 		}
 		time.Sleep(20 * time.Millisecond) // each journal commits in its own time
+	}
+
+	// Who had s0's tools: a session on member 2, asked from member 0.
+	if err := hosts[2].Session("agent-7", "").Activate(ctx, "s0"); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Second)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		access, err := hosts[0].ClusterWhoHadAccess(ctx, "mcp__s0__echo", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sessions []string
+		for _, m := range access {
+			for _, sc := range m.Scopes {
+				sessions = append(sessions, sc.Session)
+			}
+		}
+		if len(access) == 3 && slices.Equal(sessions, []string{"agent-7"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("who had s0, across the cluster: %+v", access)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
