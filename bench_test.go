@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -298,5 +299,46 @@ func BenchmarkClusterReplace(b *testing.B) {
 		for _, h := range hosts[:2] {
 			h.Close()
 		}
+	}
+}
+
+// BenchmarkClusterThroughput is calls from 64 callers spread over six
+// servers: on one host (one), and on a cluster of three members with the
+// callers spread over the members (three: two calls in three cross to
+// another member). All in this process, on this machine's cores: it
+// measures what a hop costs in throughput, not what three machines give.
+func BenchmarkClusterThroughput(b *testing.B) {
+	servers := mcptests(6)
+	for _, tc := range []struct {
+		name  string
+		hosts func(b *testing.B) []*mcpvisor.Host
+	}{
+		{"one", func(b *testing.B) []*mcpvisor.Host {
+			h := openHost(b, mcpvisor.Options{}, servers...)
+			waitAllReady(b, h, len(servers))
+			return []*mcpvisor.Host{h}
+		}},
+		{"three", func(b *testing.B) []*mcpvisor.Host {
+			return openClusterOf(b, mcpvisor.InProcessMembers(), 3, servers...)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			hosts := tc.hosts(b)
+			args := json.RawMessage(`{"n":1}`)
+			var next atomic.Int64
+			b.SetParallelism(32) // 64 callers on 2 cores
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1))
+				h := hosts[i%len(hosts)]
+				for pb.Next() {
+					i++
+					if _, err := h.Call(context.Background(), fmt.Sprintf("mcp__s%d__echo", i%len(servers)), args); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
