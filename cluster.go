@@ -90,6 +90,7 @@ type hostCluster struct {
 	mu       sync.Mutex
 	views    map[string]memberView    // the last state each other member published
 	registry map[string]registryEntry // run-time registry changes (cluster_registry.go)
+	grants   map[string]grantEntry    // each scope's grants after its last change
 	clock    int64                    // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}            // a registry change to publish
 }
@@ -98,6 +99,7 @@ type hostCluster struct {
 type memberView struct {
 	Servers  []remoteServer           `json:"servers"`
 	Registry map[string]registryEntry `json:"registry,omitempty"`
+	Grants   map[string]grantEntry    `json:"grants,omitempty"`
 }
 
 type remoteServer struct {
@@ -112,7 +114,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, wake: make(chan struct{}, 1)}
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
@@ -250,6 +252,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	hc.views[member] = v
 	hc.mu.Unlock()
 	hc.mergeRegistry(v.Registry)
+	hc.mergeGrants(v.Grants)
 	shown := map[string]bool{}
 	for _, rs := range v.Servers {
 		shown[rs.Status.Name] = true
@@ -271,7 +274,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 func (hc *hostCluster) publishLoop() {
 	for {
 		changed := hc.h.rt.StatusChanged()
-		v := memberView{Registry: hc.registrySnapshot()}
+		v := memberView{Registry: hc.registrySnapshot(), Grants: hc.grantsSnapshot()}
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
 				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -152,4 +153,101 @@ func (hc *hostCluster) republish() {
 	case hc.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Grants across a cluster: a session's grants (Session.Activate, End) are
+// the same on every member, so a client whose requests a load balancer
+// spreads over the members finds its tools on each. Each member keeps,
+// per scope, the last change it knows (the scope's whole set of groups, or
+// its end), by the same clock as the registry, and applies a newer one as
+// if the session had acted there: journaled.
+
+// grantEntry is a scope's grants after its last change.
+type grantEntry struct {
+	Session string   `json:"session"`
+	Stack   string   `json:"stack,omitempty"`
+	Groups  []string `json:"groups,omitempty"`
+	Ended   bool     `json:"ended,omitempty"`
+	Version int64    `json:"version"`
+	By      string   `json:"by"`
+}
+
+func (e grantEntry) newer(old grantEntry) bool {
+	return e.Version > old.Version || e.Version == old.Version && e.By > old.By
+}
+
+func scopeKey(s Scope) string { return s.Session + "\x00" + s.Stack }
+
+// clusterGranted records a scope's grants after a change made here.
+func (h *Host) clusterGranted(ctx context.Context, scope Scope, ended bool) {
+	if h.cluster == nil || appliedFromCluster(ctx) {
+		return
+	}
+	e := grantEntry{Session: scope.Session, Stack: scope.Stack, Ended: ended}
+	if !ended {
+		e.Groups = h.Session(scope.Session, scope.Stack).Groups()
+	}
+	hc := h.cluster
+	hc.mu.Lock()
+	e.Version = max(time.Now().UnixNano(), hc.clock+1)
+	hc.clock = e.Version
+	e.By = hc.n().Self()
+	hc.grants[scopeKey(scope)] = e
+	hc.mu.Unlock()
+	hc.republish()
+}
+
+// mergeGrants applies the scopes' changes that are newer than this
+// member's.
+func (hc *hostCluster) mergeGrants(entries map[string]grantEntry) {
+	var todo []grantEntry
+	hc.mu.Lock()
+	for k, e := range entries {
+		if old, ok := hc.grants[k]; !ok || e.newer(old) {
+			hc.grants[k] = e
+			hc.clock = max(hc.clock, e.Version)
+			todo = append(todo, e)
+		}
+	}
+	hc.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(hc.h.bg, fromCluster{}, true), 30*time.Second)
+	defer cancel()
+	for _, e := range todo {
+		s := hc.h.Session(e.Session, e.Stack)
+		var err error
+		switch {
+		case e.Ended:
+			err = s.End(ctx)
+		case len(e.Groups) > 0:
+			var missing []string
+			for _, g := range e.Groups {
+				if !slices.Contains(s.Groups(), g) {
+					missing = append(missing, g)
+				}
+			}
+			if len(missing) > 0 {
+				err = s.Activate(ctx, missing...)
+			}
+		}
+		if err != nil {
+			hc.h.opts.Logger.Warn("cluster: applying another member's grants", "session", e.Session, "by", e.By, "error", err)
+		}
+	}
+	hc.republish()
+}
+
+func (hc *hostCluster) grantsSnapshot() map[string]grantEntry {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if len(hc.grants) == 0 {
+		return nil
+	}
+	out := make(map[string]grantEntry, len(hc.grants))
+	for k, v := range hc.grants {
+		out[k] = v
+	}
+	return out
 }

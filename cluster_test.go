@@ -591,3 +591,44 @@ func TestClusterPartitionFromEtcd(t *testing.T) {
 		}
 	}
 }
+
+// A session's grants are the same on every member: activated on one, its
+// tools are callable through another; ended on a third, gone from all.
+func TestClusterGrantsAreShared(t *testing.T) {
+	hosts := openCluster(t, 3, mcptests(2)...)
+	ctx := context.Background()
+	if err := hosts[0].Session("agent-9", "").Activate(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < len(hosts); {
+		if slices.Equal(hosts[i].Session("agent-9", "").Groups(), []string{"s1"}) {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host %d: the session's groups %v, want [s1]", i, hosts[i].Session("agent-9", "").Groups())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := hosts[1].Session("agent-9", "").Call(ctx, "mcp__s1__echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Errorf("the granted tool through another member: %v", err)
+	}
+	if _, err := hosts[1].Session("agent-9", "").Call(ctx, "mcp__s0__echo", []byte(`{"text":"x"}`)); !errors.Is(err, mcpvisor.ErrNotGranted) {
+		t.Errorf("a tool not granted, through another member: %v", err)
+	}
+	if err := hosts[2].Session("agent-9", "").End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for i := 0; i < len(hosts); {
+		if len(hosts[i].Session("agent-9", "").Groups()) == 0 {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host %d still grants %v after the session ended on another", i, hosts[i].Session("agent-9", "").Groups())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

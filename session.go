@@ -99,7 +99,11 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
 	}
-	return keys, s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, keys, now) })
+	if err := s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, keys, now) }); err != nil {
+		return nil, err
+	}
+	s.h.clusterGranted(ctx, s.scope, false)
+	return keys, nil
 }
 
 // grantableTool returns the namespaced name (with the server's own name
@@ -127,8 +131,12 @@ func (s Session) End(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.h.writeGrants(ctx, []persistence.Op{persistence.DeleteGrants(s.scope)},
-		func() { s.h.grants.end(s.scope) })
+	if err := s.h.writeGrants(ctx, []persistence.Op{persistence.DeleteGrants(s.scope)},
+		func() { s.h.grants.end(s.scope) }); err != nil {
+		return err
+	}
+	s.h.clusterGranted(ctx, s.scope, true)
+	return nil
 }
 
 // Groups lists the groups granted to this scope, sorted, with its tool
