@@ -76,6 +76,23 @@ func EtcdMembers(endpoints []string, prefix string, ttl time.Duration) ClusterMe
 
 type etcdMembers struct{ cfg cluster.EtcdConfig }
 
+// AutomanagedMembers is a membership with no store: this member serves
+// what it is at listen (GET /_member) and asks every one of peers (the
+// members' listen addresses) every half second; the members are those
+// that answer. It has no authority: a member cut off from the others
+// places their servers on itself until the network heals, and the two
+// sides then stay apart until one side's members restart. For one machine
+// or a test; EtcdMembers fences and rejoins.
+func AutomanagedMembers(listen string, peers []string) ClusterMembers {
+	return &automanagedMembers{cfg: cluster.AutomanagedConfig{Listen: listen, Peers: peers}}
+}
+
+type automanagedMembers struct{ cfg cluster.AutomanagedConfig }
+
+func (m *automanagedMembers) provider() (pcluster.ClusterProvider, error) {
+	return cluster.NewAutomanagedProvider(m.cfg)
+}
+
 func (m *etcdMembers) provider() (pcluster.ClusterProvider, error) {
 	return cluster.NewEtcdProvider(m.cfg)
 }

@@ -632,3 +632,71 @@ func TestClusterGrantsAreShared(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The same with the automanaged membership: each member's endpoint on a
+// loopback port, every member asking the others'.
+func TestClusterAutomanaged(t *testing.T) {
+	var listens []string
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listens = append(listens, l.Addr().String())
+		l.Close()
+	}
+	servers := mcptests(6)
+	var hosts []*mcpvisor.Host
+	for i := range 3 {
+		co := &mcpvisor.ClusterOptions{Name: "test", Members: mcpvisor.AutomanagedMembers(listens[i], listens), Gossip: 50 * time.Millisecond}
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, len(servers))
+	}
+	if on := placed(t, hosts); len(on) != len(servers) {
+		t.Fatalf("running: %v", on)
+	}
+	for i, h := range hosts {
+		for _, sc := range servers {
+			if _, err := h.Call(context.Background(), "mcp__"+sc.Name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Errorf("host %d calls %s: %v", i, sc.Name, err)
+			}
+		}
+	}
+	start := time.Now()
+	if err := hosts[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	hosts[1] = nil
+	waitRunning(t, hosts, len(servers))
+	t.Logf("a member's servers ran on the others %v after it began to close", time.Since(start).Round(time.Millisecond))
+}
+
+// waitRunning waits until n servers run among hosts (nil: gone), each on
+// one: placed fails the test if one runs twice.
+func waitRunning(t *testing.T, hosts []*mcpvisor.Host, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		running := 0
+		for _, h := range hosts {
+			if h == nil {
+				continue
+			}
+			for _, st := range h.Status() {
+				if st.Node == "" && st.PID != 0 && st.State == mcpvisor.StateReady {
+					running++
+				}
+			}
+		}
+		if running == n {
+			placed(t, hosts)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s on, %d of %d servers run", running, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -77,7 +78,27 @@ func callThrough(s *serveProcess, token, tool, args string) (int, []byte, error)
 // once its lease lapses, while a call in flight on it fails rather than
 // hang.
 func TestServeCluster(t *testing.T) {
-	etcd := etcdtest.Start(t)
+	t.Run("etcd", func(t *testing.T) {
+		etcd := etcdtest.Start(t)
+		serveCluster(t, func(int) []string { return []string{"--etcd", etcd} })
+	})
+	t.Run("automanaged", func(t *testing.T) {
+		var listens []string
+		for range 3 {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			listens = append(listens, l.Addr().String())
+			l.Close()
+		}
+		serveCluster(t, func(i int) []string {
+			return []string{"--provider", "automanaged", "--peers", strings.Join(listens, ","), "--member-listen", listens[i]}
+		})
+	})
+}
+
+func serveCluster(t *testing.T, membership func(i int) []string) {
 	var entries []string
 	for i := range 6 {
 		entries = append(entries, fmt.Sprintf(`"s%d": {"command": "MCPTEST"}`, i))
@@ -92,8 +113,8 @@ func TestServeCluster(t *testing.T) {
 	var nodes []*serveProcess
 	for i := range 3 {
 		data := filepath.Join(t.TempDir(), "data"+strconv.Itoa(i))
-		nodes = append(nodes, startServeProcess(t, "--config", cfg, "--data", data, "--token-file", tokenFile,
-			"--cluster", "test", "--etcd", etcd))
+		nodes = append(nodes, startServeProcess(t, append([]string{"--config", cfg, "--data", data, "--token-file", tokenFile,
+			"--cluster", "test"}, membership(i)...)...))
 	}
 	for _, n := range nodes {
 		waitClusterReady(t, n, token, 6, 30*time.Second)

@@ -95,7 +95,7 @@ type flags struct {
 	listen, tokenFile, tlsCert, tlsKey string
 	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
 	// serve --cluster
-	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels string
+	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen string
 }
 
 // flagGroup registers one or more flags, written once for every command

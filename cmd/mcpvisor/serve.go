@@ -30,7 +30,9 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
 	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
-	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd)")
+	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), or automanaged (--peers, --member-listen: one machine or tests)")
+	fs.StringVar(&f.peers, "peers", "", "automanaged: every member's --member-listen `ADDRS`, comma-separated")
+	fs.StringVar(&f.memberListen, "member-listen", "", "automanaged: the `ADDR` where this member answers the others' GET /_member")
 	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
 	fs.StringVar(&f.clusterListen, "cluster-listen", "127.0.0.1:0", "the `ADDR` this member listens on for the other members (gRPC)")
 	fs.StringVar(&f.clusterLabels, "cluster-labels", "", "`LABELS`, comma-separated, this member offers: a server whose config names a \"node\" runs only on members labelled so")
@@ -51,8 +53,14 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 			return nil, &exitError{code: 2, msg: "serve: --provider etcd needs --etcd URLS"}
 		}
 		co.Members = mcpvisor.EtcdMembers(endpoints, "", 0)
+	case "automanaged":
+		peers := splitList(f.peers)
+		if len(peers) == 0 || f.memberListen == "" {
+			return nil, &exitError{code: 2, msg: "serve: --provider automanaged needs --peers ADDRS and --member-listen ADDR"}
+		}
+		co.Members = mcpvisor.AutomanagedMembers(f.memberListen, peers)
 	default:
-		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd (consul, kubernetes and automanaged are not built)", f.clusterProvider)}
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd or automanaged (consul and kubernetes are not built)", f.clusterProvider)}
 	}
 	return co, nil
 }

@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+)
+
+// AutomanagedConfig is a membership with no store: every member serves
+// what it is on a small HTTP endpoint and asks the others' endpoints.
+type AutomanagedConfig struct {
+	// Listen is where this member's endpoint listens (host:port).
+	Listen string
+	// Peers are the endpoints of every member, this one's included or not.
+	Peers []string
+	// Interval is how often the peers are asked (0: 500 ms); a peer that
+	// does not answer is out of the membership until it answers again.
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// AutomanagedProvider is protoactor's automanaged idea, written for
+// mcpvisor: that one keeps its state behind package-level mutexes shared
+// by every member in the process (one member's poll, holding a lock
+// across its sleep, stalls the others'), always listens on 0.0.0.0, and
+// pulls in an old web framework for one route. Here each member serves
+// GET /_member on Listen and asks every peer once per Interval, in
+// parallel, with a timeout of the interval; the members are those that
+// answered, in this cluster.
+//
+// It needs no store, and so it has no authority: a member cut off from
+// the others counts them gone and places their servers on itself, so
+// during a partition a server can run on both sides; and protoactor never
+// takes back a member id it dropped, so after the partition heals the two
+// sides stay apart until the members of one side restart. For one machine
+// or a test; the etcd membership fences and rejoins.
+type AutomanagedProvider struct {
+	cfg  AutomanagedConfig
+	c    *pcluster.Cluster
+	self etcdMember // what GET /_member answers
+	name string
+
+	srv    *http.Server
+	client *http.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewAutomanagedProvider makes the provider; it listens when the member
+// starts.
+func NewAutomanagedProvider(cfg AutomanagedConfig) (*AutomanagedProvider, error) {
+	if cfg.Listen == "" {
+		return nil, errors.New("cluster: automanaged: no listen address for this member's endpoint")
+	}
+	if len(cfg.Peers) == 0 {
+		return nil, errors.New("cluster: automanaged: no peers")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &AutomanagedProvider{cfg: cfg, client: &http.Client{Timeout: cfg.Interval}}, nil
+}
+
+// memberAnswer is GET /_member's body.
+type memberAnswer struct {
+	Cluster string `json:"cluster"`
+	etcdMember
+}
+
+func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
+	host, port, err := c.ActorSystem.GetHostPort()
+	if err != nil {
+		return err
+	}
+	p.c, p.name = c, c.Config.Name
+	p.self = etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()}
+	ln, err := net.Listen("tcp", p.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cluster: automanaged: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /_member", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, etcdMember: p.self})
+	})
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		_ = p.srv.Serve(ln)
+	}()
+	p.poll() // the first membership before StartMember returns
+	go p.loop()
+	return nil
+}
+
+func (p *AutomanagedProvider) StartClient(*pcluster.Cluster) error {
+	return errors.New("cluster: automanaged: client members are not supported")
+}
+
+func (p *AutomanagedProvider) Shutdown(bool) error {
+	if p.cancel == nil {
+		return nil
+	}
+	p.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	p.wg.Wait()
+	return err
+}
+
+func (p *AutomanagedProvider) loop() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			p.poll()
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// poll asks every peer and reports those that answered, this member
+// always among them.
+func (p *AutomanagedProvider) poll() {
+	var mu sync.Mutex
+	members := []*pcluster.Member{{Id: p.self.ID, Host: p.self.Host, Port: p.self.Port, Kinds: p.self.Kinds}}
+	var wg sync.WaitGroup
+	for _, peer := range p.cfg.Peers {
+		wg.Go(func() {
+			m, err := p.ask(peer)
+			if err != nil || m == nil || m.Id == p.self.ID {
+				return
+			}
+			mu.Lock()
+			members = append(members, m)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if p.ctx.Err() != nil {
+		return
+	}
+	slices.SortFunc(members, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
+	p.c.MemberList.UpdateClusterTopology(members)
+}
+
+func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
+	req, err := http.NewRequestWithContext(p.ctx, http.MethodGet, "http://"+peer+"/_member", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var a memberAnswer
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<16)).Decode(&a) != nil || a.Cluster != p.name {
+		return nil, fmt.Errorf("peer %s: not a member of %q", peer, p.name)
+	}
+	b, _ := json.Marshal(a.etcdMember)
+	return decodeMember(b), nil
+}
