@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // StateElsewhere is a server placed on another member of the cluster
@@ -382,10 +383,21 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		raw, err = hc.h.rt.Request(ctx, f.Server, f.Method, f.Params, opts)
 	}
 	if err != nil {
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			// The server's own JSON-RPC error: it crosses whole, so that the
+			// caller reads its code (a task the server no longer knows, a
+			// resource not found) as if it had asked the server itself.
+			b, _ := json.Marshal(perr)
+			return nil, remoteErr{kind: kindRPC, err: errors.New(string(b))}
+		}
 		return nil, remoteErr{kind: errorKind(err), err: err}
 	}
 	return raw, nil
 }
+
+// kindRPC marks a server's JSON-RPC error, its message the error as JSON.
+const kindRPC = "rpc"
 
 // remoteErr is an error that crosses to the calling member with its kind.
 type remoteErr struct {
@@ -422,6 +434,12 @@ func errorKind(err error) string {
 func fromRemote(err error, server, owner string) error {
 	var re *cluster.RemoteError
 	if errors.As(err, &re) {
+		if re.Kind == kindRPC {
+			var perr protocol.Error
+			if json.Unmarshal([]byte(re.Message), &perr) == nil {
+				return &perr
+			}
+		}
 		for _, k := range kinds {
 			if k.kind == re.Kind {
 				return fmt.Errorf("%w (on cluster member %s): %s", k.err, owner, re.Message)

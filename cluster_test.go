@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // openCluster opens n hosts of one in-process cluster, each with the same
@@ -117,11 +118,13 @@ func TestClusterPlacesAndRoutes(t *testing.T) {
 			}
 		}
 	}
-	// A server's error crosses as the host's own.
+	// A server's error crosses as the host's own: the host's sentinels,
+	// and the server's JSON-RPC errors with their codes.
 	_, err := hosts[0].Call(context.Background(), "mcp__s0__nope", nil)
 	if !errors.Is(err, mcpvisor.ErrUnknownTool) {
 		t.Errorf("an unknown tool, from any host: %v", err)
 	}
+
 }
 
 // A host that leaves: its servers are placed on the others and started
@@ -698,5 +701,35 @@ func waitRunning(t *testing.T, hosts []*mcpvisor.Host, n int) {
 			t.Fatalf("30 s on, %d of %d servers run", running, n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Against the reference server (server-everything, from npm) running on
+// one of two members: resources read through the other member, and the
+// server's own JSON-RPC error for a missing one reaches the caller as if
+// it had asked the server itself.
+func TestClusterResourcesThroughAMember(t *testing.T) {
+	hosts := openCluster(t, 2, everythingServer(t, "everything"))
+	on := placed(t, hosts)
+	owner, other := hosts[on["everything"]], hosts[1-on["everything"]]
+	ctx := featureCtx(t)
+	const doc = "demo://resource/static/document/features.md"
+	want, err := owner.ReadResource(ctx, "everything", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := other.ReadResource(ctx, "everything", doc)
+	if err != nil || len(got) != 1 || len(want) != 1 || got[0].Text != want[0].Text || got[0].Text == "" {
+		t.Errorf("through the other member: %d contents, %v", len(got), err)
+	}
+	const missing = "demo://resource/static/document/no-such-document.md"
+	_, here := owner.ReadResource(ctx, "everything", missing)
+	_, there := other.ReadResource(ctx, "everything", missing)
+	if here == nil || there == nil || !errors.Is(there, mcpvisor.ErrResourceNotFound) != !errors.Is(here, mcpvisor.ErrResourceNotFound) || here.Error() != there.Error() {
+		t.Errorf("a missing resource: %v on its member, %v through the other", here, there)
+	}
+	var perr *protocol.Error
+	if !errors.As(there, &perr) {
+		t.Errorf("the server's JSON-RPC error did not cross: %v", there)
 	}
 }
