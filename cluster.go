@@ -416,7 +416,7 @@ var kinds = []struct {
 	{"unavailable", ErrUnavailable}, {"timeout", ErrTimeout}, {"cancelled", ErrCancelled},
 	{"unknown_tool", ErrUnknownTool}, {"unknown_server", ErrUnknownServer}, {"withheld", ErrToolWithheld},
 	{"connection_lost", ErrConnectionLost}, {"not_reading", ErrNotReading}, {"needs_auth", ErrNeedsAuth},
-	{"frame_too_large", ErrFrameTooLarge},
+	{"frame_too_large", ErrFrameTooLarge}, {"unknown_event", ErrUnknownEvent},
 }
 
 func errorKind(err error) string {

@@ -108,6 +108,45 @@ func (h *Host) ClusterWhoHadAccess(ctx context.Context, tool string, at time.Tim
 	})
 }
 
+// MemberEvents is one member's journaled events (ClusterEvents).
+type MemberEvents struct {
+	Member string         `json:"member"`
+	Events []JournalEvent `json:"events"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// ClusterEvents is Journal.Events asked of every member: a server's
+// events are journaled by the member that runs it (by each, in turn, if
+// it moved), so the cluster's pending events are the union of these.
+// Ordered and bounded as ClusterHistory. An event is acknowledged on the
+// member that holds it: ClusterAck.
+func (h *Host) ClusterEvents(ctx context.Context, f EventFilter) ([]MemberEvents, error) {
+	params, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	local := func() ([]JournalEvent, error) { return h.journal.Events(f) }
+	return fanOut(ctx, h, opEvents, params, local, func(m string, e []JournalEvent, err string) MemberEvents {
+		return MemberEvents{Member: m, Events: e, Error: err}
+	})
+}
+
+// ClusterAck acknowledges events of the member that journaled them ("" or
+// this member's address: this host's, as Journal.Ack). The ids are that
+// member's; an id it never had is ErrUnknownEvent, as on the member
+// itself, so an acknowledgement lands once, where the event is.
+func (h *Host) ClusterAck(ctx context.Context, member string, ids ...uint64) error {
+	if h.cluster == nil || member == "" || member == h.cluster.n().Self() {
+		return h.journal.Ack(ctx, ids...)
+	}
+	params, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	_, err = h.cluster.forward(ctx, member, forwarded{Op: opAck, Params: params})
+	return err
+}
+
 type accessQuery struct {
 	Tool string    `json:"tool"`
 	At   time.Time `json:"at"`
@@ -117,6 +156,8 @@ type accessQuery struct {
 const (
 	opHistory = "history"
 	opAccess  = "access"
+	opEvents  = "events"
+	opAck     = "ack"
 )
 
 // serveJournal answers another member's ClusterHistory or
@@ -133,6 +174,27 @@ func (hc *hostCluster) serveJournal(op string, params json.RawMessage) ([]byte, 
 			return nil, err
 		}
 		return json.Marshal(recs)
+	case opEvents:
+		var f EventFilter
+		if err := json.Unmarshal(params, &f); err != nil {
+			return nil, err
+		}
+		evs, err := hc.h.journal.Events(f)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(evs)
+	case opAck:
+		var ids []uint64
+		if err := json.Unmarshal(params, &ids); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(hc.h.bg, 10*time.Second)
+		defer cancel()
+		if err := hc.h.journal.Ack(ctx, ids...); err != nil {
+			return nil, remoteErr{kind: errorKind(err), err: err}
+		}
+		return []byte("{}"), nil
 	case opAccess:
 		var q accessQuery
 		if err := json.Unmarshal(params, &q); err != nil {

@@ -733,3 +733,62 @@ func TestClusterResourcesThroughAMember(t *testing.T) {
 		t.Errorf("the server's JSON-RPC error did not cross: %v", there)
 	}
 }
+
+// A server's events are journaled by the member that runs it; the
+// cluster's pending events are every member's, and each is acknowledged
+// once, on the member that holds it, whichever member is asked.
+func TestClusterEvents(t *testing.T) {
+	hosts := openCluster(t, 2, mcptests(2)...)
+	on := placed(t, hosts)
+	ctx := context.Background()
+	for _, name := range []string{"s0", "s1"} {
+		if _, err := hosts[0].Call(ctx, "mcp__"+name+"__notify", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending := mcpvisor.EventFilter{Status: mcpvisor.EventPending, Method: "event/test"}
+	var members []mcpvisor.MemberEvents
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var err error
+		members, err = hosts[1].ClusterEvents(ctx, pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range members {
+			n += len(m.Events)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster's pending events: %+v", members)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, m := range members {
+		for _, ev := range m.Events {
+			// On the member that ran its server, which the other host
+			// names as the server's node.
+			if want := status(t, hosts[1-on[ev.Server]], ev.Server).Node; m.Member != want {
+				t.Errorf("event of %s journaled by %s, but it runs on %s", ev.Server, m.Member, want)
+			}
+			if err := hosts[1].ClusterAck(ctx, m.Member, ev.Seq); err != nil {
+				t.Errorf("ack %s's event %d through host 1: %v", m.Member, ev.Seq, err)
+			}
+			if err := hosts[0].ClusterAck(ctx, m.Member, ev.Seq+1000); !errors.Is(err, mcpvisor.ErrUnknownEvent) {
+				t.Errorf("ack of an id %s never had: %v", m.Member, err)
+			}
+		}
+	}
+	members, err := hosts[0].ClusterEvents(ctx, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if len(m.Events) != 0 || m.Error != "" {
+			t.Errorf("after the acks, %s still has %d pending (%s)", m.Member, len(m.Events), m.Error)
+		}
+	}
+}

@@ -55,6 +55,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
+	switch c := r.URL.Query().Get("cluster"); c {
+	case "", "0", "false":
+	case "1", "true":
+		// Every member's: {"members": [{member, events, error}]}.
+		members, err := s.h.ClusterEvents(r.Context(), f)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"members": members})
+		return
+	default:
+		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
+		return
+	}
 	evs, err := s.h.Journal().Events(f)
 	if err != nil {
 		writeErr(w, err)
@@ -65,7 +80,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		IDs []uint64 `json:"ids"`
+		IDs    []uint64 `json:"ids"`
+		Member string   `json:"member"` // cluster mode: the member whose events they are ("": this one)
 	}
 	if !readJSON(w, r, &req) {
 		return
@@ -74,7 +90,7 @@ func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "ids must list at least one event id")
 		return
 	}
-	if err := s.h.Journal().Ack(r.Context(), req.IDs...); err != nil {
+	if err := s.h.ClusterAck(r.Context(), req.Member, req.IDs...); err != nil {
 		writeErr(w, err)
 		return
 	}
