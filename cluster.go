@@ -368,6 +368,15 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if err := json.Unmarshal(body, &f); err != nil {
 		return nil, err
 	}
+	if f.Op == opRestart {
+		if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
+			return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
+		}
+		if err := hc.h.rt.Restart(ctx, f.Server); err != nil {
+			return nil, remoteErr{kind: errorKind(err), err: err}
+		}
+		return []byte("{}"), nil
+	}
 	if f.Op != "" {
 		return hc.serveJournal(f.Op, f.Params)
 	}

@@ -158,6 +158,8 @@ const (
 	opAccess  = "access"
 	opEvents  = "events"
 	opAck     = "ack"
+	// opRestart is Host.Restart, on the server's member.
+	opRestart = "restart"
 )
 
 // serveJournal answers another member's ClusterHistory or

@@ -792,3 +792,25 @@ func TestClusterEvents(t *testing.T) {
 		}
 	}
 }
+
+// Restart through any member restarts the server where it runs.
+func TestClusterRestartThroughAMember(t *testing.T) {
+	hosts := openCluster(t, 2, mcptests(1)...)
+	on := placed(t, hosts)
+	owner, other := hosts[on["s0"]], hosts[1-on["s0"]]
+	pid := status(t, owner, "s0").PID
+	if err := other.Restart(context.Background(), "s0"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := status(t, owner, "s0")
+		if st.State == mcpvisor.StateReady && st.PID != 0 && st.PID != pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a restart through the other member: %+v (pid before %d)", st, pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -558,7 +558,15 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 // operator's restart of a wedged or failed server. Its calls in flight fail
 // with ErrUnavailable; its restart count and backoff start afresh. It
 // returns once the server is starting: WaitReady waits for the rest.
-func (h *Host) Restart(ctx context.Context, name string) error { return h.rt.Restart(ctx, name) }
+//
+// In a cluster, the member the server runs on restarts it.
+func (h *Host) Restart(ctx context.Context, name string) error {
+	if owner := h.remoteOwner(name); owner != "" {
+		_, err := h.cluster.forward(ctx, owner, forwarded{Op: opRestart, Server: name})
+		return err
+	}
+	return h.rt.Restart(ctx, name)
+}
 
 // Tools lists every tool of the enabled servers, in server registration
 // order, then each server's own order, under the names they are exposed
