@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -111,6 +112,8 @@ type hostCluster struct {
 	grants   map[string]grantEntry    // each scope's grants after its last change
 	clock    int64                    // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}            // a registry change to publish
+
+	reviewsChanged broadcast.Signal // this member's tool reviews or another's changed
 }
 
 // memberView is what a member publishes: its servers, as they run there.
@@ -118,6 +121,7 @@ type memberView struct {
 	Servers  []remoteServer           `json:"servers"`
 	Registry map[string]registryEntry `json:"registry,omitempty"`
 	Grants   map[string]grantEntry    `json:"grants,omitempty"`
+	Reviews  []ToolReview             `json:"reviews,omitempty"` // of the servers it runs
 }
 
 type remoteServer struct {
@@ -161,6 +165,7 @@ func (hc *hostCluster) join() error {
 		return err
 	}
 	go hc.publishLoop()
+	go hc.watchReviews()
 	return nil
 }
 
@@ -267,8 +272,10 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	}
 
 	hc.mu.Lock()
+	old := hc.views[member]
 	hc.views[member] = v
 	hc.mu.Unlock()
+	hc.noteReviews(old, v)
 	hc.mergeRegistry(v.Registry)
 	hc.mergeGrants(v.Grants)
 	shown := map[string]bool{}
@@ -292,7 +299,7 @@ func (hc *hostCluster) onState(member string, state []byte) {
 func (hc *hostCluster) publishLoop() {
 	for {
 		changed := hc.h.rt.StatusChanged()
-		v := memberView{Registry: hc.registrySnapshot(), Grants: hc.grantsSnapshot()}
+		v := memberView{Registry: hc.registrySnapshot(), Grants: hc.grantsSnapshot(), Reviews: hc.h.rt.ToolReviews()}
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
 				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})
@@ -377,6 +384,19 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		}
 		return []byte("{}"), nil
 	}
+	if f.Op == opDecide {
+		var d decision
+		if err := json.Unmarshal(f.Params, &d); err != nil {
+			return nil, err
+		}
+		if owner := hc.placement(d.Server, hc.h.rt.NodeLabel(d.Server)); owner != "" {
+			return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, d.Server, hc.n().Self(), owner)}
+		}
+		if err := hc.h.rt.DecideTool(ctx, d.Server, d.Tool, d.Hash, d.Allow, d.By); err != nil {
+			return nil, remoteErr{kind: errorKind(err), err: err}
+		}
+		return []byte("{}"), nil
+	}
 	if f.Op != "" {
 		return hc.serveJournal(f.Op, f.Params)
 	}
@@ -425,7 +445,7 @@ var kinds = []struct {
 	{"unavailable", ErrUnavailable}, {"timeout", ErrTimeout}, {"cancelled", ErrCancelled},
 	{"unknown_tool", ErrUnknownTool}, {"unknown_server", ErrUnknownServer}, {"withheld", ErrToolWithheld},
 	{"connection_lost", ErrConnectionLost}, {"not_reading", ErrNotReading}, {"needs_auth", ErrNeedsAuth},
-	{"frame_too_large", ErrFrameTooLarge}, {"unknown_event", ErrUnknownEvent},
+	{"frame_too_large", ErrFrameTooLarge}, {"unknown_event", ErrUnknownEvent}, {"stale_review", ErrStaleReview},
 }
 
 func errorKind(err error) string {

@@ -814,3 +814,52 @@ func TestClusterRestartThroughAMember(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A server held for review runs on one member; every member lists its
+// reviews, and a decision made on the other member is made where it runs.
+func TestClusterToolReviews(t *testing.T) {
+	held := mcptest("s0")
+	held.ToolPolicy = mcpvisor.ToolPolicyHold
+	members := mcpvisor.InProcessMembers()
+	var hosts []*mcpvisor.Host
+	for range 2 {
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, held))
+	}
+	for _, h := range hosts {
+		waitAllReady(t, h, 1)
+	}
+	on := placed(t, hosts)
+	other := hosts[1-on["s0"]]
+	var echo mcpvisor.ToolReview
+	deadline := time.Now().Add(30 * time.Second)
+	for echo.Hash == "" {
+		for _, rv := range other.ToolReviews() {
+			if rv.Server == "s0" && rv.Tool == "echo" {
+				echo = rv
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the member s0 does not run lists no review of its echo: %+v", other.ToolReviews())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if hasTool(other, "mcp__s0__echo") {
+		t.Fatal("a held tool is listed before its approval")
+	}
+	if err := other.ApproveTool(context.Background(), "s0", "echo", echo.Hash, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ApproveTool(context.Background(), "s0", "echo", "sha256:stale", "ops"); !errors.Is(err, mcpvisor.ErrStaleReview) {
+		t.Errorf("a stale hash, decided through the other member: %v", err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for !hasTool(hosts[0], "mcp__s0__echo") || !hasTool(hosts[1], "mcp__s0__echo") {
+		if time.Now().After(deadline) {
+			t.Fatal("the approved tool is not listed on both members")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := other.Call(context.Background(), "mcp__s0__echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Errorf("the approved tool through the other member: %v", err)
+	}
+}

@@ -46,12 +46,24 @@ type (
 // ToolReviews returns the tool definitions awaiting a person on every
 // server, by server then tool: withheld ones (Held) under the hold policy
 // or rejected, changed or flagged ones under warn. It never blocks.
-func (h *Host) ToolReviews() []ToolReview { return h.rt.ToolReviews() }
+//
+// In a cluster, the reviews of every member's servers.
+func (h *Host) ToolReviews() []ToolReview {
+	if h.cluster != nil {
+		return h.cluster.clusterReviews(h.rt.ToolReviews())
+	}
+	return h.rt.ToolReviews()
+}
 
 // ToolReviewsChanged returns a channel closed at the next change to
 // ToolReviews. Take it before calling ToolReviews, and again once it
 // fires.
-func (h *Host) ToolReviewsChanged() <-chan struct{} { return h.rt.ToolReviewsChanged() }
+func (h *Host) ToolReviewsChanged() <-chan struct{} {
+	if h.cluster != nil {
+		return h.cluster.reviewsChanged.C()
+	}
+	return h.rt.ToolReviewsChanged()
+}
 
 // ApproveTool approves the definition hash (ToolReview.Hash) of a
 // server's tool (the server's own name for it) on behalf of by, which the
@@ -73,6 +85,10 @@ func (h *Host) RejectTool(ctx context.Context, server, tool, hash, by string) er
 func (h *Host) decideTool(ctx context.Context, server, tool, hash string, allow bool, by string) error {
 	if server == "" || tool == "" || hash == "" {
 		return fmt.Errorf("%w: a tool decision needs the server, the tool and the definition's hash", ErrStaleReview)
+	}
+	if owner := h.remoteOwner(server); owner != "" {
+		// Pinned on the member that runs the server: decided there.
+		return h.cluster.decideRemote(ctx, owner, decision{Server: server, Tool: tool, Hash: hash, By: by, Allow: allow})
 	}
 	return h.rt.DecideTool(ctx, server, tool, hash, allow, by)
 }
