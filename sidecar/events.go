@@ -55,19 +55,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	switch c := r.URL.Query().Get("cluster"); c {
-	case "", "0", "false":
-	case "1", "true":
-		// Every member's: {"members": [{member, events, error}]}.
-		members, err := s.h.ClusterEvents(r.Context(), f)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"members": members})
-		return
-	default:
-		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
+	if clusterWide(w, r, func() (any, error) { return s.h.ClusterEvents(r.Context(), f) }) {
 		return
 	}
 	evs, err := s.h.Journal().Events(f)

@@ -52,18 +52,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	switch c := r.URL.Query().Get("cluster"); c {
-	case "", "0", "false":
-	case "1", "true":
-		members, err := s.h.ClusterHistory(r.Context(), f)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"members": members})
-		return
-	default:
-		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
+	if clusterWide(w, r, func() (any, error) { return s.h.ClusterHistory(r.Context(), f) }) {
 		return
 	}
 	recs, err := s.h.Journal().History(f)
@@ -72,4 +61,24 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"history": nonNil(recs)})
+}
+
+// clusterWide answers a list with ?cluster=1 by every member's
+// ({"members": [...]}, from ask) and reports true; it reports false when
+// the request asks for this member's alone. A bad value is a 400 (true).
+func clusterWide(w http.ResponseWriter, r *http.Request, ask func() (any, error)) bool {
+	switch c := r.URL.Query().Get("cluster"); c {
+	case "", "0", "false":
+		return false
+	case "1", "true":
+		members, err := ask()
+		if err != nil {
+			writeErr(w, err)
+			return true
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"members": members})
+	default:
+		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
+	}
+	return true
 }

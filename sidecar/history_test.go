@@ -56,10 +56,19 @@ func TestHistory(t *testing.T) {
 			t.Errorf("GET /v1/history%s (%d records; -journal +got):\n%s", tc.query, len(recs), diff)
 		}
 	}
-	for _, q := range []string{"?kind=nope", "?limit=-1", "?after=x", "?newest=maybe"} {
+	for _, q := range []string{"?kind=nope", "?limit=-1", "?after=x", "?newest=maybe", "?cluster=maybe"} {
 		if r := a.do("GET", "/v1/history"+q, nil); r.status != http.StatusBadRequest || r.errorCode(t) != sidecar.CodeInvalidRequest {
 			t.Errorf("GET /v1/history%s: %d %s", q, r.status, r.body)
 		}
+	}
+	// ?cluster=1 outside a cluster: this host's, as its one member.
+	recs, err := j.History(mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryCall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(map[string]any{"members": []mcpvisor.MemberHistory{{Records: recs}}})
+	if r := a.do("GET", "/v1/history?kind=call&cluster=1", nil); r.status != http.StatusOK || string(bytes.TrimSpace(r.body)) != string(want) {
+		t.Errorf("GET /v1/history?cluster=1: %d %s\nwant %s", r.status, r.body, want)
 	}
 }
 
