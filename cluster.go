@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -233,6 +235,15 @@ func (hc *hostCluster) place() {
 	defer cancel()
 	for _, st := range hc.h.rt.Status() {
 		owner := hc.placement(st.Name, hc.h.rt.NodeLabel(st.Name))
+		if owner == "" && st.Node != "" {
+			// Moving here: not until the member that runs it now has
+			// stopped it (it publishes so), or has left. Members learn of
+			// a new membership at different moments; without this, the
+			// server would run on both until the other caught up.
+			if m := hc.stillRunning(st.Name); m != "" {
+				owner = handingOver + m
+			}
+		}
 		if err := hc.h.rt.Place(ctx, st.Name, owner); err != nil {
 			hc.h.opts.Logger.Warn("cluster: placing a server", "server", st.Name, "error", err)
 			continue
@@ -241,6 +252,30 @@ func (hc *hostCluster) place() {
 			hc.showView(st.Name, owner)
 		}
 	}
+}
+
+// handingOver prefixes the member a server is moving from, while it has
+// not stopped it yet.
+const handingOver = "(moving here from) "
+
+// stillRunning is the other member that, by its last published view, runs
+// server, if it is still a member; "" if none.
+func (hc *hostCluster) stillRunning(server string) string {
+	members := hc.n().Members()
+	self := hc.n().Self()
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	for m, v := range hc.views {
+		if m == self || !slices.Contains(members, m) {
+			continue
+		}
+		for _, rs := range v.Servers {
+			if rs.Status.Name == server && rs.Status.State != StateElsewhere && rs.Status.State != StateStopped && rs.Status.State != StateDisabled {
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 // showView shows server as its member last published it.
@@ -287,10 +322,15 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	}
 	// A server placed on member that it no longer shows (it stopped
 	// running it: fenced, or not yet started) is not running there.
+	handover := false
 	for _, st := range hc.h.rt.Status() {
 		if st.Node == member && !shown[st.Name] && st.State != StateElsewhere {
 			hc.h.rt.SetRemoteView(st.Name, member, ServerStatus{State: StateElsewhere}, nil)
 		}
+		handover = handover || strings.HasPrefix(st.Node, handingOver)
+	}
+	if handover {
+		hc.place() // a member may have stopped what moves here
 	}
 }
 

@@ -34,7 +34,42 @@ func openClusterOf(t testing.TB, members mcpvisor.ClusterMembers, n int, servers
 	for _, h := range hosts {
 		waitAllReady(t, h, len(servers))
 	}
+	waitAgreed(t, hosts)
 	return hosts
+}
+
+// waitAgreed waits until the hosts (nil: gone) agree where each server
+// runs: one shows it running, every other names one and the same member.
+// Members learn of a new membership at different moments; until then a
+// call may be sent to a member that no longer counts itself the server's.
+func waitAgreed(t testing.TB, hosts []*mcpvisor.Host) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nodes := map[string]map[string]bool{} // server → the nodes the hosts name
+		for _, h := range hosts {
+			if h == nil {
+				continue
+			}
+			for _, st := range h.Status() {
+				if nodes[st.Name] == nil {
+					nodes[st.Name] = map[string]bool{}
+				}
+				nodes[st.Name][st.Node] = true
+			}
+		}
+		agreed := true
+		for _, seen := range nodes {
+			agreed = agreed && len(seen) == 2 && seen[""]
+		}
+		if agreed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s on, the hosts still disagree where servers run: %v", nodes)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitAllReady waits until h shows n servers, every one ready (here or on
@@ -657,6 +692,7 @@ func TestClusterAutomanaged(t *testing.T) {
 	for _, h := range hosts {
 		waitAllReady(t, h, len(servers))
 	}
+	waitAgreed(t, hosts)
 	if on := placed(t, hosts); len(on) != len(servers) {
 		t.Fatalf("running: %v", on)
 	}

@@ -120,6 +120,32 @@ func serveCluster(t *testing.T, membership func(i int) []string) {
 		waitClusterReady(t, n, token, 6, 30*time.Second)
 	}
 	t.Logf("three sidecars, every server ready on each, %v after the first started", time.Since(start).Round(time.Millisecond))
+	// And agreed where each runs: one shows it running, the others name
+	// one and the same member (they learn of each other at different
+	// moments).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		seen := map[string]map[string]bool{}
+		for _, n := range nodes {
+			for _, st := range clusterServers(t, n, token) {
+				if seen[st.Name] == nil {
+					seen[st.Name] = map[string]bool{}
+				}
+				seen[st.Name][st.Node] = true
+			}
+		}
+		agreed := len(seen) == 6
+		for _, nodes := range seen {
+			agreed = agreed && len(nodes) == 2 && nodes[""]
+		}
+		if agreed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s on, the sidecars disagree where servers run: %v", seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	// Each server runs in one process, which every sidecar reaches.
 	runsOn := map[string]int{}
