@@ -20,6 +20,7 @@ type envelope struct {
 	ID     string          `json:"id"`
 	Body   json.RawMessage `json:"body,omitempty"`
 	Cancel bool            `json:"cancel,omitempty"` // stop the request ID
+	Answer bool            `json:"answer,omitempty"` // the answer to the request ID
 	Err    *RemoteError    `json:"error,omitempty"`
 }
 
@@ -78,6 +79,10 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 		return
 	}
 	n := a.n
+	if env.Answer {
+		n.answered(env)
+		return
+	}
 	if env.Cancel {
 		n.mu.Lock()
 		cancel := n.inbound[env.ID]
@@ -103,7 +108,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 			n.mu.Unlock()
 			cancel()
 		}()
-		out := envelope{ID: env.ID}
+		out := envelope{ID: env.ID, Answer: true}
 		body, err := n.cfg.Handler(rctx, env.Body)
 		if err != nil {
 			re := &RemoteError{Message: err.Error()}

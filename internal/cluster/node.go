@@ -98,8 +98,8 @@ type Node struct {
 	mu       sync.Mutex
 	members  []*pcluster.Member // the last topology's, sorted by address
 	rdv      *pcluster.Rendezvous
-	inbound  map[string]context.CancelFunc  // requests forwarded to this member in flight, by id
-	outbound map[string]map[string]chan any // this member's forwarded requests in flight, by member and id
+	inbound  map[string]context.CancelFunc // requests forwarded to this member in flight, by id
+	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
 
 	events  chan func()   // OnPlacement and OnState calls, in order
 	started chan struct{} // closed when Start returns the node: no callback runs before
@@ -143,7 +143,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]map[string]chan any{}, rdv: pcluster.NewRendezvous(),
+	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]outbound{}, rdv: pcluster.NewRendezvous(),
 		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
 	// The kind's actor is never activated: placement is by rendezvous on
@@ -292,55 +292,27 @@ func (n *Node) Forward(ctx context.Context, addr string, body []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	defer n.forget(addr, id)
-	msg := &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body})}
+	defer n.forget(id)
 	pid := actor.NewPID(addr, nodeActorName)
-	timeout := 24 * time.Hour
-	if d, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(d), time.Millisecond)
-	}
-	f := n.system.Root.RequestFuture(pid, msg, timeout)
-	go func() {
-		v, err := f.Result()
-		if err != nil {
-			v = err
-		}
-		select {
-		case got <- v:
-		default: // the member left first
-		}
-	}()
-	cancel := func() {
-		n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
-	}
+	// The answer comes back to this member's node actor, which hands it
+	// to got: no future, and no goroutine waiting on one.
+	self := actor.NewPID(n.Self(), nodeActorName) // by the address the others know
+	n.system.Root.RequestWithCustomSender(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body})}, self)
 	select {
 	case v := <-got:
 		switch v := v.(type) {
-		case *wrapperspb.BytesValue:
-			env, err := decodeEnvelope(v.Value)
-			if err != nil {
-				return nil, fmt.Errorf("%w: member %s: %v", ErrUnreachable, addr, err)
+		case envelope:
+			if v.Err != nil {
+				return nil, v.Err
 			}
-			if env.Err != nil {
-				return nil, env.Err
-			}
-			return env.Body, nil
+			return v.Body, nil
 		case memberLeft:
 			return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
-		case error:
-			if errors.Is(v, actor.ErrTimeout) || errors.Is(v, remote.ErrTimeout) {
-				cancel()
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, fmt.Errorf("%w: member %s did not answer in time", ErrUnreachable, addr)
-			}
-			return nil, fmt.Errorf("%w: member %s: %v", ErrUnreachable, addr, v)
 		default:
 			return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
 		}
 	case <-ctx.Done():
-		cancel()
+		n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
 		return nil, ctx.Err()
 	case <-n.done:
 		return nil, fmt.Errorf("%w: this member left the cluster", ErrUnreachable)
@@ -360,20 +332,33 @@ func (n *Node) expect(addr, id string) (chan any, error) {
 		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
 	}
 	c := make(chan any, 1)
-	if n.outbound[addr] == nil {
-		n.outbound[addr] = map[string]chan any{}
-	}
-	n.outbound[addr][id] = c
+	n.outbound[id] = outbound{addr: addr, c: c}
 	return c, nil
 }
 
-func (n *Node) forget(addr, id string) {
+func (n *Node) forget(id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.outbound[addr], id)
-	if len(n.outbound[addr]) == 0 {
-		delete(n.outbound, addr)
+	delete(n.outbound, id)
+}
+
+// answered hands an answer to the request waiting for it, if it still is.
+func (n *Node) answered(env envelope) {
+	n.mu.Lock()
+	o, ok := n.outbound[env.ID]
+	n.mu.Unlock()
+	if ok {
+		select {
+		case o.c <- env:
+		default:
+		}
 	}
+}
+
+// outbound is a request this member forwarded, waiting for its answer.
+type outbound struct {
+	addr string
+	c    chan any
 }
 
 // ErrUnreachable is a forwarded request whose member did not answer: it
@@ -453,10 +438,10 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	n.rdv.UpdateMembers(members)
 	// The requests in flight to a member that left fail now, not when
 	// their deadline passes: whether they ran there is not known.
-	for _, addr := range left {
-		for _, c := range n.outbound[addr] {
+	for _, o := range n.outbound {
+		if slices.Contains(left, o.addr) {
 			select {
-			case c <- memberLeft{}:
+			case o.c <- memberLeft{}:
 			default:
 			}
 		}
