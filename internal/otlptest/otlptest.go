@@ -124,22 +124,31 @@ func (rc *Receiver) Spans() []Span {
 // it up to 30 s; the test fails without one.
 func (rc *Receiver) Wait(t testing.TB, match func(Span) bool) Span {
 	t.Helper()
+	return waitFor(t, rc, func() []Span { return rc.spans }, match, "span")
+}
+
+// waitFor returns the first of the items list gives (read under rc.mu)
+// for which match is true, waiting up to 30 s for one to arrive.
+func waitFor[T any](t testing.TB, rc *Receiver, list func() []T, match func(T) bool, what string) T {
+	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		rc.mu.Lock()
 		arrived := rc.arrived
-		for _, s := range rc.spans {
-			if match(s) {
+		for _, x := range list() {
+			if match(x) {
 				rc.mu.Unlock()
-				return s
+				return x
 			}
 		}
+		n := len(list())
 		rc.mu.Unlock()
 		select {
 		case <-arrived:
 		case <-timeout:
-			t.Fatalf("no matching span among the %d received", len(rc.Spans()))
-			return Span{}
+			t.Fatalf("otlptest: no matching %s among the %d received in 30 s", what, n)
+			var zero T
+			return zero
 		}
 	}
 }
@@ -168,22 +177,5 @@ func (rc *Receiver) serveMetrics(w http.ResponseWriter, b []byte) {
 // waiting for it up to 30 s; the test fails without one.
 func (rc *Receiver) WaitMetric(t testing.TB, match func(*metricpb.Metric) bool) *metricpb.Metric {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		rc.mu.Lock()
-		arrived := rc.arrived
-		for _, m := range rc.metrics {
-			if match(m) {
-				rc.mu.Unlock()
-				return m
-			}
-		}
-		rc.mu.Unlock()
-		select {
-		case <-arrived:
-		case <-timeout:
-			t.Fatal("otlptest: no matching metric within 30s")
-			return nil
-		}
-	}
+	return waitFor(t, rc, func() []*metricpb.Metric { return rc.metrics }, match, "metric")
 }
