@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +57,12 @@ func waitClusterReady(t *testing.T, s *serveProcess, token string, n int, within
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// opsPending is a server's calls in flight, as GET /v1/ops gives them.
+type opsPending struct {
+	Name    string `json:"name"`
+	Pending int    `json:"pending"`
 }
 
 func callThrough(s *serveProcess, token, tool, args string) (int, []byte, error) {
@@ -186,7 +193,22 @@ func serveCluster(t *testing.T, membership func(i int) []string) {
 		code, body, err := callThrough(via, token, "mcp__s0__slow", `{"ms":60000}`)
 		inflight <- answer{code, body, err}
 	}()
-	time.Sleep(200 * time.Millisecond) // the call is on its way (a failure below says if not)
+	// In flight on the victim: its operations view counts it pending.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		code, body := get(t, nodes[victim].url+"/v1/ops?points=false", token)
+		var v struct {
+			Servers []opsPending `json:"servers"`
+		}
+		if code == http.StatusOK && json.Unmarshal(body, &v) == nil &&
+			slices.ContainsFunc(v.Servers, func(s opsPending) bool { return s.Name == "s0" && s.Pending > 0 }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call to s0 never reached the sidecar that runs it: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	killed := time.Now()
 	nodes[victim].kill(t)
 	select {
