@@ -15,6 +15,7 @@ func (h *Host) flowStage(next CallFunc) CallFunc {
 			h.askers.add(c.asker)
 			defer h.askers.remove(c.asker)
 		}
+		ctx = h.withFlows(ctx, c.asker, c.Scope, o.Client)
 		if o.OnProgress != nil {
 			if sub, err := h.rt.WatchProgress(c.Server); err == nil {
 				c.progress = sub

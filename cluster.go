@@ -379,6 +379,15 @@ type forwarded struct {
 	// "requestState":…), a fragment, not a JSON value: hence a string.
 	Task  json.RawMessage `json:"task,omitempty"`
 	Input string          `json:"input,omitempty"`
+	// The caller's session and client, to which the server's questions
+	// are attributed as if the call were local (askers.pick), and whether
+	// it wants the call's progress (sent back as notes).
+	Session                string `json:"session,omitempty"`
+	Stack                  string `json:"stack,omitempty"`
+	Client                 string `json:"client,omitempty"`
+	Progress               bool   `json:"progress,omitempty"`
+	ResetTimeoutOnProgress bool   `json:"resetTimeoutOnProgress,omitempty"`
+	MaxTotalTimeoutMs      int64  `json:"maxTotalTimeoutMs,omitempty"`
 }
 
 // owner is the member a server runs on when not here ("": here, or not
@@ -394,13 +403,19 @@ func (h *Host) remoteOwner(server string) string {
 }
 
 // forward sends a call or request for server to the member it runs on and
-// returns the server's raw result.
-func (hc *hostCluster) forward(ctx context.Context, owner string, f forwarded) (json.RawMessage, error) {
+// returns the server's raw result. A call or request to a server answers
+// here what the server asks while it runs (cluster_flows.go), and hands
+// its progress to onProgress when set.
+func (hc *hostCluster) forward(ctx context.Context, owner string, f forwarded, onProgress func(Progress)) (json.RawMessage, error) {
+	var rev *cluster.Reverse
+	if f.Op == "" {
+		rev = hc.reverse(ctx, &f, onProgress)
+	}
 	body, err := json.Marshal(f)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := hc.n().Forward(ctx, owner, body)
+	raw, err := hc.n().Forward(ctx, owner, body, rev)
 	if err != nil {
 		return nil, fromRemote(err, f.Server, owner)
 	}
@@ -443,7 +458,11 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
 		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
 	}
-	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input)}
+	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input),
+		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond}
+	if caller := cluster.CallerOf(ctx); caller != nil {
+		defer hc.h.askers.remove(hc.askCaller(ctx, caller, &f, opts))
+	}
 	var raw json.RawMessage
 	var err error
 	if f.Method == "" {
@@ -452,17 +471,22 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		raw, err = hc.h.rt.Request(ctx, f.Server, f.Method, f.Params, opts)
 	}
 	if err != nil {
-		var perr *protocol.Error
-		if errors.As(err, &perr) {
-			// The server's own JSON-RPC error: it crosses whole, so that the
-			// caller reads its code (a task the server no longer knows, a
-			// resource not found) as if it had asked the server itself.
-			b, _ := json.Marshal(perr)
-			return nil, remoteErr{kind: kindRPC, err: errors.New(string(b))}
-		}
-		return nil, remoteErr{kind: errorKind(err), err: err}
+		return nil, crossing(err)
 	}
 	return raw, nil
+}
+
+// crossing is err as it crosses to the calling member. A JSON-RPC error
+// (the server's own, or a handler's) crosses whole, so that the caller
+// reads its code (a task the server no longer knows, a resource not
+// found) as if it had asked the server itself.
+func crossing(err error) error {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		b, _ := json.Marshal(perr)
+		return remoteErr{kind: kindRPC, err: errors.New(string(b))}
+	}
+	return remoteErr{kind: errorKind(err), err: err}
 }
 
 // kindRPC marks a server's JSON-RPC error, its message the error as JSON.

@@ -65,7 +65,7 @@ func fanOut[T, R any](ctx context.Context, h *Host, op string, params json.RawMe
 		}
 		wg.Go(func() {
 			var v T
-			raw, err := h.cluster.forward(ctx, m, forwarded{Op: op, Params: params})
+			raw, err := h.cluster.forward(ctx, m, forwarded{Op: op, Params: params}, nil)
 			if err == nil {
 				err = json.Unmarshal(raw, &v)
 			}
@@ -143,7 +143,7 @@ func (h *Host) ClusterAck(ctx context.Context, member string, ids ...uint64) err
 	if err != nil {
 		return err
 	}
-	_, err = h.cluster.forward(ctx, member, forwarded{Op: opAck, Params: params})
+	_, err = h.cluster.forward(ctx, member, forwarded{Op: opAck, Params: params}, nil)
 	return err
 }
 

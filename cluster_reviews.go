@@ -64,6 +64,6 @@ func (hc *hostCluster) decideRemote(ctx context.Context, owner string, d decisio
 	if err != nil {
 		return err
 	}
-	_, err = hc.forward(ctx, owner, forwarded{Op: opDecide, Server: d.Server, Params: params})
+	_, err = hc.forward(ctx, owner, forwarded{Op: opDecide, Server: d.Server, Params: params}, nil)
 	return err
 }

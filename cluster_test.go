@@ -2,6 +2,7 @@ package mcpvisor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,9 +28,18 @@ func openCluster(t *testing.T, n int, servers ...mcpvisor.ServerConfig) []*mcpvi
 
 func openClusterOf(t testing.TB, members mcpvisor.ClusterMembers, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
+	return openClusterWith(t, members, n, func(int) mcpvisor.Options { return mcpvisor.Options{} }, servers...)
+}
+
+// openClusterWith is openClusterOf with each host's options (its Cluster
+// set here).
+func openClusterWith(t testing.TB, members mcpvisor.ClusterMembers, n int, options func(i int) mcpvisor.Options, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+	t.Helper()
 	hosts := make([]*mcpvisor.Host, n)
 	for i := range n {
-		hosts[i] = openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...)
+		opts := options(i)
+		opts.Cluster = &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		hosts[i] = openHost(t, opts, servers...)
 	}
 	for _, h := range hosts {
 		waitAllReady(t, h, len(servers))
@@ -897,5 +907,92 @@ func TestClusterToolReviews(t *testing.T) {
 	}
 	if _, err := other.Call(context.Background(), "mcp__s0__echo", []byte(`{"text":"x"}`)); err != nil {
 		t.Errorf("the approved tool through the other member: %v", err)
+	}
+}
+
+// Against the reference server on one of two members, called through the
+// other: its elicitation and sampling requests are answered on the member
+// the call came from (the call's own handler, else that member's hooks),
+// not where the server runs, and its progress reaches the caller's
+// OnProgress in order before the result.
+func TestClusterFlowsReachTheCaller(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string][]int{} // what each member's hooks were asked
+	hosts := openClusterWith(t, mcpvisor.InProcessMembers(), 2, func(i int) mcpvisor.Options {
+		return mcpvisor.Options{
+			Elicitation: func(ctx context.Context, req *mcpvisor.ElicitationRequest) (mcpvisor.ElicitationResponse, error) {
+				mu.Lock()
+				asked["elicitation"] = append(asked["elicitation"], i)
+				mu.Unlock()
+				return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitAccept, Content: map[string]any{"name": "member " + strconv.Itoa(i)}}, nil
+			},
+			Sampling: func(ctx context.Context, server string, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+				mu.Lock()
+				asked["sampling"] = append(asked["sampling"], i)
+				mu.Unlock()
+				return &protocol.CreateMessageResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"from member ` + strconv.Itoa(i) + `"}`), Model: "m"}, nil
+			},
+		}
+	}, everythingServer(t, "everything"))
+	on := placed(t, hosts)
+	owner := on["everything"]
+	other := 1 - owner
+	h := hosts[other]
+	for _, tool := range []string{"trigger-elicitation-request", "trigger-sampling-request"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for !hasTool(h, "mcp__everything__"+tool) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never listed on the other member", tool)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ctx := featureCtx(t)
+	text := func(r *mcpvisor.Result) string {
+		if r == nil {
+			return ""
+		}
+		return r.Text
+	}
+
+	res, err := h.Call(ctx, "mcp__everything__trigger-elicitation-request", json.RawMessage(`{}`))
+	if err != nil || !strings.Contains(res.Text, "- Name: member "+strconv.Itoa(other)) {
+		t.Errorf("elicitation through the other member: %q, %v", text(res), err)
+	}
+	res, err = h.Call(ctx, "mcp__everything__trigger-sampling-request", json.RawMessage(`{"prompt":"hi","maxTokens":5}`))
+	if err != nil || !strings.Contains(res.Text, "from member "+strconv.Itoa(other)) {
+		t.Errorf("sampling through the other member: %q, %v", text(res), err)
+	}
+	mu.Lock()
+	if want := []int{other}; !slices.Equal(asked["elicitation"], want) || !slices.Equal(asked["sampling"], want) {
+		t.Errorf("members asked: %v, want only the calling member (%d)", asked, other)
+	}
+	mu.Unlock()
+
+	// The call's own handler comes first, on the calling member.
+	var own int
+	res, err = h.CallWith(ctx, "mcp__everything__trigger-elicitation-request", json.RawMessage(`{}`), mcpvisor.CallOptions{
+		Elicitation: func(ctx context.Context, req *mcpvisor.ElicitationRequest) (mcpvisor.ElicitationResponse, error) {
+			own++
+			return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitAccept, Content: map[string]any{"name": "the call's own"}}, nil
+		},
+	})
+	if err != nil || own != 1 || !strings.Contains(res.Text, "- Name: the call's own") {
+		t.Errorf("the call's own handler: asked %d times, %q, %v", own, text(res), err)
+	}
+
+	var got []mcpvisor.Progress // OnProgress runs on this goroutine
+	res, err = h.CallWith(ctx, "mcp__everything__trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":4}`),
+		mcpvisor.CallOptions{OnProgress: func(p mcpvisor.Progress) { got = append(got, p) }})
+	if err != nil || !strings.Contains(res.Text, "Long running operation completed") {
+		t.Fatalf("long-running operation through the other member: %q, %v", text(res), err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d progress notifications through the other member, want 4: %+v", len(got), got)
+	}
+	for i, p := range got {
+		if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 4 {
+			t.Errorf("progress %d = %v of %v, want %d of 4", i, p.Progress, p.Total, i+1)
+		}
 	}
 }

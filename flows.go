@@ -228,9 +228,19 @@ func (h *Host) elicit(ctx context.Context, server string, params json.RawMessage
 	if req.Created.IsZero() {
 		req.Created, req.Deadline = time.Now(), time.Now().Add(deadline)
 	}
+	a := owner(req)
+	if a != nil && a.delegate != nil {
+		raw, err := a.delegated(ctx, protocol.MethodElicitationCreate, params)
+		if err != nil {
+			// The server is told the person did not answer.
+			h.opts.Logger.Warn("elicitation: the member the call came from did not answer; answering cancel", "server", server, "err", err)
+			return elicit.ResultJSON(ElicitationResponse{Action: elicit.ActionCancel}), nil
+		}
+		return raw, nil
+	}
 	var resp ElicitationResponse
 	passed := true
-	if a := owner(req); a != nil && a.handle != nil {
+	if a != nil && a.handle != nil {
 		// The question ends with the call it belongs to.
 		actx, acancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(a.ctx, acancel)
@@ -287,11 +297,23 @@ type asker struct {
 	client string // CallOptions.Client
 	handle ElicitationHandler
 	sample SamplingHandler
-	task   atomic.Pointer[string] // the call's task id, once it runs as one
+	// delegate, for a call another member of the cluster forwarded here,
+	// asks that member, where the call's handlers are (cluster_flows.go).
+	delegate func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	task     atomic.Pointer[string] // the call's task id, once it runs as one
 }
 
-func askerElicits(a *asker) bool { return a.handle != nil }
-func askerSamples(a *asker) bool { return a.sample != nil }
+func askerElicits(a *asker) bool { return a.handle != nil || a.delegate != nil }
+func askerSamples(a *asker) bool { return a.sample != nil || a.delegate != nil }
+
+// delegated asks a question of the member a forwarded call came from,
+// until the call ends.
+func (a *asker) delegated(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(a.ctx, cancel)()
+	return a.delegate(ctx, method, params)
+}
 
 // askers tracks the calls in flight that have their own elicitation
 // handler, by server, to attribute a server's elicitation to one of them.
@@ -396,9 +418,13 @@ func (h *Host) sample(ctx context.Context, server string, params json.RawMessage
 		return nil, invalidParams(errors.New("sampling with tools needs the sampling.tools capability, which this host does not declare"))
 	}
 	sample := h.opts.Sampling
+	a := owner(p.Meta)
+	if a != nil && a.delegate != nil {
+		return a.delegated(ctx, protocol.MethodSamplingCreateMessage, params)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if a := owner(p.Meta); a != nil && a.sample != nil {
+	if a != nil && a.sample != nil {
 		// The request ends with the call it belongs to.
 		sample = a.sample
 		defer context.AfterFunc(a.ctx, cancel)()

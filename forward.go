@@ -55,11 +55,13 @@ func (h *Host) Forward(ctx context.Context, server, method string, params json.R
 	if err := h.supports(server, method, "", need); err != nil {
 		return nil, err
 	}
+	var a *asker
 	if opts.Elicitation != nil || opts.Sampling != nil {
-		a := &asker{ctx: ctx, server: server, scope: opts.Scope, client: opts.Client, handle: opts.Elicitation, sample: opts.Sampling}
+		a = &asker{ctx: ctx, server: server, scope: opts.Scope, client: opts.Client, handle: opts.Elicitation, sample: opts.Sampling}
 		h.askers.add(a)
 		defer h.askers.remove(a)
 	}
+	ctx = h.withFlows(ctx, a, opts.Scope, opts.Client)
 	if meta := h.callMeta(ctx, server, opts.ClientCapabilities); len(meta) > 0 {
 		var err error
 		if params, err = joinParamsMeta(params, meta); err != nil {

@@ -562,7 +562,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 // In a cluster, the member the server runs on restarts it.
 func (h *Host) Restart(ctx context.Context, name string) error {
 	if owner := h.remoteOwner(name); owner != "" {
-		_, err := h.cluster.forward(ctx, owner, forwarded{Op: opRestart, Server: name})
+		_, err := h.cluster.forward(ctx, owner, forwarded{Op: opRestart, Server: name}, nil)
 		return err
 	}
 	return h.rt.Restart(ctx, name)

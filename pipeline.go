@@ -176,7 +176,8 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 	if owner := h.remoteOwner(c.Server); owner != "" {
 		// Placed on another member of the cluster: one hop there.
 		raw, err = h.cluster.forward(ctx, owner, forwarded{Server: c.Server, Tool: tool, Params: c.Arguments,
-			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds(), Task: ro.Task, Input: string(ro.Input)})
+			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds(), Task: ro.Task, Input: string(ro.Input),
+			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeoutMs: o.MaxTotalTimeout.Milliseconds()}, o.OnProgress)
 	} else {
 		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	}
@@ -195,7 +196,7 @@ func (h *Host) serverRequest(ctx context.Context, server, method string, params 
 		if opts != nil {
 			f.TimeoutMs = opts.Timeout.Milliseconds()
 		}
-		return h.cluster.forward(ctx, owner, f)
+		return h.cluster.forward(ctx, owner, f, nil)
 	}
 	return h.rt.Request(ctx, server, method, params, opts)
 }

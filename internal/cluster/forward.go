@@ -21,7 +21,11 @@ type envelope struct {
 	Body   json.RawMessage `json:"body,omitempty"`
 	Cancel bool            `json:"cancel,omitempty"` // stop the request ID
 	Answer bool            `json:"answer,omitempty"` // the answer to the request ID
-	Err    *RemoteError    `json:"error,omitempty"`
+	Note   bool            `json:"note,omitempty"`   // a note for the caller of the request ID
+	// For names the request of the receiver's this one is asked on behalf
+	// of (Caller.Ask): the receiver's Reverse answers it.
+	For string       `json:"for,omitempty"`
+	Err *RemoteError `json:"error,omitempty"`
 }
 
 // RemoteError is an error a member's handler returned, as the caller
@@ -31,7 +35,8 @@ type RemoteError struct {
 	Message string `json:"message"`
 }
 
-func (e *RemoteError) Error() string { return e.Message }
+func (e *RemoteError) Error() string     { return e.Message }
+func (e *RemoteError) ErrorKind() string { return e.Kind }
 
 // Kinded is an error that names its kind for the other side, so that the
 // caller can map it back to one of its own sentinels.
@@ -79,7 +84,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 		return
 	}
 	n := a.n
-	if env.Answer {
+	if env.Answer || env.Note {
 		n.answered(env)
 		return
 	}
@@ -96,7 +101,12 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 	if sender == nil {
 		return
 	}
+	handler := n.cfg.Handler
+	if env.For != "" {
+		handler = n.reverse(env.For)
+	}
 	rctx, cancel := context.WithCancel(context.Background())
+	rctx = context.WithValue(rctx, callerKey{}, &Caller{n: n, pid: sender, id: env.ID})
 	n.mu.Lock()
 	n.inbound[env.ID] = cancel
 	n.mu.Unlock()
@@ -109,7 +119,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 			cancel()
 		}()
 		out := envelope{ID: env.ID, Answer: true}
-		body, err := n.cfg.Handler(rctx, env.Body)
+		body, err := handler(rctx, env.Body)
 		if err != nil {
 			re := &RemoteError{Message: err.Error()}
 			var k Kinded
@@ -123,6 +133,72 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 		system.Root.Send(sender, &wrapperspb.BytesValue{Value: encodeEnvelope(out)})
 	}()
 }
+
+// Caller is the member a request being handled came from, which the
+// handler can tell of its progress (Note) and ask what only it can answer
+// (Ask) while the request runs.
+type Caller struct {
+	n   *Node
+	pid *actor.PID
+	id  string
+}
+
+type callerKey struct{}
+
+// CallerOf returns the caller of the forwarded request ctx belongs to,
+// or nil.
+func CallerOf(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// Addr is the caller's address.
+func (c *Caller) Addr() string { return c.pid.Address }
+
+// Note sends body (JSON) to the caller's Reverse.OnNote, in the order of
+// the calls, before the answer. A note the caller has no room for is
+// dropped.
+func (c *Caller) Note(body []byte) {
+	c.n.system.Root.Send(c.pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: c.id, Note: true, Body: body})})
+}
+
+// Ask sends body (JSON) to the caller's Reverse.Ask and returns its
+// answer; it ends with ctx, as a forwarded request does, and fails when
+// the request it belongs to has ended there.
+func (c *Caller) Ask(ctx context.Context, body []byte) ([]byte, error) {
+	return c.n.send(ctx, c.pid.Address, body, c.id, nil)
+}
+
+// Reverse is what a forwarded request's caller answers while it waits:
+// the handler's notes and questions (Caller). Either may be nil.
+type Reverse struct {
+	// OnNote receives each note on the goroutine that called Forward.
+	OnNote func(body []byte)
+	// Ask answers a question; it runs in its own goroutine.
+	Ask Handler
+}
+
+// reverse is the handler of a question asked on behalf of request id,
+// forwarded from here.
+func (n *Node) reverse(id string) Handler {
+	n.mu.Lock()
+	o, ok := n.outbound[id]
+	n.mu.Unlock()
+	msg := "cluster: the request this question belongs to has ended"
+	if ok {
+		if o.rev != nil && o.rev.Ask != nil {
+			return o.rev.Ask
+		}
+		msg = "cluster: the caller of this request answers no questions"
+	}
+	return func(context.Context, []byte) ([]byte, error) {
+		return nil, &RemoteError{Kind: KindUnanswered, Message: msg}
+	}
+}
+
+// KindUnanswered is the kind of a question whose request had ended when
+// it arrived, or whose caller answers none.
+const KindUnanswered = "unanswered"
 
 // actorEventSub is a subscription to an actor system's event stream.
 type actorEventSub struct {

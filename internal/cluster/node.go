@@ -282,13 +282,28 @@ type published struct {
 }
 
 // Forward sends body (JSON) to the member at addr and returns its answer.
-// When ctx ends first the member is told to cancel the request.
-func (n *Node) Forward(ctx context.Context, addr string, body []byte) ([]byte, error) {
+// When ctx ends first the member is told to cancel the request. rev, when
+// set, answers what the member's handler tells and asks its Caller while
+// the request runs.
+func (n *Node) Forward(ctx context.Context, addr string, body []byte, rev *Reverse) ([]byte, error) {
+	return n.send(ctx, addr, body, "", rev)
+}
+
+// noteBuffer is how many notes of one request wait for its caller.
+const noteBuffer = 256
+
+// send forwards body to addr, on behalf of the request of addr's named
+// by forID when set (Caller.Ask).
+func (n *Node) send(ctx context.Context, addr string, body []byte, forID string, rev *Reverse) ([]byte, error) {
 	if !json.Valid(body) {
 		return nil, errors.New("cluster: a forwarded body must be JSON")
 	}
 	id := newID()
-	got, err := n.expect(addr, id)
+	var notes chan []byte
+	if rev != nil && rev.OnNote != nil {
+		notes = make(chan []byte, noteBuffer)
+	}
+	got, err := n.expect(addr, id, rev, notes)
 	if err != nil {
 		return nil, err
 	}
@@ -297,25 +312,39 @@ func (n *Node) Forward(ctx context.Context, addr string, body []byte) ([]byte, e
 	// The answer comes back to this member's node actor, which hands it
 	// to got: no future, and no goroutine waiting on one.
 	self := actor.NewPID(n.Self(), nodeActorName) // by the address the others know
-	n.system.Root.RequestWithCustomSender(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body})}, self)
-	select {
-	case v := <-got:
-		switch v := v.(type) {
-		case envelope:
-			if v.Err != nil {
-				return nil, v.Err
+	n.system.Root.RequestWithCustomSender(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body, For: forID})}, self)
+	for {
+		select {
+		case note := <-notes:
+			rev.OnNote(note)
+		case v := <-got:
+			// The node actor handed over every note sent before the
+			// answer before the answer.
+			for drained := false; !drained; {
+				select {
+				case note := <-notes:
+					rev.OnNote(note)
+				default:
+					drained = true
+				}
 			}
-			return v.Body, nil
-		case memberLeft:
-			return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
-		default:
-			return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
+			switch v := v.(type) {
+			case envelope:
+				if v.Err != nil {
+					return nil, v.Err
+				}
+				return v.Body, nil
+			case memberLeft:
+				return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
+			default:
+				return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
+			}
+		case <-ctx.Done():
+			n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
+			return nil, ctx.Err()
+		case <-n.done:
+			return nil, fmt.Errorf("%w: this member left the cluster", ErrUnreachable)
 		}
-	case <-ctx.Done():
-		n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
-		return nil, ctx.Err()
-	case <-n.done:
-		return nil, fmt.Errorf("%w: this member left the cluster", ErrUnreachable)
 	}
 }
 
@@ -325,14 +354,14 @@ type memberLeft struct{}
 
 // expect notes a request about to be forwarded to addr: refused at once
 // when addr is not a member now.
-func (n *Node) expect(addr, id string) (chan any, error) {
+func (n *Node) expect(addr, id string, rev *Reverse, notes chan []byte) (chan any, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !slices.ContainsFunc(n.members, func(m *pcluster.Member) bool { return m.Address() == addr }) {
 		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
 	}
 	c := make(chan any, 1)
-	n.outbound[id] = outbound{addr: addr, c: c}
+	n.outbound[id] = outbound{addr: addr, c: c, rev: rev, notes: notes}
 	return c, nil
 }
 
@@ -342,23 +371,36 @@ func (n *Node) forget(id string) {
 	delete(n.outbound, id)
 }
 
-// answered hands an answer to the request waiting for it, if it still is.
+// answered hands an answer, or a note, to the request waiting for it, if
+// it still is.
 func (n *Node) answered(env envelope) {
 	n.mu.Lock()
 	o, ok := n.outbound[env.ID]
 	n.mu.Unlock()
-	if ok {
-		select {
-		case o.c <- env:
-		default:
+	if !ok {
+		return
+	}
+	if env.Note {
+		if o.notes != nil {
+			select {
+			case o.notes <- env.Body:
+			default: // the caller is this far behind: dropped
+			}
 		}
+		return
+	}
+	select {
+	case o.c <- env:
+	default:
 	}
 }
 
 // outbound is a request this member forwarded, waiting for its answer.
 type outbound struct {
-	addr string
-	c    chan any
+	addr  string
+	c     chan any
+	rev   *Reverse
+	notes chan []byte // Reverse.OnNote's, in order
 }
 
 // ErrUnreachable is a forwarded request whose member did not answer: it

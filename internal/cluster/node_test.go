@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,14 @@ func testNodes(t *testing.T, n int) []*Node {
 			case `"block"`:
 				<-ctx.Done()
 				return nil, ctx.Err()
+			case `"chat"`:
+				// Three notes, then a question for the caller, whose
+				// answer is the answer.
+				c := CallerOf(ctx)
+				for i := range 3 {
+					c.Note([]byte(strconv.Itoa(i + 1)))
+				}
+				return c.Ask(ctx, []byte(`"from `+self.Self()+`"`))
 			}
 			return []byte(`["` + self.Self() + `",` + string(body) + `]`), nil
 		}
@@ -77,7 +86,7 @@ func TestPlacementAndForward(t *testing.T) {
 		}
 		owners[owner]++
 		for _, n := range nodes {
-			got, err := n.Forward(context.Background(), owner, []byte(`"`+name+`"`))
+			got, err := n.Forward(context.Background(), owner, []byte(`"`+name+`"`), nil)
 			if err != nil || string(got) != `["`+owner+`","`+name+`"]` {
 				t.Fatalf("forward %s from %s to %s: %q, %v", name, n.Self(), owner, got, err)
 			}
@@ -88,7 +97,7 @@ func TestPlacementAndForward(t *testing.T) {
 	}
 
 	// An error crosses with its kind.
-	_, err := nodes[0].Forward(context.Background(), nodes[1].Self(), []byte(`"fail"`))
+	_, err := nodes[0].Forward(context.Background(), nodes[1].Self(), []byte(`"fail"`), nil)
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Kind != "unavailable" || re.Message != "it failed" {
 		t.Errorf("a failed request: %#v", err)
@@ -96,7 +105,7 @@ func TestPlacementAndForward(t *testing.T) {
 	// A caller that gives up cancels the request on the member.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := nodes[0].Forward(ctx, nodes[2].Self(), []byte(`"block"`)); !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrUnreachable) {
+	if _, err := nodes[0].Forward(ctx, nodes[2].Self(), []byte(`"block"`), nil); !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrUnreachable) {
 		t.Errorf("a request past its deadline: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -111,6 +120,33 @@ func TestPlacementAndForward(t *testing.T) {
 			t.Fatal("the member never cancelled the request its caller gave up")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A handler tells its caller of its progress and asks it questions while
+// the request runs: the notes arrive in order, on the calling goroutine,
+// before the answer; a caller with nothing to answer them with fails the
+// question, not the member.
+func TestCallerNotesAndAsks(t *testing.T) {
+	nodes := testNodes(t, 2)
+	var notes []string
+	rev := &Reverse{
+		OnNote: func(b []byte) { notes = append(notes, string(b)) },
+		Ask: func(ctx context.Context, body []byte) ([]byte, error) {
+			return []byte(`{"asked":` + string(body) + `}`), nil
+		},
+	}
+	got, err := nodes[0].Forward(context.Background(), nodes[1].Self(), []byte(`"chat"`), rev)
+	if want := `{"asked":"from ` + nodes[1].Self() + `"}`; err != nil || string(got) != want {
+		t.Fatalf("answer %s, %v; want %s", got, err, want)
+	}
+	if !slices.Equal(notes, []string{"1", "2", "3"}) {
+		t.Errorf("notes %v, want 1 2 3 before the answer", notes)
+	}
+	_, err = nodes[0].Forward(context.Background(), nodes[1].Self(), []byte(`"chat"`), nil)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Kind != KindUnanswered {
+		t.Errorf("a question its caller cannot answer: %#v", err)
 	}
 }
 
@@ -139,7 +175,7 @@ func TestLeaveReplaces(t *testing.T) {
 			t.Errorf("%s: on %s, now on %s (by the other: %s)", name, was, now, nodes[1].Owner(name, ""))
 		}
 	}
-	if _, err := nodes[0].Forward(context.Background(), gone, []byte(`"x"`)); !errors.Is(err, ErrUnreachable) {
+	if _, err := nodes[0].Forward(context.Background(), gone, []byte(`"x"`), nil); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("forward to the member that left: %v", err)
 	}
 }

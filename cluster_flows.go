@@ -1,0 +1,133 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/internal/cluster"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// What a server asks and tells while a call forwarded to its member runs
+// comes back to the member the call came from, where the caller is:
+//
+//   - its elicitation/create and sampling/createMessage requests that
+//     belong to the call (askers.pick, as for a local call) are answered
+//     by the calling member, through the call's own handlers, else that
+//     member's embedder hooks or inbox: the person who made the call is
+//     asked, on the member they reach;
+//   - its progress reaches the call's OnProgress, on the caller's
+//     goroutine, before the result.
+//
+// The calling member sends, with the call, its session and client (for
+// the attribution) and whether it wants progress; the member that runs
+// the server registers an asker for the forwarded request that asks the
+// caller (cluster.Caller) and sends it each progress notification as a
+// note.
+
+// callFlows is a call's own handlers, carried in its context to the
+// cluster's forward.
+type callFlows struct {
+	asker  *asker // nil: the call has none of its own
+	scope  Scope
+	client string
+}
+
+type flowsKey struct{}
+
+// withFlows notes a call's own handlers in ctx, for a request to a server
+// on another member of the cluster.
+func (h *Host) withFlows(ctx context.Context, a *asker, scope Scope, client string) context.Context {
+	if h.cluster == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, flowsKey{}, &callFlows{asker: a, scope: scope, client: client})
+}
+
+// question is a server's request, asked of the member the call came from.
+type question struct {
+	Method string          `json:"method"`
+	Server string          `json:"server"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// reverse is what this member answers while a request it forwarded runs:
+// the server's questions, through the call's own handlers (ctx) or this
+// member's, and its progress, to onProgress.
+func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress func(Progress)) *cluster.Reverse {
+	fl, _ := ctx.Value(flowsKey{}).(*callFlows)
+	var own *asker
+	if fl != nil {
+		own = fl.asker
+		f.Session, f.Stack, f.Client = fl.scope.Session, fl.scope.Stack, fl.client
+	}
+	h := hc.h
+	rev := &cluster.Reverse{Ask: func(ctx context.Context, body []byte) ([]byte, error) {
+		var q question
+		if err := json.Unmarshal(body, &q); err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		var err error
+		switch q.Method {
+		case protocol.MethodElicitationCreate:
+			raw, err = h.elicit(ctx, q.Server, q.Params, func(*ElicitationRequest) *asker { return own })
+		case protocol.MethodSamplingCreateMessage:
+			raw, err = h.sample(ctx, q.Server, q.Params, func(json.RawMessage) *asker { return own })
+		default:
+			err = fmt.Errorf("cluster: %s is not asked of the calling member", q.Method)
+		}
+		if err != nil {
+			return nil, crossing(err)
+		}
+		return raw, nil
+	}}
+	if onProgress != nil {
+		f.Progress = true
+		rev.OnNote = func(b []byte) {
+			var p Progress
+			if json.Unmarshal(b, &p) == nil {
+				onProgress(p)
+			}
+		}
+	}
+	return rev
+}
+
+// askCaller registers, for a request forwarded to this member, the asker
+// that sends the server's questions back to its caller, and has opts send
+// it the progress it wants.
+func (hc *hostCluster) askCaller(ctx context.Context, caller *cluster.Caller, f *forwarded, opts *actors.CallOptions) *asker {
+	a := &asker{ctx: ctx, server: f.Server, scope: Scope{Session: f.Session, Stack: f.Stack}, client: f.Client,
+		delegate: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			body, err := json.Marshal(question{Method: method, Server: f.Server, Params: params})
+			if err != nil {
+				return nil, err
+			}
+			raw, err := caller.Ask(ctx, body)
+			if err != nil {
+				return nil, fromRemote(err, f.Server, caller.Addr())
+			}
+			return raw, nil
+		}}
+	if f.Method == protocol.MethodTasksGet || f.Method == protocol.MethodTasksResult {
+		// The task's questions, asked while its caller polls it.
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(f.Params, &p) == nil && p.TaskID != "" {
+			a.task.Store(&p.TaskID)
+		}
+	}
+	hc.h.askers.add(a)
+	if f.Progress {
+		opts.OnProgress = func(p Progress) {
+			if b, err := json.Marshal(p); err == nil {
+				caller.Note(b)
+			}
+		}
+	}
+	return a
+}
