@@ -1,6 +1,7 @@
 package mcpvisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,18 +113,35 @@ type hostCluster struct {
 	views    map[string]memberView    // the last state each other member published
 	registry map[string]registryEntry // run-time registry changes (cluster_registry.go)
 	grants   map[string]grantEntry    // each scope's grants after its last change
+	pins     map[string]pinEntry      // each tool's pin after its last change
 	clock    int64                    // the registry's hybrid clock: the last version made or seen
-	wake     chan struct{}            // a registry change to publish
+	wake     chan struct{}            // a change to publish
+
+	shared atomic.Bool // the shared state changed since it was last published
 
 	reviewsChanged broadcast.Signal // this member's tool reviews or another's changed
 }
 
-// memberView is what a member publishes: its servers, as they run there.
+// What each member publishes by gossip, under two keys gossiped apart:
+// its servers as they run there (keyServers, at every status change),
+// and the state every member shares (keyShared, when it changes).
+const (
+	keyServers = "servers"
+	keyShared  = "shared"
+)
+
+// memberView is what a member publishes of its servers.
 type memberView struct {
-	Servers  []remoteServer           `json:"servers"`
+	Servers []remoteServer `json:"servers"`
+	Reviews []ToolReview   `json:"reviews,omitempty"` // of the servers it runs
+}
+
+// sharedView is the last change a member knows to each part of the
+// shared state (cluster_registry.go).
+type sharedView struct {
 	Registry map[string]registryEntry `json:"registry,omitempty"`
 	Grants   map[string]grantEntry    `json:"grants,omitempty"`
-	Reviews  []ToolReview             `json:"reviews,omitempty"` // of the servers it runs
+	Pins     map[string]pinEntry      `json:"pins,omitempty"`
 }
 
 type remoteServer struct {
@@ -138,12 +156,13 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, wake: make(chan struct{}, 1)}
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
 	}
 	hc.node.Store(node)
+	hc.shared.Store(true)
 	h.cluster = hc
 	return nil
 }
@@ -163,6 +182,7 @@ func (hc *hostCluster) newNode() (*cluster.Node, error) {
 
 // join starts the membership, once the servers are registered.
 func (hc *hostCluster) join() error {
+	hc.h.rt.OnPinChange(hc.recordPin) // before any server runs: none does before the membership
 	if err := hc.n().Join(); err != nil {
 		return err
 	}
@@ -193,6 +213,7 @@ func (hc *hostCluster) onLost() {
 			if err == nil {
 				hc.node.Store(node)
 				hc.lost.Store(false)
+				hc.shared.Store(true) // a new member's: published afresh
 				if err = node.Join(); err == nil {
 					log.Info("cluster: joined again", "member", node.Self())
 					return
@@ -293,12 +314,24 @@ func (hc *hostCluster) showView(server, owner string) {
 	}
 }
 
-// onState takes a member's published servers (nil: it left).
-func (hc *hostCluster) onState(member string, state []byte) {
+// onState takes a member's published state under key (nil: it left).
+func (hc *hostCluster) onState(member, key string, state []byte) {
 	if state == nil {
 		hc.mu.Lock()
 		delete(hc.views, member)
 		hc.mu.Unlock()
+		return
+	}
+	if key == keyShared {
+		var sv sharedView
+		if json.Unmarshal(state, &sv) == nil {
+			hc.mergeRegistry(sv.Registry)
+			hc.mergeGrants(sv.Grants)
+			hc.mergePins(sv.Pins)
+		}
+		return
+	}
+	if key != keyServers {
 		return
 	}
 	var v memberView
@@ -311,8 +344,6 @@ func (hc *hostCluster) onState(member string, state []byte) {
 	hc.views[member] = v
 	hc.mu.Unlock()
 	hc.noteReviews(old, v)
-	hc.mergeRegistry(v.Registry)
-	hc.mergeGrants(v.Grants)
 	shown := map[string]bool{}
 	for _, rs := range v.Servers {
 		shown[rs.Status.Name] = true
@@ -337,16 +368,23 @@ func (hc *hostCluster) onState(member string, state []byte) {
 // publishLoop publishes this member's servers at every change of their
 // status, at most every 50 ms.
 func (hc *hostCluster) publishLoop() {
+	var last []byte
 	for {
 		changed := hc.h.rt.StatusChanged()
-		v := memberView{Registry: hc.registrySnapshot(), Grants: hc.grantsSnapshot(), Reviews: hc.h.rt.ToolReviews()}
+		v := memberView{Reviews: hc.h.rt.ToolReviews()}
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
 				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})
 			}
 		}
-		if b, err := json.Marshal(v); err == nil {
-			hc.n().Publish(b)
+		if b, err := json.Marshal(v); err == nil && !bytes.Equal(b, last) {
+			hc.n().Publish(keyServers, b)
+			last = b
+		}
+		if sv, ok := hc.sharedSnapshot(); ok {
+			if b, err := json.Marshal(sv); err == nil {
+				hc.n().Publish(keyShared, b)
+			}
 		}
 		select {
 		case <-changed:

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/persistence"
 )
 
 // The registry across a cluster: a server registered, unregistered,
@@ -68,7 +71,11 @@ func (h *Host) clusterRegistered(ctx context.Context, sc ServerConfig) {
 }
 
 func (h *Host) clusterUnregistered(ctx context.Context, name string) {
-	if h.cluster != nil && !appliedFromCluster(ctx) {
+	if h.cluster == nil {
+		return
+	}
+	h.cluster.forgetPins(name)
+	if !appliedFromCluster(ctx) {
 		h.cluster.recordRegistry(name, registryEntry{Deleted: true})
 	}
 }
@@ -105,6 +112,11 @@ func (hc *hostCluster) mergeRegistry(entries map[string]registryEntry) {
 		if err := hc.apply(ctx, c.name, c.e); err != nil {
 			hc.h.opts.Logger.Warn("cluster: applying another member's registry change", "server", c.name, "by", c.e.By, "error", err)
 		}
+		// The member that runs it may have published its new state
+		// before this change arrived (the two are gossiped apart).
+		if owner := hc.placement(c.name, hc.h.rt.NodeLabel(c.name)); owner != "" && owner != unplaced {
+			hc.showView(c.name, owner)
+		}
 	}
 	hc.republish()
 }
@@ -133,22 +145,25 @@ func (hc *hostCluster) apply(ctx context.Context, name string, e registryEntry) 
 	return h.SetEnabled(ctx, name, e.Enabled)
 }
 
-// registrySnapshot is what this member publishes of the registry.
-func (hc *hostCluster) registrySnapshot() map[string]registryEntry {
+// sharedSnapshot is the shared state to publish, if it changed since it
+// was last published.
+func (hc *hostCluster) sharedSnapshot() (sharedView, bool) {
+	if !hc.shared.Swap(false) {
+		return sharedView{}, false
+	}
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if len(hc.registry) == 0 {
-		return nil
-	}
-	out := make(map[string]registryEntry, len(hc.registry))
-	for k, v := range hc.registry {
-		out[k] = v
-	}
-	return out
+	return sharedView{Registry: maps.Clone(hc.registry), Grants: maps.Clone(hc.grants), Pins: maps.Clone(hc.pins)}, true
 }
 
-// republish wakes the publish loop.
+// republish has the publish loop publish the shared state.
 func (hc *hostCluster) republish() {
+	hc.shared.Store(true)
+	hc.wakePublish()
+}
+
+// wakePublish wakes the publish loop.
+func (hc *hostCluster) wakePublish() {
 	select {
 	case hc.wake <- struct{}{}:
 	default:
@@ -239,15 +254,73 @@ func (hc *hostCluster) mergeGrants(entries map[string]grantEntry) {
 	hc.republish()
 }
 
-func (hc *hostCluster) grantsSnapshot() map[string]grantEntry {
+// Pins across a cluster: a tool definition approved or rejected on the
+// member that runs its server (decisions are made there), or first listed
+// there, is pinned on every member, so a server that moves to another
+// member keeps its approvals. Each member keeps, per tool, the last pin
+// it knows, by the same clock, and merges a newer one into its own pins
+// and journal (actors.Runtime.MergePin). Only the member that runs a
+// server changes its pins, so two members do not race on one.
+
+// pinEntry is a tool's pin after its last change.
+type pinEntry struct {
+	Pin     persistence.PinRecord `json:"pin"`
+	Version int64                 `json:"version"`
+	By      string                `json:"by"`
+}
+
+func (e pinEntry) newer(old pinEntry) bool {
+	return e.Version > old.Version || e.Version == old.Version && e.By > old.By
+}
+
+func pinKey(server, tool string) string { return server + "\x00" + tool }
+
+// recordPin notes a pin changed on this member (actors.Runtime.OnPinChange).
+func (hc *hostCluster) recordPin(rec persistence.PinRecord) {
+	hc.mu.Lock()
+	e := pinEntry{Pin: rec, Version: max(time.Now().UnixNano(), hc.clock+1)}
+	hc.clock = e.Version
+	if n := hc.n(); n != nil {
+		e.By = n.Self()
+	}
+	hc.pins[pinKey(rec.Server, rec.Tool)] = e
+	hc.mu.Unlock()
+	hc.republish()
+}
+
+// mergePins takes the pins newer than this member's.
+func (hc *hostCluster) mergePins(entries map[string]pinEntry) {
+	var todo []pinEntry
+	hc.mu.Lock()
+	for k, e := range entries {
+		if old, ok := hc.pins[k]; !ok || e.newer(old) {
+			hc.pins[k] = e
+			hc.clock = max(hc.clock, e.Version)
+			todo = append(todo, e)
+		}
+	}
+	hc.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
+	defer cancel()
+	for _, e := range todo {
+		if err := hc.h.rt.MergePin(ctx, e.Pin); err != nil {
+			hc.h.opts.Logger.Warn("cluster: merging another member's tool pin", "server", e.Pin.Server, "tool", e.Pin.Tool, "by", e.By, "error", err)
+		}
+	}
+	hc.republish()
+}
+
+// forgetPins drops an unregistered server's pins, as Unregister drops
+// them from the journal, so that none is published again.
+func (hc *hostCluster) forgetPins(server string) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if len(hc.grants) == 0 {
-		return nil
+	for k, e := range hc.pins {
+		if e.Pin.Server == server {
+			delete(hc.pins, k)
+		}
 	}
-	out := make(map[string]grantEntry, len(hc.grants))
-	for k, v := range hc.grants {
-		out[k] = v
-	}
-	return out
 }

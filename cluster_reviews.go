@@ -43,7 +43,7 @@ func (hc *hostCluster) watchReviews() {
 		select {
 		case <-hc.h.rt.ToolReviewsChanged():
 			hc.reviewsChanged.Notify()
-			hc.republish()
+			hc.wakePublish()
 		case <-hc.h.bg.Done():
 			return
 		}

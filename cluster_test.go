@@ -908,6 +908,56 @@ func TestClusterToolReviews(t *testing.T) {
 	if _, err := other.Call(context.Background(), "mcp__s0__echo", []byte(`{"text":"x"}`)); err != nil {
 		t.Errorf("the approved tool through the other member: %v", err)
 	}
+
+	// The pins are every member's: a rejection too, and when the member
+	// that ran the server leaves, the server keeps both on the other.
+	var slow mcpvisor.ToolReview
+	for _, rv := range other.ToolReviews() {
+		if rv.Server == "s0" && rv.Tool == "slow" {
+			slow = rv
+		}
+	}
+	if err := other.RejectTool(context.Background(), "s0", "slow", slow.Hash, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for !reviewRejected(other, "s0", "slow") {
+		if time.Now().After(deadline) {
+			t.Fatal("the rejection is not listed on the other member")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := hosts[on["s0"]].Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitAllReady(t, other, 1)
+	if st, _ := findStatus(other, "s0"); st.Node != "" {
+		t.Fatalf("s0 not moved to the member left: on %q", st.Node)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for !hasTool(other, "mcp__s0__echo") || !reviewRejected(other, "s0", "slow") {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the move, echo listed %v, slow rejected %v", hasTool(other, "mcp__s0__echo"), reviewRejected(other, "s0", "slow"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("moved with its pins, echo listed %v after its member began to close", time.Since(start).Round(time.Millisecond))
+	if hasTool(other, "mcp__s0__slow") || hasTool(other, "mcp__s0__crash") {
+		t.Error("a rejected or never-approved tool is listed after the move")
+	}
+	if _, err := other.Call(context.Background(), "mcp__s0__echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Errorf("the approved tool after the move: %v", err)
+	}
+}
+
+func reviewRejected(h *mcpvisor.Host, server, tool string) bool {
+	for _, rv := range h.ToolReviews() {
+		if rv.Server == server && rv.Tool == tool {
+			return rv.Rejected
+		}
+	}
+	return false
 }
 
 // Against the reference server on one of two members, called through the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
@@ -77,6 +78,8 @@ type pinBook struct {
 	journal *Journal
 	log     *slog.Logger
 	changed broadcast.Signal // a review appeared, changed or went
+	// onChange, when set, learns of each pin changed here (not merged).
+	onChange atomic.Pointer[func(persistence.PinRecord)]
 
 	mu       sync.Mutex
 	pins     map[pinID]persistence.PinRecord
@@ -153,6 +156,7 @@ type pinReview struct {
 	reviews []ToolReview
 	held    map[string]string // the server's tool name → why it is withheld
 	ops     []persistence.Op  // pins seen and history, journaled once the listing is in
+	changed []persistence.PinRecord
 }
 
 // reviewPins starts the review of one listing of spec's server; nil when
@@ -214,6 +218,7 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 		}
 		b.pins[id] = rec
 		pr.ops = append(pr.ops, persistence.PutPin(rec), persistence.AppendHistory(h))
+		pr.changed = append(pr.changed, rec)
 		if a.State == toolpin.StateChanged || len(findings) > 0 {
 			pr.rt.logger.Warn("tool definition "+string(h.Transition), "server", pr.server, "tool", t.Name,
 				"policy", string(pr.policy), "findings", len(findings))
@@ -261,6 +266,9 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 // finish journals what the listing recorded. Watchers of the reviews are
 // told once the catalog holding them is published (publishCatalog).
 func (pr *pinReview) finish() {
+	for _, rec := range pr.changed {
+		pr.rt.pins.changedHere(rec)
+	}
 	if len(pr.ops) > 0 && pr.rt.journal != nil {
 		pr.rt.journal.WriteAsync(pr.ops, func(err error) {
 			if err != nil {
@@ -373,6 +381,7 @@ func (r *Runtime) DecideTool(ctx context.Context, server, tool, hash string, all
 	b.mu.Lock()
 	b.pins[id] = rec
 	b.mu.Unlock()
+	b.changedHere(rec)
 	r.logger.Info("tool definition "+h.Transition, "server", server, "tool", tool, "hash", hash, "by", by)
 	// Wait for the catalog: a caller that approves and then calls finds
 	// the tool.
@@ -387,14 +396,45 @@ func (r *Runtime) DecideTool(ctx context.Context, server, tool, hash string, all
 	return nil
 }
 
+// changedHere tells OnPinChange's function of a pin changed here.
+func (b *pinBook) changedHere(rec persistence.PinRecord) {
+	if fn := b.onChange.Load(); fn != nil {
+		(*fn)(rec)
+	}
+}
+
+// OnPinChange has fn learn of each pin this runtime changes (a definition
+// first listed, a decision); not of those MergePin brings in. fn must not
+// block.
+func (r *Runtime) OnPinChange(fn func(persistence.PinRecord)) { r.pins.onChange.Store(&fn) }
+
+// MergePin records a pin changed elsewhere (another member of a cluster)
+// as this runtime's own: journaled, and the server's catalog rebuilt by
+// it if the server runs here.
+func (r *Runtime) MergePin(ctx context.Context, rec persistence.PinRecord) error {
+	if r.journal != nil {
+		if err := r.journal.Write(ctx, persistence.PutPin(rec)); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	b := r.pins
+	b.mu.Lock()
+	b.pins[pinID{rec.Server, rec.Tool}] = rec
+	b.mu.Unlock()
+	if e := r.snap.Load().byName[rec.Server]; e != nil {
+		r.send(e.pid, &repinMsg{done: make(chan struct{}, 1)})
+	}
+	return nil
+}
+
 // repinMsg rebuilds a server's catalog from its last listing after a
 // decision.
 type repinMsg struct{ done chan struct{} }
 
 func (a *serverActor) onRepin(m *repinMsg) {
 	defer close(m.done)
-	if a.listedAll == nil {
-		return
+	if a.listedAll == nil || a.owner != "" {
+		return // never listed, or runs on another member of the cluster
 	}
 	a.publishCatalog(a.buildCatalog(a.listedAll))
 }

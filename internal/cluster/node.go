@@ -45,8 +45,9 @@ const ServerKind = "mcpvisor.server"
 // the requests forwarded to it.
 const nodeActorName = "mcpvisor-node"
 
-// stateKey is the gossip key under which each member publishes its state.
-const stateKey = "mcpvisor.state"
+// statePrefix begins the gossip keys under which each member publishes
+// its states (Publish).
+const statePrefix = "mcpvisor."
 
 // Config is a member's configuration.
 type Config struct {
@@ -68,8 +69,9 @@ type Config struct {
 	// membership with the members now in it; Owner answers by it.
 	OnPlacement func()
 	// OnState is called, from one goroutine, when a member's published
-	// state changes (its address and the state; nil when it left).
-	OnState func(member string, state []byte)
+	// state under key changes (its address, the key and the state; key ""
+	// and state nil when it left).
+	OnState func(member, key string, state []byte)
 	// OnLost is called, from its own goroutine, when the provider no longer
 	// holds this member (an etcd lease that lapsed): the others no longer
 	// count it, and protoactor will not take it back under its id. The
@@ -179,8 +181,8 @@ func New(cfg Config) (*Node, error) {
 		case *pcluster.ClusterTopology:
 			n.onTopology(ev)
 		case *pcluster.GossipUpdate:
-			if ev.Key == stateKey {
-				n.onGossip(ev)
+			if key, ok := strings.CutPrefix(ev.Key, statePrefix); ok {
+				n.onGossip(key, ev)
 			}
 		}
 	}))
@@ -266,11 +268,12 @@ func (n *Node) Owner(name, label string) string {
 // labelKind is the kind a member with label serves.
 func labelKind(label string) string { return ServerKind + "@" + label }
 
-// Publish sets this member's state, which the others receive by gossip
-// (OnState).
-func (n *Node) Publish(state []byte) {
+// Publish sets this member's state under key, which the others receive
+// by gossip (OnState). Each key is gossiped on its own: a state that does
+// not change is not sent again when another does.
+func (n *Node) Publish(key string, state []byte) {
 	b, _ := json.Marshal(published{From: n.Self(), State: state})
-	n.c.Gossip.SetState(stateKey, wrapperspb.Bytes(b))
+	n.c.Gossip.SetState(statePrefix+key, wrapperspb.Bytes(b))
 }
 
 // published is a member's state as gossiped: with its address, so that a
@@ -492,7 +495,7 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	n.post(func() {
 		for _, addr := range left {
 			if n.cfg.OnState != nil {
-				n.cfg.OnState(addr, nil)
+				n.cfg.OnState(addr, "", nil)
 			}
 		}
 		if n.cfg.OnPlacement != nil {
@@ -501,7 +504,7 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	})
 }
 
-func (n *Node) onGossip(u *pcluster.GossipUpdate) {
+func (n *Node) onGossip(key string, u *pcluster.GossipUpdate) {
 	if n.cfg.OnState == nil || u.Value == nil {
 		return
 	}
@@ -513,7 +516,7 @@ func (n *Node) onGossip(u *pcluster.GossipUpdate) {
 	if json.Unmarshal(b.Value, &p) != nil || p.From == "" || p.From == n.Self() {
 		return
 	}
-	n.post(func() { n.cfg.OnState(p.From, p.State) })
+	n.post(func() { n.cfg.OnState(p.From, key, p.State) })
 }
 
 func cmpString(a, b string) int {
