@@ -1046,3 +1046,59 @@ func TestClusterFlowsReachTheCaller(t *testing.T) {
 		}
 	}
 }
+
+// A task whose server's member leaves while it runs: the calling member
+// keeps polling it (its record is in that member's journal) on the member
+// the server moves to. A server that keeps its tasks across a restart
+// (mcptest -task-state) finishes it there, and the call answers as if
+// nothing had happened; one that does not answers that the task is lost.
+func TestClusterTaskFailover(t *testing.T) {
+	for _, keeps := range []bool{true, false} {
+		t.Run(fmt.Sprintf("state kept %v", keeps), func(t *testing.T) {
+			srv := taskServer("t")
+			if keeps {
+				srv = taskServer("t", "-task-state", t.TempDir())
+			}
+			hosts := openCluster(t, 2, srv)
+			on := placed(t, hosts)
+			owner, caller := hosts[on["t"]], hosts[1-on["t"]]
+			created := make(chan string, 1)
+			type outcome struct {
+				res *mcpvisor.Result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := caller.CallWith(context.Background(), "mcp__t__sleep_task", json.RawMessage(`{"ms":2000}`),
+					mcpvisor.CallOptions{OnTask: func(ti mcpvisor.TaskInfo) { created <- ti.ID }})
+				done <- outcome{res, err}
+			}()
+			id := <-created
+			start := time.Now()
+			if err := owner.Close(); err != nil {
+				t.Fatal(err)
+			}
+			o := <-done
+			t.Logf("the call ended %v after the server's member began to close: %v", time.Since(start).Round(time.Millisecond), o.err)
+			ti, err := caller.Task(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keeps {
+				if o.err != nil || o.res.Wire() != "slept 2000 ms" {
+					t.Fatalf("the task across the move: %v, %v", o.res, o.err)
+				}
+				if !ti.Done || ti.Status != mcpvisor.TaskCompleted {
+					t.Errorf("the caller's record of the task: %+v", ti)
+				}
+				return
+			}
+			if !errors.Is(o.err, mcpvisor.ErrTaskLost) {
+				t.Fatalf("a task its server forgot in the move: %v, %v; want ErrTaskLost", o.res, o.err)
+			}
+			if !ti.Done || ti.Status != mcpvisor.TaskLost {
+				t.Errorf("the caller's record of the lost task: %+v", ti)
+			}
+		})
+	}
+}

@@ -259,6 +259,13 @@ func (h *Host) pollTask(ctx context.Context, rec *persistence.TaskRecord, onProg
 			res, err := h.taskRequest(ctx, rec.Server, protocol.MethodTasksResult, params, &actors.CallOptions{
 				Timeout: time.Until(rec.Deadline), Progress: sub, OnProgress: onProgress,
 			})
+			if err != nil && ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnectionLost)) {
+				// The server went away while it answered (it crashed, or
+				// its cluster member left): the task may live on in the
+				// server it comes back as. Polling says.
+				h.opts.Logger.Warn("tasks/result failed; polling again", "server", rec.Server, "task", rec.TaskID, "err", err)
+				continue
+			}
 			if err != nil && t.Status == protocol.TaskFailed && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 				var perr *protocol.Error
 				if !errors.As(err, &perr) {
