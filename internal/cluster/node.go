@@ -200,7 +200,9 @@ func New(cfg Config) (*Node, error) {
 func (n *Node) Join() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			n.stopDispatch()
+			// The provider failed after the remote and the gossip
+			// started (protoactor panics): stop them too.
+			n.Stop()
 			err = fmt.Errorf("cluster: joining %q: %v", n.cfg.Name, p)
 		}
 	}()

@@ -84,11 +84,20 @@ func (state *endpointWriter) initialize(ctx actor.Context) {
 	state.remote.Logger().Info("EndpointWriter connected", slog.String("address", state.address), slog.Duration("cost", time.Since(now)))
 }
 
-func (state *endpointWriter) initializeInternal() error {
+func (state *endpointWriter) initializeInternal() (err error) {
 	conn, err := grpc.Dial(state.address, state.config.DialOptions...)
 	if err != nil {
 		return err
 	}
+	// mcpvisor patch 15: a failed attempt left its connection open (gRPC
+	// redials it forever in the background), and the next attempt
+	// replaced it in state.conn: one connection leaked per failed try.
+	defer func() {
+		if err != nil {
+			_ = conn.Close()
+			state.conn = nil
+		}
+	}()
 	state.conn = conn
 	c := NewRemotingClient(conn)
 	stream, err := c.Receive(context.Background(), state.config.CallOptions...)
