@@ -102,6 +102,42 @@ func (m *etcdMembers) provider() (pcluster.ClusterProvider, error) {
 	return cluster.NewEtcdProvider(m.cfg)
 }
 
+// KubernetesConfig is where a Kubernetes membership keeps its members.
+// The zero value is a pod's in-cluster configuration.
+type KubernetesConfig struct {
+	// APIServer is the API server's URL ("": KUBERNETES_SERVICE_HOST and
+	// _PORT, in a pod).
+	APIServer string
+	// Namespace holds the Leases ("": the pod's own).
+	Namespace string
+	// TokenFile and CAFile are the service account's token and the API
+	// server's CA ("": the ones mounted in a pod). The token is read again
+	// at each request, so a projected token that rotates keeps working.
+	TokenFile, CAFile string
+	// TTL is each member's Lease duration, in whole seconds (0: 3 s).
+	TTL time.Duration
+}
+
+// KubernetesMembers is a membership kept as Lease objects
+// (coordination.k8s.io/v1) in a namespace, one per member, labelled
+// mcpvisor.dev/cluster=<name>: each member renews its own every third of
+// the TTL, counts the others alive while it sees theirs renewed (by its own
+// clock), and deletes the Lease of one it has seen unrenewed for the TTL.
+// Like EtcdMembers it fences: a member whose renewals go unanswered for two
+// thirds of the TTL stops its servers and joins again as a new member,
+// before the others can have dropped it. The service account needs get,
+// list, create, update and delete on leases in the namespace.
+func KubernetesMembers(cfg KubernetesConfig) ClusterMembers {
+	return &kubernetesMembers{cfg: cluster.KubernetesConfig{APIServer: cfg.APIServer, Namespace: cfg.Namespace,
+		TokenFile: cfg.TokenFile, CAFile: cfg.CAFile, TTL: cfg.TTL}}
+}
+
+type kubernetesMembers struct{ cfg cluster.KubernetesConfig }
+
+func (m *kubernetesMembers) provider() (pcluster.ClusterProvider, error) {
+	return cluster.NewKubernetesProvider(m.cfg)
+}
+
 // hostCluster is a Host's membership.
 type hostCluster struct {
 	h    *Host
@@ -114,6 +150,7 @@ type hostCluster struct {
 	registry map[string]registryEntry // run-time registry changes (cluster_registry.go)
 	grants   map[string]grantEntry    // each scope's grants after its last change
 	pins     map[string]pinEntry      // each tool's pin after its last change
+	placedBy []string                 // the membership the servers were last placed by
 	clock    int64                    // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}            // a change to publish
 
@@ -132,6 +169,8 @@ const (
 
 // memberView is what a member publishes of its servers.
 type memberView struct {
+	// Members is the membership the member last placed the servers by.
+	Members []string       `json:"members,omitempty"`
 	Servers []remoteServer `json:"servers"`
 	Reviews []ToolReview   `json:"reviews,omitempty"` // of the servers it runs
 }
@@ -251,17 +290,25 @@ func (hc *hostCluster) placement(name, label string) string {
 
 // place moves every server to where the membership now places it, and
 // shows the ones placed elsewhere as their member last published them.
+//
+// A server placed here that was not (moving here, or placed for the first
+// time) starts only once every other member has published that it placed
+// the servers by the same membership as this one, and that it does not run
+// this server (or has left). Members learn of a new membership at
+// different moments (an etcd watch, a poll of Leases or peers): without
+// this, a member that has not yet seen a new one keeps, or starts, a server
+// the new membership places elsewhere, and the server runs on both until
+// it catches up. Calls to it are unavailable meanwhile, for a round or two
+// of gossip.
 func (hc *hostCluster) place() {
 	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
 	defer cancel()
+	n := hc.n()
+	members := n.Members()
 	for _, st := range hc.h.rt.Status() {
 		owner := hc.placement(st.Name, hc.h.rt.NodeLabel(st.Name))
 		if owner == "" && st.Node != "" {
-			// Moving here: not until the member that runs it now has
-			// stopped it (it publishes so), or has left. Members learn of
-			// a new membership at different moments; without this, the
-			// server would run on both until the other caught up.
-			if m := hc.stillRunning(st.Name); m != "" {
+			if m := hc.notAgreed(st.Name, members); m != "" {
 				owner = handingOver + m
 			}
 		}
@@ -273,22 +320,31 @@ func (hc *hostCluster) place() {
 			hc.showView(st.Name, owner)
 		}
 	}
+	if slices.Equal(members, n.Members()) {
+		hc.mu.Lock()
+		hc.placedBy = members
+		hc.mu.Unlock()
+		hc.wakePublish()
+	}
 }
 
-// handingOver prefixes the member a server is moving from, while it has
-// not stopped it yet.
-const handingOver = "(moving here from) "
+// handingOver prefixes the member a server placed here waits for.
+const handingOver = "(waiting for) "
 
-// stillRunning is the other member that, by its last published view, runs
-// server, if it is still a member; "" if none.
-func (hc *hostCluster) stillRunning(server string) string {
-	members := hc.n().Members()
+// notAgreed is the first other member of members that has not yet
+// published that it placed the servers by members, or that still runs
+// server; "" if none.
+func (hc *hostCluster) notAgreed(server string, members []string) string {
 	self := hc.n().Self()
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	for m, v := range hc.views {
-		if m == self || !slices.Contains(members, m) {
+	for _, m := range members {
+		if m == self {
 			continue
+		}
+		v, ok := hc.views[m]
+		if !ok || !slices.Equal(v.Members, members) {
+			return m
 		}
 		for _, rs := range v.Servers {
 			if rs.Status.Name == server && rs.Status.State != StateElsewhere && rs.Status.State != StateStopped && rs.Status.State != StateDisabled {
@@ -371,7 +427,9 @@ func (hc *hostCluster) publishLoop() {
 	var last []byte
 	for {
 		changed := hc.h.rt.StatusChanged()
-		v := memberView{Reviews: hc.h.rt.ToolReviews()}
+		hc.mu.Lock()
+		v := memberView{Members: hc.placedBy, Reviews: hc.h.rt.ToolReviews()}
+		hc.mu.Unlock()
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
 				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})

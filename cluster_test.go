@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
+	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -540,17 +541,35 @@ func (p *etcdProxy) heal() {
 // its lease lapses the others place its servers on themselves, and it
 // stops every server it ran, so none runs twice; healed, it joins again as
 // a new member and takes its share back.
-func TestClusterPartitionFromEtcd(t *testing.T) {
-	url := etcdtest.Start(t)
-	proxy := newEtcdProxy(t, url)
+func TestClusterPartitionFromMembership(t *testing.T) {
+	t.Run("etcd", func(t *testing.T) {
+		url := etcdtest.Start(t)
+		proxy := newEtcdProxy(t, url)
+		clusterPartition(t, func(i int) mcpvisor.ClusterMembers {
+			endpoint := url
+			if i == 2 {
+				endpoint = proxy.url()
+			}
+			return mcpvisor.EtcdMembers([]string{endpoint}, "", 2*time.Second)
+		}, proxy.cut, proxy.heal)
+	})
+	t.Run("kubernetes", func(t *testing.T) {
+		api := k8stest.New(t)
+		clusterPartition(t, func(i int) mcpvisor.ClusterMembers {
+			return mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
+				TokenFile: api.Token(t, fmt.Sprintf("m%d", i)), TTL: 2 * time.Second})
+		}, func() { api.Cut("m2", true) }, func() { api.Cut("m2", false) })
+	})
+}
+
+// clusterPartition runs three members (members(i): the membership of
+// member i, each with a 2 s lease) and cuts member 2 off from the
+// membership's store, then heals it.
+func clusterPartition(t *testing.T, members func(i int) mcpvisor.ClusterMembers, cutOff, heal func()) {
 	servers := mcptests(6)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		endpoint := url
-		if i == 2 {
-			endpoint = proxy.url()
-		}
-		co := &mcpvisor.ClusterOptions{Name: "test", Members: mcpvisor.EtcdMembers([]string{endpoint}, "", 2*time.Second), Gossip: 50 * time.Millisecond}
+		co := &mcpvisor.ClusterOptions{Name: "test", Members: members(i), Gossip: 50 * time.Millisecond}
 		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
 	}
 	for _, h := range hosts {
@@ -566,7 +585,7 @@ func TestClusterPartitionFromEtcd(t *testing.T) {
 	t.Logf("the member behind the proxy runs %d of 6 servers", mine)
 
 	cut := time.Now()
-	proxy.cut()
+	cutOff()
 	// The cut member fences itself: it runs nothing once it lost its place.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -580,7 +599,7 @@ func TestClusterPartitionFromEtcd(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the member cut off from etcd still runs %d servers 30 s later", running)
+			t.Fatalf("the member cut off still runs %d servers 30 s later", running)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -614,7 +633,7 @@ func TestClusterPartitionFromEtcd(t *testing.T) {
 	// Healed, it joins again under a new id and address, so its share
 	// is whatever the hashing gives the new address.
 	healed := time.Now()
-	proxy.heal()
+	heal()
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		members, err := hosts[0].ClusterHistory(context.Background(), mcpvisor.HistoryFilter{Limit: 1})
@@ -1100,5 +1119,57 @@ func TestClusterTaskFailover(t *testing.T) {
 				t.Errorf("the caller's record of the lost task: %+v", ti)
 			}
 		})
+	}
+}
+
+// Members that join one by one, learning of each other at different
+// moments (the Kubernetes membership polls the Leases every half second):
+// at no moment does a server run on two members, and every server runs
+// once they agree.
+func TestClusterJoinsRunEachServerOnce(t *testing.T) {
+	api := k8stest.New(t)
+	servers := mcptests(8)
+	var hosts []*mcpvisor.Host
+	twice := 0
+	for i := range 3 {
+		members := mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
+			TokenFile: api.Token(t, fmt.Sprintf("m%d", i))})
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...))
+		// Sample, until the new member is in every member's view and
+		// every server runs: a server with a process on two members at
+		// one sample ran twice.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			running := map[string]int{}
+			for _, h := range hosts {
+				for _, st := range h.Status() {
+					if st.Node == "" && st.PID != 0 {
+						running[st.Name]++
+					}
+				}
+			}
+			for name, n := range running {
+				if n > 1 {
+					twice++
+					t.Errorf("%s runs on %d members at once while member %d joins", name, n, i)
+				}
+			}
+			agreed := len(running) == len(servers)
+			for _, h := range hosts {
+				ms, _ := h.ClusterHistory(context.Background(), mcpvisor.HistoryFilter{Limit: 1})
+				agreed = agreed && len(ms) == len(hosts)
+			}
+			if agreed {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d joined 30 s ago: %d of %d servers run", i, len(running), len(servers))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitAgreed(t, hosts)
+	if on := placed(t, hosts); len(on) != len(servers) {
+		t.Errorf("servers running: %v", on)
 	}
 }

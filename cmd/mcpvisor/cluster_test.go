@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
+	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 )
 
 // clusterServer is a server as a sidecar's GET /v1/servers shows it.
@@ -88,6 +89,13 @@ func TestServeCluster(t *testing.T) {
 	t.Run("etcd", func(t *testing.T) {
 		etcd := etcdtest.Start(t)
 		serveCluster(t, func(int) []string { return []string{"--etcd", etcd} })
+	})
+	t.Run("kubernetes", func(t *testing.T) {
+		api := k8stest.New(t)
+		serveCluster(t, func(i int) []string {
+			return []string{"--provider", "kubernetes", "--k8s-api", api.URL, "--k8s-namespace", "agents",
+				"--k8s-ca-file", api.CAFile, "--k8s-token-file", api.Token(t, fmt.Sprintf("m%d", i))}
+		})
 	})
 	t.Run("automanaged", func(t *testing.T) {
 		var listens []string

@@ -30,7 +30,11 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
 	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
-	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), or automanaged (--peers, --member-listen: one machine or tests)")
+	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), kubernetes (Leases; in a pod by default, else --k8s-*), or automanaged (--peers, --member-listen: one machine or tests)")
+	fs.StringVar(&f.k8sNamespace, "k8s-namespace", "", "kubernetes: the `NAMESPACE` that holds the members' Leases (default: the pod's)")
+	fs.StringVar(&f.k8sAPI, "k8s-api", "", "kubernetes: the API server's `URL` (default: in-cluster, from KUBERNETES_SERVICE_HOST and _PORT)")
+	fs.StringVar(&f.k8sTokenFile, "k8s-token-file", "", "kubernetes: the service account token `FILE` (default: the pod's mounted one)")
+	fs.StringVar(&f.k8sCAFile, "k8s-ca-file", "", "kubernetes: the API server's CA `FILE` (default: the pod's mounted one)")
 	fs.StringVar(&f.peers, "peers", "", "automanaged: every member's --member-listen `ADDRS`, comma-separated")
 	fs.StringVar(&f.memberListen, "member-listen", "", "automanaged: the `ADDR` where this member answers the others' GET /_member")
 	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
@@ -59,8 +63,10 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 			return nil, &exitError{code: 2, msg: "serve: --provider automanaged needs --peers ADDRS and --member-listen ADDR"}
 		}
 		co.Members = mcpvisor.AutomanagedMembers(f.memberListen, peers)
+	case "kubernetes":
+		co.Members = mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: f.k8sAPI, Namespace: f.k8sNamespace, TokenFile: f.k8sTokenFile, CAFile: f.k8sCAFile})
 	default:
-		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd or automanaged (consul and kubernetes are not built)", f.clusterProvider)}
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd, kubernetes or automanaged (consul is not built)", f.clusterProvider)}
 	}
 	return co, nil
 }
