@@ -52,6 +52,22 @@ type ClusterOptions struct {
 	// Gossip is the interval of the members' gossip rounds, which carry
 	// each member's servers' status and tools to the others (0: 300 ms).
 	Gossip time.Duration
+	// TLS, when set, secures the connections between members both ways
+	// (gossip, forwarded calls): each member presents a certificate the
+	// cluster's CA signed and accepts only peers that do. Without it the
+	// members talk in clear.
+	TLS *ClusterTLS
+}
+
+// ClusterTLS is a member's certificate and key and the cluster's CA, PEM
+// files, read each time the member joins (so a member that joins again
+// takes a renewed certificate). A peer's name is not checked: members are
+// reached at the addresses they advertise (pod IPs that change), and
+// holding a certificate of the cluster's CA is what makes one a member;
+// give the cluster a CA of its own. The certificates need both client and
+// server authentication in their extended key usage.
+type ClusterTLS struct {
+	CertFile, KeyFile, CAFile string
 }
 
 // ClusterMembers is how a cluster's members find each other.
@@ -209,12 +225,19 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 // newNode makes a member with a provider of its own.
 func (hc *hostCluster) newNode() (*cluster.Node, error) {
 	co := hc.co
+	var mtls *cluster.MutualTLS
+	if t := co.TLS; t != nil {
+		var err error
+		if mtls, err = cluster.LoadMutualTLS(t.CertFile, t.KeyFile, t.CAFile); err != nil {
+			return nil, err
+		}
+	}
 	provider, err := co.Members.provider()
 	if err != nil {
 		return nil, err
 	}
 	return cluster.New(cluster.Config{
-		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels,
+		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels, TLS: mtls,
 		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, OnLost: hc.onLost, Logger: hc.h.opts.Logger, Gossip: co.Gossip,
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/certtest"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -33,13 +34,17 @@ func openClusterOf(t testing.TB, members mcpvisor.ClusterMembers, n int, servers
 }
 
 // openClusterWith is openClusterOf with each host's options (its Cluster
-// set here).
+// set here, but for its TLS).
 func openClusterWith(t testing.TB, members mcpvisor.ClusterMembers, n int, options func(i int) mcpvisor.Options, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
 	hosts := make([]*mcpvisor.Host, n)
 	for i := range n {
 		opts := options(i)
-		opts.Cluster = &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		co := &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		if opts.Cluster != nil {
+			co.TLS = opts.Cluster.TLS
+		}
+		opts.Cluster = co
 		hosts[i] = openHost(t, opts, servers...)
 	}
 	for _, h := range hosts {
@@ -1171,5 +1176,31 @@ func TestClusterJoinsRunEachServerOnce(t *testing.T) {
 	waitAgreed(t, hosts)
 	if on := placed(t, hosts); len(on) != len(servers) {
 		t.Errorf("servers running: %v", on)
+	}
+}
+
+// Members over mutual TLS: every member calls every server; a member whose
+// certificate cannot be read does not open.
+func TestClusterOverMutualTLS(t *testing.T) {
+	ca := certtest.NewCA(t, "cluster CA")
+	members := mcpvisor.InProcessMembers()
+	servers := mcptests(4)
+	hosts := openClusterWith(t, members, 3, func(i int) mcpvisor.Options {
+		cert, key := ca.Issue(t, fmt.Sprintf("member %d", i))
+		return mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{TLS: &mcpvisor.ClusterTLS{CertFile: cert, KeyFile: key, CAFile: ca.File}}}
+	}, servers...)
+	on := placed(t, hosts)
+	for i, h := range hosts {
+		for _, s := range servers {
+			if _, err := h.Call(context.Background(), "mcp__"+s.Name+"__echo", []byte(`{"text":"x"}`)); err != nil {
+				t.Errorf("host %d calls %s (on host %d): %v", i, s.Name, on[s.Name], err)
+			}
+		}
+	}
+	cert, _ := ca.Issue(t, "no key")
+	_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members,
+		TLS: &mcpvisor.ClusterTLS{CertFile: cert, KeyFile: "/nonexistent/key.pem", CAFile: ca.File}}})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/key.pem") {
+		t.Errorf("a member without its key: %v", err)
 	}
 }

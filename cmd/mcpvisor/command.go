@@ -96,7 +96,7 @@ type flags struct {
 	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
 	// serve --cluster
 	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen string
-	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile                                                string
+	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA      string
 }
 
 // flagGroup registers one or more flags, written once for every command

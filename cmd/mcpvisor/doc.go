@@ -5,7 +5,8 @@
 //	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
 //	               [--cluster NAME (--etcd URLS | --provider kubernetes [--k8s-namespace NS --k8s-api URL --k8s-token-file F --k8s-ca-file F]
 //	                | --provider automanaged --peers ADDRS --member-listen ADDR)
-//	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]]
+//	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]
+//	                [--cluster-tls-cert F --cluster-tls-key F --cluster-ca F]]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
 //	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools]
 //	                                            the MCP gateway on stdin/stdout

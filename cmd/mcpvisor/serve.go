@@ -40,6 +40,9 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
 	fs.StringVar(&f.clusterListen, "cluster-listen", "127.0.0.1:0", "the `ADDR` this member listens on for the other members (gRPC)")
 	fs.StringVar(&f.clusterLabels, "cluster-labels", "", "`LABELS`, comma-separated, this member offers: a server whose config names a \"node\" runs only on members labelled so")
+	fs.StringVar(&f.clusterTLSCert, "cluster-tls-cert", "", "PEM certificate `FILE` this member presents to the others, signed by --cluster-ca (with --cluster-tls-key): the members then talk over mutual TLS")
+	fs.StringVar(&f.clusterTLSKey, "cluster-tls-key", "", "PEM private key `FILE` of --cluster-tls-cert")
+	fs.StringVar(&f.clusterCA, "cluster-ca", "", "PEM `FILE` of the cluster's CA: only members with a certificate it signed are reached or accepted")
 	fs.StringVar(&f.advertise, "advertise", "", "the `ADDR` the other members reach this one at, when not --cluster-listen's")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp and /v1 on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
 }
@@ -50,6 +53,13 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 		return nil, nil
 	}
 	co := &mcpvisor.ClusterOptions{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels)}
+	switch set := btoi(f.clusterTLSCert != "") + btoi(f.clusterTLSKey != "") + btoi(f.clusterCA != ""); set {
+	case 0:
+	case 3:
+		co.TLS = &mcpvisor.ClusterTLS{CertFile: f.clusterTLSCert, KeyFile: f.clusterTLSKey, CAFile: f.clusterCA}
+	default:
+		return nil, &exitError{code: 2, msg: "serve: --cluster-tls-cert, --cluster-tls-key and --cluster-ca go together"}
+	}
 	switch f.clusterProvider {
 	case "etcd":
 		endpoints := splitList(f.etcd)
@@ -334,4 +344,11 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		err = nil
 	}
 	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

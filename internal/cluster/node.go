@@ -31,6 +31,8 @@ import (
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/mcpvisor/mcpvisor/internal/protolog"
@@ -78,6 +80,11 @@ type Config struct {
 	// member should stop what it runs and join again as a new Node.
 	OnLost func()
 	Logger *slog.Logger
+	// TLS, when set, secures every connection between members both ways
+	// (gossip and forwarded requests): only members with a certificate of
+	// the cluster's CA are reached or accepted. Without it they talk in
+	// clear.
+	TLS *MutualTLS
 	// Gossip is the interval of gossip rounds (0: protoactor's 300 ms);
 	// Heartbeat the time after which a member that stopped gossiping is
 	// blocked (0: 20 s).
@@ -145,6 +152,10 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
+	if cfg.TLS != nil {
+		ropts = append(ropts, remote.WithServerOptions(grpc.Creds(credentials.NewTLS(cfg.TLS.server))),
+			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
+	}
 	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]outbound{}, rdv: pcluster.NewRendezvous(),
 		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
@@ -184,6 +195,10 @@ func New(cfg Config) (*Node, error) {
 			if key, ok := strings.CutPrefix(ev.Key, statePrefix); ok {
 				n.onGossip(key, ev)
 			}
+		case *remote.EndpointTerminatedEvent:
+			n.mu.Lock()
+			n.failOutbound(func(addr string) bool { return addr == ev.Address }, connectionLost{})
+			n.mu.Unlock()
 		}
 	}))
 	if _, err := n.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &nodeActor{n: n} }), nodeActorName); err != nil {
@@ -341,6 +356,8 @@ func (n *Node) send(ctx context.Context, addr string, body []byte, forID string,
 				return v.Body, nil
 			case memberLeft:
 				return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
+			case connectionLost:
+				return nil, fmt.Errorf("%w: the connection to member %s failed with the request in flight", ErrUnreachable, addr)
 			default:
 				return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
 			}
@@ -354,8 +371,27 @@ func (n *Node) send(ctx context.Context, addr string, body []byte, forID string,
 }
 
 // memberLeft is what a forwarded request in flight receives when its
-// member leaves the topology.
-type memberLeft struct{}
+// member leaves the topology; connectionLost, when the connection to it
+// could not be made or broke (a member cut off, or one that does not
+// accept this one's certificate): protoactor drops what it would have
+// sent, so no answer is coming.
+type (
+	memberLeft     struct{}
+	connectionLost struct{}
+)
+
+// failOutbound hands why to the requests in flight to the members to
+// which fails, under n.mu.
+func (n *Node) failOutbound(fails func(addr string) bool, why any) {
+	for _, o := range n.outbound {
+		if fails(o.addr) {
+			select {
+			case o.c <- why:
+			default:
+			}
+		}
+	}
+}
 
 // expect notes a request about to be forwarded to addr: refused at once
 // when addr is not a member now.
@@ -485,14 +521,7 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	n.rdv.UpdateMembers(members)
 	// The requests in flight to a member that left fail now, not when
 	// their deadline passes: whether they ran there is not known.
-	for _, o := range n.outbound {
-		if slices.Contains(left, o.addr) {
-			select {
-			case o.c <- memberLeft{}:
-			default:
-			}
-		}
-	}
+	n.failOutbound(func(addr string) bool { return slices.Contains(left, addr) }, memberLeft{})
 	n.mu.Unlock()
 	n.post(func() {
 		for _, addr := range left {
