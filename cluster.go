@@ -3,9 +3,12 @@ package mcpvisor
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -162,24 +165,30 @@ type hostCluster struct {
 	lost atomic.Bool                  // between losing its place and joining again: nothing runs here
 
 	mu       sync.Mutex
-	views    map[string]memberView    // the last state each other member published
-	registry map[string]registryEntry // run-time registry changes (cluster_registry.go)
-	grants   map[string]grantEntry    // each scope's grants after its last change
-	pins     map[string]pinEntry      // each tool's pin after its last change
-	placedBy []string                 // the membership the servers were last placed by
-	clock    int64                    // the registry's hybrid clock: the last version made or seen
-	wake     chan struct{}            // a change to publish
+	views    map[string]memberView               // the last state each other member published
+	catalogs map[string]map[string]serverCatalog // each other member's servers' last catalogs
+	registry map[string]registryEntry            // run-time registry changes (cluster_registry.go)
+	grants   map[string]grantEntry               // each scope's grants after its last change
+	pins     map[string]pinEntry                 // each tool's pin after its last change
+	placedBy []string                            // the membership the servers were last placed by
+	clock    int64                               // the registry's hybrid clock: the last version made or seen
+	wake     chan struct{}                       // a change to publish
 
 	shared atomic.Bool // the shared state changed since it was last published
 
 	reviewsChanged broadcast.Signal // this member's tool reviews or another's changed
 }
 
-// What each member publishes by gossip, under two keys gossiped apart:
-// its servers as they run there (keyServers, at every status change),
-// and the state every member shares (keyShared, when it changes).
+// What each member publishes by gossip, under keys gossiped apart, so
+// that what does not change is not sent again: its servers' status as
+// they run there (keyServers, at every status change), each server's
+// tools and reviews (keyCatalog+name, when they change: definitions are
+// large, and a server that restarts in a loop must not resend every
+// other's), and the state every member shares (keyShared, when it
+// changes).
 const (
 	keyServers = "servers"
+	keyCatalog = "catalog/"
 	keyShared  = "shared"
 )
 
@@ -188,7 +197,13 @@ type memberView struct {
 	// Members is the membership the member last placed the servers by.
 	Members []string       `json:"members,omitempty"`
 	Servers []remoteServer `json:"servers"`
-	Reviews []ToolReview   `json:"reviews,omitempty"` // of the servers it runs
+}
+
+// serverCatalog is what a member publishes of a server it runs besides
+// its status: its tools and the reviews of their definitions.
+type serverCatalog struct {
+	Tools   []actors.Tool `json:"tools,omitempty"`
+	Reviews []ToolReview  `json:"reviews,omitempty"`
 }
 
 // sharedView is the last change a member knows to each part of the
@@ -200,8 +215,8 @@ type sharedView struct {
 }
 
 type remoteServer struct {
-	Status ServerStatus  `json:"status"`
-	Tools  []actors.Tool `json:"tools,omitempty"`
+	Status  ServerStatus `json:"status"`
+	Catalog string       `json:"catalog,omitempty"` // the hash of the serverCatalog published with it
 }
 
 // startCluster makes h a member. The servers are registered after it, so
@@ -211,7 +226,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, wake: make(chan struct{}, 1)}
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
@@ -388,9 +403,16 @@ func (hc *hostCluster) showView(server, owner string) {
 	}
 	for _, rs := range v.Servers {
 		if rs.Status.Name == server {
-			hc.h.rt.SetRemoteView(server, owner, rs.Status, rs.Tools)
+			hc.h.rt.SetRemoteView(server, owner, rs.Status, hc.catalog(owner, server).Tools)
 		}
 	}
+}
+
+// catalog is the last catalog member published of server.
+func (hc *hostCluster) catalog(member, server string) serverCatalog {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	return hc.catalogs[member][server]
 }
 
 // onState takes a member's published state under key (nil: it left).
@@ -398,7 +420,12 @@ func (hc *hostCluster) onState(member, key string, state []byte) {
 	if state == nil {
 		hc.mu.Lock()
 		delete(hc.views, member)
+		delete(hc.catalogs, member)
 		hc.mu.Unlock()
+		return
+	}
+	if server, ok := strings.CutPrefix(key, keyCatalog); ok {
+		hc.onCatalog(member, server, state)
 		return
 	}
 	if key == keyShared {
@@ -422,12 +449,16 @@ func (hc *hostCluster) onState(member, key string, state []byte) {
 	old := hc.views[member]
 	hc.views[member] = v
 	hc.mu.Unlock()
-	hc.noteReviews(old, v)
+	if !slices.EqualFunc(old.Servers, v.Servers, func(a, b remoteServer) bool { return a.Status.Name == b.Status.Name }) {
+		hc.reviewsChanged.Notify() // the servers whose reviews it lists changed
+	}
 	shown := map[string]bool{}
 	for _, rs := range v.Servers {
 		shown[rs.Status.Name] = true
 		if hc.placement(rs.Status.Name, hc.h.rt.NodeLabel(rs.Status.Name)) == member {
-			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, rs.Tools)
+			// Its catalog, if it changed, comes under its own key, before
+			// or after this.
+			hc.h.rt.SetRemoteView(rs.Status.Name, member, rs.Status, hc.catalog(member, rs.Status.Name).Tools)
 		}
 	}
 	// A server placed on member that it no longer shows (it stopped
@@ -444,27 +475,68 @@ func (hc *hostCluster) onState(member, key string, state []byte) {
 	}
 }
 
+// onCatalog takes a server's catalog as member published it.
+func (hc *hostCluster) onCatalog(member, server string, state []byte) {
+	var c serverCatalog
+	if json.Unmarshal(state, &c) != nil {
+		return
+	}
+	hc.mu.Lock()
+	if hc.catalogs[member] == nil {
+		hc.catalogs[member] = map[string]serverCatalog{}
+	}
+	old := hc.catalogs[member][server]
+	hc.catalogs[member][server] = c
+	hc.mu.Unlock()
+	if !reflect.DeepEqual(old.Reviews, c.Reviews) {
+		hc.reviewsChanged.Notify()
+	}
+	if hc.placement(server, hc.h.rt.NodeLabel(server)) == member {
+		hc.showView(server, member)
+	}
+}
+
 // publishLoop publishes this member's servers at every change of their
-// status, at most every 50 ms.
+// status, at most every 50 ms, and the catalog of each when it changed.
 func (hc *hostCluster) publishLoop() {
 	var last []byte
+	var published map[string]string // server → the hash of the catalog last published
+	var node *cluster.Node
 	for {
+		if n := hc.n(); n != node {
+			// A new member (joined again): it publishes everything.
+			node, last, published = n, nil, map[string]string{}
+		}
 		changed := hc.h.rt.StatusChanged()
 		hc.mu.Lock()
-		v := memberView{Members: hc.placedBy, Reviews: hc.h.rt.ToolReviews()}
+		v := memberView{Members: hc.placedBy}
 		hc.mu.Unlock()
+		reviews := map[string][]ToolReview{}
+		for _, rv := range hc.h.rt.ToolReviews() {
+			reviews[rv.Server] = append(reviews[rv.Server], rv)
+		}
 		for _, st := range hc.h.rt.Status() {
 			if st.Node == "" && st.State != StateElsewhere {
-				v.Servers = append(v.Servers, remoteServer{Status: st, Tools: hc.h.rt.Catalog(st.Name)})
+				b, err := json.Marshal(serverCatalog{Tools: hc.h.rt.Catalog(st.Name), Reviews: reviews[st.Name]})
+				if err != nil {
+					continue
+				}
+				sum := sha256.Sum256(b)
+				hash := hex.EncodeToString(sum[:8])
+				if published[st.Name] != hash {
+					node.Publish(keyCatalog+st.Name, b)
+					published[st.Name] = hash
+				}
+				v.Servers = append(v.Servers, remoteServer{Status: st, Catalog: hash})
 			}
 		}
 		if b, err := json.Marshal(v); err == nil && !bytes.Equal(b, last) {
-			hc.n().Publish(keyServers, b)
+			node.Publish(keyServers, b)
 			last = b
 		}
 		if sv, ok := hc.sharedSnapshot(); ok {
 			if b, err := json.Marshal(sv); err == nil {
-				hc.n().Publish(keyShared, b)
+				node.Publish(keyShared, b)
 			}
 		}
 		select {
@@ -569,7 +641,15 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		if err := hc.h.rt.DecideTool(ctx, d.Server, d.Tool, d.Hash, d.Allow, d.By); err != nil {
 			return nil, remoteErr{kind: errorKind(err), err: err}
 		}
-		return []byte("{}"), nil
+		// The pin it made goes back with the answer: the member that
+		// asked has it when the decision returns, not a gossip round later.
+		hc.mu.Lock()
+		e, ok := hc.pins[pinKey(d.Server, d.Tool)]
+		hc.mu.Unlock()
+		if !ok {
+			return []byte("{}"), nil
+		}
+		return json.Marshal(map[string]pinEntry{pinKey(d.Server, d.Tool): e})
 	}
 	if f.Op != "" {
 		return hc.serveJournal(f.Op, f.Params)

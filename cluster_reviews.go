@@ -3,7 +3,6 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 )
 
 // Tool reviews across a cluster: a server's tool definitions are pinned
@@ -27,9 +26,10 @@ func (hc *hostCluster) clusterReviews(local []ToolReview) []ToolReview {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	for member, v := range hc.views {
-		for _, rv := range v.Reviews {
-			if hc.placement(rv.Server, hc.h.rt.NodeLabel(rv.Server)) == member {
-				out = append(out, rv)
+		for _, rs := range v.Servers {
+			name := rs.Status.Name
+			if hc.placement(name, hc.h.rt.NodeLabel(name)) == member {
+				out = append(out, hc.catalogs[member][name].Reviews...)
 			}
 		}
 	}
@@ -50,20 +50,19 @@ func (hc *hostCluster) watchReviews() {
 	}
 }
 
-// noteReviews fires reviewsChanged when a member's published reviews
-// differ from the last it published.
-func (hc *hostCluster) noteReviews(old, now memberView) {
-	if !reflect.DeepEqual(old.Reviews, now.Reviews) {
-		hc.reviewsChanged.Notify()
-	}
-}
-
 // decideRemote makes a tool decision on the member owner.
 func (hc *hostCluster) decideRemote(ctx context.Context, owner string, d decision) error {
 	params, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
-	_, err = hc.forward(ctx, owner, forwarded{Op: opDecide, Server: d.Server, Params: params}, nil)
-	return err
+	raw, err := hc.forward(ctx, owner, forwarded{Op: opDecide, Server: d.Server, Params: params}, nil)
+	if err != nil {
+		return err
+	}
+	var pins map[string]pinEntry
+	if json.Unmarshal(raw, &pins) == nil {
+		hc.mergePins(pins)
+	}
+	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -109,6 +110,9 @@ type Node struct {
 	rdv      *pcluster.Rendezvous
 	inbound  map[string]context.CancelFunc // requests forwarded to this member in flight, by id
 	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
+	pending  map[string][]byte             // states published before Join returned
+
+	published atomic.Int64 // bytes published (Publish)
 
 	events  chan func()   // OnPlacement and OnState calls, in order
 	started chan struct{} // closed when Start returns the node: no callback runs before
@@ -224,8 +228,13 @@ func (n *Node) Join() (err error) {
 	n.c.StartMember()
 	n.mu.Lock()
 	n.self = n.system.Address()
-	n.mu.Unlock()
 	close(n.started)
+	pending := n.pending
+	n.pending = nil
+	n.mu.Unlock()
+	for key, state := range pending {
+		n.Publish(key, state)
+	}
 	return nil
 }
 
@@ -288,10 +297,29 @@ func labelKind(label string) string { return ServerKind + "@" + label }
 // Publish sets this member's state under key, which the others receive
 // by gossip (OnState). Each key is gossiped on its own: a state that does
 // not change is not sent again when another does.
+// Before Join has returned, the state waits for it (protoactor's gossip
+// is not ready before, and its start is not safe to race with).
 func (n *Node) Publish(key string, state []byte) {
+	n.mu.Lock()
+	select {
+	case <-n.started:
+	default:
+		if n.pending == nil {
+			n.pending = map[string][]byte{}
+		}
+		n.pending[key] = state
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Unlock()
 	b, _ := json.Marshal(published{From: n.Self(), State: state})
+	n.published.Add(int64(len(b)))
 	n.c.Gossip.SetState(statePrefix+key, wrapperspb.Bytes(b))
 }
+
+// PublishedBytes is how much this member has published so far: what
+// gossip sends each other member once.
+func (n *Node) PublishedBytes() int64 { return n.published.Load() }
 
 // published is a member's state as gossiped: with its address, so that a
 // member that has not yet seen the sender in its topology (gossip can
