@@ -121,6 +121,26 @@ func (m *etcdMembers) provider() (pcluster.ClusterProvider, error) {
 	return cluster.NewEtcdProvider(m.cfg)
 }
 
+// ConsulMembers is a membership kept in Consul's KV store: each member
+// acquires the key <prefix>/<cluster>/<member id> under a session with the
+// delete behaviour and renews it every third of ttl (0: 10 s, Consul's
+// minimum), so a member killed or cut off from Consul leaves the others'
+// membership when Consul invalidates its session (ttl to twice ttl
+// later), and one that closes leaves at once. Like EtcdMembers it fences:
+// a member whose renewals go unanswered for two thirds of ttl stops its
+// servers and joins again as a new member. address "" is the local agent
+// (http://127.0.0.1:8500); token, when set, is its ACL token; prefix ""
+// is "mcpvisor".
+func ConsulMembers(address, token, prefix string, ttl time.Duration) ClusterMembers {
+	return &consulMembers{cfg: cluster.ConsulConfig{Address: address, Token: token, Prefix: prefix, TTL: ttl}}
+}
+
+type consulMembers struct{ cfg cluster.ConsulConfig }
+
+func (m *consulMembers) provider() (pcluster.ClusterProvider, error) {
+	return cluster.NewConsulProvider(m.cfg)
+}
+
 // KubernetesConfig is where a Kubernetes membership keeps its members.
 // The zero value is a pod's in-cluster configuration.
 type KubernetesConfig struct {

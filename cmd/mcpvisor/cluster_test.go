@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/certtest"
+	"github.com/mcpvisor/mcpvisor/internal/consultest"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 )
@@ -101,6 +102,13 @@ func TestServeCluster(t *testing.T) {
 			return []string{"--provider", "kubernetes", "--k8s-api", api.URL, "--k8s-namespace", "agents",
 				"--k8s-ca-file", api.CAFile, "--k8s-token-file", api.Token(t, fmt.Sprintf("m%d", i)),
 				"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-ca", ca.File}
+		})
+	})
+	t.Run("consul", func(t *testing.T) {
+		agent := consultest.New(t)
+		t.Setenv("CONSUL_HTTP_TOKEN", agent.Token("members"))
+		serveCluster(t, func(int) []string {
+			return []string{"--provider", "consul", "--consul", agent.URL, "--cluster-ttl", "2s"}
 		})
 	})
 	t.Run("automanaged", func(t *testing.T) {

@@ -95,8 +95,9 @@ type flags struct {
 	listen, tokenFile, tlsCert, tlsKey string
 	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
 	// serve --cluster
-	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen string
-	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA      string
+	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen    string
+	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA, consul string
+	clusterTTL                                                                                      time.Duration
 }
 
 // flagGroup registers one or more flags, written once for every command

@@ -19,7 +19,7 @@ import (
 // here, not read from the table.
 var commandFlags = map[string][]string{
 	"run":                  {"config", "data", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-labels", "cluster-listen", "cluster-tls-cert", "cluster-tls-key", "config", "data", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
+	"serve":                {"activate", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-labels", "cluster-listen", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
 	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
@@ -54,7 +54,7 @@ var commandFlags = map[string][]string{
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
 	"history --limit": "50", "top --interval": "2s", "top --sort": "p99",
-	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --provider": "etcd",
+	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 
 // helpFlags returns the flags a command's help lists, and their defaults.

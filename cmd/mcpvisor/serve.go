@@ -30,7 +30,9 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
 	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
-	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), kubernetes (Leases; in a pod by default, else --k8s-*), or automanaged (--peers, --member-listen: one machine or tests)")
+	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), consul (--consul), kubernetes (Leases; in a pod by default, else --k8s-*), or automanaged (--peers, --member-listen: one machine or tests)")
+	fs.DurationVar(&f.clusterTTL, "cluster-ttl", 0, "etcd, consul, kubernetes: how long a member that stopped renewing its place (killed, cut off) keeps it, a `DURATION` (0: 3 s; consul 10 s, its minimum); shorter fails over sooner, and fences a member after two thirds of it without an answer")
+	fs.StringVar(&f.consul, "consul", "http://127.0.0.1:8500", "consul: the agent's HTTP API `URL`; its ACL token, if it needs one, in CONSUL_HTTP_TOKEN")
 	fs.StringVar(&f.k8sNamespace, "k8s-namespace", "", "kubernetes: the `NAMESPACE` that holds the members' Leases (default: the pod's)")
 	fs.StringVar(&f.k8sAPI, "k8s-api", "", "kubernetes: the API server's `URL` (default: in-cluster, from KUBERNETES_SERVICE_HOST and _PORT)")
 	fs.StringVar(&f.k8sTokenFile, "k8s-token-file", "", "kubernetes: the service account token `FILE` (default: the pod's mounted one)")
@@ -66,17 +68,19 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 		if len(endpoints) == 0 {
 			return nil, &exitError{code: 2, msg: "serve: --provider etcd needs --etcd URLS"}
 		}
-		co.Members = mcpvisor.EtcdMembers(endpoints, "", 0)
+		co.Members = mcpvisor.EtcdMembers(endpoints, "", f.clusterTTL)
 	case "automanaged":
 		peers := splitList(f.peers)
 		if len(peers) == 0 || f.memberListen == "" {
 			return nil, &exitError{code: 2, msg: "serve: --provider automanaged needs --peers ADDRS and --member-listen ADDR"}
 		}
 		co.Members = mcpvisor.AutomanagedMembers(f.memberListen, peers)
+	case "consul":
+		co.Members = mcpvisor.ConsulMembers(f.consul, os.Getenv("CONSUL_HTTP_TOKEN"), "", f.clusterTTL)
 	case "kubernetes":
-		co.Members = mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: f.k8sAPI, Namespace: f.k8sNamespace, TokenFile: f.k8sTokenFile, CAFile: f.k8sCAFile})
+		co.Members = mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: f.k8sAPI, Namespace: f.k8sNamespace, TokenFile: f.k8sTokenFile, CAFile: f.k8sCAFile, TTL: f.clusterTTL})
 	default:
-		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd, kubernetes or automanaged (consul is not built)", f.clusterProvider)}
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd, consul, kubernetes or automanaged", f.clusterProvider)}
 	}
 	return co, nil
 }

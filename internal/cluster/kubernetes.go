@@ -425,14 +425,15 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 	return nil
 }
 
-// statusError is an API server's answer other than success.
+// statusError is an API's answer other than success.
 type statusError struct {
+	api  string
 	code int
 	msg  string
 }
 
 func (e *statusError) Error() string {
-	return fmt.Sprintf("kubernetes API: %d %s: %s", e.code, http.StatusText(e.code), e.msg)
+	return fmt.Sprintf("%s: %d %s: %s", e.api, e.code, http.StatusText(e.code), e.msg)
 }
 
 // do sends one request with the service account's token; out, when set,
@@ -476,7 +477,7 @@ func (p *KubernetesProvider) do(ctx context.Context, method, u string, in, out a
 		if json.Unmarshal(b, &st) == nil && st.Message != "" {
 			msg = st.Message
 		}
-		return &statusError{code: resp.StatusCode, msg: msg}
+		return &statusError{api: "kubernetes API", code: resp.StatusCode, msg: msg}
 	}
 	if out != nil {
 		return json.Unmarshal(b, out)

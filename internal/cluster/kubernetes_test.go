@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 )
@@ -15,18 +18,25 @@ import (
 // with the token "m<i>"; lost[i] is set when member i says it lost its
 // place.
 func kubeNodes(t *testing.T, api *k8stest.Server, n int, ttl time.Duration) ([]*Node, []*atomic.Bool) {
+	return providerNodes(t, n, func(i int) pcluster.ClusterProvider {
+		p, err := NewKubernetesProvider(KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile, TokenFile: api.Token(t, fmt.Sprintf("m%d", i)), TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+}
+
+// providerNodes starts n members, member i with the provider provider(i);
+// lost[i] is set when member i says it lost its place.
+func providerNodes(t *testing.T, n int, provider func(i int) pcluster.ClusterProvider) ([]*Node, []*atomic.Bool) {
 	t.Helper()
 	nodes := make([]*Node, n)
 	lost := make([]*atomic.Bool, n)
 	for i := range n {
-		name := "m" + string(rune('0'+i))
-		p, err := NewKubernetesProvider(KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile, TokenFile: api.Token(t, name), TTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
 		lost[i] = &atomic.Bool{}
 		l := lost[i]
-		node, err := New(Config{Name: "kube test", Provider: p, Gossip: 50 * time.Millisecond, OnLost: func() { l.Store(true) },
+		node, err := New(Config{Name: "provider test", Provider: provider(i), Gossip: 50 * time.Millisecond, OnLost: func() { l.Store(true) },
 			Handler: func(ctx context.Context, body []byte) ([]byte, error) { return body, nil }})
 		if err != nil {
 			t.Fatal(err)
@@ -97,21 +107,35 @@ func TestKubernetesMemberCutOff(t *testing.T) {
 	ttl := 2 * time.Second
 	nodes, lost := kubeNodes(t, api, 3, ttl)
 	waitMembers(t, nodes, nodes, 10*time.Second)
-	api.Cut("m2", true)
-	cut := time.Now()
+	memberCutOff(t, nodes, lost, 10*ttl, func() { api.Cut("m2", true) })
+	deadline := time.Now().Add(5 * time.Second)
+	for len(api.Leases("agents")) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the expired Lease was not deleted: %v", api.Leases("agents"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// memberCutOff cuts nodes[2] off from its membership's store (cut) and
+// checks that it counts itself lost before the others drop it.
+func memberCutOff(t *testing.T, nodes []*Node, lost []*atomic.Bool, within time.Duration, cut func()) {
+	t.Helper()
+	cut()
+	at := time.Now()
 	var fenced, dropped time.Duration
 	for fenced == 0 || dropped == 0 {
 		if fenced == 0 && lost[2].Load() {
-			fenced = time.Since(cut)
+			fenced = time.Since(at)
 		}
 		if dropped == 0 && !slices.Contains(nodes[0].Members(), nodes[2].Self()) && !slices.Contains(nodes[1].Members(), nodes[2].Self()) {
-			dropped = time.Since(cut)
+			dropped = time.Since(at)
 			if fenced == 0 && !lost[2].Load() {
 				t.Fatalf("the others dropped the member %v after the cut, before it counted itself lost", dropped)
 			}
 		}
-		if time.Since(cut) > 10*ttl {
-			t.Fatalf("after %v: lost %v, members %v", time.Since(cut), lost[2].Load(), nodes[0].Members())
+		if time.Since(at) > within {
+			t.Fatalf("after %v: lost %v, members %v", time.Since(at), lost[2].Load(), nodes[0].Members())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -121,13 +145,6 @@ func TestKubernetesMemberCutOff(t *testing.T) {
 	}
 	if lost[0].Load() || lost[1].Load() {
 		t.Error("a member not cut off counted itself lost")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(api.Leases("agents")) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the expired Lease was not deleted: %v", api.Leases("agents"))
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

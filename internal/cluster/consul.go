@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+)
+
+// ConsulConfig is where a Consul membership keeps its members: a key per
+// member in Consul's KV store, held by a session.
+type ConsulConfig struct {
+	// Address is the Consul agent's HTTP API ("": http://127.0.0.1:8500).
+	Address string
+	// Token is the ACL token, if the agent needs one (X-Consul-Token).
+	Token string
+	// Prefix is the key prefix ("mcpvisor" when empty): each member is the
+	// key <prefix>/<cluster>/<member id>.
+	Prefix string
+	// TTL is the session's, in whole seconds (0: 10 s, Consul's minimum).
+	// Consul invalidates a session it has not seen renewed for the TTL, at
+	// the earliest, and up to twice that.
+	TTL        time.Duration
+	Logger     *slog.Logger
+	HTTPClient *http.Client
+}
+
+// ConsulProvider is a protoactor cluster provider backed by Consul's KV
+// store and sessions, written for mcpvisor rather than taken from
+// protoactor's: that one registers a service with a TTL health check and
+// follows the catalog's healthy instances, so a member that hangs counts
+// as alive until its check lapses, and nothing tells the member itself
+// that the others dropped it. Here each member acquires its key under a
+// session with the delete behaviour and renews the session every third of
+// its TTL; the key goes when the session does (a member killed, or cut
+// off from Consul), which the others see by a blocking query. A member
+// whose renewals go unanswered for two thirds of the TTL counts itself
+// lost (Config.OnLost) before Consul can have invalidated the session, and
+// its host joins again as a new member. Shutdown destroys the session: the
+// key goes at once.
+type ConsulProvider struct {
+	cfg    ConsulConfig
+	client *http.Client
+
+	c       *pcluster.Cluster
+	prefix  string // the cluster's members, with a trailing slash
+	key     string // this member's
+	value   []byte
+	session string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	lostFn  func()
+}
+
+func (p *ConsulProvider) onLost(f func()) { p.lostFn = f }
+
+// consulMinTTL is the shortest session TTL Consul accepts.
+const consulMinTTL = 10 * time.Second
+
+// NewConsulProvider makes the provider; it reaches Consul when the member
+// starts.
+func NewConsulProvider(cfg ConsulConfig) (*ConsulProvider, error) {
+	if cfg.Address == "" {
+		cfg.Address = "http://127.0.0.1:8500"
+	}
+	if u, err := url.Parse(cfg.Address); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("cluster: consul: address %q is not an http(s) URL", cfg.Address)
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "mcpvisor"
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = consulMinTTL
+	}
+	cfg.TTL = max(cfg.TTL.Round(time.Second), time.Second) // Consul refuses one under its minimum, and says so
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &ConsulProvider{cfg: cfg, client: cfg.HTTPClient}
+	if p.client == nil {
+		p.client = &http.Client{}
+	}
+	return p, nil
+}
+
+func (p *ConsulProvider) StartMember(c *pcluster.Cluster) error {
+	host, port, err := c.ActorSystem.GetHostPort()
+	if err != nil {
+		return err
+	}
+	p.c = c
+	p.prefix = strings.Trim(p.cfg.Prefix, "/") + "/" + url.PathEscape(c.Config.Name) + "/"
+	p.key = p.prefix + c.ActorSystem.ID
+	p.value, _ = json.Marshal(etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()})
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	if err := p.register(ctx); err != nil {
+		p.cancel()
+		return fmt.Errorf("cluster: consul: registering the member: %w", err)
+	}
+	index, err := p.reload(ctx, 0)
+	if err != nil {
+		p.cancel()
+		p.destroy()
+		return fmt.Errorf("cluster: consul: reading the members: %w", err)
+	}
+	p.wg.Add(2)
+	go p.renewLoop()
+	go p.watch(index)
+	return nil
+}
+
+func (p *ConsulProvider) StartClient(*pcluster.Cluster) error {
+	return errors.New("cluster: consul: client members are not supported")
+}
+
+// Shutdown destroys the session, which deletes the member's key: the
+// others see it leave at once.
+func (p *ConsulProvider) Shutdown(bool) error {
+	if p.cancel == nil {
+		return nil
+	}
+	p.cancel()
+	p.wg.Wait()
+	return p.destroy()
+}
+
+// register makes a session and acquires this member's key with it.
+func (p *ConsulProvider) register(ctx context.Context) error {
+	var s struct {
+		ID string `json:"ID"`
+	}
+	body := map[string]string{"Name": "mcpvisor " + p.c.Config.Name, "TTL": strconv.Itoa(int(p.cfg.TTL/time.Second)) + "s", "Behavior": "delete", "LockDelay": "0s"}
+	if err := p.do(ctx, http.MethodPut, "/v1/session/create", body, &s); err != nil {
+		return err
+	}
+	if s.ID == "" {
+		return errors.New("consul answered no session id")
+	}
+	p.session = s.ID
+	var ok bool
+	if err := p.do(ctx, http.MethodPut, "/v1/kv/"+p.key+"?acquire="+url.QueryEscape(s.ID), json.RawMessage(p.value), &ok); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("the key %s is held by another session", p.key)
+	}
+	return nil
+}
+
+func (p *ConsulProvider) destroy() error {
+	if p.session == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return p.do(ctx, http.MethodPut, "/v1/session/destroy/"+p.session, nil, nil)
+}
+
+// renewLoop renews the session every third of its TTL until it is lost:
+// no renewal answered for two thirds of the TTL, or Consul no longer knows
+// the session. The member then says so (onLost), before Consul can have
+// invalidated it and the others started its servers.
+func (p *ConsulProvider) renewLoop() {
+	defer p.wg.Done()
+	limit := p.cfg.TTL * 2 / 3
+	tick := time.NewTicker(p.cfg.TTL / 3)
+	defer tick.Stop()
+	last := time.Now()
+	var err error
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		left := time.Until(last.Add(limit))
+		if left <= 0 {
+			break
+		}
+		ctx, cancel := context.WithTimeout(p.ctx, left)
+		err = p.do(ctx, http.MethodPut, "/v1/session/renew/"+p.session, nil, nil)
+		cancel()
+		if err == nil {
+			last = time.Now()
+			continue
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		var se *statusError
+		if errors.As(err, &se) && se.code == http.StatusNotFound {
+			break // invalidated: the key is gone
+		}
+		p.cfg.Logger.Debug("cluster: consul: renewing the session", "session", p.session, "error", err)
+	}
+	p.cfg.Logger.Warn("cluster: consul: this member's session was lost", "key", p.key, "error", err)
+	if p.lostFn != nil {
+		go p.lostFn()
+	}
+}
+
+// watch follows the members by blocking queries from index on; after an
+// error it waits a second and reads them again.
+func (p *ConsulProvider) watch(index uint64) {
+	defer p.wg.Done()
+	for p.ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(p.ctx, 70*time.Second)
+		next, err := p.reload(ctx, index)
+		cancel()
+		if err != nil {
+			if p.ctx.Err() != nil {
+				return
+			}
+			p.cfg.Logger.Debug("cluster: consul: reading the members", "error", err)
+			select {
+			case <-time.After(time.Second):
+			case <-p.ctx.Done():
+			}
+			index = 0
+			continue
+		}
+		if next < index {
+			next = 0 // the index went back (a new leader, a snapshot): start over
+		}
+		index = next
+	}
+}
+
+// reload reads the members (waiting, when index is set, until they
+// change past it or a minute passes), reports them, and returns the
+// index to wait on next.
+func (p *ConsulProvider) reload(ctx context.Context, index uint64) (uint64, error) {
+	q := "/v1/kv/" + p.prefix + "?recurse=true"
+	if index > 0 {
+		q += "&index=" + strconv.FormatUint(index, 10) + "&wait=60s"
+	}
+	var entries []struct {
+		Key   string `json:"Key"`
+		Value []byte `json:"Value"` // base64 in JSON
+	}
+	hdr, err := p.doHeader(ctx, http.MethodGet, q, nil, &entries)
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusNotFound {
+		err, entries = nil, nil // no member at all (Consul answers 404)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var members []*pcluster.Member
+	self := false
+	for _, e := range entries {
+		if m := decodeMember(e.Value); m != nil {
+			members = append(members, m)
+			self = self || m.Id == p.c.ActorSystem.ID
+		}
+	}
+	if !self {
+		// This member is in it while the provider runs.
+		members = append(members, decodeMember(p.value))
+	}
+	slices.SortFunc(members, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
+	p.c.MemberList.UpdateClusterTopology(members)
+	next, _ := strconv.ParseUint(hdr.Get("X-Consul-Index"), 10, 64)
+	return max(next, 1), nil
+}
+
+func (p *ConsulProvider) do(ctx context.Context, method, path string, in, out any) error {
+	_, err := p.doHeader(ctx, method, path, in, out)
+	return err
+}
+
+// doHeader sends one request to the agent; out, when set, takes the JSON
+// answer.
+func (p *ConsulProvider) doHeader(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.cfg.Address, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if p.cfg.Token != "" {
+		req.Header.Set("X-Consul-Token", p.cfg.Token)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.Header, &statusError{api: "consul", code: resp.StatusCode, msg: strings.TrimSpace(string(b))}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return nil, fmt.Errorf("consul answered %q: %w", b, err)
+		}
+	}
+	return resp.Header, nil
+}
