@@ -1,6 +1,7 @@
 package mcpvisor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,18 +25,58 @@ import (
 // the configuration file are the same file on every member, and are not
 // in it unless changed at run time.
 
+// stamp orders the changes to one entry of the shared state.
+type stamp struct {
+	Version int64  `json:"version"` // hybrid clock: Unix nanoseconds, above any seen
+	By      string `json:"by"`      // the member that made it
+}
+
+// newer reports whether s wins over old.
+func (s stamp) newer(old stamp) bool {
+	return s.Version > old.Version || s.Version == old.Version && s.By > old.By
+}
+
+func (s stamp) stamped() stamp { return s }
+
+// nextStamp stamps a change made here, under hc.mu.
+func (hc *hostCluster) nextStamp() stamp {
+	hc.clock = max(time.Now().UnixNano(), hc.clock+1)
+	s := stamp{Version: hc.clock}
+	if n := hc.n(); n != nil {
+		s.By = n.Self()
+	}
+	return s
+}
+
+// keyed is one entry of a part of the shared state, under its key.
+type keyed[E interface{ stamped() stamp }] struct {
+	key string
+	e   E
+}
+
+// mergeNewer copies into local the entries that win over its own, and
+// returns them, oldest change first.
+func mergeNewer[E interface{ stamped() stamp }](hc *hostCluster, local, entries map[string]E) []keyed[E] {
+	var todo []keyed[E]
+	hc.mu.Lock()
+	for k, e := range entries {
+		if old, ok := local[k]; !ok || e.stamped().newer(old.stamped()) {
+			local[k] = e
+			hc.clock = max(hc.clock, e.stamped().Version)
+			todo = append(todo, keyed[E]{k, e})
+		}
+	}
+	hc.mu.Unlock()
+	slices.SortFunc(todo, func(a, b keyed[E]) int { return cmp.Compare(a.e.stamped().Version, b.e.stamped().Version) })
+	return todo
+}
+
 // registryEntry is the last change to one server at run time.
 type registryEntry struct {
 	Config  json.RawMessage `json:"config,omitempty"` // the ServerConfig, when registered at run time
 	Enabled bool            `json:"enabled"`
 	Deleted bool            `json:"deleted,omitempty"`
-	Version int64           `json:"version"` // hybrid clock: Unix nanoseconds, above any seen
-	By      string          `json:"by"`      // the member that made it
-}
-
-// newer reports whether e wins over old.
-func (e registryEntry) newer(old registryEntry) bool {
-	return e.Version > old.Version || e.Version == old.Version && e.By > old.By
+	stamp
 }
 
 // fromCluster marks a context whose change came from another member: it
@@ -48,9 +89,7 @@ func appliedFromCluster(ctx context.Context) bool { return ctx.Value(fromCluster
 func (hc *hostCluster) recordRegistry(name string, e registryEntry) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	e.Version = max(time.Now().UnixNano(), hc.clock+1)
-	hc.clock = e.Version
-	e.By = hc.n().Self()
+	e.stamp = hc.nextStamp()
 	if e.Config == nil && !e.Deleted {
 		e.Config = hc.registry[name].Config // enabling keeps a run-time registration's config
 	}
@@ -89,33 +128,20 @@ func (h *Host) clusterEnabled(ctx context.Context, name string, enabled bool) {
 // mergeRegistry applies the entries of a member's view that are newer than
 // this member's, in a stable order.
 func (hc *hostCluster) mergeRegistry(entries map[string]registryEntry) {
-	type change struct {
-		name string
-		e    registryEntry
-	}
-	var todo []change
-	hc.mu.Lock()
-	for name, e := range entries {
-		if old, ok := hc.registry[name]; !ok || e.newer(old) {
-			hc.registry[name] = e
-			hc.clock = max(hc.clock, e.Version)
-			todo = append(todo, change{name, e})
-		}
-	}
-	hc.mu.Unlock()
+	todo := mergeNewer(hc, hc.registry, entries)
 	if len(todo) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(hc.h.bg, fromCluster{}, true), 30*time.Second)
 	defer cancel()
 	for _, c := range todo {
-		if err := hc.apply(ctx, c.name, c.e); err != nil {
-			hc.h.opts.Logger.Warn("cluster: applying another member's registry change", "server", c.name, "by", c.e.By, "error", err)
+		if err := hc.apply(ctx, c.key, c.e); err != nil {
+			hc.h.opts.Logger.Warn("cluster: applying another member's registry change", "server", c.key, "by", c.e.By, "error", err)
 		}
 		// The member that runs it may have published its new state
 		// before this change arrived (the two are gossiped apart).
-		if owner := hc.placement(c.name, hc.h.rt.NodeLabel(c.name)); owner != "" && owner != unplaced {
-			hc.showView(c.name, owner)
+		if owner := hc.placement(c.key, hc.h.rt.NodeLabel(c.key)); owner != "" && owner != unplaced {
+			hc.showView(c.key, owner)
 		}
 	}
 	hc.republish()
@@ -183,12 +209,7 @@ type grantEntry struct {
 	Stack   string   `json:"stack,omitempty"`
 	Groups  []string `json:"groups,omitempty"`
 	Ended   bool     `json:"ended,omitempty"`
-	Version int64    `json:"version"`
-	By      string   `json:"by"`
-}
-
-func (e grantEntry) newer(old grantEntry) bool {
-	return e.Version > old.Version || e.Version == old.Version && e.By > old.By
+	stamp
 }
 
 func scopeKey(s Scope) string { return s.Session + "\x00" + s.Stack }
@@ -204,9 +225,7 @@ func (h *Host) clusterGranted(ctx context.Context, scope Scope, ended bool) {
 	}
 	hc := h.cluster
 	hc.mu.Lock()
-	e.Version = max(time.Now().UnixNano(), hc.clock+1)
-	hc.clock = e.Version
-	e.By = hc.n().Self()
+	e.stamp = hc.nextStamp()
 	hc.grants[scopeKey(scope)] = e
 	hc.mu.Unlock()
 	hc.republish()
@@ -215,22 +234,14 @@ func (h *Host) clusterGranted(ctx context.Context, scope Scope, ended bool) {
 // mergeGrants applies the scopes' changes that are newer than this
 // member's.
 func (hc *hostCluster) mergeGrants(entries map[string]grantEntry) {
-	var todo []grantEntry
-	hc.mu.Lock()
-	for k, e := range entries {
-		if old, ok := hc.grants[k]; !ok || e.newer(old) {
-			hc.grants[k] = e
-			hc.clock = max(hc.clock, e.Version)
-			todo = append(todo, e)
-		}
-	}
-	hc.mu.Unlock()
+	todo := mergeNewer(hc, hc.grants, entries)
 	if len(todo) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(hc.h.bg, fromCluster{}, true), 30*time.Second)
 	defer cancel()
-	for _, e := range todo {
+	for _, c := range todo {
+		e := c.e
 		s := hc.h.Session(e.Session, e.Stack)
 		var err error
 		switch {
@@ -264,13 +275,8 @@ func (hc *hostCluster) mergeGrants(entries map[string]grantEntry) {
 
 // pinEntry is a tool's pin after its last change.
 type pinEntry struct {
-	Pin     persistence.PinRecord `json:"pin"`
-	Version int64                 `json:"version"`
-	By      string                `json:"by"`
-}
-
-func (e pinEntry) newer(old pinEntry) bool {
-	return e.Version > old.Version || e.Version == old.Version && e.By > old.By
+	Pin persistence.PinRecord `json:"pin"`
+	stamp
 }
 
 func pinKey(server, tool string) string { return server + "\x00" + tool }
@@ -278,34 +284,21 @@ func pinKey(server, tool string) string { return server + "\x00" + tool }
 // recordPin notes a pin changed on this member (actors.Runtime.OnPinChange).
 func (hc *hostCluster) recordPin(rec persistence.PinRecord) {
 	hc.mu.Lock()
-	e := pinEntry{Pin: rec, Version: max(time.Now().UnixNano(), hc.clock+1)}
-	hc.clock = e.Version
-	if n := hc.n(); n != nil {
-		e.By = n.Self()
-	}
-	hc.pins[pinKey(rec.Server, rec.Tool)] = e
+	hc.pins[pinKey(rec.Server, rec.Tool)] = pinEntry{Pin: rec, stamp: hc.nextStamp()}
 	hc.mu.Unlock()
 	hc.republish()
 }
 
 // mergePins takes the pins newer than this member's.
 func (hc *hostCluster) mergePins(entries map[string]pinEntry) {
-	var todo []pinEntry
-	hc.mu.Lock()
-	for k, e := range entries {
-		if old, ok := hc.pins[k]; !ok || e.newer(old) {
-			hc.pins[k] = e
-			hc.clock = max(hc.clock, e.Version)
-			todo = append(todo, e)
-		}
-	}
-	hc.mu.Unlock()
+	todo := mergeNewer(hc, hc.pins, entries)
 	if len(todo) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
 	defer cancel()
-	for _, e := range todo {
+	for _, c := range todo {
+		e := c.e
 		if err := hc.h.rt.MergePin(ctx, e.Pin); err != nil {
 			hc.h.opts.Logger.Warn("cluster: merging another member's tool pin", "server", e.Pin.Server, "tool", e.Pin.Tool, "by", e.By, "error", err)
 		}

@@ -1,12 +1,10 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -51,8 +49,8 @@ type ConsulConfig struct {
 // its host joins again as a new member. Shutdown destroys the session: the
 // key goes at once.
 type ConsulProvider struct {
-	cfg    ConsulConfig
-	client *http.Client
+	cfg ConsulConfig
+	api restAPI
 
 	c       *pcluster.Cluster
 	prefix  string // the cluster's members, with a trailing slash
@@ -89,11 +87,17 @@ func NewConsulProvider(cfg ConsulConfig) (*ConsulProvider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &ConsulProvider{cfg: cfg, client: cfg.HTTPClient}
-	if p.client == nil {
-		p.client = &http.Client{}
+	cfg.Address = strings.TrimSuffix(cfg.Address, "/")
+	api := restAPI{name: "consul", client: cfg.HTTPClient, auth: func(req *http.Request) error {
+		if cfg.Token != "" {
+			req.Header.Set("X-Consul-Token", cfg.Token)
+		}
+		return nil
+	}}
+	if api.client == nil {
+		api.client = &http.Client{}
 	}
-	return p, nil
+	return &ConsulProvider{cfg: cfg, api: api}, nil
 }
 
 func (p *ConsulProvider) StartMember(c *pcluster.Cluster) error {
@@ -171,42 +175,22 @@ func (p *ConsulProvider) destroy() error {
 	return p.do(ctx, http.MethodPut, "/v1/session/destroy/"+p.session, nil, nil)
 }
 
-// renewLoop renews the session every third of its TTL until it is lost:
-// no renewal answered for two thirds of the TTL, or Consul no longer knows
-// the session. The member then says so (onLost), before Consul can have
-// invalidated it and the others started its servers.
+// renewLoop renews the session until it is lost (renewUntilLost; or
+// Consul no longer knows it: invalidated, its key gone), then says so
+// (onLost), before Consul can have invalidated it and the others started
+// its servers.
 func (p *ConsulProvider) renewLoop() {
 	defer p.wg.Done()
-	limit := p.cfg.TTL * 2 / 3
-	tick := time.NewTicker(p.cfg.TTL / 3)
-	defer tick.Stop()
-	last := time.Now()
-	var err error
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		left := time.Until(last.Add(limit))
-		if left <= 0 {
-			break
-		}
-		ctx, cancel := context.WithTimeout(p.ctx, left)
-		err = p.do(ctx, http.MethodPut, "/v1/session/renew/"+p.session, nil, nil)
-		cancel()
-		if err == nil {
-			last = time.Now()
-			continue
-		}
-		if p.ctx.Err() != nil {
-			return
-		}
-		var se *statusError
-		if errors.As(err, &se) && se.code == http.StatusNotFound {
-			break // invalidated: the key is gone
-		}
-		p.cfg.Logger.Debug("cluster: consul: renewing the session", "session", p.session, "error", err)
+	renew := func(ctx context.Context) error {
+		return p.do(ctx, http.MethodPut, "/v1/session/renew/"+p.session, nil, nil)
+	}
+	err := renewUntilLost(p.ctx, p.cfg.TTL, renew,
+		func(err error) bool { return isStatus(err, http.StatusNotFound) },
+		func(err error) {
+			p.cfg.Logger.Debug("cluster: consul: renewing the session", "session", p.session, "error", err)
+		})
+	if err == nil {
+		return
 	}
 	p.cfg.Logger.Warn("cluster: consul: this member's session was lost", "key", p.key, "error", err)
 	if p.lostFn != nil {
@@ -253,9 +237,8 @@ func (p *ConsulProvider) reload(ctx context.Context, index uint64) (uint64, erro
 		Key   string `json:"Key"`
 		Value []byte `json:"Value"` // base64 in JSON
 	}
-	hdr, err := p.doHeader(ctx, http.MethodGet, q, nil, &entries)
-	var se *statusError
-	if errors.As(err, &se) && se.code == http.StatusNotFound {
+	hdr, err := p.api.do(ctx, http.MethodGet, p.cfg.Address+q, nil, &entries)
+	if isStatus(err, http.StatusNotFound) {
 		err, entries = nil, nil // no member at all (Consul answers 404)
 	}
 	if err != nil {
@@ -280,44 +263,6 @@ func (p *ConsulProvider) reload(ctx context.Context, index uint64) (uint64, erro
 }
 
 func (p *ConsulProvider) do(ctx context.Context, method, path string, in, out any) error {
-	_, err := p.doHeader(ctx, method, path, in, out)
+	_, err := p.api.do(ctx, method, p.cfg.Address+path, in, out)
 	return err
-}
-
-// doHeader sends one request to the agent; out, when set, takes the JSON
-// answer.
-func (p *ConsulProvider) doHeader(ctx context.Context, method, path string, in, out any) (http.Header, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(p.cfg.Address, "/")+path, body)
-	if err != nil {
-		return nil, err
-	}
-	if p.cfg.Token != "" {
-		req.Header.Set("X-Consul-Token", p.cfg.Token)
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return resp.Header, &statusError{api: "consul", code: resp.StatusCode, msg: strings.TrimSpace(string(b))}
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return nil, fmt.Errorf("consul answered %q: %w", b, err)
-		}
-	}
-	return resp.Header, nil
 }

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -10,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -69,9 +67,9 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount/"
 //   - a member that shuts down deletes its Lease: the others see it leave
 //     at the next poll.
 type KubernetesProvider struct {
-	cfg    KubernetesConfig
-	client *http.Client
-	base   string // …/apis/coordination.k8s.io/v1/namespaces/<ns>/leases
+	cfg  KubernetesConfig
+	api  restAPI
+	base string // …/apis/coordination.k8s.io/v1/namespaces/<ns>/leases
 
 	c        *pcluster.Cluster
 	name     string // this member's Lease
@@ -116,8 +114,15 @@ func NewKubernetesProvider(cfg KubernetesConfig) (*KubernetesProvider, error) {
 		}
 		cfg.Namespace = strings.TrimSpace(string(b))
 	}
-	p := &KubernetesProvider{cfg: cfg, client: cfg.HTTPClient}
-	if p.client == nil {
+	p := &KubernetesProvider{cfg: cfg}
+	p.api = restAPI{name: "kubernetes API", client: cfg.HTTPClient, auth: func(req *http.Request) error {
+		token, err := p.bearer()
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		return err
+	}}
+	if p.api.client == nil {
 		caFile := cfg.CAFile
 		if caFile == "" {
 			caFile = serviceAccountDir + "ca.crt"
@@ -130,7 +135,7 @@ func NewKubernetesProvider(cfg KubernetesConfig) (*KubernetesProvider, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("cluster: kubernetes: %s holds no PEM certificate", caFile)
 		}
-		p.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		p.api.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	}
 	if _, err := p.bearer(); err != nil {
 		return nil, err
@@ -296,54 +301,24 @@ func (p *KubernetesProvider) remove(ctx context.Context, name, version string) e
 		body = map[string]any{"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": map[string]string{"resourceVersion": version}}
 	}
 	err := p.do(ctx, http.MethodDelete, p.base+"/"+name, body, nil)
-	var se *statusError
-	if errors.As(err, &se) && (se.code == http.StatusNotFound || se.code == http.StatusConflict) {
+	if isStatus(err, http.StatusNotFound, http.StatusConflict) {
 		return nil
 	}
 	return err
 }
 
-// renewLoop renews the Lease every third of its duration until it is
-// lost: no renewal answered for two thirds of it (an API server out of
-// reach, or the Lease deleted or taken). The member then says so
-// (onLost), before the others can have dropped it.
+// renewLoop renews the Lease until it is lost (renewUntilLost; or
+// deleted, or written by another: not this member's any more), then says
+// so (onLost).
 func (p *KubernetesProvider) renewLoop() {
 	defer p.wg.Done()
-	limit := p.cfg.TTL * 2 / 3
-	tick := time.NewTicker(p.cfg.TTL / 3)
-	defer tick.Stop()
-	last := time.Now()
-	var err error
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		// A renewal not answered by the limit is a renewal missed: a
-		// request hanging on a cut network must not delay the fencing.
-		left := time.Until(last.Add(limit))
-		if left <= 0 {
-			break
-		}
-		ctx, cancel := context.WithTimeout(p.ctx, left)
-		err = p.renew(ctx)
-		cancel()
-		if err == nil {
-			last = time.Now()
-			continue
-		}
-		if p.ctx.Err() != nil {
-			return
-		}
-		var se *statusError
-		if errors.As(err, &se) && (se.code == http.StatusNotFound || se.code == http.StatusConflict) {
-			break // deleted, or written by another: not this member's any more
-		}
-		if time.Since(last) > limit {
-			break
-		}
-		p.cfg.Logger.Debug("cluster: kubernetes: renewing the Lease", "lease", p.name, "error", err)
+	err := renewUntilLost(p.ctx, p.cfg.TTL, p.renew,
+		func(err error) bool { return isStatus(err, http.StatusNotFound, http.StatusConflict) },
+		func(err error) {
+			p.cfg.Logger.Debug("cluster: kubernetes: renewing the Lease", "lease", p.name, "error", err)
+		})
+	if err == nil {
+		return
 	}
 	p.cfg.Logger.Warn("cluster: kubernetes: this member's Lease was lost", "lease", p.name, "error", err)
 	if p.lostFn != nil {
@@ -425,62 +400,8 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 	return nil
 }
 
-// statusError is an API's answer other than success.
-type statusError struct {
-	api  string
-	code int
-	msg  string
-}
-
-func (e *statusError) Error() string {
-	return fmt.Sprintf("%s: %d %s: %s", e.api, e.code, http.StatusText(e.code), e.msg)
-}
-
-// do sends one request with the service account's token; out, when set,
-// takes the JSON answer.
+// do sends one request with the service account's token.
 func (p *KubernetesProvider) do(ctx context.Context, method, u string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	token, err := p.bearer()
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var st struct {
-			Message string `json:"message"`
-		}
-		msg := strings.TrimSpace(string(b))
-		if json.Unmarshal(b, &st) == nil && st.Message != "" {
-			msg = st.Message
-		}
-		return &statusError{api: "kubernetes API", code: resp.StatusCode, msg: msg}
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	_, err := p.api.do(ctx, method, u, in, out)
+	return err
 }
