@@ -18,6 +18,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/consultest"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
+	"github.com/mcpvisor/mcpvisor/internal/peers"
 )
 
 // clusterServer is a server as a sidecar's GET /v1/servers shows it.
@@ -276,4 +277,60 @@ func serveCluster(t *testing.T, membership func(i int) []string) {
 			}
 		}
 	}
+}
+
+// A legacy-era client of one member calls a tool of a legacy-era server
+// (the Go SDK's) that runs on the other: the server's elicitation/create
+// requests, sent to the member that runs it, reach the client on the
+// member it is connected to (over its call's SSE stream), and its answers
+// go back.
+func TestLegacyClientElicitedThroughAnotherMember(t *testing.T) {
+	peers.ClientV2(t)
+	etcd := etcdtest.Start(t)
+	peer := peers.GoSDKPeer(t)
+	cfg := writeConfig(t, `{"mcpServers":{"old":{"command":"`+peer+`","args":["-transport","stdio","-era","dual"],"protocolVersion":"2025-11-25"}}}`)
+	const token = "one-token-for-the-cluster"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sidecars []*serveProcess
+	for i := range 2 {
+		sidecars = append(sidecars, startServeProcess(t, "--config", cfg, "--data", filepath.Join(t.TempDir(), "data"+strconv.Itoa(i)),
+			"--token-file", tokenFile, "--activate", "all", "--cluster", "elicit", "--etcd", etcd))
+	}
+	for _, s := range sidecars {
+		s.waitTool(t, token, "mcp__old__ask")
+		waitClusterReady(t, s, token, 1, 30*time.Second)
+	}
+	// The client connects to the member that does not run the server.
+	var other *serveProcess
+	for _, s := range sidecars {
+		for _, st := range clusterServers(t, s, token) {
+			if st.Name == "old" && st.Node != "" {
+				other = s
+			}
+		}
+	}
+	if other == nil {
+		t.Fatal("no member shows the server running on another")
+	}
+	step := runTSClient(t, clientLegacy, map[string]any{
+		"transport": "http", "url": other.url + "/mcp", "token": token,
+		"tools":   []string{"mcp__old__ask"},
+		"calls":   []map[string]any{{"step": "ask-old", "name": "mcp__old__ask"}},
+		"answers": map[string]string{"name": "Ada", "color": "teal"},
+	})
+	ask := step("ask-old")
+	if ask.Rejected != nil || ask.IsError || ask.Text != "name=Ada color=teal" {
+		t.Errorf("ask-old: rejected %+v, isError %v, text %q; want name=Ada color=teal", ask.Rejected, ask.IsError, ask.Text)
+	}
+	var fields [][]string
+	for _, a := range ask.Asked {
+		fields = append(fields, a.Fields)
+	}
+	if len(fields) != 2 || !slices.Equal(fields[0], []string{"name"}) || !slices.Equal(fields[1], []string{"color"}) {
+		t.Errorf("the client's elicitation handler was asked for %v; want [name] then [color]", fields)
+	}
+	checkCallWire(t, clientLegacy, true, "ask-old", ask, 2)
 }
