@@ -178,6 +178,64 @@ func TestClusterPlacesAndRoutes(t *testing.T) {
 
 }
 
+// Each member's view of the cluster: every member once, itself marked,
+// each server run by exactly one of them, all caught up; a host that is
+// no member says so.
+func TestClusterStatusView(t *testing.T) {
+	servers := mcptests(5)
+	hosts := openCluster(t, 3, servers...)
+	on := placed(t, hosts)
+	deadline := time.Now().Add(30 * time.Second)
+	for _, h := range hosts {
+		for {
+			cs, ok := h.Cluster()
+			if !ok || cs.Name != "test" || len(cs.Members) != 3 {
+				t.Fatalf("view %+v, %v", cs, ok)
+			}
+			runs := map[string]int{}
+			self, agreed := 0, 0
+			for i, m := range cs.Members {
+				if m.Self {
+					self++
+					if m.Address != cs.Self {
+						t.Errorf("member %d is marked self but is %s, not %s", i, m.Address, cs.Self)
+					}
+				}
+				if m.Agreed {
+					agreed++
+				}
+				for _, s := range m.Servers {
+					runs[s]++
+				}
+			}
+			done := len(runs) == len(servers) && agreed == 3
+			for name, n := range runs {
+				done = done && n == 1 && cs.Members[slices.IndexFunc(cs.Members, func(m mcpvisor.ClusterMember) bool { return slices.Contains(m.Servers, name) })].Address == hostAddr(hosts[on[name]])
+			}
+			if self != 1 {
+				t.Fatalf("%d members marked self: %+v", self, cs)
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 30 s the view is %+v (running on hosts %v)", cs, on)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	solo := openHost(t, mcpvisor.Options{})
+	if _, ok := solo.Cluster(); ok {
+		t.Error("a host outside any cluster has a view of one")
+	}
+}
+
+// hostAddr is a member's own address.
+func hostAddr(h *mcpvisor.Host) string {
+	cs, _ := h.Cluster()
+	return cs.Self
+}
+
 // A host that leaves: its servers are placed on the others and started
 // there, the rest stay where they were, and every server answers again.
 func TestClusterReplacesAMemberThatLeaves(t *testing.T) {

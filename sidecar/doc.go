@@ -40,7 +40,10 @@
 // a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result;
 // GET /v1/history lists HistoryRecords
 // (?kind=lifecycle|call|grant|revoke|tool, server, tool, session, after,
-// limit, newest=1). GET /v1/servers and GET /v1/tools take
+// limit, newest=1). In a cluster, GET /v1/cluster is this member's view
+// of it (a ClusterStatus: members, labels, the servers each runs, whether
+// each has caught up with the membership), and ?cluster=1 on /v1/history
+// and /v1/events asks every member. GET /v1/servers and GET /v1/tools take
 // ?wait=DURATION: the answer comes once every enabled server is ready or
 // its start has failed (Host.WaitSettled), or the duration has passed. A streamed call (Accept: text/event-stream) sends
 // progress events, a task event (a TaskView) when the server runs it as a

@@ -63,6 +63,19 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"history": nonNil(recs)})
 }
 
+// cluster answers this member's view of its cluster (a
+// mcpvisor.ClusterStatus): the members, their labels, the servers each
+// runs and whether each has caught up with the membership; 404 when the
+// sidecar is not a member of one.
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	cs, ok := s.h.Cluster()
+	if !ok {
+		notFound(w, "this sidecar is not a member of a cluster (serve --cluster)")
+		return
+	}
+	writeJSON(w, http.StatusOK, cs)
+}
+
 // clusterWide answers a list with ?cluster=1 by every member's
 // ({"members": [...]}, from ask) and reports true; it reports false when
 // the request asks for this member's alone. A bad value is a 400 (true).

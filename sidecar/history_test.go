@@ -56,6 +56,10 @@ func TestHistory(t *testing.T) {
 			t.Errorf("GET /v1/history%s (%d records; -journal +got):\n%s", tc.query, len(recs), diff)
 		}
 	}
+	// Not a member of a cluster: no view of one.
+	if r := a.do("GET", "/v1/cluster", nil); r.status != http.StatusNotFound || r.errorCode(t) != sidecar.CodeNotFound {
+		t.Errorf("GET /v1/cluster outside a cluster: %d %s", r.status, r.body)
+	}
 	for _, q := range []string{"?kind=nope", "?limit=-1", "?after=x", "?newest=maybe", "?cluster=maybe"} {
 		if r := a.do("GET", "/v1/history"+q, nil); r.status != http.StatusBadRequest || r.errorCode(t) != sidecar.CodeInvalidRequest {
 			t.Errorf("GET /v1/history%s: %d %s", q, r.status, r.body)

@@ -147,6 +147,7 @@ func (s *Server) routes() {
 		"GET /v1/events":                       s.events,
 		"POST /v1/events/ack":                  s.ackEvents,
 		"GET /v1/history":                      s.history,
+		"GET /v1/cluster":                      s.cluster,
 		"GET /v1/events/stream":                s.eventStream,
 		"GET /v1/elicitations":                 s.elicitations,
 		"GET /v1/inbox/stream":                 s.inboxStream,

@@ -201,6 +201,17 @@ func serveCluster(t *testing.T, membership func(i int) []string) {
 	if len(runsOn) != 6 {
 		t.Fatalf("%d of 6 servers run: %v", len(runsOn), runsOn)
 	}
+	// Each member's view of the cluster: three members, six servers.
+	code, body := get(t, nodes[0].url+"/v1/cluster", token)
+	var view struct {
+		Members []struct {
+			Address string   `json:"address"`
+			Servers []string `json:"servers"`
+		} `json:"members"`
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &view) != nil || len(view.Members) != 3 {
+		t.Errorf("GET /v1/cluster: %d %s", code, body)
+	}
 	for name, pid := range pids {
 		for i, n := range nodes {
 			code, body, err := callThrough(n, token, "mcp__"+name+"__pid", `{}`)

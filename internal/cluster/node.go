@@ -268,6 +268,24 @@ func (n *Node) Self() string {
 }
 
 // Members are the addresses of the members in the last topology, sorted.
+// Labels returns each member's labels, by address.
+func (n *Node) Labels() map[string][]string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make(map[string][]string, len(n.members))
+	for _, m := range n.members {
+		var labels []string
+		for _, k := range m.Kinds {
+			if l, ok := strings.CutPrefix(k, ServerKind+"@"); ok {
+				labels = append(labels, l)
+			}
+		}
+		slices.Sort(labels)
+		out[m.Address()] = labels
+	}
+	return out
+}
+
 func (n *Node) Members() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
