@@ -138,6 +138,7 @@ type OpsServerView struct {
 	Transport string         `json:"transport"`
 	Enabled   bool           `json:"enabled"`
 	State     mcpvisor.State `json:"state"`
+	Node      string         `json:"node,omitempty"` // in a cluster, the member it runs on when not this one
 	Since     time.Time      `json:"since,omitzero"`
 	LastError string         `json:"lastError,omitempty"`
 	Restarts  int            `json:"restarts"`
@@ -164,7 +165,7 @@ func (s *Server) opsView(now, since time.Time) OpsView {
 	pending := s.h.PendingCalls()
 	v := OpsView{Time: now.UTC(), StepMs: o.step.Milliseconds(), WindowMs: o.rec.Window().Milliseconds(), Servers: []OpsServerView{}}
 	for _, st := range s.h.Status() {
-		sv := OpsServerView{Name: st.Name, Transport: string(st.Transport), Enabled: st.Enabled, State: st.State,
+		sv := OpsServerView{Name: st.Name, Transport: string(st.Transport), Enabled: st.Enabled, State: st.State, Node: st.Node,
 			Since: st.Since, LastError: st.LastError, Restarts: st.Restarts, NextRetry: st.NextRetry, PID: st.PID,
 			Tools: st.Tools, Held: st.Held, Pending: pending[st.Name],
 			Points: []opstats.Point{}, Timeline: []opstats.Transition{}, Events: []opstats.Transition{}}

@@ -274,6 +274,13 @@ func renderTop(v sidecar.OpsView, o topOptions) string {
 
 	head := []string{"NAME", "STATE", "RESTARTS", "CALLS/S", "ERR%", "P50", "P99", "PENDING"}
 	right := []bool{false, false, true, true, true, true, true, true}
+	// In a cluster, where each server runs.
+	clustered := slices.ContainsFunc(servers, func(sv sidecar.OpsServerView) bool { return sv.Node != "" })
+	if clustered {
+		head = slices.Insert(head, 2, "NODE")
+		right = slices.Insert(right, 2, false)
+	}
+	sparkAt := len(head)
 	spark, sparkTitle := sparkMetric(o.sort)
 	span := sparkCoverage(v, step)
 	if span > 0 {
@@ -307,6 +314,13 @@ func renderTop(v sidecar.OpsView, o topOptions) string {
 		}
 		rows[i] = []string{printable(sv.Name), printable(string(sv.State)), strconv.Itoa(sv.Restarts), formatRate(rc.Rate),
 			errPct, p50, p99, strconv.Itoa(sv.Pending)}
+		if clustered {
+			node := "here"
+			if sv.Node != "" {
+				node = printable(sv.Node)
+			}
+			rows[i] = slices.Insert(rows[i], 2, node)
+		}
 		if span > 0 {
 			rows[i] = append(rows[i], sparkline(sparks[i].values, sparks[i].has, top))
 		}
@@ -320,7 +334,7 @@ func renderTop(v sidecar.OpsView, o topOptions) string {
 		}
 	}
 	if o.width > 0 {
-		widths, head = fitColumns(widths, head, o.width)
+		widths, head = fitColumns(widths, head, o.width, sparkAt)
 	}
 
 	var b strings.Builder
@@ -367,13 +381,11 @@ func sortServers(servers []sidecar.OpsServerView, key string) {
 	})
 }
 
-// sparkColumn is the sparkline's column, the last.
-const sparkColumn = 8
 
 // fitColumns narrows the table to width: the name is cut first, down
 // to 16 characters; then the sparkline goes and the name has the room
 // left, down to 6. A table that still does not fit has its lines cut.
-func fitColumns(widths []int, head []string, width int) ([]int, []string) {
+func fitColumns(widths []int, head []string, width, sparkColumn int) ([]int, []string) {
 	name := widths[0]
 	others := func() int {
 		n := 2 * (len(widths) - 1)

@@ -120,6 +120,29 @@ func TestRenderTop(t *testing.T) {
 		t.Errorf("table:\n%s\nwant:\n%s", diff, strings.Join(want, "\n"))
 	}
 
+	// In a cluster, a NODE column says where each server runs ("here":
+	// this member), and narrowing still drops the sparkline first.
+	clustered := topView()
+	clustered.Servers[0].Node = "10.0.0.7:7072"
+	elsewhere := clustered.Servers[0].Name
+	names, lines := tableRows(t, renderTop(clustered, topOptions{sort: "name"}))
+	if !strings.Contains(lines[2], "  STATE   NODE           RESTARTS") {
+		t.Errorf("the clustered table's head: %q", lines[2])
+	}
+	for i, name := range names {
+		want := "  here  "
+		if name == elsewhere {
+			want = "  10.0.0.7:7072  "
+		}
+		if !strings.Contains(lines[3+i], want) {
+			t.Errorf("%s's row %q lacks %q", name, lines[3+i], want)
+		}
+	}
+	_, lines = tableRows(t, renderTop(clustered, topOptions{sort: "name", width: 100}))
+	if strings.Contains(lines[2], "CALLS/S 10m") || !strings.Contains(lines[2], "NODE") {
+		t.Errorf("the clustered table at 100 columns:\n%s", strings.Join(lines, "\n"))
+	}
+
 	// Narrower: the name is cut first, to 16; then the sparkline goes and
 	// the name has the room left; then it is cut down to 6; past that the
 	// lines themselves are cut. No line is ever wider than the terminal.
