@@ -381,7 +381,6 @@ func sortServers(servers []sidecar.OpsServerView, key string) {
 	})
 }
 
-
 // fitColumns narrows the table to width: the name is cut first, down
 // to 16 characters; then the sparkline goes and the name has the room
 // left, down to 6. A table that still does not fit has its lines cut.
