@@ -84,6 +84,7 @@ type hostCluster struct {
 	grants   map[string]grantEntry               // each scope's grants after its last change
 	pins     map[string]pinEntry                 // each tool's pin after its last change
 	placedBy []string                            // the membership the servers were last placed by
+	relays   map[string]context.CancelFunc       // tasks whose progress is relayed to their caller, by server and id
 	clock    int64                               // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}                       // a change to publish
 
@@ -139,7 +140,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, wake: make(chan struct{}, 1)}
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
@@ -166,7 +167,7 @@ func (hc *hostCluster) newNode() (*cluster.Node, error) {
 	}
 	return cluster.New(cluster.Config{
 		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels, TLS: mtls,
-		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, OnLost: hc.onLost, Logger: hc.h.opts.Logger, Gossip: co.Gossip,
+		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, OnLost: hc.onLost, OnTell: hc.onTell, Logger: hc.h.opts.Logger, Gossip: co.Gossip,
 	})
 }
 
@@ -486,10 +487,13 @@ type forwarded struct {
 	// The caller's session and client, to which the server's questions
 	// are attributed as if the call were local (askers.pick), and whether
 	// it wants the call's progress (sent back as notes).
-	Session                string `json:"session,omitempty"`
-	Stack                  string `json:"stack,omitempty"`
-	Client                 string `json:"client,omitempty"`
-	Progress               bool   `json:"progress,omitempty"`
+	Session  string `json:"session,omitempty"`
+	Stack    string `json:"stack,omitempty"`
+	Client   string `json:"client,omitempty"`
+	Progress bool   `json:"progress,omitempty"`
+	// ProgressToken is the caller's token that outlives the call (its
+	// task's): the progress of a task the call starts is relayed to it.
+	ProgressToken          string `json:"progressToken,omitempty"`
 	ResetTimeoutOnProgress bool   `json:"resetTimeoutOnProgress,omitempty"`
 	MaxTotalTimeoutMs      int64  `json:"maxTotalTimeoutMs,omitempty"`
 }
@@ -572,8 +576,16 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input),
 		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond}
-	if caller := cluster.CallerOf(ctx); caller != nil {
+	caller := cluster.CallerOf(ctx)
+	var relay *actors.ProgressSub
+	if caller != nil {
 		defer hc.h.askers.remove(hc.askCaller(ctx, caller, &f, opts))
+		if f.Method == "" && f.Progress && f.ProgressToken != "" {
+			// A token that outlives the call, should the call start a task.
+			if sub, err := hc.h.rt.WatchProgress(f.Server); err == nil {
+				opts.Progress, relay = sub, sub
+			}
+		}
 	}
 	var raw json.RawMessage
 	var err error
@@ -581,6 +593,10 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		raw, err = hc.h.rt.Call(ctx, f.Tool, f.Params, f.Meta, opts)
 	} else {
 		raw, err = hc.h.rt.Request(ctx, f.Server, f.Method, f.Params, opts)
+		hc.taskPolled(f.Server, f.Method, f.Params)
+	}
+	if relay != nil {
+		hc.relayTaskProgress(caller.Addr(), &f, relay, raw, err)
 	}
 	if err != nil {
 		return nil, crossing(err)

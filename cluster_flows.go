@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
@@ -130,4 +131,87 @@ func (hc *hostCluster) askCaller(ctx context.Context, caller *cluster.Caller, f 
 		}
 	}
 	return a
+}
+
+// A task's progress: the call that starts a task on another member
+// carries the caller's token that outlives the call (its task's). The
+// member that runs the server keeps its own subscription open after the
+// call when the call started a task, and tells the calling member each
+// notification (cluster.Node.Tell), which hands it to the caller's token
+// (Runtime.DeliverProgress), where the task's polling reads it, until the
+// task's result is fetched or it is cancelled, its TTL passes (an hour at
+// most), or the member closes.
+
+// taskTell is one progress notification of a task, relayed.
+type taskTell struct {
+	Server   string   `json:"server"`
+	Token    string   `json:"token"`
+	Progress Progress `json:"progress"`
+}
+
+// maxTaskRelay bounds how long a task's progress is relayed.
+const maxTaskRelay = time.Hour
+
+// relayTaskProgress relays, if the call started a task, the progress sub
+// receives to the caller at addr; it closes sub when done.
+func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.ProgressSub, raw json.RawMessage, err error) {
+	task, ok := protocol.ParseCreateTaskResult(raw)
+	if err != nil || !ok {
+		sub.Close()
+		return
+	}
+	life := maxTaskRelay
+	if task.TTL != nil {
+		life = min(life, time.Duration(*task.TTL)*time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(hc.h.bg, life)
+	key := f.Server + "\x00" + task.TaskID
+	hc.mu.Lock()
+	hc.relays[key] = cancel
+	hc.mu.Unlock()
+	go func() {
+		defer func() {
+			hc.mu.Lock()
+			delete(hc.relays, key)
+			hc.mu.Unlock()
+			cancel()
+			sub.Close()
+		}()
+		for {
+			select {
+			case p := <-sub.C():
+				if b, err := json.Marshal(taskTell{Server: f.Server, Token: f.ProgressToken, Progress: p}); err == nil {
+					hc.n().Tell(addr, b)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// taskPolled ends the relay of a task's progress once its caller has
+// fetched its result or cancelled it.
+func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage) {
+	if method != protocol.MethodTasksResult && method != protocol.MethodTasksCancel {
+		return
+	}
+	var p protocol.TaskIDParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	hc.mu.Lock()
+	cancel := hc.relays[server+"\x00"+p.TaskID]
+	hc.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// onTell takes a task's progress another member relays.
+func (hc *hostCluster) onTell(body []byte) {
+	var t taskTell
+	if json.Unmarshal(body, &t) == nil && t.Token != "" {
+		hc.h.rt.DeliverProgress(t.Server, t.Token, t.Progress)
+	}
 }

@@ -1300,3 +1300,27 @@ func TestClusterGossipSendsWhatChanged(t *testing.T) {
 		t.Errorf("%d bytes published per restart of one server, more than one catalog (%d)", per, catalog)
 	}
 }
+
+// A task started through another member reports its progress to the
+// caller while the caller's member polls it: the member that runs the
+// server relays it after the call has returned the task.
+func TestClusterTaskProgress(t *testing.T) {
+	hosts := openCluster(t, 2, taskServer("t"))
+	on := placed(t, hosts)
+	caller := hosts[1-on["t"]]
+	var got []mcpvisor.Progress // OnProgress runs on this goroutine
+	var tasks int
+	res, err := caller.CallWith(context.Background(), "mcp__t__sleep_task", json.RawMessage(`{"ms":800,"steps":3}`),
+		mcpvisor.CallOptions{OnProgress: func(p mcpvisor.Progress) { got = append(got, p) }, OnTask: func(mcpvisor.TaskInfo) { tasks++ }})
+	if err != nil || res.Wire() != "slept 800 ms" || tasks != 1 {
+		t.Fatalf("sleep_task through the other member: %v, %v (%d tasks)", res, err, tasks)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d progress notifications through the other member, want 3: %+v", len(got), got)
+	}
+	for i, p := range got {
+		if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 {
+			t.Errorf("progress %d = %v of %v", i, p.Progress, p.Total)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		// Placed on another member of the cluster: one hop there.
 		raw, err = h.cluster.forward(ctx, owner, forwarded{Server: c.Server, Tool: tool, Params: c.Arguments,
 			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds(), Task: ro.Task, Input: string(ro.Input),
-			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeoutMs: o.MaxTotalTimeout.Milliseconds()}, o.OnProgress)
+			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeoutMs: o.MaxTotalTimeout.Milliseconds(), ProgressToken: progressToken(c.progress)}, o.OnProgress)
 	} else {
 		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	}
@@ -186,6 +186,14 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		traceSend(ctx, timing, begin, time.Now(), err)
 	}
 	return nil, err
+}
+
+// progressToken is sub's token ("" without one).
+func progressToken(sub *actors.ProgressSub) string {
+	if sub == nil {
+		return ""
+	}
+	return sub.Token()
 }
 
 // serverRequest sends a request of any method to a server: to the member of

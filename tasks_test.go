@@ -142,3 +142,24 @@ func TestTaskResumesAfterHostRestart(t *testing.T) {
 		t.Fatalf("resumed task %+v (%v)", ti, err)
 	}
 }
+
+// A task's progress reaches the caller while the host polls it: its
+// progress token stays valid until the task ends.
+func TestTaskProgress(t *testing.T) {
+	h := openHost(t, mcpvisor.Options{}, taskServer("t"))
+	waitReady(t, h, "t")
+	var got []mcpvisor.Progress // OnProgress runs on this goroutine
+	res, err := h.CallWith(context.Background(), "mcp__t__sleep_task", json.RawMessage(`{"ms":600,"steps":3}`),
+		mcpvisor.CallOptions{OnProgress: func(p mcpvisor.Progress) { got = append(got, p) }})
+	if err != nil || res.Wire() != "slept 600 ms" {
+		t.Fatalf("sleep_task: %v %v", res, err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d progress notifications, want 3: %+v", len(got), got)
+	}
+	for i, p := range got {
+		if p.Progress != float64(i+1) || p.Total == nil || *p.Total != 3 {
+			t.Errorf("progress %d = %v of %v", i, p.Progress, p.Total)
+		}
+	}
+}

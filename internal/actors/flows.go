@@ -142,6 +142,29 @@ func (s *ProgressSub) Dropped() uint64 { return s.dropped.Load() }
 // dropped as unknown.
 func (s *ProgressSub) Close() { s.once.Do(func() { s.entry.progress.Delete(s.token) }) }
 
+// DeliverProgress hands p to the subscriber of server's token, as if the
+// server had sent it here (it came from another member of the cluster,
+// which relays a task's progress); dropped when there is none.
+func (r *Runtime) DeliverProgress(server, token string, p Progress) {
+	e := r.snap.Load().byName[server]
+	if e == nil {
+		return
+	}
+	if v, ok := e.progress.Load(token); ok {
+		v.(*ProgressSub).offer(p)
+	}
+}
+
+// offer hands p to the subscriber without waiting: dropped (counted) when
+// it has fallen behind.
+func (s *ProgressSub) offer(p Progress) {
+	select {
+	case s.c <- p:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
 // deliverProgress hands one notifications/progress to its subscriber, on the
 // reader's goroutine; it never blocks.
 func (e *serverEntry) deliverProgress(params json.RawMessage) {
@@ -158,12 +181,7 @@ func (e *serverEntry) deliverProgress(params json.RawMessage) {
 	if !ok {
 		return // unknown or finished: dropped, as the spec asks
 	}
-	sub := v.(*ProgressSub)
-	select {
-	case sub.c <- Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}:
-	default:
-		sub.dropped.Add(1)
-	}
+	v.(*ProgressSub).offer(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
 // pauseClock measures how long a server's call timeouts stood still: the

@@ -22,6 +22,7 @@ type envelope struct {
 	Cancel bool            `json:"cancel,omitempty"` // stop the request ID
 	Answer bool            `json:"answer,omitempty"` // the answer to the request ID
 	Note   bool            `json:"note,omitempty"`   // a note for the caller of the request ID
+	Tell   bool            `json:"tell,omitempty"`   // a one-way message for Config.OnTell
 	// For names the request of the receiver's this one is asked on behalf
 	// of (Caller.Ask): the receiver's Reverse answers it.
 	For string       `json:"for,omitempty"`
@@ -86,6 +87,12 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 	n := a.n
 	if env.Answer || env.Note {
 		n.answered(env)
+		return
+	}
+	if env.Tell {
+		if n.cfg.OnTell != nil {
+			n.cfg.OnTell(env.Body)
+		}
 		return
 	}
 	if env.Cancel {
@@ -167,6 +174,12 @@ func (c *Caller) Note(body []byte) {
 // the request it belongs to has ended there.
 func (c *Caller) Ask(ctx context.Context, body []byte) ([]byte, error) {
 	return c.n.send(ctx, c.pid.Address, body, c.id, nil)
+}
+
+// Tell sends body (JSON) to the member at addr's Config.OnTell, one way:
+// in the order of the calls, lost if the member is gone.
+func (n *Node) Tell(addr string, body []byte) {
+	n.system.Root.Send(actor.NewPID(addr, nodeActorName), &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: "tell", Tell: true, Body: body})})
 }
 
 // Reverse is what a forwarded request's caller answers while it waits:

@@ -75,6 +75,9 @@ type Config struct {
 	// state under key changes (its address, the key and the state; key ""
 	// and state nil when it left).
 	OnState func(member, key string, state []byte)
+	// OnTell receives what another member sends this one with Tell, on
+	// the node actor's goroutine, in order: it must not block.
+	OnTell func(body []byte)
 	// OnLost is called, from its own goroutine, when the provider no longer
 	// holds this member (an etcd lease that lapsed): the others no longer
 	// count it, and protoactor will not take it back under its id. The

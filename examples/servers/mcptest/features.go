@@ -48,8 +48,8 @@ func featureTools() []mcpserve.Tool {
 		},
 		{
 			Name: "sleep_task", Title: "Sleep as a task",
-			Description: `Run as a task (required) that ends ms milliseconds after its creation with "slept <ms> ms", or fails with "failed on purpose" if fail. It survives a restart with -task-state.`,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0},"fail":{"type":"boolean"}},"required":["ms"],"additionalProperties":false}`),
+			Description: `Run as a task (required) that ends ms milliseconds after its creation with "slept <ms> ms", or fails with "failed on purpose" if fail; with steps, it reports that many notifications/progress evenly on the way (to a caller that gave a progressToken). It survives a restart with -task-state.`,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0},"fail":{"type":"boolean"},"steps":{"type":"integer","minimum":0}},"required":["ms"],"additionalProperties":false}`),
 			TaskSupport: mcpserve.TaskSupportRequired,
 			Resumable:   true,
 			Handler:     sleepTask,
@@ -229,8 +229,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // -task-state directory finishes it exactly as the first would have.
 func sleepTask(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallToolResult, error) {
 	var args struct {
-		MS   *int64 `json:"ms"`
-		Fail bool   `json:"fail"`
+		MS    *int64 `json:"ms"`
+		Fail  bool   `json:"fail"`
+		Steps int    `json:"steps"`
 	}
 	if err := call.Bind(&args); err != nil {
 		return nil, err
@@ -241,6 +242,16 @@ func sleepTask(ctx context.Context, call *mcpserve.ToolCall) (*mcpserve.CallTool
 	start := call.TaskCreatedAt
 	if start.IsZero() {
 		start = time.Now()
+	}
+	total := float64(args.Steps)
+	for i := 1; i <= args.Steps; i++ {
+		at := start.Add(time.Duration(*args.MS) * time.Millisecond * time.Duration(i) / time.Duration(args.Steps+1))
+		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+			return nil, err
+		}
+		if err := call.Progress(float64(i), &total, fmt.Sprintf("step %d of %d", i, args.Steps)); err != nil {
+			return nil, err
+		}
 	}
 	if err := sleepCtx(ctx, time.Until(start.Add(time.Duration(*args.MS)*time.Millisecond))); err != nil {
 		return nil, err
