@@ -179,6 +179,7 @@ func (hc *hostCluster) join() error {
 	}
 	go hc.publishLoop()
 	go hc.watchReviews()
+	hc.relayEvents()
 	return nil
 }
 

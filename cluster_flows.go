@@ -142,6 +142,13 @@ func (hc *hostCluster) askCaller(ctx context.Context, caller *cluster.Caller, f 
 // task's result is fetched or it is cancelled, its TTL passes (an hour at
 // most), or the member closes.
 
+// tell is what one member tells another (cluster.Node.Tell): one of
+// these.
+type tell struct {
+	Task  *taskTell `json:"task,omitempty"`
+	Event *Event    `json:"event,omitempty"`
+}
+
 // taskTell is one progress notification of a task, relayed.
 type taskTell struct {
 	Server   string   `json:"server"`
@@ -180,7 +187,7 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 		for {
 			select {
 			case p := <-sub.C():
-				if b, err := json.Marshal(taskTell{Server: f.Server, Token: f.ProgressToken, Progress: p}); err == nil {
+				if b, err := json.Marshal(tell{Task: &taskTell{Server: f.Server, Token: f.ProgressToken, Progress: p}}); err == nil {
 					hc.n().Tell(addr, b)
 				}
 			case <-ctx.Done():
@@ -208,10 +215,54 @@ func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage)
 	}
 }
 
-// onTell takes a task's progress another member relays.
+// onTell takes what another member relays: a task's progress, or a
+// server's notification.
 func (hc *hostCluster) onTell(body []byte) {
-	var t taskTell
-	if json.Unmarshal(body, &t) == nil && t.Token != "" {
-		hc.h.rt.DeliverProgress(t.Server, t.Token, t.Progress)
+	var t tell
+	if json.Unmarshal(body, &t) != nil {
+		return
 	}
+	switch {
+	case t.Task != nil && t.Task.Token != "":
+		hc.h.rt.DeliverProgress(t.Task.Server, t.Task.Token, t.Task.Progress)
+	case t.Event != nil && hc.placement(t.Event.Server, hc.h.rt.NodeLabel(t.Event.Server)) != "":
+		hc.h.rt.EmitRelayed(*t.Event)
+	}
+}
+
+// A server's notifications that a client of any member may be waiting
+// for live are relayed by the member that runs it to every other, which
+// hands them to its own subscribers (the gateway's sessions, OnEvent,
+// /v1/events/stream) as if the server ran there: a resource a session
+// subscribed to through another member was updated, a list changed, a
+// log message, a URL elicitation completed. They are journaled only where
+// the server runs; other notifications (a server's own events) are
+// journaled there and listed cluster-wide (ClusterEvents), not streamed
+// to the other members.
+var relayedMethods = map[string]bool{
+	protocol.MethodResourcesUpdated:     true,
+	protocol.MethodResourcesListChanged: true,
+	protocol.MethodPromptsListChanged:   true,
+	protocol.MethodLoggingMessage:       true,
+	protocol.MethodElicitationComplete:  true,
+}
+
+// relayEvents relays the notifications of the servers this member runs
+// to the other members, until the host closes.
+func (hc *hostCluster) relayEvents() {
+	hc.h.Subscribe(func(ev Event) {
+		if ev.Kind != EventNotification || !relayedMethods[ev.Method] || hc.placement(ev.Server, hc.h.rt.NodeLabel(ev.Server)) != "" {
+			return
+		}
+		b, err := json.Marshal(tell{Event: &ev})
+		if err != nil {
+			return
+		}
+		n := hc.n()
+		for _, m := range n.Members() {
+			if m != n.Self() {
+				n.Tell(m, b)
+			}
+		}
+	})
 }

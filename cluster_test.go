@@ -1324,3 +1324,35 @@ func TestClusterTaskProgress(t *testing.T) {
 		}
 	}
 }
+
+// A server's log messages (and resource and list notifications) reach the
+// subscribers of every member, as if it ran there.
+func TestClusterNotificationsReachEveryMember(t *testing.T) {
+	hosts := openCluster(t, 2, mcptests(1)...)
+	on := placed(t, hosts)
+	logs := make([]chan mcpvisor.Event, 2)
+	for i, h := range hosts {
+		c := make(chan mcpvisor.Event, 16)
+		logs[i] = c
+		unsubscribe := h.Subscribe(func(ev mcpvisor.Event) {
+			if ev.Kind == mcpvisor.EventNotification && ev.Method == protocol.MethodLoggingMessage && ev.Server == "s0" {
+				c <- ev
+			}
+		})
+		t.Cleanup(unsubscribe)
+	}
+	other := hosts[1-on["s0"]]
+	if _, err := other.Call(context.Background(), "mcp__s0__notify", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range logs {
+		select {
+		case ev := <-c:
+			if !strings.Contains(string(ev.Params), "warning") {
+				t.Errorf("host %d got %s", i, ev.Params)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("host %d (s0 on host %d) never saw the server's log message", i, on["s0"])
+		}
+	}
+}

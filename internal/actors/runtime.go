@@ -261,6 +261,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// EmitRelayed hands ev, an event of a server another member of the
+// cluster runs, to this runtime's observers, in order with its own.
+func (r *Runtime) EmitRelayed(ev Event) { r.emit(ev) }
+
 func (r *Runtime) emit(ev Event) {
 	if r.events == nil || r.listening != nil && !r.listening() {
 		return
