@@ -87,6 +87,7 @@ type hostCluster struct {
 	relays   map[string]context.CancelFunc       // tasks whose progress is relayed to their caller, by server and id
 	clock    int64                               // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}                       // a change to publish
+	merges   chan sharedView                     // shared state from the others, merged in order (mergeLoop)
 
 	shared atomic.Bool // the shared state changed since it was last published
 
@@ -140,7 +141,7 @@ func (h *Host) startCluster(co *ClusterOptions) error {
 	if co.Members == nil {
 		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
 	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, wake: make(chan struct{}, 1)}
+	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
@@ -179,6 +180,7 @@ func (hc *hostCluster) join() error {
 	}
 	go hc.publishLoop()
 	go hc.watchReviews()
+	go hc.mergeLoop()
 	hc.relayEvents()
 	return nil
 }
@@ -346,9 +348,10 @@ func (hc *hostCluster) onState(member, key string, state []byte) {
 	if key == keyShared {
 		var sv sharedView
 		if json.Unmarshal(state, &sv) == nil {
-			hc.mergeRegistry(sv.Registry)
-			hc.mergeGrants(sv.Grants)
-			hc.mergePins(sv.Pins)
+			select {
+			case hc.merges <- sv:
+			case <-hc.h.bg.Done():
+			}
 		}
 		return
 	}

@@ -145,8 +145,9 @@ func (hc *hostCluster) askCaller(ctx context.Context, caller *cluster.Caller, f 
 // tell is what one member tells another (cluster.Node.Tell): one of
 // these.
 type tell struct {
-	Task  *taskTell `json:"task,omitempty"`
-	Event *Event    `json:"event,omitempty"`
+	Task   *taskTell   `json:"task,omitempty"`
+	Event  *Event      `json:"event,omitempty"`
+	Shared *sharedView `json:"shared,omitempty"` // a change made there (push)
 }
 
 // taskTell is one progress notification of a task, relayed.
@@ -215,8 +216,9 @@ func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage)
 	}
 }
 
-// onTell takes what another member relays: a task's progress, or a
-// server's notification.
+// onTell takes what another member relays: a task's progress, a
+// server's notification, or a change to the shared state. It runs on the
+// node actor's goroutine and must not block.
 func (hc *hostCluster) onTell(body []byte) {
 	var t tell
 	if json.Unmarshal(body, &t) != nil {
@@ -227,6 +229,11 @@ func (hc *hostCluster) onTell(body []byte) {
 		hc.h.rt.DeliverProgress(t.Task.Server, t.Task.Token, t.Task.Progress)
 	case t.Event != nil && hc.placement(t.Event.Server, hc.h.rt.NodeLabel(t.Event.Server)) != "":
 		hc.h.rt.EmitRelayed(*t.Event)
+	case t.Shared != nil:
+		select {
+		case hc.merges <- *t.Shared:
+		default: // behind: the gossip brings it
+		}
 	}
 }
 

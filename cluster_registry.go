@@ -88,13 +88,14 @@ func appliedFromCluster(ctx context.Context) bool { return ctx.Value(fromCluster
 // recordRegistry notes a change made on this member.
 func (hc *hostCluster) recordRegistry(name string, e registryEntry) {
 	hc.mu.Lock()
-	defer hc.mu.Unlock()
 	e.stamp = hc.nextStamp()
 	if e.Config == nil && !e.Deleted {
 		e.Config = hc.registry[name].Config // enabling keeps a run-time registration's config
 	}
 	hc.registry[name] = e
+	hc.mu.Unlock()
 	hc.republish()
+	hc.push(sharedView{Registry: map[string]registryEntry{name: e}})
 }
 
 // registered records a Register on this member.
@@ -182,6 +183,43 @@ func (hc *hostCluster) sharedSnapshot() (sharedView, bool) {
 	return sharedView{Registry: maps.Clone(hc.registry), Grants: maps.Clone(hc.grants), Pins: maps.Clone(hc.pins)}, true
 }
 
+// mergeLoop merges the shared state the others publish (by gossip) or
+// push (by tell), one at a time: two changes to one entry are applied in
+// the order they won.
+func (hc *hostCluster) mergeLoop() {
+	for {
+		select {
+		case sv := <-hc.merges:
+			hc.mergeRegistry(sv.Registry)
+			hc.mergeGrants(sv.Grants)
+			hc.mergePins(sv.Pins)
+		case <-hc.h.bg.Done():
+			return
+		}
+	}
+}
+
+// push tells every other member of a change made here at once, ahead of
+// the gossip that carries it to any member that misses it (a member that
+// joins later, one this message did not reach): a change is on the others
+// within a hop rather than a few gossip rounds, and is lost with this
+// member only if it dies before either.
+func (hc *hostCluster) push(sv sharedView) {
+	b, err := json.Marshal(tell{Shared: &sv})
+	if err != nil {
+		return
+	}
+	n := hc.n()
+	if n == nil {
+		return
+	}
+	for _, m := range n.Members() {
+		if m != n.Self() {
+			n.Tell(m, b)
+		}
+	}
+}
+
 // republish has the publish loop publish the shared state.
 func (hc *hostCluster) republish() {
 	hc.shared.Store(true)
@@ -229,6 +267,7 @@ func (h *Host) clusterGranted(ctx context.Context, scope Scope, ended bool) {
 	hc.grants[scopeKey(scope)] = e
 	hc.mu.Unlock()
 	hc.republish()
+	hc.push(sharedView{Grants: map[string]grantEntry{scopeKey(scope): e}})
 }
 
 // mergeGrants applies the scopes' changes that are newer than this
@@ -284,9 +323,11 @@ func pinKey(server, tool string) string { return server + "\x00" + tool }
 // recordPin notes a pin changed on this member (actors.Runtime.OnPinChange).
 func (hc *hostCluster) recordPin(rec persistence.PinRecord) {
 	hc.mu.Lock()
-	hc.pins[pinKey(rec.Server, rec.Tool)] = pinEntry{Pin: rec, stamp: hc.nextStamp()}
+	e := pinEntry{Pin: rec, stamp: hc.nextStamp()}
+	hc.pins[pinKey(rec.Server, rec.Tool)] = e
 	hc.mu.Unlock()
 	hc.republish()
+	hc.push(sharedView{Pins: map[string]pinEntry{pinKey(rec.Server, rec.Tool): e}})
 }
 
 // mergePins takes the pins newer than this member's.

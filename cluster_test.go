@@ -333,6 +333,18 @@ func TestClusterRegistryIsShared(t *testing.T) {
 	if err := hosts[0].Register(ctx, mcptest("added")); err != nil {
 		t.Fatal(err)
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < len(hosts); {
+		if _, ok := findStatus(hosts[i], "added"); ok {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host %d does not list the registered server", i)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("a registration on one member listed on all three in %v", time.Since(start).Round(100*time.Microsecond))
 	for _, h := range hosts {
 		waitAllReady(t, h, 2)
 	}
@@ -358,7 +370,7 @@ func TestClusterRegistryIsShared(t *testing.T) {
 	if err := hosts[2].Unregister(ctx, "added"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for i := 0; i < len(hosts); {
 		if _, ok := findStatus(hosts[i], "added"); !ok {
 			i++
