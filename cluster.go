@@ -543,8 +543,8 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if f.Op == opRestart {
-		if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
-			return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
+		if err := hc.notHere(f.Server); err != nil {
+			return nil, err
 		}
 		if err := hc.h.rt.Restart(ctx, f.Server); err != nil {
 			return nil, remoteErr{kind: errorKind(err), err: err}
@@ -556,8 +556,8 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 		if err := json.Unmarshal(f.Params, &d); err != nil {
 			return nil, err
 		}
-		if owner := hc.placement(d.Server, hc.h.rt.NodeLabel(d.Server)); owner != "" {
-			return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, d.Server, hc.n().Self(), owner)}
+		if err := hc.notHere(d.Server); err != nil {
+			return nil, err
 		}
 		if err := hc.h.rt.DecideTool(ctx, d.Server, d.Tool, d.Hash, d.Allow, d.By); err != nil {
 			return nil, remoteErr{kind: errorKind(err), err: err}
@@ -575,8 +575,8 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	if f.Op != "" {
 		return hc.serveJournal(f.Op, f.Params)
 	}
-	if owner := hc.placement(f.Server, hc.h.rt.NodeLabel(f.Server)); owner != "" {
-		return nil, remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, f.Server, hc.n().Self(), owner)}
+	if err := hc.notHere(f.Server); err != nil {
+		return nil, err
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input),
 		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond}
@@ -619,6 +619,16 @@ func crossing(err error) error {
 		return remoteErr{kind: kindRPC, err: errors.New(string(b))}
 	}
 	return remoteErr{kind: errorKind(err), err: err}
+}
+
+// notHere is the error for a request to a server this member's view does
+// not place on itself (nil when it does): a request sent on an older view
+// is refused rather than run on a member that is stopping the server.
+func (hc *hostCluster) notHere(server string) error {
+	if owner := hc.placement(server, hc.h.rt.NodeLabel(server)); owner != "" {
+		return remoteErr{kind: "unavailable", err: fmt.Errorf("%w: server %q is not placed on %s (on %s)", ErrUnavailable, server, hc.n().Self(), owner)}
+	}
+	return nil
 }
 
 // kindRPC marks a server's JSON-RPC error, its message the error as JSON.

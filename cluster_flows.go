@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/actors"
@@ -188,8 +189,12 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 		for {
 			select {
 			case p := <-sub.C():
+				n := hc.n()
+				if !slices.Contains(n.Members(), addr) {
+					return // the caller's member left: nobody polls the task here
+				}
 				if b, err := json.Marshal(tell{Task: &taskTell{Server: f.Server, Token: f.ProgressToken, Progress: p}}); err == nil {
-					hc.n().Tell(addr, b)
+					n.Tell(addr, b)
 				}
 			case <-ctx.Done():
 				return
