@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +45,7 @@ type AutomanagedConfig struct {
 type AutomanagedProvider struct {
 	cfg  AutomanagedConfig
 	c    *pcluster.Cluster
-	self etcdMember // what GET /_member answers
+	self memberEntry // what GET /_member answers
 	name string
 
 	srv    *http.Server
@@ -78,16 +76,16 @@ func NewAutomanagedProvider(cfg AutomanagedConfig) (*AutomanagedProvider, error)
 // memberAnswer is GET /_member's body.
 type memberAnswer struct {
 	Cluster string `json:"cluster"`
-	etcdMember
+	memberEntry
 }
 
 func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
-	host, port, err := c.ActorSystem.GetHostPort()
+	self, err := selfEntry(c)
 	if err != nil {
 		return err
 	}
 	p.c, p.name = c, c.Config.Name
-	p.self = etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()}
+	p.self = self
 	ln, err := net.Listen("tcp", p.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cluster: automanaged: %w", err)
@@ -95,7 +93,7 @@ func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_member", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, etcdMember: p.self})
+		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, memberEntry: p.self})
 	})
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -143,7 +141,7 @@ func (p *AutomanagedProvider) loop() {
 // always among them.
 func (p *AutomanagedProvider) poll() {
 	var mu sync.Mutex
-	members := []*pcluster.Member{{Id: p.self.ID, Host: p.self.Host, Port: p.self.Port, Kinds: p.self.Kinds}}
+	var members []*pcluster.Member
 	var wg sync.WaitGroup
 	for _, peer := range p.cfg.Peers {
 		wg.Go(func() {
@@ -160,8 +158,7 @@ func (p *AutomanagedProvider) poll() {
 	if p.ctx.Err() != nil {
 		return
 	}
-	slices.SortFunc(members, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
-	p.c.MemberList.UpdateClusterTopology(members)
+	reportMembers(p.c, members, p.self)
 }
 
 func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
@@ -178,6 +175,6 @@ func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<16)).Decode(&a) != nil || a.Cluster != p.name {
 		return nil, fmt.Errorf("peer %s: not a member of %q", peer, p.name)
 	}
-	b, _ := json.Marshal(a.etcdMember)
+	b, _ := json.Marshal(a.memberEntry)
 	return decodeMember(b), nil
 }

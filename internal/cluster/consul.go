@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +54,8 @@ type ConsulProvider struct {
 	c       *pcluster.Cluster
 	prefix  string // the cluster's members, with a trailing slash
 	key     string // this member's
-	value   []byte
+	self    memberEntry
+	value   []byte // self, as stored
 	session string
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -101,14 +101,14 @@ func NewConsulProvider(cfg ConsulConfig) (*ConsulProvider, error) {
 }
 
 func (p *ConsulProvider) StartMember(c *pcluster.Cluster) error {
-	host, port, err := c.ActorSystem.GetHostPort()
+	self, err := selfEntry(c)
 	if err != nil {
 		return err
 	}
-	p.c = c
+	p.c, p.self = c, self
 	p.prefix = strings.Trim(p.cfg.Prefix, "/") + "/" + url.PathEscape(c.Config.Name) + "/"
 	p.key = p.prefix + c.ActorSystem.ID
-	p.value, _ = json.Marshal(etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()})
+	p.value, _ = json.Marshal(self)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
@@ -245,19 +245,12 @@ func (p *ConsulProvider) reload(ctx context.Context, index uint64) (uint64, erro
 		return 0, err
 	}
 	var members []*pcluster.Member
-	self := false
 	for _, e := range entries {
 		if m := decodeMember(e.Value); m != nil {
 			members = append(members, m)
-			self = self || m.Id == p.c.ActorSystem.ID
 		}
 	}
-	if !self {
-		// This member is in it while the provider runs.
-		members = append(members, decodeMember(p.value))
-	}
-	slices.SortFunc(members, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
-	p.c.MemberList.UpdateClusterTopology(members)
+	reportMembers(p.c, members, p.self)
 	next, _ := strconv.ParseUint(hdr.Get("X-Consul-Index"), 10, 64)
 	return max(next, 1), nil
 }

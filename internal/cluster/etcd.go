@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ type EtcdProvider struct {
 	c      *pcluster.Cluster
 	key    string // this member's
 	prefix string // the cluster's members
-	value  []byte
+	self   memberEntry
+	value  []byte // self, as stored
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -79,16 +81,8 @@ func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
 	return &EtcdProvider{cfg: cfg}, nil
 }
 
-// etcdMember is a member's entry.
-type etcdMember struct {
-	ID    string   `json:"id"`
-	Host  string   `json:"host"`
-	Port  int32    `json:"port"`
-	Kinds []string `json:"kinds"`
-}
-
 func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
-	host, port, err := c.ActorSystem.GetHostPort()
+	self, err := selfEntry(c)
 	if err != nil {
 		return err
 	}
@@ -100,7 +94,8 @@ func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
 	p.c = c
 	p.prefix = strings.TrimSuffix(p.cfg.Prefix, "/") + "/" + c.Config.Name + "/"
 	p.key = p.prefix + c.ActorSystem.ID
-	p.value, _ = json.Marshal(etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()})
+	p.self = self
+	p.value, _ = json.Marshal(self)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
@@ -271,29 +266,7 @@ func (p *EtcdProvider) reload(ctx context.Context, members map[string]*pcluster.
 	return resp.Header.Revision, nil
 }
 
-// report hands the membership to the cluster. This member is in it while
-// the provider runs, whatever etcd says of it for a moment (its key
-// lapsed and is being registered again).
+// report hands the membership to the cluster.
 func (p *EtcdProvider) report(members map[string]*pcluster.Member) {
-	list := make([]*pcluster.Member, 0, len(members)+1)
-	self := false
-	for _, m := range members {
-		list = append(list, m)
-		self = self || m.Id == p.c.ActorSystem.ID
-	}
-	if !self {
-		if m := decodeMember(p.value); m != nil {
-			list = append(list, m)
-		}
-	}
-	slices.SortFunc(list, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
-	p.c.MemberList.UpdateClusterTopology(list)
-}
-
-func decodeMember(b []byte) *pcluster.Member {
-	var m etcdMember
-	if json.Unmarshal(b, &m) != nil || m.ID == "" || m.Host == "" || m.Port <= 0 {
-		return nil
-	}
-	return &pcluster.Member{Id: m.ID, Host: m.Host, Port: m.Port, Kinds: m.Kinds}
+	reportMembers(p.c, slices.Collect(maps.Values(members)), p.self)
 }

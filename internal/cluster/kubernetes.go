@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +73,7 @@ type KubernetesProvider struct {
 	c        *pcluster.Cluster
 	name     string // this member's Lease
 	selector string
-	member   etcdMember
+	member   memberEntry
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -209,12 +208,11 @@ func labelValue(s string) string {
 }
 
 func (p *KubernetesProvider) StartMember(c *pcluster.Cluster) error {
-	host, port, err := c.ActorSystem.GetHostPort()
+	self, err := selfEntry(c)
 	if err != nil {
 		return err
 	}
-	p.c = c
-	p.member = etcdMember{ID: c.ActorSystem.ID, Host: host, Port: int32(port), Kinds: c.GetClusterKinds()}
+	p.c, p.member = c, self
 	sum := sha256.Sum256([]byte(c.ActorSystem.ID))
 	p.name = "mcpvisor-" + hex.EncodeToString(sum[:12])
 	p.selector = labelCluster + "=" + labelValue(c.Config.Name)
@@ -374,7 +372,6 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 		}
 	}
 	var members []*pcluster.Member
-	self := false
 	for name, o := range seen {
 		switch {
 		case !present[name]:
@@ -388,15 +385,9 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 			delete(seen, name)
 		case o.member != nil:
 			members = append(members, o.member)
-			self = self || name == p.name
 		}
 	}
-	if !self {
-		// This member is in it while the provider runs.
-		members = append(members, &pcluster.Member{Id: p.member.ID, Host: p.member.Host, Port: p.member.Port, Kinds: p.member.Kinds})
-	}
-	slices.SortFunc(members, func(a, b *pcluster.Member) int { return strings.Compare(a.Id, b.Id) })
-	p.c.MemberList.UpdateClusterTopology(members)
+	reportMembers(p.c, members, p.member)
 	return nil
 }
 
