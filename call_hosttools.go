@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // hostToolStage answers the host's own tools (unless Options.NoHostTools):

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // recordStage journals every call that reaches the pipeline, whatever

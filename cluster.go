@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
 	"github.com/mcpvisor/mcpvisor/protocol"

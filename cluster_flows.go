@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )

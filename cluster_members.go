@@ -3,8 +3,8 @@ package mcpvisor
 import (
 	"time"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
+	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
 )

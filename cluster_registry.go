@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // The registry across a cluster: a server registered, unregistered,

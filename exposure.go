@@ -5,11 +5,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
+	"github.com/mcpvisor/mcpvisor/actors"
 )
 
 // Exposure under servers' own names ("prefix": false), and under mapped
-// names. The runtime decides for tools (internal/actors/exposure.go): their
+// names. The runtime decides for tools (actors/exposure.go): their
 // catalogs are known. Prompts are listed on demand, so the host keeps the
 // names each server listed last, and the same rules decide: a prompt name
 // model APIs would refuse is mapped as a tool's is (actors.NameMap, over

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // GatewayTask is a task a gateway serves for one of the host's tools (the

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // The host tools' arguments, approval summaries and work, one section per

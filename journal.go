@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // Journal record types, re-exported.

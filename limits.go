@@ -2,7 +2,7 @@ package mcpvisor
 
 import (
 	"github.com/mcpvisor/mcpvisor/internal/configfile"
-	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // ServerLimits bound the resources of a stdio server's processes, all of

@@ -3,7 +3,7 @@ package mcpvisor
 import (
 	"testing"
 
-	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 func TestServerLimitsForTheRuntime(t *testing.T) {

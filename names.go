@@ -1,6 +1,6 @@
 package mcpvisor
 
-import "github.com/mcpvisor/mcpvisor/internal/actors"
+import "github.com/mcpvisor/mcpvisor/actors"
 
 // ToolPrefix starts every namespaced name: mcp__<server>__<name>.
 const ToolPrefix = actors.ToolPrefix

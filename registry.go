@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/actors"
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // The server registry lives in the journal and is the source of truth for

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/persistence"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // ConfigGroup is the reserved tool group of the host's own management tools

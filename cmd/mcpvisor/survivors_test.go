@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Issue 22, finding 1: the servers' processes must not outlive a host that

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 )
 
 // AutomanagedConfig is a membership with no store: every member serves

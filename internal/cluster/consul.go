@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 )
 
 // ConsulConfig is where a Consul membership keeps its members: a key per

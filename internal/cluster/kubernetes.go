@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 )
 
 // KubernetesConfig is where a Kubernetes membership keeps its members:

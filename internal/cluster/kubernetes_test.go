@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
 )

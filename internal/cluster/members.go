@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	pcluster "github.com/asynkron/protoactor-go/cluster"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 )
 
 // memberEntry is what a membership keeps or serves of a member (etcd and

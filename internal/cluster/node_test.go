@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 )
 
 // kindErr is a handler error that names its kind.

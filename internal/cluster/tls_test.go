@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asynkron/protoactor-go/cluster/clusterproviders/test"
+	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 	"github.com/mcpvisor/mcpvisor/internal/certtest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/mcpvisor/mcpvisor/internal/supervision"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Limits is a stdio server's "limits" object, mcpvisor's own field: bounds

@@ -1,0 +1,416 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/supervision"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// stallThreshold is how long a child's stdin may stay full before new calls
+// fail at once with ErrNotReading instead of queueing behind it.
+const stallThreshold = time.Second
+
+// writeRounds bounds how many times a caller that wrote its own frame goes
+// on to write the frames other callers queued meanwhile, before it leaves
+// the rest to the writer goroutine.
+const writeRounds = 4
+
+// maxSpare is the largest write buffer kept for reuse.
+const maxSpare = 64 << 10
+
+var _ conn = (*stdioConn)(nil)
+
+// stdioConn is one incarnation of a stdio server: the process, its stdout
+// read by whoever holds the read token (stdoutReader: the reader goroutine,
+// or a caller waiting for its response), and a write path that writes to
+// stdin directly when the pipe has room and otherwise queues for a writer
+// goroutine. The actor owns it; close joins the goroutines.
+type stdioConn struct {
+	gen     uint64
+	proc    *supervision.Process  // nil over test pipes
+	contain *ContainmentStatus    // how proc is contained; nil over test pipes
+	halt    func(context.Context) // stops the child (the stop ladder) and closes both pipes
+	stdin   stdinPipe
+	rd      *stdoutReader
+	router  router
+	stop    chan struct{}
+	closing sync.Once
+	wg      sync.WaitGroup
+
+	// The write path. Frames go out in the order send accepted them. One
+	// writer at a time owns the pipe: a caller writing without waiting,
+	// or the writer goroutine waiting for room. While one does, others
+	// append their frames to queue, and the writer takes them too: many
+	// small frames from concurrent callers go out in one write(2).
+	wmu        sync.Mutex
+	owner      writeOwner
+	head       []byte       // the rest of a frame a caller could not finish: written before queue
+	queue      []byte       // frames with their newlines, waiting for the writer
+	spare      []byte       // a written queue buffer, kept for the next
+	blocked    atomic.Int64 // unix nanos when the writer goroutine began a blocked write; 0 when idle
+	broken     error
+	maxBacklog int
+	kick       chan struct{}
+}
+
+// writeOwner says who writes to stdin now.
+type writeOwner uint8
+
+const (
+	ownerNone   writeOwner = iota
+	ownerCaller            // a caller in send, without waiting
+	ownerWriter            // the writer goroutine, waiting for room
+)
+
+// stdinPipe is the child's stdin as the write path needs it.
+type stdinPipe interface {
+	// writeNow writes what the pipe takes now, without waiting.
+	writeNow(b []byte) (int, error)
+	// Write writes all of b, waiting for room as long as it takes.
+	Write(b []byte) (int, error)
+}
+
+// fileStdin is a real pipe: writeNow writes through its raw descriptor,
+// which is non-blocking.
+type fileStdin struct {
+	*os.File
+	raw syscall.RawConn
+	w   *rawWrite
+}
+
+// rawWrite is the state of one writeNow, kept from one to the next so that
+// a write allocates nothing: writeNow has one caller at a time (the write
+// path's owner).
+type rawWrite struct {
+	buf   []byte
+	n     int
+	err   error
+	write func(fd uintptr) bool // w.writeFD, bound once
+}
+
+func newFileStdin(f *os.File) (fileStdin, error) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return fileStdin{}, err
+	}
+	w := &rawWrite{}
+	w.write = w.writeFD
+	return fileStdin{File: f, raw: raw, w: w}, nil
+}
+
+// stderrSettle bounds how long the report of a child's exit waits for the
+// last of its stderr: a grandchild may hold the pipe open.
+const stderrSettle = 100 * time.Millisecond
+
+// dialStdio is the dialFunc of stdio servers: it spawns the process in a
+// cell of the runtime's containment, journaled before the spawn and
+// forgotten once everything in it is gone.
+func (r *Runtime) dialStdio(gen uint64, spec *ServerSpec, cio connIO) (conn, error) {
+	cell, err := r.containment.NewCell(spec.Name, spec.Limits)
+	if err != nil {
+		return nil, err
+	}
+	id := cell.Placement().Marker
+	r.recordContainment(spec.Name, cell.Placement(), true)
+	stopped := func(err error) {
+		if err != nil {
+			// Kept: the next start of the host tries again.
+			r.logger.Warn("processes of a stopped server are still running", "server", spec.Name, "err", err)
+			return
+		}
+		r.forgetContainment(id)
+	}
+	c, err := startStdio(gen, spec, cell, cio, stopped)
+	if err != nil {
+		r.forgetContainment(id) // StartProcess released the cell: nothing runs
+		return nil, err         // never a typed nil in the interface
+	}
+	r.recordContainment(spec.Name, cell.Placement(), false)
+	return c, nil
+}
+
+// startStdio spawns the process in cell (nil: its process group alone) and
+// its goroutines. cio.deliver sends a message to the owning actor; it must
+// not block. stopped, if not nil, learns how the stop ladder ended.
+func startStdio(gen uint64, spec *ServerSpec, cell *supervision.Cell, cio connIO, stopped func(error)) (*stdioConn, error) {
+	proc, err := supervision.StartProcess(supervision.ProcessSpec{
+		Command:   spec.Command,
+		Args:      spec.Args,
+		Env:       spec.Env,
+		Dir:       spec.Dir,
+		StopGrace: spec.StopGrace,
+		TermGrace: spec.TermGrace,
+		Stderr:    cio.stderr,
+		Cell:      cell,
+	})
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := newFileStdin(proc.Stdin())
+	if err != nil {
+		err = errors.Join(err, proc.Stop(context.Background()))
+		return nil, err
+	}
+	halt := func(ctx context.Context) {
+		err := proc.Stop(ctx)
+		if stopped != nil {
+			stopped(err)
+		}
+	}
+	// The child's stdout is an os.Pipe: pollable, so its reads take
+	// deadlines (the read token relies on them).
+	c := newStdioConn(gen, spec, stdin, proc.Stdout(), halt, cio.deliver, cio.event)
+	c.proc = proc
+	c.contain = containmentStatusOf(proc.Cell())
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		<-proc.Done()
+		// What the child wrote last is read before its exit is reported:
+		// the exit's reason quotes it (withStderr).
+		settle := time.NewTimer(stderrSettle)
+		select {
+		case <-proc.StderrDone():
+		case <-settle.C:
+		case <-c.stop:
+		}
+		settle.Stop()
+		cio.deliver(&processExited{gen: gen, exit: proc.Exit()})
+	}()
+	return c, nil
+}
+
+// newStdioConn starts the reader and writer goroutines of a connection over
+// a child's pipes. halt must stop the child and close both pipes.
+func newStdioConn(gen uint64, spec *ServerSpec, stdin stdinPipe, stdout stdoutPipe, halt func(context.Context), deliver func(any), event func(*protocol.Message) bool) *stdioConn {
+	c := &stdioConn{
+		gen:        gen,
+		halt:       halt,
+		stdin:      stdin,
+		router:     newRouter(gen, spec, deliver, event),
+		stop:       make(chan struct{}),
+		kick:       make(chan struct{}, 1),
+		maxBacklog: max(spec.WriteQueue*4096, 4*spec.MaxFrame),
+	}
+	c.rd = newStdoutReader(gen, stdout, spec.MaxFrame, &c.router, c.stop)
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		c.rd.run()
+	}()
+	go c.writeLoop()
+	return c
+}
+
+func (c *stdioConn) generation() uint64 { return c.gen }
+
+func (c *stdioConn) pid() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.Pid()
+}
+
+func (c *stdioConn) pending() *pendingTable { return c.router.pending }
+func (c *stdioConn) release(n int)          { c.router.flow.release(n) }
+func (c *stdioConn) abandon(int64)          {}
+func (c *stdioConn) ready()                 {}
+
+// send writes m's frame and its newline to stdin without blocking: directly
+// when no one else is writing and the pipe has room, else by whoever
+// writes now (another caller, or the writer goroutine waiting for room),
+// after what they already hold. A server that has not drained its stdin
+// for stallThreshold, or a backlog past its bound, means the server is not
+// reading: the frame is refused with ErrNotReading.
+func (c *stdioConn) send(m outMsg) error {
+	frame := m.frame
+	c.wmu.Lock()
+	if c.broken != nil {
+		// The connection is dying: the frame is dropped, and the request
+		// it carried fails with the rest, with the exit status as reason.
+		c.wmu.Unlock()
+		return nil
+	}
+	if c.owner != ownerNone {
+		if since := c.blocked.Load(); since != 0 && time.Since(time.Unix(0, since)) > stallThreshold {
+			c.wmu.Unlock()
+			return fmt.Errorf("%w: its stdin has been full for %s", ErrNotReading, time.Since(time.Unix(0, since)).Round(time.Millisecond))
+		}
+		if queued := len(c.head) + len(c.queue); queued+len(frame) > c.maxBacklog {
+			c.wmu.Unlock()
+			return fmt.Errorf("%w: %d bytes queued for its stdin", ErrNotReading, queued)
+		}
+		c.queue = append(append(c.queue, frame...), '\n')
+		c.wmu.Unlock()
+		return nil
+	}
+	c.owner = ownerCaller
+	c.wmu.Unlock()
+	c.writeOut(append(frame, '\n'))
+	return nil
+}
+
+// writeOut is a caller writing to stdin without waiting: buf, then what
+// other callers queued meanwhile, for up to writeRounds rounds. What the
+// pipe does not take, and what is left after the rounds, goes to the writer
+// goroutine, in order.
+func (c *stdioConn) writeOut(buf []byte) {
+	reuse := false // buf is a queue buffer, to keep once written
+	for round := 0; ; round++ {
+		n, err := c.stdin.writeNow(buf)
+		c.wmu.Lock()
+		if err != nil {
+			c.broken = err
+			c.owner = ownerNone
+			c.wmu.Unlock()
+			c.router.deliver(&writeFailed{gen: c.gen, err: err})
+			return
+		}
+		if n < len(buf) || round == writeRounds && len(c.queue) > 0 {
+			if n < len(buf) {
+				c.head = buf[n:] // the rest must go before anything else
+			} else if reuse {
+				c.keep(buf)
+			}
+			c.owner = ownerWriter
+			c.wmu.Unlock()
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+			return
+		}
+		if reuse {
+			c.keep(buf)
+		}
+		if len(c.queue) == 0 {
+			c.owner = ownerNone
+			c.wmu.Unlock()
+			return
+		}
+		buf, c.queue = c.queue, c.spare
+		c.spare = nil
+		reuse = true
+		c.wmu.Unlock()
+	}
+}
+
+// keep makes a written queue buffer the spare, unless it is large. c.wmu
+// is held.
+func (c *stdioConn) keep(buf []byte) {
+	if cap(buf) <= maxSpare {
+		c.spare = buf[:0]
+	}
+}
+
+func (f fileStdin) writeNow(buf []byte) (int, error) {
+	w := f.w
+	w.buf, w.n, w.err = buf, 0, nil
+	err := f.raw.Write(w.write)
+	n := w.n
+	if w.err != nil {
+		err = w.err
+	}
+	w.buf, w.err = nil, nil
+	return n, err
+}
+
+// writeFD writes w.buf to fd until it is written or the pipe is full.
+func (w *rawWrite) writeFD(fd uintptr) bool {
+	for w.n < len(w.buf) {
+		m, err := syscall.Write(int(fd), w.buf[w.n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			break
+		}
+		if err != nil {
+			w.err = err
+			break
+		}
+		w.n += m
+	}
+	return true // never wait: the writer goroutine does the waiting
+}
+
+// writeLoop writes what a caller left to it, blocking on a full pipe as
+// long as it must, until nothing is left.
+func (c *stdioConn) writeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.stop:
+			return
+		}
+		for {
+			c.wmu.Lock()
+			if c.owner != ownerWriter {
+				c.wmu.Unlock()
+				break
+			}
+			head, queue := c.head, c.queue
+			if len(head) == 0 && len(queue) == 0 {
+				c.owner = ownerNone
+				c.wmu.Unlock()
+				break
+			}
+			c.head, c.queue, c.spare = nil, c.spare, nil
+			c.wmu.Unlock()
+			c.blocked.Store(time.Now().UnixNano())
+			err := writeAll(c.stdin, head, queue)
+			c.blocked.Store(0)
+			c.wmu.Lock()
+			if err != nil {
+				first := c.broken == nil
+				c.broken = err
+				c.owner = ownerNone
+				c.wmu.Unlock()
+				if first {
+					c.router.deliver(&writeFailed{gen: c.gen, err: err})
+				}
+				return
+			}
+			c.keep(queue)
+			c.wmu.Unlock()
+		}
+	}
+}
+
+func writeAll(w io.Writer, bufs ...[]byte) error {
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close stops the process (the stop ladder) and joins the goroutines; a
+// caller reading stdout is taken out of its Read, and close returns once
+// it has handed the token back. It blocks; the actor runs it on a
+// goroutine of its own. Idempotent.
+func (c *stdioConn) close(ctx context.Context) {
+	c.closing.Do(func() {
+		idle := c.rd.shut()
+		close(c.stop)
+		c.halt(ctx)
+		c.wg.Wait()
+		if idle != nil {
+			<-idle
+		}
+	})
+}
