@@ -38,12 +38,12 @@ const (
 )
 
 // connFailed reports that a remote connection is gone (unreachable,
-// refused by the outbound guard, session lost). permanent failures are not
-// retried: they come from configuration, not from the server's health.
+// refused by the outbound guard, session lost). An err that is
+// ErrPermanent is not retried: it comes from configuration, not from the
+// server's health.
 type connFailed struct {
-	gen       uint64
-	err       error
-	permanent bool
+	gen uint64
+	err error
 }
 
 // httpConn speaks Streamable HTTP (2025-11-25) to one remote server, or the
@@ -252,11 +252,11 @@ func (c *httpConn) sessionID() string {
 	return c.session
 }
 
-func (c *httpConn) fail(err error, permanent bool) {
+func (c *httpConn) fail(err error) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	c.router.deliver(&connFailed{gen: c.gen, err: err, permanent: permanent})
+	c.router.deliver(&connFailed{gen: c.gen, err: err})
 }
 
 // where names an endpoint without its query (which may hold credentials).

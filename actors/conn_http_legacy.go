@@ -15,12 +15,12 @@ import (
 func (c *httpConn) fallBackToLegacy(init outMsg) {
 	resp, err := c.get(c.ctx, "")
 	if err != nil {
-		c.fail(fmt.Errorf("legacy HTTP+SSE: %s", c.redact(err.Error())), false)
+		c.fail(fmt.Errorf("legacy HTTP+SSE: %s", c.redact(err.Error())))
 		return
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		drain(resp)
-		c.fail(fmt.Errorf("initialize refused, and no legacy HTTP+SSE stream either (GET answered HTTP %d)", resp.StatusCode), false)
+		c.fail(fmt.Errorf("initialize refused, and no legacy HTTP+SSE stream either (GET answered HTTP %d)", resp.StatusCode))
 		return
 	}
 	r := sse.NewReader(resp.Body, c.spec.MaxFrame)
@@ -29,7 +29,7 @@ func (c *httpConn) fallBackToLegacy(init outMsg) {
 		ev, err := r.Next()
 		if err != nil {
 			drain(resp)
-			c.fail(fmt.Errorf("legacy HTTP+SSE: the stream ended before the endpoint event: %v", err), false)
+			c.fail(fmt.Errorf("legacy HTTP+SSE: the stream ended before the endpoint event: %v", err))
 			return
 		}
 		if ev.Type == "endpoint" {
@@ -40,7 +40,7 @@ func (c *httpConn) fallBackToLegacy(init outMsg) {
 	ep, err := base.Parse(endpoint)
 	if err != nil || ep.Scheme != base.Scheme || ep.Host != base.Host {
 		drain(resp)
-		c.fail(fmt.Errorf("legacy HTTP+SSE: the endpoint event names another origin or an invalid URL"), true)
+		c.fail(permanent(fmt.Errorf("legacy HTTP+SSE: the endpoint event names another origin or an invalid URL")))
 		return
 	}
 	c.mu.Lock()
@@ -61,7 +61,7 @@ func (c *httpConn) fallBackToLegacy(init outMsg) {
 					c.tooLarge(tl, -1)
 				}
 				if c.ctx.Err() == nil {
-					c.fail(fmt.Errorf("legacy HTTP+SSE: the stream ended: %v", err), false)
+					c.fail(fmt.Errorf("legacy HTTP+SSE: the stream ended: %v", err))
 				}
 				return
 			}

@@ -65,7 +65,7 @@ func (c *httpConn) post(m outMsg) {
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(m.frame))
 	if err != nil {
-		c.fail(err, true)
+		c.fail(permanent(err))
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -99,7 +99,7 @@ func (c *httpConn) post(m outMsg) {
 		c.fallBackToLegacy(m)
 		return
 	case resp.StatusCode == http.StatusNotFound && c.sessionID() != "":
-		c.fail(fmt.Errorf("%w: the server answered 404 to our session id", ErrSessionExpired), false)
+		c.fail(fmt.Errorf("%w: the server answered 404 to our session id", ErrSessionExpired))
 		return
 	case resp.StatusCode == http.StatusAccepted:
 		if isRequest {
@@ -247,7 +247,7 @@ func (c *httpConn) requestError(ctx context.Context, m *outMsg, err error) {
 	}
 	if errors.Is(err, oauth.ErrNeedsAuth) {
 		// Only a sign-in helps: the actor parks the server until then.
-		c.fail(err, true)
+		c.fail(permanent(err))
 		return
 	}
 	text := c.redact(err.Error())
@@ -256,13 +256,13 @@ func (c *httpConn) requestError(ctx context.Context, m *outMsg, err error) {
 	}
 	for _, kind := range []error{outbound.ErrPrivateAddress, outbound.ErrRedirectRefused} {
 		if errors.Is(err, kind) {
-			c.fail(&redactedError{msg: text, kind: kind}, true)
+			c.fail(permanent(&redactedError{msg: text, kind: kind}))
 			return
 		}
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" || m.kind == outRequest && m.method == protocol.MethodInitialize {
-		c.fail(fmt.Errorf("%s unreachable: %s", c.where(c.endpoint), text), false)
+		c.fail(fmt.Errorf("%s unreachable: %s", c.where(c.endpoint), text))
 		return
 	}
 	if m.kind == outRequest {

@@ -50,23 +50,23 @@ type modernEra struct {
 
 // probe sends server/discover at version.
 func (a *serverActor) probe(version string) {
-	a.probes++
+	a.inc.probes++
 	era := a.newEra(version)
 	params := append(append([]byte(`{"_meta":`), era.meta...), '}')
-	id, err := a.conn.pending().add(&pendingReq{kind: reqDiscover})
+	id, err := a.inc.conn.pending().add(&pendingReq{kind: reqDiscover})
 	if err == nil {
-		a.probeID = id
+		a.inc.probeID = id
 		out := requestOut(id, protocol.MethodServerDiscover, protocol.AppendRequest(nil, id, protocol.MethodServerDiscover, params))
 		out.modern = version
-		err = a.conn.send(out)
+		err = a.inc.conn.send(out)
 	}
 	if err != nil {
-		a.fail(fmt.Errorf("server/discover: %w", err), false)
+		a.fail(fmt.Errorf("server/discover: %w", err))
 		return
 	}
-	stopTimer(&a.probeTmr)
+	stopTimer(&a.inc.probeTmr)
 	if a.spec.ProtocolVersion == "" {
-		a.probeTmr = a.after(min(discoverTimeout, a.spec.StartupTimeout), &discoverTimedOut{gen: a.gen, id: id})
+		a.inc.probeTmr = a.after(min(discoverTimeout, a.spec.StartupTimeout), &discoverTimedOut{gen: a.inc.gen, id: id})
 	}
 }
 
@@ -90,21 +90,21 @@ type discoverTimedOut struct {
 }
 
 func (a *serverActor) onDiscoverTimeout(m *discoverTimedOut) {
-	if m.gen != a.gen || a.state != StateInitializing || a.conn == nil || a.probeID != m.id {
+	if m.gen != a.inc.gen || a.state != StateInitializing || a.inc.conn == nil || a.inc.probeID != m.id {
 		return
 	}
-	if a.conn.pending().take(m.id) == nil {
+	if a.inc.conn.pending().take(m.id) == nil {
 		return // answered meanwhile
 	}
-	a.probeID = 0
+	a.inc.probeID = 0
 	a.logLifecycle("no answer to server/discover within %s: a legacy server", discoverTimeout)
 	a.goLegacy()
 }
 
 // onDiscovered handles the answer to server/discover.
 func (a *serverActor) onDiscovered(msg *protocol.Message) {
-	stopTimer(&a.probeTmr)
-	a.probeID = 0
+	stopTimer(&a.inc.probeTmr)
+	a.inc.probeID = 0
 	if a.spec.ProtocolVersion != "" {
 		a.onDiscoveredPinned(msg)
 		return
@@ -120,7 +120,7 @@ func (a *serverActor) onDiscovered(msg *protocol.Message) {
 			_ = json.Unmarshal(msg.Error.Data, &data)
 			v, modern := protocol.ChooseVersion(data.Supported)
 			switch {
-			case modern && a.probes < maxDiscoverProbes:
+			case modern && a.inc.probes < maxDiscoverProbes:
 				a.logLifecycle("server/discover: the server asks for protocol %s", v)
 				a.probe(v)
 				return
@@ -134,11 +134,11 @@ func (a *serverActor) onDiscovered(msg *protocol.Message) {
 			err := fmt.Errorf("server/discover: %w: the server speaks %v, we speak %v and %v",
 				protocol.ErrUnsupportedVersion, data.Supported, protocol.ModernVersions, protocol.SupportedVersions)
 			a.logLifecycle("%v", err)
-			a.fail(err, true)
+			a.fail(permanent(err))
 			return
 		}
 		a.logLifecycle("server/discover failed: %v", msg.Error)
-		a.fail(fmt.Errorf("server/discover: %w", modernError(msg.Error)), false)
+		a.fail(fmt.Errorf("server/discover: %w", modernError(msg.Error)))
 		return
 	}
 	var res protocol.DiscoverResult
@@ -164,36 +164,36 @@ func (a *serverActor) onDiscoveredPinned(msg *protocol.Message) {
 	noFallback := fmt.Sprintf("protocolVersion %s is pinned, so there is no fallback to initialize", pin)
 	if msg.Error != nil {
 		var err error
-		permanent := true
 		switch {
 		case msg.Error.Code == protocol.CodeUnsupportedProtocolVersion:
 			var data protocol.UnsupportedVersionData
 			_ = json.Unmarshal(msg.Error.Data, &data)
-			err = fmt.Errorf("server/discover: %w: the server speaks %v, not the pinned protocolVersion %s",
-				protocol.ErrUnsupportedVersion, data.Supported, pin)
+			err = permanent(fmt.Errorf("server/discover: %w: the server speaks %v, not the pinned protocolVersion %s",
+				protocol.ErrUnsupportedVersion, data.Supported, pin))
 		case protocol.IsModernError(msg.Error):
-			err, permanent = fmt.Errorf("server/discover: %w", modernError(msg.Error)), false
+			err = fmt.Errorf("server/discover: %w", modernError(msg.Error))
 		default:
-			// -32601 is how a legacy server answers; other errors may pass.
-			permanent = msg.Error.Code == protocol.CodeMethodNotFound
 			err = fmt.Errorf("server/discover: %w (%s)", msg.Error, noFallback)
+			if msg.Error.Code == protocol.CodeMethodNotFound {
+				err = permanent(err) // how a legacy server answers; other errors may pass
+			}
 		}
 		a.logLifecycle("%v", err)
-		a.fail(err, permanent)
+		a.fail(err)
 		return
 	}
 	var res protocol.DiscoverResult
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
 		err = fmt.Errorf("server/discover: malformed result: %v (%s)", err, noFallback)
 		a.logLifecycle("%v", err)
-		a.fail(err, false)
+		a.fail(err)
 		return
 	}
 	if !slices.Contains(res.SupportedVersions, pin) {
 		err := fmt.Errorf("server/discover: %w: the server speaks %v, not the pinned protocolVersion %s",
 			protocol.ErrUnsupportedVersion, res.SupportedVersions, pin)
 		a.logLifecycle("%v", err)
-		a.fail(err, true)
+		a.fail(permanent(err))
 		return
 	}
 	a.goModern(pin, &res)
@@ -210,7 +210,7 @@ func (a *serverActor) goModern(v string, res *protocol.DiscoverResult) {
 		Instructions:    res.Instructions,
 		Meta:            res.Meta,
 	}
-	if c, ok := a.conn.(interface{ setModern(*modernEra) }); ok {
+	if c, ok := a.inc.conn.(interface{ setModern(*modernEra) }); ok {
 		c.setModern(a.era)
 	}
 	a.logLifecycle("server/discover: protocol %s (server supports %v)", v, res.SupportedVersions)

@@ -30,4 +30,18 @@ var (
 	// (ServerSpec.Unprefixed) would expose one name twice, or a name that
 	// is the host's or reads as namespaced.
 	ErrNameCollision = errors.New("name collision")
+	// ErrPermanent marks a start failure that no restart can mend: it
+	// comes from the configuration (a pinned revision the server does not
+	// speak, an endpoint the outbound guard refuses), not from the
+	// server's health. A server failing so goes to failed at once, with
+	// no backoff.
+	ErrPermanent = errors.New("permanent failure")
 )
+
+// permanent marks err as ErrPermanent without changing what it says.
+func permanent(err error) error { return &permanentError{err} }
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }

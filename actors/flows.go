@@ -304,7 +304,7 @@ func (a *serverActor) serveRequest(msg *protocol.Message) {
 		a.entry.clock.pause(time.Now())
 	}
 	req := ServerRequest{Server: a.spec.Name, Method: msg.Method, ID: msg.ID, Params: msg.Params}
-	gen, self := a.gen, a.self
+	gen, self := a.inc.gen, a.self
 	a.rt.goroutine(func() {
 		defer cancel()
 		res, err := h.Serve(ctx, req)
@@ -331,7 +331,7 @@ func (a *serverActor) onServerReplied(m *serverReplied) {
 		return // cancelled by the server, or its connection is gone
 	}
 	a.endServing(m.key, s)
-	if m.gen == a.gen && a.conn != nil {
+	if m.gen == a.inc.gen && a.inc.conn != nil {
 		a.reply(m.frame)
 	}
 }
@@ -369,10 +369,10 @@ func (a *serverActor) reply(frame []byte) { a.sendOut(responseOut(frame)) }
 // sendOut sends a message that needs no answer (a response or a
 // notification), if connected; a refusal is only logged.
 func (a *serverActor) sendOut(m outMsg) {
-	if a.conn == nil {
+	if a.inc.conn == nil {
 		return
 	}
-	if err := a.conn.send(m); err != nil {
+	if err := a.inc.conn.send(m); err != nil {
 		if m.kind == outResponse {
 			a.slog.Warn("could not answer a server request", "err", err)
 		} else {

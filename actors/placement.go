@@ -79,7 +79,7 @@ func (a *serverActor) onPlace(m *placeMsg) {
 		if was == "" {
 			a.logLifecycle("placed on cluster member %s", m.owner)
 			stopTimer(&a.retryTmr)
-			a.gen++ // ignore anything the old connection still reports
+			a.inc.gen++ // ignore anything the old connection still reports
 			a.dropConn(fmt.Errorf("%w: server %q moved to cluster member %s", ErrUnavailable, a.spec.Name, m.owner))
 		}
 		a.setState(StateElsewhere, "")

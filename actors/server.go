@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // serverActor owns one MCP server: its connection, its pending requests, its
@@ -32,38 +32,26 @@ type serverActor struct {
 	lastErr   string
 	lastCause error // what lastErr says, for errors.Is through UnavailableError
 
-	gen       uint64
-	conn      conn // nil when not connected
-	exited    bool // the current conn's process has been reaped
-	connDying bool // stdout or stdin failed; waiting for the exit status
-	graceTmr  *time.Timer
+	inc incarnation // the current start's connection and exchanges
 
 	queued []*callMsg // calls waiting for the server to become ready
 
 	restarter  *supervision.Restarter
-	startTmr   *time.Timer
 	retryTmr   *time.Timer
 	nextRetry  time.Time
-	startedAt  time.Time
 	stopErr    error         // set once stopServerMsg arrived
 	disableAck chan struct{} // closed when a disable has taken effect
 	busy       int           // spawn and stop goroutines not yet reported back
 	stopSelf   bool
 
-	init     protocol.InitializeResult
-	era      *modernEra  // nil: legacy, or not known yet
-	probes   int         // server/discover requests sent this incarnation
-	probeID  int64       // the server/discover in flight
-	probeTmr *time.Timer // its timeout
-	listenID int64       // the subscriptions/listen in flight, 0 if none
-	listens  int         // subscriptions/listen opened this incarnation
-	relisten *time.Timer
+	// What the server said of itself at its last handshake, kept between
+	// incarnations for status.
+	init protocol.InitializeResult
+	era  *modernEra // nil: legacy, or not known yet
+
 	// resourceSubs are the resources a modern server reports updates of,
 	// kept across incarnations: each new listen asks for them again.
 	resourceSubs map[string]bool
-	expires      time.Time // when the catalog's ttlMs ends; zero: no ttl
-	expiryTmr    *time.Timer
-	walk         toolWalk
 	listedAll    []protocol.Tool // the last complete listing, for a catalog rebuilt after a pin decision
 	known        []string
 	cat          *catalog
@@ -72,6 +60,42 @@ type serverActor struct {
 	banners      uint64
 
 	serving map[string]*serving // server requests a handler is at work on, by id
+}
+
+// incarnation is what one start of a server owns: its connection and the
+// timers and exchanges under way on it. start begins the next one, under a
+// new generation, so that messages from an older connection are told apart
+// and dropped; dropConn ends it, keeping only the generation. Everything a
+// new start must not inherit lives here, so ending an incarnation is one
+// assignment rather than a list of fields to remember.
+type incarnation struct {
+	gen       uint64
+	conn      conn // nil when not connected
+	exited    bool // the conn's process has been reaped
+	connDying bool // stdout or stdin failed; waiting for the exit status
+	startedAt time.Time
+
+	startTmr  *time.Timer // the startup timeout
+	graceTmr  *time.Timer // a dying connection's wait for its exit status
+	probeTmr  *time.Timer // the server/discover in flight's timeout
+	expiryTmr *time.Timer // the catalog's ttlMs
+	relisten  *time.Timer // the next subscriptions/listen
+
+	probes   int       // server/discover requests sent
+	probeID  int64     // the server/discover in flight
+	listenID int64     // the subscriptions/listen in flight, 0 if none
+	listens  int       // subscriptions/listen opened
+	expires  time.Time // when the catalog's ttlMs ends; zero: no ttl
+	walk     toolWalk  // the tools/list walk under way
+}
+
+// end stops the incarnation's timers and forgets it, keeping its
+// generation until the next start.
+func (inc *incarnation) end() {
+	for _, t := range []**time.Timer{&inc.startTmr, &inc.graceTmr, &inc.probeTmr, &inc.expiryTmr, &inc.relisten} {
+		stopTimer(t)
+	}
+	*inc = incarnation{gen: inc.gen}
 }
 
 // toolWalk is a tools/list walk under way, page by page.
@@ -101,14 +125,14 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *callMsg:
 		a.onCall(m)
 	case *inboundMsg:
-		if m.gen == a.gen && a.conn != nil {
-			a.conn.release(m.size)
+		if m.gen == a.inc.gen && a.inc.conn != nil {
+			a.inc.conn.release(m.size)
 			a.onInbound(&m.msg)
 		}
 	case *cancelMsg:
 		a.onCancel(m)
 	case *responseMsg:
-		if m.gen == a.gen && a.conn != nil {
+		if m.gen == a.inc.gen && a.inc.conn != nil {
 			a.onResponse(m)
 		}
 	case *serverReplied:
@@ -134,25 +158,25 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *connStarted:
 		a.onConnStarted(m)
 	case *badFrame:
-		if m.gen == a.gen && a.conn != nil {
-			a.conn.release(len(m.line))
+		if m.gen == a.inc.gen && a.inc.conn != nil {
+			a.inc.conn.release(len(m.line))
 			a.onBadFrame(m)
 		}
 	case *oversizedFrame:
-		if m.gen == a.gen {
+		if m.gen == a.inc.gen {
 			a.onOversized(m)
 		}
 	case *readerDone:
-		if m.gen == a.gen {
+		if m.gen == a.inc.gen {
 			a.onConnBroken(fmt.Sprintf("stdout closed: %v", eofText(m.err)))
 		}
 	case *writeFailed:
-		if m.gen == a.gen {
+		if m.gen == a.inc.gen {
 			a.onConnBroken(fmt.Sprintf("writing to stdin failed: %v", m.err))
 		}
 	case *processExited:
-		if m.gen == a.gen {
-			a.exited = true
+		if m.gen == a.inc.gen {
+			a.inc.exited = true
 			a.onExited(m.exit)
 		}
 	case *authChanged:
@@ -160,12 +184,12 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *repinMsg:
 		a.onRepin(m)
 	case *connFailed:
-		if m.gen == a.gen && a.conn != nil {
+		if m.gen == a.inc.gen && a.inc.conn != nil {
 			a.logLifecycle("connection lost: %v", m.err)
-			a.fail(m.err, m.permanent)
+			a.fail(m.err)
 		}
 	case *connGrace:
-		if m.gen == a.gen && a.connDying {
+		if m.gen == a.inc.gen && a.inc.connDying {
 			a.onDeath(a.lastErr)
 		}
 	case *discoverTimedOut:
@@ -177,22 +201,22 @@ func (a *serverActor) Receive(ctx actor.Context) {
 	case *exposureChanged:
 		a.onExposureChanged()
 	case *relistenTick:
-		if m.gen == a.gen && a.state == StateReady && a.listenID == 0 {
-			a.relisten = nil
+		if m.gen == a.inc.gen && a.state == StateReady && a.inc.listenID == 0 {
+			a.inc.relisten = nil
 			a.listen()
 		}
 	case *startupTimeout:
-		if m.gen == a.gen && (a.state == StateStarting || a.state == StateInitializing) {
+		if m.gen == a.inc.gen && (a.state == StateStarting || a.state == StateInitializing) {
 			a.logLifecycle("startup timeout after %s", a.spec.StartupTimeout)
 			err := fmt.Errorf("startup timeout: no complete handshake within %s", a.spec.StartupTimeout)
-			if a.probeID != 0 && a.spec.ProtocolVersion != "" {
+			if a.inc.probeID != 0 && a.spec.ProtocolVersion != "" {
 				err = fmt.Errorf("startup timeout: no answer to server/discover within %s (protocolVersion %s is pinned, so there is no fallback to initialize)",
 					a.spec.StartupTimeout, a.spec.ProtocolVersion)
 			}
-			a.fail(err, false)
+			a.fail(err)
 		}
 	case *retryTick:
-		if m.gen == a.gen && a.state == StateBackoff {
+		if m.gen == a.inc.gen && a.state == StateBackoff {
 			a.logLifecycle("restart (attempt %d)", a.restarter.Restarts())
 			a.start()
 		}
@@ -263,12 +287,12 @@ func (a *serverActor) publish() {
 	if a.state == StateBackoff {
 		st.NextRetry = a.nextRetry
 	}
-	if a.conn != nil {
-		st.PID = a.conn.pid()
-		st.Containment = containmentOf(a.conn)
+	if a.inc.conn != nil {
+		st.PID = a.inc.conn.pid()
+		st.Containment = containmentOf(a.inc.conn)
 	}
 	if a.state == StateReady {
-		st.CatalogExpires = a.expires
+		st.CatalogExpires = a.inc.expires
 	}
 	if a.state == StateReady || a.state == StateInitializing {
 		st.ProtocolVersion = a.init.ProtocolVersion

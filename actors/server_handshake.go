@@ -15,10 +15,10 @@ const maxToolPages = 50
 
 // start spawns a new connection on a goroutine and waits for connStarted.
 func (a *serverActor) start() {
-	a.gen++
-	gen := a.gen
-	a.exited, a.connDying = false, false
-	a.startedAt = time.Now()
+	a.inc.end() // nothing of the last start is left; stopped timers included
+	a.inc.gen++
+	gen := a.inc.gen
+	a.inc.startedAt = time.Now()
 	a.setState(StateStarting, a.lastErr)
 	spec := a.spec // the connection's own copy
 	if spec.Transport == TransportHTTP || spec.Transport == TransportSSE {
@@ -50,7 +50,7 @@ func (a *serverActor) deliverer() func(any) {
 
 func (a *serverActor) onConnStarted(m *connStarted) {
 	a.busy--
-	if m.gen != a.gen || a.state != StateStarting {
+	if m.gen != a.inc.gen || a.state != StateStarting {
 		// Superseded (disabled or stopped while spawning): discard it.
 		if m.conn != nil {
 			a.closeConn(m.conn)
@@ -60,10 +60,10 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 	}
 	if m.err != nil {
 		a.logLifecycle("failed to start: %v", m.err)
-		a.fail(fmt.Errorf("failed to start: %w", m.err), false)
+		a.fail(fmt.Errorf("failed to start: %w", m.err))
 		return
 	}
-	a.conn = m.conn
+	a.inc.conn = m.conn
 	if pid := m.conn.pid(); pid != 0 {
 		a.logLifecycle("spawned pid %d: %s", pid, commandLine(a.spec.Command, a.spec.Args))
 		a.recordLifecycle("spawned", a.spec.Command, pid, nil)
@@ -72,7 +72,7 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 		a.recordLifecycle("connecting", redactURL(a.spec.URL), 0, nil)
 	}
 	a.setState(StateInitializing, a.lastErr)
-	a.startTmr = a.after(a.spec.StartupTimeout, &startupTimeout{gen: a.gen})
+	a.inc.startTmr = a.after(a.spec.StartupTimeout, &startupTimeout{gen: a.inc.gen})
 	a.handshake()
 }
 
@@ -80,7 +80,7 @@ func (a *serverActor) onConnStarted(m *connStarted) {
 // the modern path (tools/list with _meta) or initialize. A pinned
 // revision (ServerSpec.ProtocolVersion) decides the era instead.
 func (a *serverActor) handshake() {
-	a.era, a.probes, a.probeID = nil, 0, 0
+	a.era, a.inc.probes, a.inc.probeID = nil, 0, 0
 	if v := a.spec.ProtocolVersion; v != "" {
 		if pinnedModern(v) {
 			a.logLifecycle("protocol %s pinned: server/discover, no fallback to initialize", v)
@@ -118,17 +118,17 @@ func (a *serverActor) request(kind reqKind, method string, params json.RawMessag
 	params, err := withEraMeta(params, a.era)
 	var id int64
 	if err == nil {
-		id, err = a.conn.pending().add(&pendingReq{kind: kind})
+		id, err = a.inc.conn.pending().add(&pendingReq{kind: kind})
 	}
 	if err == nil {
 		out := requestOut(id, method, protocol.AppendRequest(nil, id, method, params))
 		if a.era != nil {
 			out.modern = a.era.version
 		}
-		err = a.conn.send(out)
+		err = a.inc.conn.send(out)
 	}
 	if err != nil {
-		a.fail(fmt.Errorf("%s: %w", method, err), false)
+		a.fail(fmt.Errorf("%s: %w", method, err))
 		return 0
 	}
 	return id
@@ -138,12 +138,12 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 	if msg.Error != nil {
 		a.logLifecycle("initialize failed: %v", msg.Error)
 		a.forgetLegacy() // the server may have become modern: probe again
-		a.fail(fmt.Errorf("initialize: %w", modernError(msg.Error)), false)
+		a.fail(fmt.Errorf("initialize: %w", modernError(msg.Error)))
 		return
 	}
 	var res protocol.InitializeResult
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		a.fail(fmt.Errorf("initialize: malformed result: %w", err), false)
+		a.fail(fmt.Errorf("initialize: malformed result: %w", err))
 		return
 	}
 	older, err := protocol.CheckVersion(res.ProtocolVersion)
@@ -151,7 +151,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 		// A version we cannot speak will not change by restarting.
 		a.logLifecycle("initialize refused: %v", err)
 		a.forgetLegacy()
-		a.fail(fmt.Errorf("initialize: %w", err), true)
+		a.fail(permanent(fmt.Errorf("initialize: %w", err)))
 		return
 	}
 	if pin := a.spec.ProtocolVersion; pin != "" && res.ProtocolVersion != pin {
@@ -160,7 +160,7 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 		err := fmt.Errorf("initialize: %w: the server answered protocol %s to the pinned protocolVersion %s",
 			protocol.ErrUnsupportedVersion, res.ProtocolVersion, pin)
 		a.logLifecycle("initialize refused: %v", err)
-		a.fail(err, true)
+		a.fail(permanent(err))
 		return
 	}
 	if older && a.spec.ProtocolVersion == "" {
@@ -168,8 +168,8 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 		a.logLifecycle("warning: server negotiated older protocol revision %s (we speak %s)", res.ProtocolVersion, protocol.ProtocolVersion)
 	}
 	a.init = res
-	if err := a.conn.send(notificationOut(protocol.MethodInitialized, nil)); err != nil {
-		a.fail(fmt.Errorf("notifications/initialized: %w", err), false)
+	if err := a.inc.conn.send(notificationOut(protocol.MethodInitialized, nil)); err != nil {
+		a.fail(fmt.Errorf("notifications/initialized: %w", err))
 		return
 	}
 	if a.spec.LogLevel != "" && res.Capabilities.LoggingDeclared() {
@@ -184,20 +184,20 @@ func (a *serverActor) onInitialized(msg *protocol.Message) {
 
 // listTools starts a full tools/list walk.
 func (a *serverActor) listTools() {
-	a.walk = toolWalk{listing: true}
+	a.inc.walk = toolWalk{listing: true}
 	a.request(reqToolsList, protocol.MethodToolsList, nil)
 }
 
 func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if msg.Error != nil {
-		a.walk.listing = false
+		a.inc.walk.listing = false
 		if a.state == StateInitializing {
 			if a.init.Capabilities.Tools == nil {
 				// Tools were never promised: a server without tools.
 				a.becomeReady(nil)
 				return
 			}
-			a.fail(fmt.Errorf("tools/list: %w", msg.Error), false)
+			a.fail(fmt.Errorf("tools/list: %w", msg.Error))
 			return
 		}
 		a.slog.Warn("tools/list failed; keeping the previous catalog", "err", msg.Error)
@@ -205,23 +205,23 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	}
 	var page protocol.ListToolsResult
 	if err := json.Unmarshal(msg.Result, &page); err != nil {
-		a.walk.listing = false
+		a.inc.walk.listing = false
 		if a.state == StateInitializing {
-			a.fail(fmt.Errorf("tools/list: malformed result: %w", err), false)
+			a.fail(fmt.Errorf("tools/list: malformed result: %w", err))
 		}
 		return
 	}
-	a.walk.listed = append(a.walk.listed, page.Tools...)
-	a.walk.pages++
+	a.inc.walk.listed = append(a.inc.walk.listed, page.Tools...)
+	a.inc.walk.pages++
 	var warn string
 	switch {
 	case page.NextCursor == "":
-	case a.walk.pages >= maxToolPages:
+	case a.inc.walk.pages >= maxToolPages:
 		warn = fmt.Sprintf("tools/list: stopped after %d pages; the server keeps returning nextCursor", maxToolPages)
-	case page.NextCursor == a.walk.lastCur:
+	case page.NextCursor == a.inc.walk.lastCur:
 		warn = "tools/list: the server repeated its cursor; listing stopped"
 	default:
-		a.walk.lastCur = page.NextCursor
+		a.inc.walk.lastCur = page.NextCursor
 		params, _ := json.Marshal(protocol.ListToolsParams{Cursor: page.NextCursor})
 		a.request(reqToolsList, protocol.MethodToolsList, params)
 		return
@@ -230,8 +230,8 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 		a.slog.Warn(warn)
 		a.logLifecycle("warning: %s", warn)
 	}
-	listed := a.walk.listed
-	a.walk.listed, a.walk.listing = nil, false
+	listed := a.inc.walk.listed
+	a.inc.walk.listed, a.inc.walk.listing = nil, false
 	a.listedAll = listed
 	cat := a.buildCatalog(listed)
 	a.scheduleExpiry(page.TTLMs)
@@ -242,7 +242,7 @@ func (a *serverActor) onToolsPage(msg *protocol.Message) {
 	if a.state == StateInitializing {
 		a.becomeReady(cat)
 	}
-	if a.walk.relist {
+	if a.inc.walk.relist {
 		a.listTools()
 	}
 }
@@ -298,8 +298,8 @@ func (a *serverActor) listen() {
 		return
 	}
 	params, _ := json.Marshal(protocol.SubscriptionsListenParams{Notifications: f})
-	a.listens++
-	a.listenID = a.request(reqListen, protocol.MethodSubscriptionsListen, params)
+	a.inc.listens++
+	a.inc.listenID = a.request(reqListen, protocol.MethodSubscriptionsListen, params)
 }
 
 // resourceSubMsg adds (on) or removes a resource a modern server is asked
@@ -332,14 +332,14 @@ func (a *serverActor) onResourceSub(m *resourceSubMsg) {
 		return // the listen opened on becoming ready carries it
 	}
 	// One stream carries the whole filter: close it, open the new one.
-	if a.listenID != 0 {
-		id := a.listenID
-		a.listenID = 0
-		if a.conn.pending().take(id) != nil {
+	if a.inc.listenID != 0 {
+		id := a.inc.listenID
+		a.inc.listenID = 0
+		if a.inc.conn.pending().take(id) != nil {
 			a.cancelRequest(id, "subscriptions changed")
 		}
 	}
-	stopTimer(&a.relisten)
+	stopTimer(&a.inc.relisten)
 	a.listen()
 }
 
@@ -354,20 +354,20 @@ const maxRelistenDelay = 30 * time.Second
 // is reopened after a delay that doubles with each reopening. A list
 // change missed meanwhile is caught by relisting the tools on reopening.
 func (a *serverActor) onListenEnded(id int64, msg *protocol.Message) {
-	if id != a.listenID || a.state != StateReady {
+	if id != a.inc.listenID || a.state != StateReady {
 		return
 	}
-	a.listenID = 0
+	a.inc.listenID = 0
 	if msg.Error != nil && (msg.Error.Code == protocol.CodeMethodNotFound || msg.Error.Code == protocol.CodeInvalidParams) {
 		a.slog.Warn("subscriptions/listen refused; list changes will not be seen", "err", msg.Error)
 		a.logLifecycle("warning: subscriptions/listen refused: %v", msg.Error)
 		return
 	}
-	delay := min(time.Second<<min(a.listens-1, 5), maxRelistenDelay)
+	delay := min(time.Second<<min(a.inc.listens-1, 5), maxRelistenDelay)
 	a.logLifecycle("subscriptions/listen ended (%s); reopening in %s", listenEnd(msg), delay)
-	stopTimer(&a.relisten)
-	a.relisten = a.after(delay, &relistenTick{gen: a.gen})
-	if !a.walk.listing {
+	stopTimer(&a.inc.relisten)
+	a.inc.relisten = a.after(delay, &relistenTick{gen: a.inc.gen})
+	if !a.inc.walk.listing {
 		a.listTools()
 	}
 }
@@ -381,21 +381,21 @@ func listenEnd(msg *protocol.Message) string {
 
 // fastPath is what callers need to send without the actor.
 func (a *serverActor) fastPath() *fastPath {
-	return &fastPath{conn: a.conn, cat: a.cat, tasks: a.init.Capabilities.TaskToolCalls(), era: a.era}
+	return &fastPath{conn: a.inc.conn, cat: a.cat, tasks: a.init.Capabilities.TaskToolCalls(), era: a.era}
 }
 
 // scheduleExpiry refetches the catalog when the ttlMs of the tools/list
 // result that built it ends (SEP-2549). A missing or zero ttl sets no
 // timer: the catalog then changes only on list_changed.
 func (a *serverActor) scheduleExpiry(ttlMs *int64) {
-	stopTimer(&a.expiryTmr)
-	a.expires = time.Time{}
+	stopTimer(&a.inc.expiryTmr)
+	a.inc.expires = time.Time{}
 	if ttlMs == nil || *ttlMs <= 0 {
 		return
 	}
 	ttl := max(time.Duration(*ttlMs)*time.Millisecond, minCatalogTTL)
-	a.expires = time.Now().Add(ttl)
-	a.expiryTmr = a.after(ttl, &catalogExpired{gen: a.gen})
+	a.inc.expires = time.Now().Add(ttl)
+	a.inc.expiryTmr = a.after(ttl, &catalogExpired{gen: a.inc.gen})
 }
 
 // minCatalogTTL floors a server's ttlMs, so a tiny ttl cannot make the
@@ -406,12 +406,12 @@ const minCatalogTTL = time.Second
 type catalogExpired struct{ gen uint64 }
 
 func (a *serverActor) onCatalogExpired(m *catalogExpired) {
-	if m.gen != a.gen || a.state != StateReady {
+	if m.gen != a.inc.gen || a.state != StateReady {
 		return
 	}
-	a.expiryTmr = nil
-	if a.walk.listing {
-		a.walk.relist = true
+	a.inc.expiryTmr = nil
+	if a.inc.walk.listing {
+		a.inc.walk.relist = true
 		return
 	}
 	a.listTools()
@@ -421,20 +421,20 @@ func (a *serverActor) becomeReady(cat *catalog) {
 	if cat == nil {
 		a.publishCatalog(nil)
 	}
-	stopTimer(&a.startTmr)
+	stopTimer(&a.inc.startTmr)
 	a.restarter.Ready(time.Now())
 	a.lastErr = ""
 	a.logLifecycle("ready in %s: %s %s, protocol %s, %d tool(s)",
-		time.Since(a.startedAt).Round(time.Millisecond), a.init.ServerInfo.Name, a.init.ServerInfo.Version,
+		time.Since(a.inc.startedAt).Round(time.Millisecond), a.init.ServerInfo.Name, a.init.ServerInfo.Version,
 		a.init.ProtocolVersion, len(a.cat.tools))
 	a.recordLifecycle("ready", fmt.Sprintf("%s %s, protocol %s, %d tool(s)", a.init.ServerInfo.Name,
-		a.init.ServerInfo.Version, a.init.ProtocolVersion, len(a.cat.tools)), a.conn.pid(), nil)
+		a.init.ServerInfo.Version, a.init.ProtocolVersion, len(a.cat.tools)), a.inc.conn.pid(), nil)
 	if a.era != nil {
 		a.listen() // before the state is published: first on the wire
 	}
 	// The fast path before the state: a caller woken by ready must find it,
 	// not go the slow way through this actor for its first call.
-	a.conn.ready()
+	a.inc.conn.ready()
 	a.entry.fast.Store(a.fastPath())
 	a.setState(StateReady, "")
 	queued := a.queued

@@ -50,7 +50,7 @@ func (a *serverActor) sendCall(m *callMsg) {
 		m.reply <- callReply{err: err}
 		return
 	}
-	if err := startCall(a.conn, m, a.era, a.cat.paramHeaders(m.tool)); err != nil {
+	if err := startCall(a.inc.conn, m, a.era, a.cat.paramHeaders(m.tool)); err != nil {
 		m.reply <- callReply{err: fmt.Errorf("server %q: %w", a.spec.Name, err)}
 	}
 }
@@ -62,7 +62,7 @@ func (a *serverActor) onCancel(m *cancelMsg) {
 			return
 		}
 	}
-	if a.conn == nil || !a.conn.pending().takeCall(m.call) {
+	if a.inc.conn == nil || !a.inc.conn.pending().takeCall(m.call) {
 		return // answered, failed, or sent on a connection since replaced
 	}
 	// A late response to this id is now unknown and dropped.
@@ -78,9 +78,9 @@ func (a *serverActor) cancelRequest(id int64, reason string) {
 			RequestID: json.RawMessage(strconv.FormatInt(id, 10)),
 			Reason:    reason,
 		})
-		_ = a.conn.send(notificationOut(protocol.MethodCancelled, params))
+		_ = a.inc.conn.send(notificationOut(protocol.MethodCancelled, params))
 	}
-	a.conn.abandon(id)
+	a.inc.conn.abandon(id)
 }
 
 func (a *serverActor) onInbound(msg *protocol.Message) {
@@ -102,7 +102,7 @@ func (a *serverActor) onResponse(m *responseMsg) {
 	case reqToolsList:
 		a.onToolsPage(&m.msg)
 	case reqDiscover:
-		if a.state == StateInitializing && m.req.id == a.probeID {
+		if a.state == StateInitializing && m.req.id == a.inc.probeID {
 			a.onDiscovered(&m.msg)
 		}
 	case reqListen:
@@ -146,8 +146,8 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		if a.state != StateReady {
 			return
 		}
-		if a.walk.listing {
-			a.walk.relist = true
+		if a.inc.walk.listing {
+			a.inc.walk.relist = true
 			return
 		}
 		a.listTools()
@@ -215,7 +215,7 @@ func (a *serverActor) onOversized(m *oversizedFrame) {
 		a.onListenEnded(m.req.id, &protocol.Message{Kind: protocol.KindResponse,
 			Error: &protocol.Error{Code: codeTransport, Message: m.err.Error()}})
 	default:
-		a.fail(m.err, false) // the handshake cannot go on without it
+		a.fail(m.err) // the handshake cannot go on without it
 	}
 }
 

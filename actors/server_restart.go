@@ -18,23 +18,23 @@ const connGracePeriod = 500 * time.Millisecond
 // onConnBroken handles stdout EOF or a failed write: the process is almost
 // certainly exiting; wait briefly for its exit status so callers learn why.
 func (a *serverActor) onConnBroken(reason string) {
-	if a.conn == nil || a.connDying {
+	if a.inc.conn == nil || a.inc.connDying {
 		return
 	}
-	if a.exited {
+	if a.inc.exited {
 		a.onDeath(reason)
 		return
 	}
-	a.connDying = true
+	a.inc.connDying = true
 	a.lastErr = reason
-	a.graceTmr = a.after(connGracePeriod, &connGrace{gen: a.gen})
+	a.inc.graceTmr = a.after(connGracePeriod, &connGrace{gen: a.inc.gen})
 }
 
 // onExited handles the reaped exit of the current connection's process.
 // Running out of memory under the server's limit is a failure like any
 // other (restarted by policy), said as such everywhere the exit is.
 func (a *serverActor) onExited(exit supervision.ExitInfo) {
-	if exit.OutOfMemory && a.conn != nil {
+	if exit.OutOfMemory && a.inc.conn != nil {
 		a.slog.Warn("server ran out of memory", "limit", supervision.FormatBytes(exit.MemoryLimit), "exit", exit.String())
 	}
 	a.onDeath(exit.String())
@@ -44,7 +44,7 @@ func (a *serverActor) onExited(exit supervision.ExitInfo) {
 // the last lines the process wrote to stderr: a wrapper that exits says
 // why there.
 func (a *serverActor) onDeath(reason string) {
-	if a.conn == nil {
+	if a.inc.conn == nil {
 		return
 	}
 	tail := a.entry.stderr.take()
@@ -55,13 +55,14 @@ func (a *serverActor) onDeath(reason string) {
 	} else {
 		a.logLifecycle("failed to start: %s", reason)
 	}
-	a.recordLifecycle("exited", reason, a.conn.pid(), tail)
-	a.fail(errors.New(reason), false)
+	a.recordLifecycle("exited", reason, a.inc.conn.pid(), tail)
+	a.fail(errors.New(reason))
 }
 
 // fail ends the current connection, fails every request in flight and
-// schedules a restart by policy (or gives up: permanent, or intensity).
-func (a *serverActor) fail(cause error, permanent bool) {
+// schedules a restart by policy, or gives up: a cause that is ErrPermanent,
+// or the restart intensity spent.
+func (a *serverActor) fail(cause error) {
 	reason := cause.Error()
 	a.lastErr, a.lastCause = reason, cause
 	if errors.Is(cause, oauth.ErrNeedsAuth) && a.spec.Auth != nil && a.stopErr == nil {
@@ -72,7 +73,7 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	if a.stopErr != nil {
 		return
 	}
-	if permanent {
+	if errors.Is(cause, ErrPermanent) {
 		a.logLifecycle("failed: %s", reason)
 		a.recordLifecycle("failed", reason, 0, nil)
 		a.setState(StateFailed, reason)
@@ -91,7 +92,7 @@ func (a *serverActor) fail(cause error, permanent bool) {
 	a.logLifecycle("backoff %s before restart", delay.Round(time.Millisecond))
 	a.recordLifecycle("backoff", fmt.Sprintf("%s before restart: %s", delay.Round(time.Millisecond), reason), 0, nil)
 	a.setState(StateBackoff, reason)
-	a.retryTmr = a.after(delay, &retryTick{gen: a.gen})
+	a.retryTmr = a.after(delay, &retryTick{gen: a.inc.gen})
 }
 
 // needAuth parks the server until it is signed in: no restarts with
@@ -160,31 +161,22 @@ func (a *serverActor) unavailableAs(s State, reason string) error {
 // dropConn closes the current connection (asynchronously) and fails every
 // pending and queued call with err.
 func (a *serverActor) dropConn(err error) {
-	stopTimer(&a.startTmr)
-	stopTimer(&a.graceTmr)
-	stopTimer(&a.probeTmr)
-	stopTimer(&a.expiryTmr)
-	stopTimer(&a.relisten)
-	a.expires = time.Time{}
-	a.listenID, a.listens, a.probeID = 0, 0, 0
 	a.entry.fast.Store(nil)
 	a.stopServing()
-	if a.conn != nil {
-		for _, p := range a.conn.pending().close(err) {
+	if a.inc.conn != nil {
+		for _, p := range a.inc.conn.pending().close(err) {
 			if p.kind == reqCall {
 				p.call.reply <- callReply{err: err}
 			}
 		}
-		a.closeConn(a.conn)
-		a.conn = nil
+		a.closeConn(a.inc.conn)
 	}
-	a.walk = toolWalk{}
+	a.inc.end()
 	queued := a.queued
 	a.queued = nil
 	for _, m := range queued {
 		m.reply <- callReply{err: err}
 	}
-	a.exited, a.connDying = false, false
 }
 
 // closeConn runs the stop ladder on a goroutine and reports connClosed.
@@ -253,7 +245,7 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 	}
 	a.logLifecycle("disabled")
 	stopTimer(&a.retryTmr)
-	a.gen++ // ignore anything the old connection still reports
+	a.inc.gen++ // ignore anything the old connection still reports
 	a.dropConn(fmt.Errorf("%w: server %q was disabled", ErrUnavailable, a.spec.Name))
 	a.setState(StateDisabled, "")
 	if a.disableAck != nil {
@@ -278,7 +270,7 @@ func (a *serverActor) onRestart() error {
 	}
 	a.logLifecycle("restart requested")
 	stopTimer(&a.retryTmr)
-	a.gen++ // ignore anything the old connection still reports
+	a.inc.gen++ // ignore anything the old connection still reports
 	a.dropConn(fmt.Errorf("%w: server %q is restarting on request", ErrUnavailable, a.spec.Name))
 	a.restarter.Reset()
 	a.lastErr = ""
@@ -296,7 +288,7 @@ func (a *serverActor) onStop(err error, stopSelf bool) {
 	a.stopErr = err
 	a.stopSelf = stopSelf
 	stopTimer(&a.retryTmr)
-	a.gen++
+	a.inc.gen++
 	a.dropConn(err)
 	a.setState(StateStopped, a.lastErr)
 	a.logLifecycle("stopped")
