@@ -11,6 +11,12 @@ import (
 // the tool's inputSchema with a tool error the model can correct.
 func (h *Host) argumentStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
+		if !c.toolCall() {
+			if len(c.Params) > 0 && !json.Valid(c.Params) {
+				return nil, fmt.Errorf("%s: params are not valid JSON", c.Method)
+			}
+			return next(ctx, c)
+		}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return nil, fmt.Errorf("%s: arguments are not valid JSON", c.Tool)
 		}

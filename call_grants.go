@@ -13,7 +13,7 @@ import (
 // a group only; activate_tools and search_tools to no group.
 func (h *Host) grantStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if c.Scope.Session == "" {
+		if c.Scope.Session == "" || !c.toolCall() {
 			return next(ctx, c)
 		}
 		group, ok := c.Server, c.Server != ""

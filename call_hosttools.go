@@ -18,7 +18,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if t := lookupHostTool(c.Tool); t != nil {
+		if t := lookupHostTool(c.Tool); t != nil && c.toolCall() {
 			return h.callHostTool(ctx, c.Scope, t, c.Arguments, c.Options)
 		}
 		return next(ctx, c)

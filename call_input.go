@@ -31,9 +31,11 @@ const DefaultMaxInputRounds = 16
 // the host allows (Options.MaxInputRounds).
 var ErrInputRounds = errors.New("too many input rounds")
 
-// inputStage runs a tools/call's rounds. Each round is a request of its
-// own, with its own timeout: the time a person takes to answer is not the
-// server's, so no call timeout runs while they do.
+// inputStage runs a request's rounds: a tools/call's, or those of the other
+// methods a server may answer with input_required (inputMethods). Each
+// round is a request of its own, with its own timeout: the time a person
+// takes to answer is not the server's, so no call timeout runs while they
+// do.
 func (h *Host) inputStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		if r := c.Options.Resume; len(r) > 0 {
@@ -45,7 +47,7 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 		}
 		for round := 1; ; round++ {
 			res, err := next(ctx, c)
-			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) {
+			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) || !c.toolCall() && !inputMethods[c.Method] {
 				return res, err
 			}
 			if c.Options.PassInput {
@@ -55,7 +57,10 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 			c.input, err = h.inputRound(rctx, c.Server, c.asker, c.raw, round)
 			tracing.End(span, errorType(err))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", c.Tool, err)
+				if c.toolCall() {
+					err = fmt.Errorf("%s: %w", c.Tool, err)
+				}
+				return nil, err // another method's is worded by its caller (opError)
 			}
 		}
 	}

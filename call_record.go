@@ -9,7 +9,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
-// recordStage journals every call that reaches the pipeline, whatever
+// recordStage journals every request that reaches the pipeline, whatever
 // answered it, unless Journal.NoCallHistory is set. It never blocks: the
 // record joins the journal's bounded queue.
 func (h *Host) recordStage(next CallFunc) CallFunc {
@@ -28,11 +28,14 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool, CalledAs: c.CalledAs,
 		Duration: time.Since(c.Start), Outcome: callOutcome(res, err), ResultSize: len(c.raw),
 	}
+	args := c.Arguments
+	if !c.toolCall() {
+		rec.Method, rec.Tool, args = c.Method, c.Name, c.Params
+	}
 	if err != nil {
 		rec.Error = err.Error()
 	}
 	if h.opts.Journal.KeepCallPayloads {
-		args := c.Arguments
 		if h.isHostTool(c.Tool) {
 			args = redactHostArgs(c.Tool, args)
 		}

@@ -12,6 +12,12 @@ import (
 func (h *Host) resultStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
+		if !c.toolCall() {
+			if err != nil || res != nil {
+				return res, err
+			}
+			return &Result{Type: ResultJSON, Raw: c.raw}, nil
+		}
 		if err != nil {
 			return nil, urlElicitationRequired(c.Server, err)
 		}

@@ -13,7 +13,7 @@ import (
 func (h *Host) taskStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		if err != nil || res != nil {
+		if err != nil || res != nil || !c.toolCall() {
 			return res, err
 		}
 		task, ok := protocol.ParseCreateTaskResult(c.raw)

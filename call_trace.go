@@ -2,6 +2,7 @@ package mcpvisor
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -11,8 +12,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// traceStage makes a span of every call, the pipeline's outermost stage:
-// "tools/call <tool>", a client span whose context flows down the stages,
+// traceStage makes a span of every request, the pipeline's outermost stage:
+// "tools/call <tool>" ("resources/read <uri>", "prompts/get <name>"…), a
+// client span whose context flows down the stages,
 // so the server's _meta traceparent names it as the parent (traceMeta),
 // and the later stages hang their phases under it: "queue wait", "send"
 // and "server time" (send), "input round N" (input), "task" with its
@@ -29,15 +31,21 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 		if p == nil {
 			return next(ctx, c)
 		}
-		ctx, span := tc.Tracer(p).Start(ctx, protocol.MethodToolsCall+" "+c.Tool,
+		name := c.Method + " " + c.Tool
+		if !c.toolCall() {
+			name = strings.TrimSuffix(c.Method+" "+c.Name, " ")
+		}
+		ctx, span := tc.Tracer(p).Start(ctx, name,
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(c.Start))
 		defer span.End()
 		if !span.IsRecording() {
 			return next(ctx, c)
 		}
 		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs, tracing.Method.String(protocol.MethodToolsCall), tracing.Operation.String("execute_tool"),
-			tracing.Tool.String(c.Name))
+		attrs = append(attrs, tracing.Method.String(c.Method))
+		if c.toolCall() {
+			attrs = append(attrs, tracing.Operation.String("execute_tool"), tracing.Tool.String(c.Name))
+		}
 		if c.Server != "" {
 			attrs = append(attrs, tracing.Server.String(c.Server))
 		}

@@ -55,30 +55,33 @@ func (h *Host) Forward(ctx context.Context, server, method string, params json.R
 	if err := h.supports(server, method, "", need); err != nil {
 		return nil, err
 	}
-	var a *asker
-	if opts.Elicitation != nil || opts.Sampling != nil {
-		a = &asker{ctx: ctx, server: server, scope: opts.Scope, client: opts.Client, handle: opts.Elicitation, sample: opts.Sampling}
-		h.askers.add(a)
-		defer h.askers.remove(a)
-	}
-	ctx = h.withFlows(ctx, a, opts.Scope, opts.Client)
-	if meta := h.callMeta(ctx, server, opts.ClientCapabilities); len(meta) > 0 {
-		var err error
-		if params, err = joinParamsMeta(params, meta); err != nil {
-			return nil, opError(server, method, "", err)
-		}
-	}
-	raw, err := h.serverRequest(ctx, server, method, params, nil)
-	for round := 1; err == nil && !opts.PassInput && protocol.IsInputRequired(raw) && inputMethods[method]; round++ {
-		var input json.RawMessage
-		if input, err = h.inputRound(ctx, server, nil, raw, round); err == nil {
-			raw, err = h.serverRequest(ctx, server, method, withInput(params, input), nil)
-		}
-	}
+	co := &CallOptions{ClientCapabilities: opts.ClientCapabilities, PassInput: opts.PassInput,
+		Elicitation: opts.Elicitation, Sampling: opts.Sampling, Client: opts.Client}
+	res, err := h.calls(ctx, h.newRequest(opts.Scope, server, method, forwardSubject(method, params), params, co))
 	if err != nil {
 		return nil, opError(server, method, "", resourceNotFound(method, err))
 	}
-	return raw, nil
+	return res.Raw, nil
+}
+
+// forwardSubject is what a forwarded request is about (Call.Name): the
+// prompt's name or the resource's URI; "" for completion/complete or
+// params that do not say.
+func forwardSubject(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	switch method {
+	case protocol.MethodPromptsGet:
+		return p.Name
+	case protocol.MethodResourcesRead:
+		return p.URI
+	}
+	return ""
 }
 
 // callMeta is the _meta a request to server carries besides the modern

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 	"github.com/mcpvisor/mcpvisor/internal/peers"
@@ -1050,5 +1052,75 @@ func TestModernEraOriginCache(t *testing.T) {
 	h2 := modernOpen(t, mcpvisor.Options{}, httpServer("new", front.URL+"/modern/mcp"))
 	if v := status(t, h2, "new").ProtocolVersion; v != modernVersion {
 		t.Errorf("control: dual-era endpoint behind the proxy negotiated %q, want %s", v, modernVersion)
+	}
+}
+
+// resources/read, prompts/get and forwarded requests pass the one request
+// pipeline: the embedder's stages see them, the history keeps them, and a
+// prompt's input rounds are the input stage's, answered by the host's
+// handler.
+func TestRequestPipelineSeesEveryMethod(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	observe := func(next mcpvisor.CallFunc) mcpvisor.CallFunc {
+		return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
+			res, err := next(ctx, c)
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%s %s %q %v", c.Method, c.Server, c.Name, err == nil))
+			mu.Unlock()
+			return res, err
+		}
+	}
+	ans := &elicitAnswers{answers: map[string]string{"topic": "go"}}
+	dir := t.TempDir()
+	h := modernOpen(t, mcpvisor.Options{DataDir: dir, Elicitation: ans.handle, CallMiddleware: []mcpvisor.CallMiddleware{observe}},
+		modernStdio(t, "g", "modern"))
+	ctx := modernCtx(t)
+
+	if _, err := h.ReadResource(ctx, "g", "peer://static"); err != nil {
+		t.Errorf("ReadResource: %v", err)
+	}
+	p, err := h.GetPrompt(ctx, "g", "topic", nil)
+	if err != nil || len(p.Messages) == 0 || !strings.Contains(p.Messages[0].Content.Text, "go") {
+		t.Errorf("GetPrompt(topic) = %+v, %v; want a prompt about the topic the handler gave", p, err)
+	}
+	if asked, _ := ans.log(); strings.Join(asked, ";") != "topic" {
+		t.Errorf("the handler was asked %q, want topic once", asked)
+	}
+	raw, err := h.Forward(ctx, "g", protocol.MethodPromptsGet, json.RawMessage(`{"name":"greet","arguments":{"name":"Ada"}}`), mcpvisor.ForwardOptions{})
+	if err != nil || !strings.Contains(string(raw), "Hello, Ada!") {
+		t.Errorf("Forward(prompts/get greet) = %s, %v", raw, err)
+	}
+	if _, err := h.ReadResource(ctx, "g", "peer://missing"); !errors.Is(err, mcpvisor.ErrResourceNotFound) {
+		t.Errorf("ReadResource(peer://missing) = %v, want ErrResourceNotFound", err)
+	}
+
+	mu.Lock()
+	want := []string{
+		`resources/read g "peer://static" true`,
+		`prompts/get g "topic" true`,
+		`prompts/get g "greet" true`,
+		`resources/read g "peer://missing" false`,
+	}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("requests seen by the middleware (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+
+	// The history has each, by method and subject (read once the journal
+	// has committed everything, at Close).
+	h = reopen(t, h, dir, mcpvisor.Options{})
+	recs, err := h.Journal().History(mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryCall, Server: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Method+" "+r.Tool+" "+r.Outcome)
+	}
+	wantHist := []string{"resources/read peer://static ok", "prompts/get topic ok", "prompts/get greet ok", "resources/read peer://missing error"}
+	if diff := cmp.Diff(wantHist, got); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
 	}
 }

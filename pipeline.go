@@ -9,15 +9,25 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// Call is one tool call on its way through the host's call pipeline. The
-// host makes one for every call, whoever makes it (Host.Call, a Session,
-// the gateway, the sidecar), and hands it down the pipeline's stages; a
-// stage may read it, change Arguments, or answer without calling on.
+// Call is one request on its way through the host's request pipeline: a
+// tool call (Method tools/call), or a resources/read, prompts/get or
+// completion/complete made with Host.ReadResource, Host.GetPrompt or
+// Host.Forward. The host makes one for every such request, whoever makes it
+// (Host.Call, a Session, the gateway, the sidecar), and hands it down the
+// pipeline's stages; a stage may read it, change Arguments or Params, or
+// answer without calling on. The stages that only make sense for a tool
+// (grants, arguments, host tools, result decoding, tasks) pass other
+// methods on untouched.
 type Call struct {
+	// Method is the request's MCP method: tools/call, resources/read,
+	// prompts/get or completion/complete.
+	Method string
 	// Tool is the tool's namespaced name with the server's own name for
-	// it, mcp__<server>__<tool>, or one of the host's own tools. A call by
+	// it, mcp__<server>__<tool>, or one of the host's own tools; "" for
+	// another method. A call by
 	// the name a tool is exposed under, when that differs (an unprefixed
 	// server's bare name, or a mapped one: see Tool.Name), gets this name
 	// here, so every stage, the history and the grants see one identity;
@@ -27,10 +37,15 @@ type Call struct {
 	// the tool is exposed under, as a model saw it. "" when they are one.
 	CalledAs string
 	// Server and Name split Tool: the server and the server's own name for
-	// the tool. A host tool has no Server and its own Name.
+	// the tool. A host tool has no Server and its own Name. For another
+	// method, Name is what the request is about: the prompt's name, the
+	// resource's URI ("" for completion/complete).
 	Server, Name string
-	// Arguments is the call's JSON object; nil means {}.
+	// Arguments is a tool call's JSON object; nil means {}.
 	Arguments json.RawMessage
+	// Params is another method's params object, as the client gave it
+	// (nil for tools/call).
+	Params json.RawMessage
 	// Scope is the calling session and stack frame; zero for Host.Call,
 	// which no grant limits.
 	Scope Scope
@@ -57,22 +72,23 @@ type CallFunc func(ctx context.Context, c *Call) (*Result, error)
 // (a tool error for a refused call, say) without calling next.
 type CallMiddleware func(next CallFunc) CallFunc
 
-// pipeline builds the host's call pipeline, outermost stage first:
+// pipeline builds the host's request pipeline, outermost stage first
+// (the stages marked * pass methods other than tools/call on untouched):
 //
-//	trace        a span of the call (Options.TracerProvider)
-//	record       the call history, for every call (Journal.NoCallHistory)
+//	trace        a span of the request (Options.TracerProvider)
+//	record       the history, for every request (Journal.NoCallHistory)
 //	Options.CallMiddleware, in order: the embedder's stages
-//	grants       a session's call needs its tool's group granted
-//	arguments    valid JSON; inputSchema when the server validates arguments
-//	host tools   the host's own tools, answered here
-//	flows        the call's own elicitation and sampling handlers; progress
-//	result       decoding, outputSchema, media files, -32042
-//	tasks        a call the server runs as a task, polled to its end
+//	grants*      a session's call needs its tool's group granted
+//	arguments*   valid JSON; inputSchema when the server validates arguments
+//	host tools*  the host's own tools, answered here
+//	flows        the request's own elicitation and sampling handlers; progress
+//	result*      decoding, outputSchema, media files, -32042
+//	tasks*       a call the server runs as a task, polled to its end
 //	input        input_required answers (2026-07-28): fulfilled, then retried
-//	send         the server actor: the tools/call request itself
+//	send         the server: the request itself
 //
-// Every concern a call must pass through is one stage here, so no early
-// return can skip it.
+// Every concern a request must pass through is one stage here, so no
+// early return can skip it, and no method has a loop of its own.
 func (h *Host) pipeline() CallFunc {
 	stages := []CallMiddleware{h.traceStage, h.recordStage}
 	for _, mw := range h.opts.CallMiddleware {
@@ -110,7 +126,7 @@ func chain(last CallFunc, stages ...CallMiddleware) CallFunc {
 // server's bare name, or a mapped one, becomes the namespaced name with the
 // server's own name for the tool, and is kept as CalledAs.
 func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
-	c := &Call{Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
+	c := &Call{Method: protocol.MethodToolsCall, Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
 	if opts == nil {
 		c.Options = &c.opts // one allocation for both
 	}
@@ -126,6 +142,19 @@ func (h *Host) newCall(scope Scope, tool string, args json.RawMessage, opts *Cal
 	}
 	return c
 }
+
+// newRequest makes the pipeline's record of a request of another method to
+// server; subject is what it is about (Call.Name).
+func (h *Host) newRequest(scope Scope, server, method, subject string, params json.RawMessage, opts *CallOptions) *Call {
+	c := &Call{Method: method, Server: server, Name: subject, Params: params, Scope: scope, Options: opts, Start: time.Now()}
+	if opts == nil {
+		c.Options = &c.opts
+	}
+	return c
+}
+
+// toolCall reports whether c is a tools/call.
+func (c *Call) toolCall() bool { return c.Method == protocol.MethodToolsCall }
 
 // spells reports whether tool is ToolName(server, name), without building
 // that string: the usual call names its tool in full.
@@ -146,6 +175,9 @@ func (h *Host) call(ctx context.Context, scope Scope, tool string, args json.Raw
 // and the server's raw answer is left in c.raw for the stages above.
 func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 	o := c.Options
+	if !c.toolCall() {
+		return nil, h.sendRequest(ctx, c)
+	}
 	ro := &actors.CallOptions{
 		OnProgress:             o.OnProgress,
 		Timeout:                o.Timeout,
@@ -186,6 +218,32 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 		traceSend(ctx, timing, begin, time.Now(), err)
 	}
 	return nil, err
+}
+
+// sendRequest sends a request of another method, with the _meta a tool call
+// carries (callMeta) and an input round's answers; the answer is left in
+// c.raw.
+func (h *Host) sendRequest(ctx context.Context, c *Call) error {
+	params := c.Params
+	if meta := h.callMeta(ctx, c.Server, c.Options.ClientCapabilities); len(meta) > 0 {
+		var err error
+		if params, err = joinParamsMeta(params, meta); err != nil {
+			return err
+		}
+	}
+	var timing *actors.CallTiming
+	var begin time.Time
+	ro := &actors.CallOptions{Timeout: c.Options.Timeout}
+	if tracing.Recording(ctx) {
+		timing, begin = &actors.CallTiming{}, time.Now()
+		ro.Timing = timing
+	}
+	raw, err := h.serverRequest(ctx, c.Server, c.Method, withInput(params, c.input), ro)
+	c.raw = raw
+	if timing != nil {
+		traceSend(ctx, timing, begin, time.Now(), err)
+	}
+	return err
 }
 
 // progressToken is sub's token ("" without one).

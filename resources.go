@@ -214,12 +214,17 @@ func (h *Host) request(ctx context.Context, server, method, subject string, need
 	if err != nil {
 		return opError(server, method, subject, err)
 	}
-	raw, err := h.serverRequest(ctx, server, method, b, nil)
-	for round := 1; err == nil && protocol.IsInputRequired(raw) && inputMethods[method]; round++ {
-		var input json.RawMessage
-		if input, err = h.inputRound(ctx, server, nil, raw, round); err == nil {
-			raw, err = h.serverRequest(ctx, server, method, withInput(b, input), nil)
+	var raw json.RawMessage
+	if inputMethods[method] {
+		// A request a person may be asked about: through the pipeline, so
+		// it is traced, in the history, seen by the embedder's stages, and
+		// its input rounds are the input stage's.
+		var res *Result
+		if res, err = h.calls(ctx, h.newRequest(Scope{}, server, method, subject, b, nil)); err == nil {
+			raw = res.Raw
 		}
+	} else {
+		raw, err = h.serverRequest(ctx, server, method, b, nil)
 	}
 	if err != nil {
 		return opError(server, method, subject, resourceNotFound(method, err))
@@ -234,7 +239,8 @@ func (h *Host) request(ctx context.Context, server, method, subject string, need
 }
 
 // inputMethods are the requests besides tools/call a server may answer
-// with input_required (SEP-2322).
+// with input_required (SEP-2322); they, and completion/complete, pass the
+// request pipeline.
 var inputMethods = map[string]bool{protocol.MethodPromptsGet: true, protocol.MethodResourcesRead: true}
 
 // resourceNotFound puts ErrResourceNotFound on a resources/read refused

@@ -37,7 +37,7 @@ type Result struct {
 	JSON    json.RawMessage `json:"structuredContent,omitempty"` // structuredContent, when the server sent it
 	IsError bool            `json:"isError"`                     // the tool failed; Wire holds its message
 	Content []ContentBlock  `json:"content,omitempty"`           // every block as sent
-	Raw     json.RawMessage `json:"-"`                           // the whole CallToolResult as received
+	Raw     json.RawMessage `json:"-"`                           // the whole CallToolResult as received; for another method (Call.Method), its result, and nothing else is set
 	Media   []MediaFile     `json:"media,omitempty"`             // the media items saved, in content order
 	Task    *TaskInfo       `json:"task,omitempty"`              // a detached task's handle (CallOptions.Detached); Text says so
 	// InputRequired: the server asked for input and CallOptions.PassInput

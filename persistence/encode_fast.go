@@ -42,7 +42,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 	scope := h.Scope != (Scope{})
 	n := 4 // v, seq, time, kind
 	for _, set := range []bool{h.Server != "", h.Transition != "", h.Detail != "", h.PID != 0, len(h.Stderr) > 0,
-		scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
+		h.Method != "", scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
 		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != "", h.Hash != "", len(h.Definition) > 0, h.By != ""} {
 		if set {
 			n++
@@ -71,6 +71,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 			}
 		}
 	}
+	w.strOmit("method", h.Method)
 	if scope {
 		w.key("scope")
 		n := 1

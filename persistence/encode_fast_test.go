@@ -26,6 +26,7 @@ func TestFastEncoders(t *testing.T) {
 		{Seq: 9, Time: at, Kind: HistoryCall, Server: "m", Scope: Scope{Session: "s", Stack: "f"}, Tool: "mcp__m__echo",
 			Duration: 1500 * time.Microsecond, Outcome: "error", Error: "boom", ResultSize: 12,
 			Arguments: []byte(`{"x":1}`), Result: []byte(`{"content":[]}`)},
+		{Seq: 12, Time: at, Kind: HistoryCall, Server: "m", Method: "resources/read", Tool: "file:///a", Outcome: "ok"},
 		{Seq: 10, Time: at, Kind: HistoryGrant, Scope: Scope{Session: "s"}, Group: "config"},
 		{Seq: 11, Time: at, Kind: HistoryTool, Server: "m", Tool: "mcp__m__echo", Transition: "changed",
 			Detail: "description: - a + b", Hash: "sha256:ab", Definition: []byte(`{"name":"echo"}`), By: "cli"},

@@ -149,7 +149,10 @@ type HistoryRecord struct {
 	PID        int      `msgpack:"pid,omitempty" json:"pid,omitempty"`
 	Stderr     []string `msgpack:"stderr,omitempty" json:"stderr,omitempty"` // the last lines before an exit
 
-	// HistoryCall
+	// HistoryCall: a tools/call, or (Method) another request that passed
+	// the host's request pipeline, whose Tool is then what it was about
+	// (the resource's URI, the prompt's name).
+	Method     string        `msgpack:"method,omitempty" json:"method,omitempty"` // "" for tools/call
 	Scope      Scope         `msgpack:"scope,omitempty" json:"scope,omitzero"`
 	Tool       string        `msgpack:"tool,omitempty" json:"tool,omitempty"`          // namespaced, with the server's own name for the tool
 	CalledAs   string        `msgpack:"called_as,omitempty" json:"calledAs,omitempty"` // the name the caller used, when not Tool (a bare or mapped one)

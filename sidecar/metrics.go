@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Metrics is the sidecar's Prometheus instrumentation: call counts and
@@ -127,12 +128,14 @@ func (m *Metrics) Watch(h *mcpvisor.Host) {
 	m.registry.MustRegister(newHostCollector(h))
 }
 
-// CallMiddleware is the stage of the host's call pipeline that observes
-// every call: pass it in mcpvisor.Options.CallMiddleware.
+// CallMiddleware is the stage of the host's request pipeline that observes
+// every tool call: pass it in mcpvisor.Options.CallMiddleware.
 func (m *Metrics) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
 	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
 		res, err := next(ctx, c)
-		m.ObserveCall(c.Server, c.Name, callOutcome(res, err), time.Since(c.Start))
+		if c.Method == protocol.MethodToolsCall { // a resource's URI is no label
+			m.ObserveCall(c.Server, c.Name, callOutcome(res, err), time.Since(c.Start))
+		}
 		return res, err
 	}
 }

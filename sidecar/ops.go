@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/opstats"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // Ops keeps each server's operational figures over the last hour for the
@@ -42,11 +43,12 @@ func NewOps(opts OpsOptions) *Ops {
 }
 
 // CallMiddleware observes every call's outcome and latency: pass it in
-// mcpvisor.Options.CallMiddleware. Host tools are not counted (no server).
+// mcpvisor.Options.CallMiddleware. Host tools are not counted (no server),
+// nor requests other than tools/call.
 func (o *Ops) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
 	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
 		res, err := next(ctx, c)
-		if c.Server != "" {
+		if c.Server != "" && c.Method == protocol.MethodToolsCall {
 			now := time.Now()
 			o.rec.ObserveCall(c.Server, now, now.Sub(c.Start), err != nil || res != nil && res.IsError)
 		}
