@@ -1,9 +1,14 @@
 // Package mcpvisor is an MCP host runtime: it starts, supervises and talks
 // to many MCP servers, and routes namespaced tool calls to them.
 //
-// Every server is an actor that owns its process and its pending requests,
-// so a server that hangs, floods, stops reading or crashes affects only its
-// own calls; status and every other server stay fast. Crashed servers are
+// Every server is an actor that owns its process and its life: the
+// handshake, restarts, timers and every frame that is not a call's answer
+// pass its mailbox, so a server that hangs, floods, stops reading or
+// crashes affects only its own calls; status and every other server stay
+// fast. A call to a ready server skips the mailbox by design: the caller
+// writes its request and takes its response through the connection's
+// pending table, at close to a raw pipe's speed (docs/design.md, "What
+// the mailbox serialises"). Crashed servers are
 // restarted with exponential backoff and jitter, up to a restart intensity
 // limit; stdio servers run in their own process group and are stopped with
 // the spec's ladder (close stdin, SIGTERM, SIGKILL, to the whole group), so
@@ -26,12 +31,14 @@
 // returns. See [Journal].
 //
 // Every call, whoever makes it (Host.Call, a [Session], the gateway, the
-// sidecar), passes through one pipeline of [CallMiddleware] stages: the
-// call history, the embedder's own stages (Options.CallMiddleware), grants,
-// argument checks, the host's own tools, per-call handlers, result shaping
-// and tasks, then the server. Tool, ServerStatus, Event and Result marshal
-// to JSON as MCP spells them, so json.Marshal(host.Tools()) is what a model
-// API takes. [Host.Subscribe] follows the host's events from any time on.
+// sidecar), and every resources/read, prompts/get and forwarded request,
+// passes through one pipeline of [CallMiddleware] stages: tracing, the
+// history, the embedder's own stages (Options.CallMiddleware), grants,
+// argument checks, the host's own tools, per-request handlers, result
+// shaping, tasks and input rounds, then the server. Tool, ServerStatus,
+// Event and Result marshal to JSON as MCP spells them (camelCase, with the
+// host's own fields such as server and available beside MCP's).
+// [Host.Subscribe] follows the host's events from any time on.
 //
 // All Host methods are safe for concurrent use. Errors match the Err*
 // sentinels of this package with errors.Is.
