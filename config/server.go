@@ -101,10 +101,10 @@ type Server struct {
 	MaxTools       int      `json:"maxTools,omitempty"`       // 0: no cap
 	MaxDescription int      `json:"maxDescription,omitempty"` // bytes; 0: the runtime default; -1: no cap
 	// ToolPolicy pins the server's tool definitions: off, warn or hold
-	// (ToolPolicyOff…); "": Options.ToolPolicy.
+	// (mcpvisor.ToolPolicyOff…); "": the host's mcpvisor.Options.ToolPolicy.
 	ToolPolicy string `json:"toolPolicy,omitempty"`
 	// Node, in cluster mode, places the server only on the members
-	// labelled so (ClusterOptions.Labels): a browser or a database where
+	// labelled so (mcpvisor.ClusterOptions.Labels): a browser or a database where
 	// the machine for it is. "": any member.
 	Node string `json:"node,omitempty"`
 
@@ -118,9 +118,9 @@ type Server struct {
 	// such servers may not expose the same name, nor may one expose a
 	// host tool's name or one that reads as mcp__<x>__<y>: with the
 	// tools known (the last catalog), Register, Open and SetEnabled
-	// refuse it with ErrNameCollision; a collision found when a server
+	// refuse it with mcpvisor.ErrNameCollision; a collision found when a server
 	// lists its tools hides the later-registered server's tool, with a
-	// warning in its status (see Host.ResolveTool).
+	// warning in its status (see mcpvisor.Host.ResolveTool).
 	Prefix *bool `json:"prefix,omitempty"`
 	// ProtocolVersion pins the protocol revision spoken to the server.
 	// "": the era is detected (server/discover, else initialize). One of
@@ -132,12 +132,12 @@ type Server struct {
 	// config error.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// Activate puts the server's tools in every session from the start,
-	// as Options.AlwaysOn does (mcpvisor serve|stdio --activate): a
+	// as mcpvisor.Options.AlwaysOn does (mcpvisor serve|stdio --activate): a
 	// client need not call activate_tools first. One-shot clients (a new
 	// session per call) need it.
 	Activate bool `json:"activate,omitempty"`
 	// Limits bound a stdio server's resources: memory, cpu, processes
-	// (see ServerLimits). nil: none.
+	// (see Limits). nil: none.
 	Limits *Limits `json:"limits,omitempty"`
 }
 
