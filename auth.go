@@ -501,7 +501,7 @@ func (h *Host) authorizeUnstarted(rec persistence.ServerRecord) {
 	if err != nil {
 		return
 	}
-	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
+	spec, err := serverSpec(sc, h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvisor/mcpvisor/actors"
-	"github.com/mcpvisor/mcpvisor/internal/configfile"
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 )
 
@@ -484,9 +483,9 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseConfig("", []byte(tt.json), cfgLookup(tt.env))
+			got, err := config.Parse([]byte(tt.json), config.Options{Lookup: cfgLookup(tt.env)})
 			if err == nil {
-				t.Fatalf("parseConfig = %+v, want an error", got)
+				t.Fatalf("Parse = %+v, want an error", got)
 			}
 			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
 				t.Errorf("error lines (-want +got):\n%s", diff)
@@ -566,9 +565,9 @@ func TestParseConfigWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseConfig("", []byte(tt.json), cfgLookup(map[string]string{"HOME": "/home/u"}))
+			got, err := config.Parse([]byte(tt.json), config.Options{Lookup: cfgLookup(map[string]string{"HOME": "/home/u"})})
 			if err != nil {
-				t.Fatalf("parseConfig: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			if diff := cmp.Diff(tt.want, got.Warnings); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
@@ -639,9 +638,9 @@ func TestParseConfigFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseConfig("", []byte(tt.json), nil)
+			got, err := config.Parse([]byte(tt.json), config.Options{Lookup: cfgLookup(nil)})
 			if err != nil {
-				t.Fatalf("parseConfig: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			if diff := cmp.Diff(tt.want, got.Servers); diff != "" {
 				t.Errorf("servers (-want +got):\n%s", diff)
@@ -683,7 +682,7 @@ func TestParseConfigJSONC(t *testing.T) {
 }
 
 func TestParseConfigNamesTheFile(t *testing.T) {
-	_, err := parseConfig("mcp.json", []byte("null"), nil)
+	_, err := config.Parse([]byte("null"), config.Options{Path: "mcp.json", Lookup: cfgLookup(nil)})
 	want := []string{`config: mcp.json: top level is null, want an object`}
 	if diff := cmp.Diff(want, cfgErrLines(err)); diff != "" {
 		t.Errorf("error lines (-want +got):\n%s", diff)
@@ -805,7 +804,7 @@ func TestServerConfigJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseConfig("mcpvisor.json", data, cfgLookup(map[string]string{"TICKETS_TOKEN": "t"}))
+	cfg, err := config.Parse(data, config.Options{Path: "mcpvisor.json", Lookup: cfgLookup(map[string]string{"TICKETS_TOKEN": "t"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -821,7 +820,7 @@ func TestServerConfigJSONRoundTrip(t *testing.T) {
 				t.Fatalf("Unmarshal(%s): %v", data, err)
 			}
 			want := sc
-			if tr, ok := sc.transport(); ok {
+			if tr, ok := sc.Transport(); ok {
 				want.Type = string(tr)
 			}
 			if diff := cmp.Diff(want, back); diff != "" {
@@ -955,7 +954,7 @@ func TestTimeoutFloor(t *testing.T) {
 	if err := sc.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `field "timeout": 1ns is shorter than 1ms`) {
 		t.Errorf("Validate: %v", err)
 	}
-	if _, err := sc.spec(nil, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `field "timeout"`) {
+	if _, err := serverSpec(sc, nil, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `field "timeout"`) {
 		t.Errorf("spec: %v", err)
 	}
 }
@@ -1024,7 +1023,7 @@ func TestSpecStdio(t *testing.T) {
 		MaxTools:       4,
 		MaxDescription: -1,
 	}
-	got, err := sc.spec(cfgLookup(vars), environ)
+	got, err := serverSpec(sc, cfgLookup(vars), environ)
 	if err != nil {
 		t.Fatalf("Spec: %v", err)
 	}
@@ -1041,7 +1040,7 @@ func TestSpecStdio(t *testing.T) {
 	t.Run("inheritEnv", func(t *testing.T) {
 		sc := ServerConfig{Name: "a", Command: "x", InheritEnv: true, Env: map[string]string{"PATH": "/opt/bin", "EXTRA": "1"}}
 		// The key to the host's secret store is never inherited.
-		got, err := sc.spec(nil, append(slices.Clone(environ), "MCPVISOR_SECRET_KEY=k", "MCPVISOR_SECRET_KEY_FILE=/k"))
+		got, err := serverSpec(sc, nil, append(slices.Clone(environ), "MCPVISOR_SECRET_KEY=k", "MCPVISOR_SECRET_KEY_FILE=/k"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1055,7 +1054,7 @@ func TestSpecStdio(t *testing.T) {
 		}
 	})
 	t.Run("no overrides", func(t *testing.T) {
-		got, err := ServerConfig{Name: "a", Command: "x"}.spec(nil, environ)
+		got, err := serverSpec(ServerConfig{Name: "a", Command: "x"}, nil, environ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1075,7 +1074,7 @@ func TestSpecRemote(t *testing.T) {
 		AllowPrivate: true,
 		Enabled:      true,
 	}
-	got, err := sc.spec(cfgLookup(map[string]string{"TICKETS_TOKEN": "t0k"}), []string{"PATH=/usr/bin"})
+	got, err := serverSpec(sc, cfgLookup(map[string]string{"TICKETS_TOKEN": "t0k"}), []string{"PATH=/usr/bin"})
 	if err != nil {
 		t.Fatalf("Spec: %v", err)
 	}
@@ -1092,7 +1091,7 @@ func TestSpecRemote(t *testing.T) {
 	}
 
 	sse := ServerConfig{Name: "events", URL: "https://x.example/sse"}
-	if got, err := sse.spec(nil, nil); err != nil || got.Transport != actors.TransportSSE {
+	if got, err := serverSpec(sse, nil, nil); err != nil || got.Transport != actors.TransportSSE {
 		t.Errorf("spec(%+v) = %v, %v; want an sse spec", sse, got.Transport, err)
 	}
 }
@@ -1128,7 +1127,7 @@ func TestSpecOAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.sc.spec(cfgLookup(vars), nil)
+			got, err := serverSpec(tt.sc, cfgLookup(vars), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1178,7 +1177,7 @@ func TestSealSecretsOAuth(t *testing.T) {
 		}
 		return cfgLookup(map[string]string{"WORKLOAD_JWT": "jwt"})(name)
 	}
-	spec, err := sealed.spec(lookup, nil)
+	spec, err := serverSpec(sealed, lookup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1231,7 +1230,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.sc.spec(cfgLookup(tt.vars), nil)
+			_, err := serverSpec(tt.sc, cfgLookup(tt.vars), nil)
 			if diff := cmp.Diff(tt.want, cfgErrLines(err)); diff != "" {
 				t.Errorf("Spec error lines (-want +got):\n%s", diff)
 			}
@@ -1282,7 +1281,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"url": "https://h/mcp", "headersHelper": "h ${A}", "oauth": {"scopes": ["x", "y"], "callbackPort": 1, "grantType": "jwt_bearer", "assertion": "${EMPTY:-j}", "clientMetadataUrl": "https://c/${A}"}}}}`))
 	lookup := cfgLookup(map[string]string{"A": "1", "EMPTY": ""})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := parseConfig("fuzz.json", data, lookup)
+		cfg, err := config.Parse(data, config.Options{Path: "fuzz.json", Lookup: lookup})
 		if err != nil {
 			if !errors.Is(err, ErrConfig) {
 				t.Fatalf("error is not an ErrConfig: %v", err)
@@ -1302,7 +1301,7 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("round trip through %s (-want +got):\n%s", out, diff)
 			}
 			if sc.Enabled {
-				if _, err := sc.spec(lookup, nil); err != nil {
+				if _, err := serverSpec(sc, lookup, nil); err != nil {
 					t.Fatalf("an enabled server that loads has no Spec: %v", err)
 				}
 			}
@@ -1310,61 +1309,14 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-// TestServerConfigEntryCarriesEveryField fills every field of a
-// ServerConfig and checks that the file format's view of it gives back the
-// same value: a field added to one struct and not to the other, or not
-// copied, fails here.
-func TestServerConfigEntryCarriesEveryField(t *testing.T) {
-	var sc ServerConfig
-	var fill func(v reflect.Value)
-	fill = func(v reflect.Value) {
-		for i := 0; i < v.NumField(); i++ {
-			f, name := v.Field(i), v.Type().Field(i).Name
-			switch f.Kind() {
-			case reflect.String:
-				f.SetString(name)
-			case reflect.Bool:
-				f.SetBool(true)
-			case reflect.Int, reflect.Int64:
-				f.SetInt(int64(i + 1))
-			case reflect.Float64:
-				f.SetFloat(float64(i) + 0.5)
-			case reflect.Slice:
-				f.Set(reflect.ValueOf([]string{name}))
-			case reflect.Map:
-				f.Set(reflect.ValueOf(map[string]string{"k": name}))
-			case reflect.Pointer:
-				f.Set(reflect.New(f.Type().Elem()))
-				switch f.Elem().Kind() {
-				case reflect.Struct:
-					fill(f.Elem())
-				case reflect.Bool: // *bool: set, and to the value that differs from nil's meaning
-				default:
-					t.Fatalf("field %s: kind *%s not filled by this test", name, f.Elem().Kind())
-				}
-			default:
-				t.Fatalf("field %s: kind %s not filled by this test", name, f.Kind())
-			}
-		}
-	}
-	v := reflect.ValueOf(&sc).Elem()
-	fill(v)
-	if n := reflect.TypeOf(configfile.Server{}).NumField(); n != v.NumField() {
-		t.Errorf("configfile.Server has %d fields, ServerConfig %d", n, v.NumField())
-	}
-	if diff := cmp.Diff(sc, fromEntry(sc.entry())); diff != "" {
-		t.Errorf("fromEntry(entry()) (-want +got):\n%s", diff)
-	}
-}
-
 // "prefix" and "protocolVersion" reach the runtime's spec, and bad values
 // are config errors naming the server and the field.
 func TestPrefixAndProtocolVersion(t *testing.T) {
-	cfg, err := parseConfig("", []byte(`{"mcpServers": {
+	cfg, err := config.Parse([]byte(`{"mcpServers": {
 		"plain": {"command": "x"},
 		"on": {"command": "x", "prefix": true},
 		"bare": {"command": "x", "prefix": false, "protocolVersion": "2025-06-18"},
-		"modern": {"url": "https://x.example/mcp", "protocolVersion": "2026-07-28"}}}`), nil)
+		"modern": {"url": "https://x.example/mcp", "protocolVersion": "2026-07-28"}}}`), config.Options{Lookup: cfgLookup(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1374,7 +1326,7 @@ func TestPrefixAndProtocolVersion(t *testing.T) {
 	}
 	var got []view
 	for _, sc := range cfg.Servers {
-		spec, err := sc.spec(nil, nil)
+		spec, err := serverSpec(sc, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: spec: %v", sc.Name, err)
 		}
@@ -1400,7 +1352,7 @@ func TestPrefixAndProtocolVersion(t *testing.T) {
 		{"version not a string", `{"command": "x", "protocolVersion": true}`, `config: server "s": field "protocolVersion": want a string, got a boolean`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig("", []byte(`{"mcpServers": {"s": `+tt.entry+`}}`), nil)
+			_, err := config.Parse([]byte(`{"mcpServers": {"s": `+tt.entry+`}}`), config.Options{Lookup: cfgLookup(nil)})
 			if diff := cmp.Diff([]string{tt.want}, cfgErrLines(err)); diff != "" {
 				t.Errorf("error lines (-want +got):\n%s", diff)
 			}
@@ -1730,14 +1682,14 @@ func TestLoadConfigs(t *testing.T) {
 // one without an answer is an error naming it.
 func TestSpecInput(t *testing.T) {
 	sc := ServerConfig{Name: "a", Command: "x", Env: map[string]string{"KEY": "${input:api-key}"}}
-	spec, err := sc.spec(cfgLookup(map[string]string{"input:api-key": "s3cret"}), nil)
+	spec, err := serverSpec(sc, cfgLookup(map[string]string{"input:api-key": "s3cret"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(spec.Env, "KEY=s3cret") {
 		t.Errorf("Env = %q, want KEY=s3cret", spec.Env)
 	}
-	_, err = sc.spec(nil, nil)
+	_, err = serverSpec(sc, nil, nil)
 	if diff := cmp.Diff([]string{`config: server "a": field "env.KEY": input "api-key" has no answer`}, cfgErrLines(err)); diff != "" {
 		t.Errorf("error lines (-want +got):\n%s", diff)
 	}

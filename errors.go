@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/mcpvisor/mcpvisor/actors"
-	"github.com/mcpvisor/mcpvisor/internal/configfile"
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
@@ -70,7 +70,7 @@ var (
 
 	// ErrConfig is wrapped by every error that reports an invalid
 	// configuration, including JSON syntax errors.
-	ErrConfig = configfile.ErrInvalid
+	ErrConfig = config.ErrInvalid
 	// ErrNameCollision: servers with "prefix": false would expose one tool
 	// name twice, or one that is a host tool's or reads as
 	// mcp__<x>__<y>. Register, Open and SetEnabled refuse it when the

@@ -455,7 +455,7 @@ func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec,
 		h.mu.Unlock()
 		return placeholder(sc), nil
 	}
-	spec, err := sc.spec(h.lookupFor(sc.Name), h.opts.Environ)
+	spec, err := serverSpec(sc, h.lookupFor(sc.Name), h.opts.Environ)
 	if err != nil && sc.Enabled {
 		return actors.ServerSpec{}, err
 	}

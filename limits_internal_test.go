@@ -7,12 +7,19 @@ import (
 )
 
 func TestServerLimitsForTheRuntime(t *testing.T) {
-	var none *ServerLimits
-	if got := none.runtime(); !got.IsZero() {
-		t.Errorf("no limits: %+v", got)
+	none, err := serverSpec(ServerConfig{Name: "s", Command: "x"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	l := &ServerLimits{Memory: 512 << 20, CPU: 0.5, Processes: 64}
-	if got, want := l.runtime(), (supervision.Limits{Memory: 512 << 20, CPU: 0.5, Processes: 64}); got != want {
-		t.Errorf("runtime() = %+v, want %+v", got, want)
+	if !none.Limits.IsZero() {
+		t.Errorf("no limits: %+v", none.Limits)
+	}
+	sc := ServerConfig{Name: "s", Command: "x", Limits: &ServerLimits{Memory: 512 << 20, CPU: 0.5, Processes: 64}}
+	spec, err := serverSpec(sc, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (supervision.Limits{Memory: 512 << 20, CPU: 0.5, Processes: 64}); spec.Limits != want {
+		t.Errorf("spec.Limits = %+v, want %+v", spec.Limits, want)
 	}
 }

@@ -160,7 +160,7 @@ func serverRecord(sc ServerConfig, origin string, now time.Time) (persistence.Se
 	if err != nil {
 		return persistence.ServerRecord{}, fmt.Errorf("registry: server %q: %w", sc.Name, err)
 	}
-	t, _ := sc.transport()
+	t, _ := sc.Transport()
 	return persistence.ServerRecord{
 		Name: sc.Name, Origin: origin, Enabled: sc.Enabled, Transport: string(t),
 		Description: sc.Description, FriendlyName: sc.FriendlyName, Config: cfg,

@@ -10,13 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // ConfigGroup is the reserved tool group of the host's own management tools
 // (registering and toggling servers), for platforms that let a model manage
 // its servers. No server may be named so.
-const ConfigGroup = "config"
+const ConfigGroup = config.ReservedName
 
 // Scope is who holds grants: a session (a root agent, Stack "") or one stack
 // frame within a session (a sub-agent).

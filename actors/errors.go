@@ -1,11 +1,15 @@
 package actors
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mcpvisor/mcpvisor/config"
+)
 
 // Sentinel errors. Callers test them with errors.Is; the runtime wraps them
 // with the server, tool and reason.
 var (
-	ErrInvalidServerName = errors.New("invalid server name")
+	ErrInvalidServerName = config.ErrInvalidServerName
 	ErrUnknownTool       = errors.New("unknown tool")
 	ErrUnknownServer     = errors.New("unknown server")
 	ErrUnavailable       = errors.New("server unavailable")

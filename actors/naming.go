@@ -3,12 +3,13 @@ package actors
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpvisor/mcpvisor/config"
 )
 
 // ToolPrefix starts every namespaced tool name: mcp__<server>__<tool>.
@@ -25,20 +26,9 @@ const nameHashLen = 8
 
 // ValidateServerName reports whether name can be used as a server name:
 // non-empty, only [A-Za-z0-9_-], and no "__" (the namespace separator).
-func ValidateServerName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidServerName)
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !safeByte(c) {
-			return fmt.Errorf("%w: %q has %q (allowed: letters, digits, '_' and '-')", ErrInvalidServerName, name, c)
-		}
-	}
-	if strings.Contains(name, "__") {
-		return fmt.Errorf("%w: %q contains \"__\", the namespace separator", ErrInvalidServerName, name)
-	}
-	return nil
-}
+// The rule is the configuration's (config.ValidateServerName), so that a
+// name a file accepts is one the runtime accepts.
+func ValidateServerName(name string) error { return config.ValidateServerName(name) }
 
 // ToolName returns the namespaced name mcp__<server>__<tool>.
 func ToolName(server, tool string) string {

@@ -5,16 +5,18 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
+	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
-// Transport names how the host reaches a server.
-type Transport string
+// Transport names how the host reaches a server. It is protocol's, so
+// that the configuration (a lower floor) and the runtime name it alike.
+type Transport = protocol.Transport
 
 const (
-	TransportStdio Transport = "stdio"
-	TransportHTTP  Transport = "http"
-	TransportSSE   Transport = "sse"
+	TransportStdio = protocol.TransportStdio
+	TransportHTTP  = protocol.TransportHTTP
+	TransportSSE   = protocol.TransportSSE
 )
 
 // Defaults applied by ServerSpec.WithDefaults.

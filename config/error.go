@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 // Error is one problem in a configuration. Its message is one line
 // naming the server and field; it wraps ErrInvalid and, when set, the
-// underlying cause (e.g. actors.ErrInvalidServerName, *json.SyntaxError).
+// underlying cause (e.g. ErrInvalidServerName, *json.SyntaxError).
 type Error struct {
 	server string // "" when not known
 	field  string // "" when the problem is not one field's, else e.g. "args[2]", "env.TOKEN"
@@ -60,16 +60,16 @@ func (e *Error) topField() string {
 
 // Errorf returns the problem with server's field ("" for the entry as a
 // whole), its message formatted as by fmt.Sprintf.
-func Errorf(server, field, format string, args ...any) *Error {
+func newError(server, field, format string, args ...any) *Error {
 	return &Error{server: server, field: field, msg: fmt.Sprintf(format, args...)}
 }
 
 func (c Server) errorf(field, format string, args ...any) *Error {
-	return Errorf(c.Name, field, format, args...)
+	return newError(c.Name, field, format, args...)
 }
 
 // Join joins errs with errors.Join, one line each; nil when there are none.
-func Join(errs []*Error) error {
+func joinErrors(errs []*Error) error {
 	if len(errs) == 0 {
 		return nil
 	}

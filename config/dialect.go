@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"os"
@@ -8,48 +8,48 @@ import (
 	"time"
 )
 
-// Dialect is the agent tool whose file a configuration is. The tools
-// agree on most of the format; a Dialect decides the few things they do
+// toolDialect is the agent tool whose file a configuration is. The tools
+// agree on most of the format; a toolDialect decides the few things they do
 // not: the file's syntax, where its servers are, the unit of a number
 // "timeout", what a "url" without a "type" speaks, and which variable
 // spellings are resolved when the file loads.
-type Dialect string
+type toolDialect string
 
 const (
-	// DialectJSON is the common format: Claude Code's .mcp.json, Claude
+	// dialectJSON is the common format: Claude Code's .mcp.json, Claude
 	// Desktop's claude_desktop_config.json, mcpvisor's own fields. A number
 	// "timeout" is milliseconds; a "url" without a "type" is sse when its
 	// path ends in /sse, http otherwise.
-	DialectJSON Dialect = "json"
-	// DialectVSCode is VS Code's .vscode/mcp.json: "servers" and "inputs";
+	dialectJSON toolDialect = "json"
+	// dialectVSCode is VS Code's .vscode/mcp.json: "servers" and "inputs";
 	// ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome},
 	// ${pathSeparator} and ${/} are resolved when the file loads.
-	DialectVSCode Dialect = "vscode"
-	// DialectCursor is Cursor's .cursor/mcp.json: as JSON, with VS Code's
+	dialectVSCode toolDialect = "vscode"
+	// dialectCursor is Cursor's .cursor/mcp.json: as JSON, with VS Code's
 	// predefined variables resolved when the file loads.
-	DialectCursor Dialect = "cursor"
-	// DialectGemini is Gemini CLI's settings.json: $VAR is ${VAR}, a "url"
+	dialectCursor toolDialect = "cursor"
+	// dialectGemini is Gemini CLI's settings.json: $VAR is ${VAR}, a "url"
 	// without a "type" is sse ("httpUrl" is http), and a tool in both
 	// "includeTools" and "excludeTools" is excluded.
-	DialectGemini Dialect = "gemini"
-	// DialectWindsurf is Windsurf's mcp_config.json ("serverUrl").
-	DialectWindsurf Dialect = "windsurf"
-	// DialectCline is Cline's cline_mcp_settings.json: a number "timeout"
+	dialectGemini toolDialect = "gemini"
+	// dialectWindsurf is Windsurf's mcp_config.json ("serverUrl").
+	dialectWindsurf toolDialect = "windsurf"
+	// dialectCline is Cline's cline_mcp_settings.json: a number "timeout"
 	// is seconds, and a "url" without a "type" is sse.
-	DialectCline Dialect = "cline"
-	// DialectRoo is Roo Code's .roo/mcp.json or mcp_settings.json, read as
+	dialectCline toolDialect = "cline"
+	// dialectRoo is Roo Code's .roo/mcp.json or mcp_settings.json, read as
 	// Cline's.
-	DialectRoo Dialect = "roo"
-	// DialectZed is Zed's settings.json: servers in "context_servers".
-	DialectZed Dialect = "zed"
-	// DialectCodex is Codex's config.toml: [mcp_servers.NAME] tables in
+	dialectRoo toolDialect = "roo"
+	// dialectZed is Zed's settings.json: servers in "context_servers".
+	dialectZed toolDialect = "zed"
+	// dialectCodex is Codex's config.toml: [mcp_servers.NAME] tables in
 	// Codex's field names, and a tool in both "enabled_tools" and
 	// "disabled_tools" is excluded.
-	DialectCodex Dialect = "codex"
-	// DialectContinue is Continue's YAML: a config.yaml or a block in
+	dialectCodex toolDialect = "codex"
+	// dialectContinue is Continue's YAML: a config.yaml or a block in
 	// .continue/mcpServers, its "mcpServers" a list of named blocks;
 	// ${{ secrets.NAME }} is ${NAME}.
-	DialectContinue Dialect = "continue"
+	dialectContinue toolDialect = "continue"
 )
 
 // syntax is a file's concrete syntax.
@@ -61,36 +61,36 @@ const (
 	syntaxYAML
 )
 
-func (d Dialect) syntax() syntax {
+func (d toolDialect) syntax() syntax {
 	switch d {
-	case DialectCodex:
+	case dialectCodex:
 		return syntaxTOML
-	case DialectContinue:
+	case dialectContinue:
 		return syntaxYAML
 	}
 	return syntaxJSON
 }
 
 // file names the dialect's file for messages.
-func (d Dialect) file() string {
+func (d toolDialect) file() string {
 	switch d {
-	case DialectVSCode:
+	case dialectVSCode:
 		return "VS Code's .vscode/mcp.json"
-	case DialectCursor:
+	case dialectCursor:
 		return "Cursor's .cursor/mcp.json"
-	case DialectGemini:
+	case dialectGemini:
 		return "Gemini CLI's settings.json"
-	case DialectWindsurf:
+	case dialectWindsurf:
 		return "Windsurf's mcp_config.json"
-	case DialectCline:
+	case dialectCline:
 		return "Cline's cline_mcp_settings.json"
-	case DialectRoo:
+	case dialectRoo:
 		return "Roo Code's .roo/mcp.json"
-	case DialectZed:
+	case dialectZed:
 		return "Zed's settings.json"
-	case DialectCodex:
+	case dialectCodex:
 		return "Codex's config.toml"
-	case DialectContinue:
+	case dialectContinue:
 		return "Continue's YAML"
 	}
 	return "an mcpServers JSON file"
@@ -98,13 +98,13 @@ func (d Dialect) file() string {
 
 // predefinedVariables reports whether VS Code's predefined variables
 // (${workspaceFolder} and the like) are resolved in the dialect's files.
-func (d Dialect) predefinedVariables() bool {
-	return d == DialectVSCode || d == DialectCursor
+func (d toolDialect) predefinedVariables() bool {
+	return d == dialectVSCode || d == dialectCursor
 }
 
 // timeoutUnit is what a number "timeout" counts.
-func (d Dialect) timeoutUnit() time.Duration {
-	if d == DialectCline || d == DialectRoo {
+func (d toolDialect) timeoutUnit() time.Duration {
+	if d == dialectCline || d == dialectRoo {
 		return time.Second
 	}
 	return time.Millisecond
@@ -112,9 +112,9 @@ func (d Dialect) timeoutUnit() time.Duration {
 
 // urlType is the type of an entry with a "url", no "type" and no
 // "command", when the dialect fixes it; "" infers it from the url.
-func (d Dialect) urlType() string {
+func (d toolDialect) urlType() string {
 	switch d {
-	case DialectGemini, DialectCline, DialectRoo:
+	case dialectGemini, dialectCline, dialectRoo:
 		return "sse"
 	}
 	return ""
@@ -123,13 +123,13 @@ func (d Dialect) urlType() string {
 // excludeWins reports whether a tool the dialect's file both includes
 // and excludes is excluded, as Gemini CLI and Codex document, rather than
 // an error.
-func (d Dialect) excludeWins() bool {
-	return d == DialectGemini || d == DialectCodex
+func (d toolDialect) excludeWins() bool {
+	return d == dialectGemini || d == dialectCodex
 }
 
 // allowPrivateFix is how the dialect writes "allowPrivate": true in an
 // entry, for the warning about a loopback or private url.
-func (d Dialect) allowPrivateFix(server string) string {
+func (d toolDialect) allowPrivateFix(server string) string {
 	switch d.syntax() {
 	case syntaxTOML:
 		return "add allowPrivate = true to [mcp_servers." + server + "]"
@@ -143,35 +143,35 @@ func (d Dialect) allowPrivateFix(server string) string {
 // (.toml is Codex's, .yaml and .yml Continue's) and the names the tools
 // give their files. ok is false when the path says nothing (a JSON file of
 // another name), and the content decides (dialectFromContent).
-func dialectFromPath(path string) (d Dialect, ok bool) {
+func dialectFromPath(path string) (d toolDialect, ok bool) {
 	if path == "" {
-		return DialectJSON, false
+		return dialectJSON, false
 	}
 	base := filepath.Base(path)
 	dir := filepath.Base(filepath.Dir(path))
 	switch strings.ToLower(filepath.Ext(base)) {
 	case ".toml":
-		return DialectCodex, true
+		return dialectCodex, true
 	case ".yaml", ".yml":
-		return DialectContinue, true
+		return dialectContinue, true
 	}
 	switch {
 	case base == "mcp.json" && dir == ".vscode":
-		return DialectVSCode, true
+		return dialectVSCode, true
 	case base == "mcp.json" && dir == ".cursor":
-		return DialectCursor, true
+		return dialectCursor, true
 	case base == "settings.json" && dir == ".gemini":
-		return DialectGemini, true
+		return dialectGemini, true
 	case base == "mcp.json" && dir == ".roo", base == "mcp_settings.json":
-		return DialectRoo, true
+		return dialectRoo, true
 	case base == "cline_mcp_settings.json":
-		return DialectCline, true
+		return dialectCline, true
 	case base == "mcp_config.json":
-		return DialectWindsurf, true
+		return dialectWindsurf, true
 	case base == "settings.json" && (dir == ".zed" || dir == "zed"):
-		return DialectZed, true
+		return dialectZed, true
 	}
-	return DialectJSON, false
+	return dialectJSON, false
 }
 
 // geminiSettings are top-level keys of Gemini CLI's settings.json.
@@ -182,7 +182,7 @@ var geminiSettings = []string{"general", "ui", "model", "tools", "context", "sec
 // "servers" VS Code's, Gemini CLI's settings or an entry's "httpUrl" or
 // "trust" Gemini CLI's, "alwaysAllow" or "autoApprove" Cline's,
 // "watchPaths" Roo Code's, "serverUrl" Windsurf's.
-func dialectFromContent(top []jsonMember) Dialect {
+func dialectFromContent(top []jsonMember) toolDialect {
 	var servers []jsonMember
 	has := map[string]bool{}
 	for _, m := range top {
@@ -193,11 +193,11 @@ func dialectFromContent(top []jsonMember) Dialect {
 	}
 	switch {
 	case has["context_servers"]:
-		return DialectZed
+		return dialectZed
 	case has["servers"] && !has["mcpServers"]:
-		return DialectVSCode
+		return dialectVSCode
 	case slices.ContainsFunc(geminiSettings, func(k string) bool { return has[k] }):
-		return DialectGemini
+		return dialectGemini
 	}
 	fields := map[string]bool{}
 	for _, s := range servers {
@@ -209,15 +209,15 @@ func dialectFromContent(top []jsonMember) Dialect {
 	}
 	switch {
 	case fields["httpUrl"] || fields["trust"]:
-		return DialectGemini
+		return dialectGemini
 	case fields["watchPaths"]:
-		return DialectRoo
+		return dialectRoo
 	case fields["alwaysAllow"] || fields["autoApprove"]:
-		return DialectCline
+		return dialectCline
 	case fields["serverUrl"]:
-		return DialectWindsurf
+		return dialectWindsurf
 	}
-	return DialectJSON
+	return dialectJSON
 }
 
 // toolDirs are the directories agent tools keep a project's settings in:
@@ -252,7 +252,7 @@ var serverKeys = []string{"mcpServers", "servers", "context_servers"}
 
 // noServersError is the error for a file that names none of the keys
 // that hold servers.
-func noServersError(name string, d Dialect) *Error {
+func noServersError(name string, d toolDialect) *Error {
 	where := "no MCP servers found"
 	if name != "" {
 		where += " in " + name

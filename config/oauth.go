@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"errors"
@@ -10,42 +10,81 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 )
 
-// OAuth is a remote server's "oauth" object, in Claude Code's field names.
-// String fields keep their ${...} references as written. The fields mean
-// what their namesakes in the root package's OAuthConfig mean, and are
-// declared in the same order with the same types, so that one converts to
-// the other.
+// OAuth is an http or sse server's "oauth" object, in Claude Code's
+// field names, so that its .mcp.json loads unchanged. Every field is
+// optional: the zero value discovers the authorization server, registers
+// dynamically and signs a person in. String fields may hold ${...}
+// references; secrets registered through the API are kept out of the
+// journal (see the host's Register).
 type OAuth struct {
-	ClientID     string
-	ClientSecret string
-	// Scopes is space-separated; an array in the file is joined with spaces.
-	Scopes                  string
-	CallbackPort            int
-	AuthServerMetadataURL   string
-	ClientMetadataURL       string
-	GrantType               string
-	TokenEndpointAuthMethod string
-	PrivateKey              string
-	SigningAlg              string
-	KeyID                   string
-	DPoP                    bool
-	ClientName              string
-	IDPTokenEndpoint        string
-	IDPClientID             string
-	IDPClientSecret         string
-	IDToken                 string
-	Assertion               string
-	PerUser                 bool
+	// ClientID is a client registered with the authorization server in
+	// advance; empty: a Client ID Metadata Document (ClientMetadataURL) or
+	// dynamic registration.
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecret is ClientID's secret; empty for a public client.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes are requested instead of those discovery would choose,
+	// space-separated. The file may also give an array of strings.
+	Scopes string `json:"scopes,omitempty"`
+	// CallbackPort fixes the port of the sign-in redirect URI,
+	// http://localhost:PORT/callback (1 to 65535); 0: a free port per
+	// sign-in.
+	CallbackPort int `json:"callbackPort,omitempty"`
+	// AuthServerMetadataURL is the authorization server's metadata
+	// (RFC 8414), skipping discovery: an https url, or http on a loopback
+	// host.
+	AuthServerMetadataURL string `json:"authServerMetadataUrl,omitempty"`
+	// ClientMetadataURL is this client's Client ID Metadata Document, used
+	// as its client_id where the server supports that: an https url with a
+	// path.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
+	// GrantType is authorization_code (the default: a person signs in),
+	// client_credentials (machine to machine; needs ClientID) or
+	// urn:ietf:params:oauth:grant-type:jwt-bearer, also written jwt_bearer
+	// (an assertion exchanged for a token; needs Assertion, or
+	// IDPTokenEndpoint and IDToken).
+	GrantType string `json:"grantType,omitempty"`
+	// TokenEndpointAuthMethod overrides how the client authenticates to
+	// the token endpoint: client_secret_basic, client_secret_post, none or
+	// private_key_jwt (needs PrivateKey).
+	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod,omitempty"`
+	// PrivateKey (PEM) signs private_key_jwt client assertions.
+	PrivateKey string `json:"privateKey,omitempty"`
+	// SigningAlg is the assertions' algorithm (ES256, ES384, RS256, PS256,
+	// EdDSA, ...); empty: chosen from the key.
+	SigningAlg string `json:"signingAlg,omitempty"`
+	// KeyID is sent as the assertions' kid.
+	KeyID string `json:"keyId,omitempty"`
+	// DPoP asks for DPoP-bound tokens (RFC 9449) even where the server does
+	// not require them.
+	DPoP bool `json:"dpop,omitempty"`
+	// ClientName is sent in dynamic registrations.
+	ClientName string `json:"clientName,omitempty"`
+	// IDPTokenEndpoint, IDPClientID, IDPClientSecret and IDToken configure
+	// enterprise-managed authorization: IDToken, from the identity
+	// provider, is exchanged at its token endpoint (an https url, or http on
+	// a loopback host) for an assertion the jwt-bearer grant presents.
+	IDPTokenEndpoint string `json:"idpTokenEndpoint,omitempty"`
+	IDPClientID      string `json:"idpClientId,omitempty"`
+	IDPClientSecret  string `json:"idpClientSecret,omitempty"`
+	IDToken          string `json:"idToken,omitempty"`
+	// Assertion is a JWT the workload already holds (workload identity
+	// federation), presented as the jwt-bearer grant's assertion as it is.
+	Assertion string `json:"assertion,omitempty"`
+	// PerUser gives each platform user their own sign-in, token and
+	// connection: a call names its user (the host's CallOptions.User) and goes to that
+	// user's own instance of the server; a call that names none is refused.
+	PerUser bool `json:"perUser,omitempty"`
 }
 
-// GrantJWTBearerAlias is the short spelling of oauth.GrantJWTBearer that
+// grantJWTBearerAlias is the short spelling of oauth.GrantJWTBearer that
 // "grantType" also accepts.
-const GrantJWTBearerAlias = "jwt_bearer"
+const grantJWTBearerAlias = "jwt_bearer"
 
-// NormalizeGrantType maps GrantJWTBearerAlias to oauth.GrantJWTBearer and
+// normalizeGrantType maps grantJWTBearerAlias to oauth.GrantJWTBearer and
 // returns any other grant type unchanged.
-func NormalizeGrantType(g string) string {
-	if g == GrantJWTBearerAlias {
+func normalizeGrantType(g string) string {
+	if g == grantJWTBearerAlias {
 		return oauth.GrantJWTBearer
 	}
 	return g
@@ -205,7 +244,7 @@ func (c Server) validateOAuth(lookup func(string) (string, bool)) []*Error {
 		if strings.ContainsRune(v, 0) {
 			return "", false
 		}
-		out, _, err := Expand(v, lookup, unsetMarker)
+		out, _, err := expandRefs(v, lookup, unsetMarker)
 		if err != nil || strings.Contains(out, unsetMarker) {
 			return "", false
 		}
@@ -213,12 +252,12 @@ func (c Server) validateOAuth(lookup func(string) (string, bool)) []*Error {
 	}
 
 	grant, grantKnown := resolved(o.GrantType)
-	switch grant = NormalizeGrantType(grant); grant {
+	switch grant = normalizeGrantType(grant); grant {
 	case "":
 		grant = oauth.GrantAuthorizationCode
 	case oauth.GrantAuthorizationCode, oauth.GrantClientCredentials, oauth.GrantJWTBearer:
 	default:
-		add("oauth.grantType", "want %s, %s or %s (or %s), got %q", oauth.GrantAuthorizationCode, oauth.GrantClientCredentials, oauth.GrantJWTBearer, GrantJWTBearerAlias, grant)
+		add("oauth.grantType", "want %s, %s or %s (or %s), got %q", oauth.GrantAuthorizationCode, oauth.GrantClientCredentials, oauth.GrantJWTBearer, grantJWTBearerAlias, grant)
 		grantKnown = false
 	}
 	if grantKnown {

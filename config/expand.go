@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Expand expands ${NAME} and ${NAME:-default} in s, shell style: the
+// expandRefs expands ${NAME} and ${NAME:-default} in s, shell style: the
 // default is used when NAME is unset or empty, and may itself hold
 // references. ${env:NAME} (Cursor's and VS Code's spelling) is ${NAME}.
 // ${input:ID} (VS Code's input prompts) is looked up as the name
@@ -14,7 +14,7 @@ import (
 // literal, so "$$" and "$HOME" stay as written. An unset NAME without a
 // default expands to unsetAs and is listed in unset, each name once. err
 // reports a malformed reference.
-func Expand(s string, lookup func(string) (string, bool), unsetAs string) (out string, unset []string, err error) {
+func expandRefs(s string, lookup func(string) (string, bool), unsetAs string) (out string, unset []string, err error) {
 	if !strings.Contains(s, "${") {
 		return s, nil, nil
 	}

@@ -1,8 +1,8 @@
-// Package configfile reads the configuration files that agent tools write
+// Package config reads the configuration files that agent tools write
 // to name their MCP servers, and the ${NAME} references in them.
 //
-// Each tool's documented file loads unchanged. A Dialect, told from the
-// file's path or else its content, decides the few things the tools do
+// Each tool's documented file loads unchanged. The file's dialect, told from its
+// path or else its content, decides the few things the tools do
 // not agree on:
 //
 //   - the syntax: JSON with comments and trailing commas; Codex's TOML
@@ -26,21 +26,25 @@
 // mcpvisor's own fields ("prefix", "protocolVersion", "includeTools" and
 // the like) are read in every dialect; fields other tools define are
 // ignored with a warning each. Errors are one line each, naming the server
-// and the field, and wrap ErrInvalid.
+// and the field, and wrap ErrInvalid (*Error).
 //
-//	f, err := configfile.Parse(path, data, configfile.Options{Path: path, Lookup: os.LookupEnv})
-//	for _, w := range f.Warnings { // also when err != nil
+//	cfg, err := config.Load(".mcp.json")
+//	for _, w := range cfg.Warnings { // also when err != nil
 //		log.Print(w)
 //	}
 //	if err != nil {
-//		return err // every problem, joined
+//		return err // every problem, joined; each an *Error naming server and field
 //	}
-//	for _, s := range f.Servers {
+//	for _, s := range cfg.Servers {
 //		t, _ := s.Transport()
 //		fmt.Println(s.Name, t, s.Enabled)
 //	}
 //
-// The root package's Config and ServerConfig are the public face of what
-// Parse returns; the root package also turns an entry into the runtime's
-// spec, expanding its references with Expand.
-package configfile
+// A Server is the entry as declared, its ${...} references kept as
+// written; Server.Expand is the same entry as the host runs it, the
+// references resolved. The root package mcpvisor re-exports these types
+// (ServerConfig is Server, Config is Config, LoadConfig is Load) and turns
+// an expanded entry into the runtime's actors.ServerSpec; this package
+// imports neither, so that a tool that only reads or writes configuration
+// files does not pull in the runtime.
+package config

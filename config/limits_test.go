@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func TestLimitsField(t *testing.T) {
 		{entry: `{"command":"x","limits":{"cpu":1,"cpu":2}}`, wantErr: `"cpu" is given more than once`},
 		{entry: `{"command":"x","limits":512}`, wantErr: `field "limits": want an object`},
 	} {
-		sc, err := Decode([]byte(tc.entry))
+		sc, err := decodeEntry([]byte(tc.entry))
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: error %v, want one containing %q", tc.entry, err, tc.wantErr)
@@ -56,7 +56,7 @@ func TestLimitsValidate(t *testing.T) {
 		{Limits{Processes: -1}, `field "limits": invalid resource limits: processes -1 is negative`},
 	} {
 		l := tc.limits
-		errs := Server{Name: "s", Command: "x", Enabled: true, Limits: &l}.Validate(Options{})
+		errs := Server{Name: "s", Command: "x", Enabled: true, Limits: &l}.validate(Options{})
 		got := ""
 		if len(errs) > 0 {
 			got = errs[0].Error()

@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"bytes"
@@ -77,21 +77,21 @@ func TestExpandVars(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, unset, err := Expand(tt.in, lookupOf(vars), "")
+			got, unset, err := expandRefs(tt.in, lookupOf(vars), "")
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("Expand(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+					t.Fatalf("expandRefs(%q) error = %v, want %q", tt.in, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Expand(%q): %v", tt.in, err)
+				t.Fatalf("expandRefs(%q): %v", tt.in, err)
 			}
 			if got != tt.want {
-				t.Errorf("Expand(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Errorf("expandRefs(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 			if diff := cmp.Diff(tt.unset, unset); diff != "" {
-				t.Errorf("Expand(%q) unset (-want +got):\n%s", tt.in, diff)
+				t.Errorf("expandRefs(%q) unset (-want +got):\n%s", tt.in, diff)
 			}
 		})
 	}
@@ -159,13 +159,10 @@ func FuzzStrip(f *testing.F) {
 
 func TestParseReserved(t *testing.T) {
 	data := []byte(`{"mcpServers": {"config": {"command": "x"}}}`)
-	if _, err := Parse("", data, Options{}); err != nil {
-		t.Errorf("Parse with nothing reserved: %v", err)
-	}
-	_, err := Parse("", data, Options{Reserved: "config"})
+	_, err := parseFile("", data, Options{})
 	want := `config: server "config": the name "config" is reserved for the host's own tool group`
 	if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
-		t.Errorf("Parse with config reserved: %v, want %q wrapping ErrInvalid", err, want)
+		t.Errorf("Parse of a server named %q: %v, want %q wrapping ErrInvalid", ReservedName, err, want)
 	}
 }
 
@@ -176,7 +173,7 @@ func TestDecode(t *testing.T) {
 		wantErr string
 	}{
 		{in: `{"command": "x", "api_key": "k", "disabled": true, "timeout": 1500}`,
-			want: Server{Type: "stdio", Command: "x", APIKey: "k", Timeout: 1500 * time.Millisecond}},
+			want: Server{Type: "stdio", Command: "x", APIKey: "k", Timeout: Duration(1500 * time.Millisecond)}},
 		{in: `{"httpUrl": "https://h/mcp"}`, want: Server{Type: "http", URL: "https://h/mcp", Enabled: true}},
 		{in: `{"type": "streamable-http", "url": "https://h/mcp"}`, want: Server{Type: "http", URL: "https://h/mcp", Enabled: true}},
 		{in: `{"url": "https://h/sse?x=1"}`, want: Server{Type: "sse", URL: "https://h/sse?x=1", Enabled: true}},
@@ -190,7 +187,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := Decode([]byte(tt.in))
+			got, err := decodeEntry([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrInvalid) {
 					t.Fatalf("Decode error = %v, want %q wrapping ErrInvalid", err, tt.wantErr)
@@ -218,7 +215,7 @@ func TestParseOAuth(t *testing.T) {
 			"grantType": "jwt_bearer", "idpTokenEndpoint": "http://127.0.0.1:8081/token", "idToken": "${ID_TOKEN}",
 			"tokenEndpointAuthMethod": "private_key_jwt", "privateKey": "${KEY}", "signingAlg": "ES256", "keyId": "k1", "dpop": true,
 			"clientMetadataUrl": "https://client.example/mcp.json", "authServerMetadataUrl": "https://as.example/.well-known/oauth-authorization-server"}}}}`)
-	f, err := Parse("", data, Options{Lookup: lookupOf(map[string]string{"G_SECRET": "s", "ID_TOKEN": "t", "KEY": "k"})})
+	f, err := parseFile("", data, Options{Lookup: lookupOf(map[string]string{"G_SECRET": "s", "ID_TOKEN": "t", "KEY": "k"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +302,7 @@ func TestParseOAuthErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := `{"mcpServers": {"remote": {"url": "https://x.example/mcp", "oauth": ` + tt.oauth + `}}}`
-			_, err := Parse("", []byte(data), Options{Lookup: lookupOf(tt.vars)})
+			_, err := parseFile("", []byte(data), Options{Lookup: lookupOf(tt.vars)})
 			var want []string
 			for _, w := range tt.want {
 				want = append(want, `config: server "remote": `+w)
@@ -338,7 +335,7 @@ func TestParseHeadersHelper(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := `{"mcpServers": {"remote": {"url": "https://x.example/mcp", "headersHelper": ` + tt.helper + `}}}`
-			_, err := Parse("", []byte(data), Options{})
+			_, err := parseFile("", []byte(data), Options{})
 			var got []string
 			if err != nil {
 				got = strings.Split(err.Error(), "\n")
@@ -370,7 +367,7 @@ func TestParsePrefix(t *testing.T) {
 			if tt.value != "" {
 				entry = `{"command": "x", "prefix": ` + tt.value + `}`
 			}
-			f, err := Parse("", []byte(`{"mcpServers": {"s": `+entry+`}}`), Options{})
+			f, err := parseFile("", []byte(`{"mcpServers": {"s": `+entry+`}}`), Options{})
 			var got []string
 			if err != nil {
 				got = strings.Split(err.Error(), "\n")
@@ -415,7 +412,7 @@ func TestParseProtocolVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("", []byte(`{"mcpServers": {"s": `+tt.entry+`}}`), Options{})
+			_, err := parseFile("", []byte(`{"mcpServers": {"s": `+tt.entry+`}}`), Options{})
 			var got []string
 			if err != nil {
 				got = strings.Split(err.Error(), "\n")

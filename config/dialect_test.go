@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"errors"
@@ -14,28 +14,28 @@ import (
 func TestDialectFromPath(t *testing.T) {
 	tests := []struct {
 		path string
-		want Dialect
+		want toolDialect
 		ok   bool
 	}{
-		{"", DialectJSON, false},
-		{"mcp.json", DialectJSON, false},
-		{"/p/.mcp.json", DialectJSON, false},
-		{"/home/u/Library/Application Support/Claude/claude_desktop_config.json", DialectJSON, false},
-		{"/p/.vscode/mcp.json", DialectVSCode, true},
-		{"/p/.cursor/mcp.json", DialectCursor, true},
-		{"/home/u/.gemini/settings.json", DialectGemini, true},
-		{"/p/.roo/mcp.json", DialectRoo, true},
-		{"/x/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json", DialectRoo, true},
-		{"/x/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", DialectCline, true},
-		{"/home/u/.codeium/windsurf/mcp_config.json", DialectWindsurf, true},
-		{"/home/u/.config/zed/settings.json", DialectZed, true},
-		{"/p/.zed/settings.json", DialectZed, true},
-		{"/p/settings.json", DialectJSON, false},
-		{"/home/u/.codex/config.toml", DialectCodex, true},
-		{"servers.TOML", DialectCodex, true},
-		{"/home/u/.continue/config.yaml", DialectContinue, true},
-		{"/p/.continue/mcpServers/playwright-mcp.yml", DialectContinue, true},
-		{"/p/.continue/mcpServers/mcp.json", DialectJSON, false},
+		{"", dialectJSON, false},
+		{"mcp.json", dialectJSON, false},
+		{"/p/.mcp.json", dialectJSON, false},
+		{"/home/u/Library/Application Support/Claude/claude_desktop_config.json", dialectJSON, false},
+		{"/p/.vscode/mcp.json", dialectVSCode, true},
+		{"/p/.cursor/mcp.json", dialectCursor, true},
+		{"/home/u/.gemini/settings.json", dialectGemini, true},
+		{"/p/.roo/mcp.json", dialectRoo, true},
+		{"/x/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json", dialectRoo, true},
+		{"/x/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", dialectCline, true},
+		{"/home/u/.codeium/windsurf/mcp_config.json", dialectWindsurf, true},
+		{"/home/u/.config/zed/settings.json", dialectZed, true},
+		{"/p/.zed/settings.json", dialectZed, true},
+		{"/p/settings.json", dialectJSON, false},
+		{"/home/u/.codex/config.toml", dialectCodex, true},
+		{"servers.TOML", dialectCodex, true},
+		{"/home/u/.continue/config.yaml", dialectContinue, true},
+		{"/p/.continue/mcpServers/playwright-mcp.yml", dialectContinue, true},
+		{"/p/.continue/mcpServers/mcp.json", dialectJSON, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -50,27 +50,27 @@ func TestDialectFromPath(t *testing.T) {
 func TestDialectFromContent(t *testing.T) {
 	tests := []struct {
 		name, data string
-		want       Dialect
+		want       toolDialect
 	}{
-		{"claude", `{"mcpServers": {"a": {"command": "x"}}}`, DialectJSON},
-		{"vscode", `{"servers": {"a": {"command": "x"}}}`, DialectVSCode},
-		{"zed", `{"theme": "One Dark", "context_servers": {"a": {"command": "x"}}}`, DialectZed},
-		{"gemini settings", `{"ui": {"theme": "GitHub"}, "mcpServers": {"a": {"command": "x"}}}`, DialectGemini},
-		{"gemini auth", `{"selectedAuthType": "oauth-personal", "mcpServers": {}}`, DialectGemini},
-		{"gemini httpUrl", `{"mcpServers": {"a": {"httpUrl": "https://h.example/mcp"}}}`, DialectGemini},
-		{"gemini trust", `{"mcpServers": {"a": {"command": "x", "trust": true}}}`, DialectGemini},
-		{"cline", `{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}`, DialectCline},
-		{"roo", `{"mcpServers": {"a": {"command": "x", "alwaysAllow": [], "watchPaths": ["a"]}}}`, DialectRoo},
-		{"windsurf", `{"mcpServers": {"a": {"serverUrl": "https://h.example/mcp"}}}`, DialectWindsurf},
+		{"claude", `{"mcpServers": {"a": {"command": "x"}}}`, dialectJSON},
+		{"vscode", `{"servers": {"a": {"command": "x"}}}`, dialectVSCode},
+		{"zed", `{"theme": "One Dark", "context_servers": {"a": {"command": "x"}}}`, dialectZed},
+		{"gemini settings", `{"ui": {"theme": "GitHub"}, "mcpServers": {"a": {"command": "x"}}}`, dialectGemini},
+		{"gemini auth", `{"selectedAuthType": "oauth-personal", "mcpServers": {}}`, dialectGemini},
+		{"gemini httpUrl", `{"mcpServers": {"a": {"httpUrl": "https://h.example/mcp"}}}`, dialectGemini},
+		{"gemini trust", `{"mcpServers": {"a": {"command": "x", "trust": true}}}`, dialectGemini},
+		{"cline", `{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}`, dialectCline},
+		{"roo", `{"mcpServers": {"a": {"command": "x", "alwaysAllow": [], "watchPaths": ["a"]}}}`, dialectRoo},
+		{"windsurf", `{"mcpServers": {"a": {"serverUrl": "https://h.example/mcp"}}}`, dialectWindsurf},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("", []byte(tt.data), Options{})
+			f, err := parseFile("", []byte(tt.data), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.Dialect != tt.want {
-				t.Errorf("Dialect = %q, want %q", f.Dialect, tt.want)
+			if f.dialect != tt.want {
+				t.Errorf("toolDialect = %q, want %q", f.dialect, tt.want)
 			}
 		})
 	}
@@ -120,9 +120,9 @@ type parseCase struct {
 
 func (tt parseCase) run(t *testing.T) {
 	t.Helper()
-	f, err := Parse(tt.path, []byte(tt.data), Options{Path: tt.path, Lookup: lookupOf(tt.vars)})
+	f, err := parseFile(tt.path, []byte(tt.data), Options{Path: tt.path, Lookup: lookupOf(tt.vars)})
 	if f == nil {
-		t.Fatal("Parse returned a nil *File")
+		t.Fatal("Parse returned a nil *parsedFile")
 	}
 	var got []string
 	if err != nil {
@@ -323,7 +323,7 @@ func TestParseGemini(t *testing.T) {
 			Env:  map[string]string{"API_KEY": "${TOKEN}", "DB": "${DB:-x}"}, Cwd: "${PWD}/x",
 		}, {
 			Name: "h", Type: "http", Enabled: true, URL: "https://${HOST}/mcp",
-			Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}, Timeout: 5 * time.Second,
+			Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}, Timeout: Duration(5 * time.Second),
 		}},
 		warnings: []string{`server "s": field "trust" is not supported by mcpvisor, ignored: in Gemini CLI it skips confirming this server's tool calls; ` + confirmNote},
 	}, {
@@ -392,9 +392,9 @@ func TestParseWindsurfClineRoo(t *testing.T) {
 			"remote": {"url": "https://h.example/mcp", "timeout": "90s"},
 			"stream": {"type": "streamableHttp", "url": "https://h.example/mcp", "timeout": 1.5, "disabled": true}}}`,
 		want: []Server{
-			{Name: "s", Type: "stdio", Enabled: true, Command: "x", Timeout: time.Minute},
-			{Name: "remote", Type: "sse", Enabled: true, URL: "https://h.example/mcp", Timeout: 90 * time.Second},
-			{Name: "stream", Type: "http", URL: "https://h.example/mcp", Timeout: 1500 * time.Millisecond},
+			{Name: "s", Type: "stdio", Enabled: true, Command: "x", Timeout: Duration(time.Minute)},
+			{Name: "remote", Type: "sse", Enabled: true, URL: "https://h.example/mcp", Timeout: Duration(90 * time.Second)},
+			{Name: "stream", Type: "http", URL: "https://h.example/mcp", Timeout: Duration(1500 * time.Millisecond)},
 		},
 		warnings: []string{`server "s": field "alwaysAllow" is not supported by mcpvisor, ignored: it lists tools to run without confirmation; ` + confirmNote},
 	}, {
@@ -411,7 +411,7 @@ func TestParseWindsurfClineRoo(t *testing.T) {
 			"legacy": {"type": "sse", "url": "https://h.example/base"}}}`,
 		vars: map[string]string{"HOME": "/h"},
 		want: []Server{
-			{Name: "s", Type: "stdio", Enabled: true, Command: "x", Args: []string{"${env:HOME}"}, Cwd: "/w", ExcludeTools: []string{"rm"}, Timeout: 5 * time.Minute},
+			{Name: "s", Type: "stdio", Enabled: true, Command: "x", Args: []string{"${env:HOME}"}, Cwd: "/w", ExcludeTools: []string{"rm"}, Timeout: Duration(5 * time.Minute)},
 			{Name: "remote", Type: "http", Enabled: true, URL: "https://h.example/mcp", Headers: map[string]string{"X-API-Key": "k"}},
 			{Name: "legacy", Type: "sse", Enabled: true, URL: "https://h.example/base"},
 		},
@@ -504,11 +504,11 @@ name = "Chrome"
 		want: []Server{{
 			Name: "docs", Type: "stdio", Enabled: true, Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"}, Cwd: "/w",
 			Env:            map[string]string{"OWN": "own", "MY_ENV_VAR": "MY_ENV_VALUE", "LOCAL_TOKEN": "${LOCAL_TOKEN:-}", "REMOTE_TOKEN": "${REMOTE_TOKEN:-}"},
-			StartupTimeout: 20 * time.Second, Timeout: 45500 * time.Millisecond,
+			StartupTimeout: Duration(20 * time.Second), Timeout: Duration(45500 * time.Millisecond),
 		}, {
 			Name: "figma", Type: "http", Enabled: true, URL: "https://mcp.figma.com/mcp",
 			Headers: map[string]string{"X-Figma-Region": "us-east-1", "X-Team": "${FIGMA_TEAM}", "Authorization": "Bearer ${FIGMA_OAUTH_TOKEN}"},
-			OAuth:   &OAuth{ClientID: "abc", Scopes: "files:read"}, StartupTimeout: 2500 * time.Millisecond,
+			OAuth:   &OAuth{ClientID: "abc", Scopes: "files:read"}, StartupTimeout: Duration(2500 * time.Millisecond),
 		}, {
 			Name: "chrome_devtools", Type: "http", URL: "https://h.example/mcp", IncludeTools: []string{"open"}, ExcludeTools: []string{"screenshot"},
 		}},
@@ -625,7 +625,7 @@ mcpServers:
 		vars: map[string]string{"TOKEN": "t", "OTHER": "o", "REMOTE_TOKEN": "r"},
 		want: []Server{
 			{Name: "Browser-search", Type: "stdio", Enabled: true, Command: "npx", Args: []string{"@playwright/mcp@latest"},
-				Env: map[string]string{"TOKEN": "${TOKEN}", "INPUT": "${OTHER}"}, Cwd: "/w", StartupTimeout: 3 * time.Second},
+				Env: map[string]string{"TOKEN": "${TOKEN}", "INPUT": "${OTHER}"}, Cwd: "/w", StartupTimeout: Duration(3 * time.Second)},
 			{Name: "sse", Type: "sse", Enabled: true, URL: "https://h.example/sse"},
 			{Name: "remote", Type: "http", Enabled: true, URL: "https://h.example/mcp", Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}},
 		},
@@ -724,28 +724,28 @@ func TestPrivateURLWarning(t *testing.T) {
 	tests := []struct {
 		name    string
 		sc      Server
-		dialect Dialect
+		dialect toolDialect
 		want    string
 	}{
-		{"localhost", Server{Name: "x", URL: "http://localhost:3000/mcp"}, DialectJSON,
+		{"localhost", Server{Name: "x", URL: "http://localhost:3000/mcp"}, dialectJSON,
 			`server "x": url http://localhost:3000/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"loopback v4", Server{Name: "x", Type: "sse", URL: "http://127.0.0.2:8080/sse"}, DialectJSON,
+		{"loopback v4", Server{Name: "x", Type: "sse", URL: "http://127.0.0.2:8080/sse"}, dialectJSON,
 			`server "x": url http://127.0.0.2:8080/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"loopback v6, TOML", Server{Name: "x", URL: "http://[::1]:3000/mcp"}, DialectCodex,
+		{"loopback v6, TOML", Server{Name: "x", URL: "http://[::1]:3000/mcp"}, dialectCodex,
 			`server "x": url http://[::1]:3000/mcp is a loopback address, which mcpvisor refuses by default: add allowPrivate = true to [mcp_servers.x]`},
-		{"private, YAML", Server{Name: "x", URL: "https://10.1.2.3/mcp"}, DialectContinue,
+		{"private, YAML", Server{Name: "x", URL: "https://10.1.2.3/mcp"}, dialectContinue,
 			`server "x": url https://10.1.2.3/mcp is a private address, which mcpvisor refuses by default: add allowPrivate: true to the entry`},
-		{"link-local", Server{Name: "x", URL: "http://169.254.169.254/mcp"}, DialectJSON,
+		{"link-local", Server{Name: "x", URL: "http://169.254.169.254/mcp"}, dialectJSON,
 			`server "x": url http://169.254.169.254/mcp is a link-local address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"secrets left out", Server{Name: "x", URL: "http://user:pw@localhost/mcp?key=k#f"}, DialectJSON,
+		{"secrets left out", Server{Name: "x", URL: "http://user:pw@localhost/mcp?key=k#f"}, dialectJSON,
 			`server "x": url http://localhost/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"from a default", Server{Name: "x", URL: "${URL:-http://localhost:9100/mcp}"}, DialectJSON,
+		{"from a default", Server{Name: "x", URL: "${URL:-http://localhost:9100/mcp}"}, dialectJSON,
 			`server "x": url http://localhost:9100/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"allowed", Server{Name: "x", URL: "http://localhost:3000/mcp", AllowPrivate: true}, DialectJSON, ""},
-		{"public", Server{Name: "x", URL: "https://8.8.8.8/mcp"}, DialectJSON, ""},
-		{"a name", Server{Name: "x", URL: "https://mcp.internal/mcp"}, DialectJSON, ""},
-		{"unset host", Server{Name: "x", URL: "http://${HOST}/mcp"}, DialectJSON, ""},
-		{"stdio", Server{Name: "x", Command: "x", Type: "stdio", URL: "http://localhost/"}, DialectJSON, ""},
+		{"allowed", Server{Name: "x", URL: "http://localhost:3000/mcp", AllowPrivate: true}, dialectJSON, ""},
+		{"public", Server{Name: "x", URL: "https://8.8.8.8/mcp"}, dialectJSON, ""},
+		{"a name", Server{Name: "x", URL: "https://mcp.internal/mcp"}, dialectJSON, ""},
+		{"unset host", Server{Name: "x", URL: "http://${HOST}/mcp"}, dialectJSON, ""},
+		{"stdio", Server{Name: "x", Command: "x", Type: "stdio", URL: "http://localhost/"}, dialectJSON, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -769,11 +769,11 @@ func TestDisplayNameToServerName(t *testing.T) {
 
 // FuzzParse checks that no input panics any of the three syntaxes'
 // decoders or the dialects' rewrites, that Parse never returns a nil
-// *File, and that every error wraps ErrInvalid. The agent tools'
+// *parsedFile, and that every error wraps ErrInvalid. The agent tools'
 // documented files are the seeds.
 func FuzzParse(f *testing.F) {
 	paths := map[string]string{}
-	err := filepath.WalkDir("../../testdata/clients", func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir("../testdata/clients", func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && d.Name() != ".env" {
 			data, err := os.ReadFile(p)
 			if err != nil {
@@ -794,9 +794,9 @@ func FuzzParse(f *testing.F) {
 	lookup := lookupOf(map[string]string{"A": "1", "input:key": "v"})
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		path := names[int(which)%len(names)]
-		file, err := Parse(path, data, Options{Path: path, Lookup: lookup})
+		file, err := parseFile(path, data, Options{Path: path, Lookup: lookup})
 		if file == nil {
-			t.Fatal("Parse returned a nil *File")
+			t.Fatal("Parse returned a nil *parsedFile")
 		}
 		if err != nil && !errors.Is(err, ErrInvalid) {
 			t.Fatalf("error is not an ErrInvalid: %v", err)

@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"bytes"
@@ -138,19 +138,19 @@ func decodeIntField(sc *Server, m jsonMember, dst *int) *Error {
 	return nil
 }
 
-func decodeDurationField(sc *Server, m jsonMember, dst *time.Duration) *Error {
+func decodeDurationField(sc *Server, m jsonMember, dst *Duration) *Error {
 	return decodeTimeoutField(sc, m, dst, time.Millisecond)
 }
 
 // decodeTimeoutField decodes a duration whose number form counts unit:
 // milliseconds in most files, seconds in Cline's and Roo Code's "timeout"
 // and Codex's "*_sec" fields.
-func decodeTimeoutField(sc *Server, m jsonMember, dst *time.Duration, unit time.Duration) *Error {
+func decodeTimeoutField(sc *Server, m jsonMember, dst *Duration, unit time.Duration) *Error {
 	d, err := parseDuration(m.value, unit)
 	if err != nil {
 		return sc.errorf(m.key, "%v", err)
 	}
-	*dst = d
+	*dst = Duration(d)
 	return nil
 }
 
@@ -170,7 +170,7 @@ func tooShort(d time.Duration) string {
 // milliseconds (the unit Gemini CLI's "timeout" uses), a string is a Go
 // duration such as "30s". Negative durations are rejected. Its messages are
 // written to follow a field name: `field "timeout": must not be negative`.
-func ParseDuration(raw []byte) (time.Duration, error) {
+func parseMillis(raw []byte) (time.Duration, error) {
 	return parseDuration(raw, time.Millisecond)
 }
 

@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 )
 
 // File is a parsed configuration file.
-type File struct {
-	// Dialect is the agent tool whose file it is, as its path or else its
+type parsedFile struct {
+	// dialect is the agent tool whose file it is, as its path or else its
 	// content tells.
-	Dialect Dialect
+	dialect toolDialect
 	// Servers holds every entry, disabled ones included, in file order.
 	Servers []Server
 	// Inputs are the file's VS Code "inputs", in file order.
@@ -24,7 +24,7 @@ type File struct {
 }
 
 // Parse parses a configuration file's contents in the dialect its path
-// (opts.Path) or else its content tells (see Dialect): JSON with comments
+// (opts.Path) or else its content tells (see toolDialect): JSON with comments
 // and trailing commas, Codex's TOML or Continue's YAML. It decodes and
 // validates every entry, disabled ones included, and returns all problems
 // at once, joined with errors.Join, each an *Error wrapping ErrInvalid.
@@ -40,30 +40,30 @@ type File struct {
 // disabled one. ${input:ID} is not looked up (the host asks for it when
 // the server starts), but must name one of the file's inputs.
 //
-// Parse never returns a nil *File. When it fails, the File holds the
+// Parse never returns a nil *parsedFile. When it fails, the File holds the
 // warnings found (unknown fields, say) and no servers, so that a caller
 // can show both.
-func Parse(name string, data []byte, opts Options) (*File, error) {
+func parseFile(name string, data []byte, opts Options) (*parsedFile, error) {
 	d, byPath := dialectFromPath(opts.Path)
 	top, err := decodeDocument(name, data, d)
 	if err != nil {
-		return &File{Dialect: d}, err
+		return &parsedFile{dialect: d}, err
 	}
 	if kind := jsonKind(top); kind != "an object" {
 		at := "top level"
 		if name != "" {
 			at = name + ": top level"
 		}
-		return &File{Dialect: d}, &Error{msg: fmt.Sprintf("%s is %s, want an object", at, kind)}
+		return &parsedFile{dialect: d}, &Error{msg: fmt.Sprintf("%s is %s, want an object", at, kind)}
 	}
 	members := objectMembers(top)
 	if !byPath {
 		d = dialectFromContent(members)
 	}
-	p := &parser{name: name, opts: opts, file: &File{Dialect: d}, dialect: d}
+	p := &parser{name: name, opts: opts, file: &parsedFile{dialect: d}, dialect: d}
 	p.parse(members)
 	if len(p.errs) > 0 {
-		return &File{Dialect: d, Warnings: p.file.Warnings}, Join(p.errs)
+		return &parsedFile{dialect: d, Warnings: p.file.Warnings}, joinErrors(p.errs)
 	}
 	return p.file, nil
 }
@@ -72,8 +72,8 @@ func Parse(name string, data []byte, opts Options) (*File, error) {
 type parser struct {
 	name    string
 	opts    Options
-	file    *File
-	dialect Dialect
+	file    *parsedFile
+	dialect toolDialect
 	errs    []*Error
 
 	inputIDs   map[string]bool
@@ -259,13 +259,13 @@ func (p *parser) server(re rawEntry) (Server, bool) {
 			sc.rewrite(r.Replace)
 			e.envFile = r.Replace(e.envFile)
 		}
-	case p.dialect == DialectGemini:
+	case p.dialect == dialectGemini:
 		sc.rewrite(bracketBareVariables)
-	case p.dialect == DialectContinue:
+	case p.dialect == dialectContinue:
 		sc.rewrite(continueSecrets)
 	}
 	var bare []string
-	if p.dialect != DialectGemini {
+	if p.dialect != dialectGemini {
 		bare = sc.bareVariableWarnings()
 	}
 	if e.envFile != "" {
@@ -290,7 +290,7 @@ func (p *parser) server(re rawEntry) (Server, bool) {
 	for _, e := range errs {
 		failed[e.topField()] = true
 	}
-	for _, e := range sc.Validate(p.opts) {
+	for _, e := range sc.validate(p.opts) {
 		if !failed[e.topField()] {
 			errs = append(errs, e)
 		}
@@ -326,7 +326,7 @@ func (p *parser) predefinedVariables() (*strings.Replacer, error) {
 // entry's own "env" wins over the file.
 func (p *parser) loadEnvFile(sc *Server, path string) *Error {
 	if strings.Contains(path, "${") {
-		expanded, unset, err := Expand(path, p.opts.Lookup, "")
+		expanded, unset, err := expandRefs(path, p.opts.Lookup, "")
 		switch {
 		case err != nil:
 			return sc.errorf("envFile", "%v", err)
@@ -363,7 +363,7 @@ func (p *parser) loadEnvFile(sc *Server, path string) *Error {
 func (p *parser) checkInputs(sc Server) []*Error {
 	var errs []*Error
 	for _, f := range sc.expandable() {
-		_, unset, err := Expand(f.value, nil, "")
+		_, unset, err := expandRefs(f.value, nil, "")
 		if err != nil {
 			continue // reported by Validate
 		}

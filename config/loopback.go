@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // privateURLWarning warns of an http or sse server whose url's host is
@@ -16,14 +16,14 @@ import (
 // starts. The warning gives the fix in the file's own syntax. Host names
 // are not resolved here; the check at dial time covers them. The url is
 // shown without user info, query or fragment, which may hold secrets.
-func (c Server) privateURLWarning(lookup func(string) (string, bool), d Dialect) string {
+func (c Server) privateURLWarning(lookup func(string) (string, bool), d toolDialect) string {
 	if c.AllowPrivate || c.URL == "" {
 		return ""
 	}
-	if t, ok := c.Transport(); !ok || t == actors.TransportStdio {
+	if t, ok := c.Transport(); !ok || t == protocol.TransportStdio {
 		return ""
 	}
-	expanded, _, err := Expand(c.URL, lookup, unsetMarker)
+	expanded, _, err := expandRefs(c.URL, lookup, unsetMarker)
 	if err != nil || strings.Contains(expanded, unsetMarker) {
 		return ""
 	}

@@ -1,25 +1,24 @@
-package configfile
+package config
 
 import (
 	"encoding/json"
 	"fmt"
 )
 
-// Input is one of VS Code's "inputs": a value a person gives when a
-// server that references it as ${input:ID} starts (an API key, say). The
-// file only declares it; the host asks for it (Expand hands it the name
-// "input:ID").
+// Input is one of VS Code's "inputs": a value a server's fields
+// reference as ${input:ID}, which the host asks a person for when the
+// server starts (an API key, say), rather than the file holding it.
 type Input struct {
-	ID string
-	// Type is "promptString" (the default) or "pickString".
-	Type        string
-	Description string
-	// Password asks for the value masked (promptString).
-	Password bool
+	ID string `json:"id"`
+	// Type is "promptString" or "pickString".
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	// Password asks for the value masked.
+	Password bool `json:"password,omitempty"`
 	// Default is proposed to the person.
-	Default string
+	Default string `json:"default,omitempty"`
 	// Options are the values to pick from (pickString).
-	Options []string
+	Options []string `json:"options,omitempty"`
 }
 
 // decodeInputs decodes a file's top-level "inputs" array. Errors name the
@@ -30,7 +29,7 @@ func decodeInputs(raw json.RawMessage) ([]Input, []string, []*Error) {
 		if kind == "null" {
 			return nil, nil, nil
 		}
-		return nil, nil, []*Error{Errorf("", "inputs", "want an array of inputs, got %s", kind)}
+		return nil, nil, []*Error{newError("", "inputs", "want an array of inputs, got %s", kind)}
 	}
 	var (
 		inputs   []Input
@@ -41,7 +40,7 @@ func decodeInputs(raw json.RawMessage) ([]Input, []string, []*Error) {
 	for i, elem := range arrayElements(raw) {
 		label := fmt.Sprintf("inputs[%d]", i)
 		if kind := jsonKind(elem); kind != "an object" {
-			errs = append(errs, Errorf("", label, "want an object, got %s", kind))
+			errs = append(errs, newError("", label, "want an object, got %s", kind))
 			continue
 		}
 		in, ws, ies := decodeInput(label, elem)
@@ -50,7 +49,7 @@ func decodeInputs(raw json.RawMessage) ([]Input, []string, []*Error) {
 			continue
 		}
 		if seen[in.ID] {
-			errs = append(errs, Errorf("", label+".id", "%q is given more than once", in.ID))
+			errs = append(errs, newError("", label+".id", "%q is given more than once", in.ID))
 			continue
 		}
 		seen[in.ID] = true
@@ -98,9 +97,9 @@ func decodeInput(label string, raw json.RawMessage) (Input, []string, []*Error) 
 	switch {
 	case len(errs) > 0:
 	case in.ID == "":
-		errs = append(errs, Errorf("", label+".id", "required"))
+		errs = append(errs, newError("", label+".id", "required"))
 	case !isInputID(in.ID):
-		errs = append(errs, Errorf("", label+".id", "%q cannot be referenced as ${input:ID}: no spaces, quotes, braces, '$' or '\\'", in.ID))
+		errs = append(errs, newError("", label+".id", "%q cannot be referenced as ${input:ID}: no spaces, quotes, braces, '$' or '\\'", in.ID))
 	}
 	switch in.Type {
 	case "":
@@ -108,10 +107,10 @@ func decodeInput(label string, raw json.RawMessage) (Input, []string, []*Error) 
 	case "promptString":
 	case "pickString":
 		if len(in.Options) == 0 && len(errs) == 0 {
-			errs = append(errs, Errorf("", label+".options", `required for a "pickString" input`))
+			errs = append(errs, newError("", label+".options", `required for a "pickString" input`))
 		}
 	default:
-		errs = append(errs, Errorf("", label+".type", `want "promptString" or "pickString", got %q (mcpvisor cannot run VS Code's commands)`, in.Type))
+		errs = append(errs, newError("", label+".type", `want "promptString" or "pickString", got %q (mcpvisor cannot run VS Code's commands)`, in.Type))
 	}
 	return in, warnings, errs
 }
@@ -120,7 +119,7 @@ func decodeInput(label string, raw json.RawMessage) (Input, []string, []*Error) 
 // objects {"label", "value"}, of which the value is kept.
 func decodeOptions(anon *Server, m jsonMember, errs []*Error) ([]string, []*Error) {
 	if kind := jsonKind(m.value); kind != "an array" {
-		return nil, append(errs, Errorf("", m.key, "want an array of strings, got %s", kind))
+		return nil, append(errs, newError("", m.key, "want an array of strings, got %s", kind))
 	}
 	var out []string
 	for i, e := range arrayElements(m.value) {

@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"fmt"
@@ -35,8 +35,8 @@ type codexFields struct {
 	httpHeaders    map[string]string
 	envHTTPHeaders map[string]string
 	envVars        []string
-	startupSec     *time.Duration
-	startupMillis  *time.Duration
+	startupSec     *Duration
+	startupMillis  *Duration
 	scopes         string
 	scopesGiven    bool
 	oauthClientID  string
@@ -74,14 +74,14 @@ func (x *entryDecoder) codexField(m jsonMember) bool {
 			c.bearerGiven = true
 		}
 	case "startup_timeout_sec":
-		var d time.Duration
+		var d Duration
 		if err := decodeTimeoutField(sc, m, &d, time.Second); err != nil {
 			x.fail(err)
 		} else {
 			c.startupSec = &d
 		}
 	case "startup_timeout_ms":
-		var d time.Duration
+		var d Duration
 		if err := decodeTimeoutField(sc, m, &d, time.Millisecond); err != nil {
 			x.fail(err)
 		} else {

@@ -1,11 +1,11 @@
-package configfile
+package config
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // confirmNote is what mcpvisor does instead of the agent tools'
@@ -70,7 +70,7 @@ type entry struct {
 // type errors, keys given twice and fields that contradict each other;
 // everything else is left to Validate.
 type entryDecoder struct {
-	dialect Dialect
+	dialect toolDialect
 	zed     bool // the entry is one of Zed's "context_servers"
 	e       entry
 
@@ -80,7 +80,7 @@ type entryDecoder struct {
 	typ, httpURL, serverURL    string
 	enabled, disabled          *bool
 	disabledTools              []string
-	connectionTimeout          *time.Duration
+	connectionTimeout          *Duration
 	codex                      codexFields
 	requestHeaders             map[string]string
 	startupTimeoutGiven        bool
@@ -89,7 +89,7 @@ type entryDecoder struct {
 
 // decodeServer decodes the members of one server entry. Warnings name
 // unknown and unsupported fields.
-func decodeServer(name string, members []jsonMember, d Dialect, zed bool) (entry, []string, []*Error) {
+func decodeServer(name string, members []jsonMember, d toolDialect, zed bool) (entry, []string, []*Error) {
 	x := &entryDecoder{dialect: d, zed: zed, e: entry{Server: Server{Name: name, Enabled: true}}}
 	sc := &x.e.Server
 	seen := map[string]bool{}
@@ -110,7 +110,7 @@ func decodeServer(name string, members []jsonMember, d Dialect, zed bool) (entry
 
 // field decodes one member of the entry.
 func (x *entryDecoder) field(m jsonMember) {
-	if x.dialect == DialectCodex {
+	if x.dialect == dialectCodex {
 		if x.codexField(m) {
 			return
 		}
@@ -202,7 +202,7 @@ func (x *entryDecoder) commonField(m jsonMember) bool {
 		x.startupTimeoutGiven = true
 		x.fail(decodeDurationField(sc, m, &sc.StartupTimeout))
 	case "connectionTimeout": // Continue: milliseconds
-		var d time.Duration
+		var d Duration
 		if err := decodeTimeoutField(sc, m, &d, time.Millisecond); err != nil {
 			x.fail(err)
 		} else {
@@ -360,10 +360,10 @@ func (x *entryDecoder) finish() {
 		switch {
 		case sc.URL != "":
 			x.fail(sc.errorf("httpUrl", `cannot be combined with "url"; give one`))
-		case x.typ != "" && normalizeType(x.typ) != string(actors.TransportHTTP):
+		case x.typ != "" && normalizeType(x.typ) != string(protocol.TransportHTTP):
 			x.fail(sc.errorf("httpUrl", "is a streamable HTTP url, but \"type\" is %q", x.typ))
 		default:
-			sc.URL, x.typ = x.httpURL, string(actors.TransportHTTP)
+			sc.URL, x.typ = x.httpURL, string(protocol.TransportHTTP)
 		}
 	} else if x.typ == "" && sc.URL != "" && x.serverURL == "" && sc.Command == "" {
 		x.typ = x.dialect.urlType()
@@ -390,7 +390,7 @@ func (x *entryDecoder) finish() {
 			sc.ExcludeTools = x.disabledTools
 		}
 	}
-	if x.dialect == DialectCodex {
+	if x.dialect == dialectCodex {
 		x.codex.apply(x)
 	}
 
@@ -421,13 +421,13 @@ func mergeMap(m, add map[string]string) map[string]string {
 // does not validate (see Server.Validate) and leaves Name empty. What
 // only a file resolves ("envFile", VS Code's predefined variables) is
 // left as it is: Parse resolves it.
-func Decode(raw []byte) (Server, error) {
+func decodeEntry(raw []byte) (Server, error) {
 	if kind := jsonKind(raw); kind != "an object" {
-		return Server{}, Join([]*Error{Errorf("", "", "entry is %s, want an object", kind)})
+		return Server{}, joinErrors([]*Error{newError("", "", "entry is %s, want an object", kind)})
 	}
-	e, _, errs := decodeServer("", objectMembers(json.RawMessage(raw)), DialectJSON, false)
+	e, _, errs := decodeServer("", objectMembers(json.RawMessage(raw)), dialectJSON, false)
 	if len(errs) > 0 {
-		return Server{}, Join(errs)
+		return Server{}, joinErrors(errs)
 	}
 	return e.Server, nil
 }

@@ -1,4 +1,4 @@
-package configfile
+package config
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // one decoder (the JSON helpers) reads all three syntaxes and their
 // errors name fields alike. name, when not "", is the file's name for the
 // positions of syntax errors.
-func decodeDocument(name string, data []byte, d Dialect) (json.RawMessage, *Error) {
+func decodeDocument(name string, data []byte, d toolDialect) (json.RawMessage, *Error) {
 	switch d.syntax() {
 	case syntaxTOML:
 		return decodeTOML(name, data)
@@ -64,9 +64,9 @@ func decodeTOML(name string, data []byte) (json.RawMessage, *Error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{msg: fmt.Sprintf("%s: not TOML, which %s is: %s", where(name, pe.Position.Line, pe.Position.Col), DialectCodex.file(), pe.Message), cause: err}
+			return nil, &Error{msg: fmt.Sprintf("%s: not TOML, which %s is: %s", where(name, pe.Position.Line, pe.Position.Col), dialectCodex.file(), pe.Message), cause: err}
 		}
-		return nil, &Error{msg: fmt.Sprintf("not TOML, which %s is: %v", DialectCodex.file(), err), cause: err}
+		return nil, &Error{msg: fmt.Sprintf("not TOML, which %s is: %v", dialectCodex.file(), err), cause: err}
 	}
 	// MetaData.Keys lists every key in the order the document gives them:
 	// a decoded map has none, and servers and fields keep file order.
@@ -85,10 +85,10 @@ func decodeYAML(name string, data []byte) (json.RawMessage, *Error) {
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
 			pos := ye.GetToken().Position
-			return nil, &Error{msg: fmt.Sprintf("%s: not YAML, which %s is: %s", where(name, pos.Line, pos.Column), DialectContinue.file(), ye.GetMessage()), cause: err}
+			return nil, &Error{msg: fmt.Sprintf("%s: not YAML, which %s is: %s", where(name, pos.Line, pos.Column), dialectContinue.file(), ye.GetMessage()), cause: err}
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		return nil, &Error{msg: fmt.Sprintf("not YAML, which %s is: %s", DialectContinue.file(), first), cause: err}
+		return nil, &Error{msg: fmt.Sprintf("not YAML, which %s is: %s", dialectContinue.file(), first), cause: err}
 	}
 	var b bytes.Buffer
 	writeYAMLValue(&b, doc)

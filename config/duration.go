@@ -1,12 +1,10 @@
-package mcpvisor
+package config
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/mcpvisor/mcpvisor/internal/configfile"
 )
 
 // Duration is a time.Duration as written in a configuration file: a JSON
@@ -30,7 +28,7 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
-	v, err := configfile.ParseDuration(data)
+	v, err := parseDuration(data, time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("duration: %w", err)
 	}

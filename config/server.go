@@ -1,6 +1,7 @@
-package configfile
+package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,78 +10,149 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// Server is one server entry as the file gives it, after the decoding that
-// Parse and Decode do: aliases resolved, Type one of "stdio", "http" and
-// "sse" when it is known (an unknown one is kept for Validate to report),
-// empty lists and maps nil. References to variables are kept as written.
-// The fields mean what their namesakes in the root package's ServerConfig
-// mean.
+// Server is one server entry as written in the file. References to
+// variables, ${NAME}, ${NAME:-default}, ${env:NAME} and ${input:ID}, are
+// kept as written in command, args, env values, cwd, url, header values,
+// apiKey, headersHelper and the oauth object's strings; the host expands
+// them when it starts the server, so the environment (and the inputs'
+// answers) at that time is what counts.
+//
+// What a tool fixes when its file loads is resolved when the file loads,
+// and other tools' spellings are rewritten to ${NAME}:
+//
+//   - VS Code's and Cursor's predefined variables: ${workspaceFolder} (the
+//     project the file belongs to: the directory holding it, or the one
+//     above when that is .vscode, .cursor, .gemini, .roo, .continue,
+//     .codex or .zed), ${workspaceFolderBasename}, ${userHome},
+//     ${pathSeparator} and ${/};
+//   - "envFile" (VS Code, Cursor): the file is read, relative to the
+//     workspace folder, and its variables join Env, the entry's own "env"
+//     winning; a value holding ${NAME} is expanded as any Env value;
+//   - Gemini CLI's $NAME is ${NAME};
+//   - Continue's ${{ secrets.NAME }} and ${{ inputs.NAME }} are ${NAME}:
+//     the value is the environment variable NAME;
+//   - Codex's "bearer_token_env_var" VAR is the header
+//     "Authorization: Bearer ${VAR}", "env_http_headers" {H: VAR} the
+//     header H: ${VAR}, and "env_vars" NAME the Env entry ${NAME:-} (an
+//     unset variable is passed empty).
+//
+// ParseConfig and UnmarshalJSON leave Type resolved to "stdio", "http" or
+// "sse": the aliases "streamable-http" and "streamableHttp" become "http",
+// Gemini CLI's "httpUrl" becomes Type "http" with that URL, Windsurf's
+// "serverUrl" is the URL, and an entry without a type that has a url and
+// no command is remote (Cursor and Gemini CLI write no type): "sse" in
+// Gemini CLI's, Cline's and Roo Code's files, which document a bare url as
+// SSE; elsewhere "sse" when the url's path ends in "/sse", "http"
+// otherwise. Any other entry without a type is "stdio". Empty lists and
+// maps are nil.
 type Server struct {
-	Name string
-	Type string
+	Name string `json:"-"`
+	Type string `json:"type,omitempty"`
 
-	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
+	// stdio
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
 
-	URL           string
-	Headers       map[string]string
-	APIKey        string
-	OAuth         *OAuth
-	HeadersHelper string
+	// http, sse
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// APIKey is sent as "Authorization: Bearer <key>" unless headers set
+	// Authorization themselves. Also read as "api_key".
+	APIKey string `json:"apiKey,omitempty"`
+	// OAuth configures how the host obtains tokens for the server; without
+	// it the host still signs in by discovery when the server asks.
+	OAuth *OAuth `json:"oauth,omitempty"`
+	// HeadersHelper is a shell command, run with /bin/sh -c, whose standard
+	// output is a JSON object of headers to send (Claude Code's field): at
+	// connect, and again when the server answers 401.
+	HeadersHelper string `json:"headersHelper,omitempty"`
 
-	Enabled      bool
-	Description  string
-	FriendlyName string
+	// Enabled is resolved from "enabled" (default true) and "disabled".
+	// A disabled server is validated like any other; it is only not run.
+	Enabled      bool   `json:"enabled"`
+	Description  string `json:"description,omitempty"`
+	FriendlyName string `json:"friendlyName,omitempty"`
 
-	Timeout                time.Duration
-	StartupTimeout         time.Duration
-	ResetTimeoutOnProgress bool
-	MaxTotalTimeout        time.Duration
-	LogLevel               string
-	ValidateArguments      bool
+	Timeout        Duration `json:"timeout,omitempty"`        // per call; 0: the runtime default
+	StartupTimeout Duration `json:"startupTimeout,omitempty"` // 0: the runtime default
+	// ResetTimeoutOnProgress restarts a call's timeout at each progress
+	// notification, up to MaxTotalTimeout (0: no cap).
+	ResetTimeoutOnProgress bool     `json:"resetTimeoutOnProgress,omitempty"`
+	MaxTotalTimeout        Duration `json:"maxTotalTimeout,omitempty"`
+	// LogLevel is sent as logging/setLevel once the server is ready, if it
+	// declared logging: debug, info, notice, warning, error, critical,
+	// alert or emergency.
+	LogLevel string `json:"logLevel,omitempty"`
+	// ValidateArguments checks a call's arguments against the tool's
+	// inputSchema before sending it; a mismatch is a tool error the model
+	// can correct.
+	ValidateArguments bool `json:"validateArguments,omitempty"`
 
-	IncludeTools   []string
-	ExcludeTools   []string
-	MaxTools       int
-	MaxDescription int
-	ToolPolicy     string // off, warn or hold (any case); "": the host's
+	// IncludeTools and ExcludeTools hold the server's own tool names, not
+	// the namespaced mcp__<server>__<tool> form.
+	IncludeTools   []string `json:"includeTools,omitempty"`
+	ExcludeTools   []string `json:"excludeTools,omitempty"`
+	MaxTools       int      `json:"maxTools,omitempty"`       // 0: no cap
+	MaxDescription int      `json:"maxDescription,omitempty"` // bytes; 0: the runtime default; -1: no cap
+	// ToolPolicy pins the server's tool definitions: off, warn or hold
+	// (mcpvisor.ToolPolicyOff…); "": the host's mcpvisor.Options.ToolPolicy.
+	ToolPolicy string `json:"toolPolicy,omitempty"`
+	// Node, in cluster mode, places the server only on the members
+	// labelled so (mcpvisor.ClusterOptions.Labels): a browser or a database where
+	// the machine for it is. "": any member.
+	Node string `json:"node,omitempty"`
 
-	AllowPrivate bool
-	InheritEnv   bool
+	AllowPrivate bool `json:"allowPrivate,omitempty"` // http, sse: may reach loopback and private addresses
+	InheritEnv   bool `json:"inheritEnv,omitempty"`   // stdio: pass the whole parent environment, not the allow-list
 
-	// Prefix is "prefix" as written: nil when absent. False exposes the
-	// server's tools and prompts under their own names.
-	Prefix *bool
-	// ProtocolVersion pins the protocol revision ("" detects the era).
-	ProtocolVersion string
-	// Node is the cluster member label the server is placed by ("": any).
-	Node string
-	// Activate puts the server's tools in every session from the start.
-	Activate bool
-	// Limits bound a stdio server's resources (limits.go); nil: none.
-	Limits *Limits
+	// Prefix false exposes the server's tools and prompts under their own
+	// names instead of mcp__<server>__<name>; nil or true: namespaced.
+	// The namespaced name still calls such a tool, and stays its name in
+	// the journal, the history and the call pipeline (Call.Tool). Two
+	// such servers may not expose the same name, nor may one expose a
+	// host tool's name or one that reads as mcp__<x>__<y>: with the
+	// tools known (the last catalog), Register, Open and SetEnabled
+	// refuse it with mcpvisor.ErrNameCollision; a collision found when a server
+	// lists its tools hides the later-registered server's tool, with a
+	// warning in its status (see mcpvisor.Host.ResolveTool).
+	Prefix *bool `json:"prefix,omitempty"`
+	// ProtocolVersion pins the protocol revision spoken to the server.
+	// "": the era is detected (server/discover, else initialize). One of
+	// the initialize handshake's revisions (2025-11-25 … 2024-11-05):
+	// no probe, initialize at that revision, and a server that answers
+	// another one fails. A modern revision (2026-07-28): server/discover
+	// only, with no fallback to initialize; a server that does not
+	// answer it with that revision fails to start. Anything else is a
+	// config error.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Activate puts the server's tools in every session from the start,
+	// as mcpvisor.Options.AlwaysOn does (mcpvisor serve|stdio --activate): a
+	// client need not call activate_tools first. One-shot clients (a new
+	// session per call) need it.
+	Activate bool `json:"activate,omitempty"`
+	// Limits bound a stdio server's resources: memory, cpu, processes
+	// (see Limits). nil: none.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Options are what checking an entry needs beyond the entry itself.
 type Options struct {
-	// Path is the file's path: it tells the file's dialect (see Dialect)
+	// Path is the file's path: it tells the file's dialect (see toolDialect)
 	// and its workspace folder, for ${workspaceFolder} and a relative
 	// "envFile". "" for contents that are not a file's (the dialect is
 	// then told from the content, and the workspace folder is the working
 	// directory).
 	Path string
-	// Lookup resolves variables; nil means nothing is set.
+	// Lookup resolves ${NAME} references when they are checked (and
+	// ${input:ID} as "input:ID"); nil: the process environment
+	// (os.LookupEnv).
 	Lookup func(string) (string, bool)
-	// Reserved is a server name the host keeps for its own tool group; ""
-	// reserves none.
-	Reserved string
 }
 
 // normalizeType maps the spellings agent tools use to a Transport name;
@@ -88,11 +160,11 @@ type Options struct {
 func normalizeType(t string) string {
 	switch strings.ToLower(t) {
 	case "stdio":
-		return string(actors.TransportStdio)
+		return string(protocol.TransportStdio)
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
-		return string(actors.TransportHTTP)
+		return string(protocol.TransportHTTP)
 	case "sse":
-		return string(actors.TransportSSE)
+		return string(protocol.TransportSSE)
 	}
 	return t
 }
@@ -102,30 +174,30 @@ func normalizeType(t string) string {
 // the url's path ends in "/sse" (the endpoint SSE servers conventionally
 // serve, and what Gemini CLI's "url" means), http otherwise; any other entry
 // is stdio. ok is false for an unknown type.
-func (c Server) Transport() (actors.Transport, bool) {
+func (c Server) Transport() (protocol.Transport, bool) {
 	if c.Type == "" {
 		if c.URL == "" || c.Command != "" {
-			return actors.TransportStdio, true
+			return protocol.TransportStdio, true
 		}
 		path := c.URL
 		if i := strings.IndexAny(path, "?#"); i >= 0 {
 			path = path[:i]
 		}
 		if strings.HasSuffix(strings.TrimSuffix(path, "/"), "/sse") {
-			return actors.TransportSSE, true
+			return protocol.TransportSSE, true
 		}
-		return actors.TransportHTTP, true
+		return protocol.TransportHTTP, true
 	}
-	switch t := actors.Transport(normalizeType(c.Type)); t {
-	case actors.TransportStdio, actors.TransportHTTP, actors.TransportSSE:
+	switch t := protocol.Transport(normalizeType(c.Type)); t {
+	case protocol.TransportStdio, protocol.TransportHTTP, protocol.TransportSSE:
 		return t, true
 	}
 	return "", false
 }
 
 // withArticle gives "a stdio", "an http", "an sse", as the names are read.
-func withArticle(t actors.Transport) string {
-	if t == actors.TransportStdio {
+func withArticle(t protocol.Transport) string {
+	if t == protocol.TransportStdio {
 		return "a " + string(t)
 	}
 	return "an " + string(t)
@@ -138,17 +210,17 @@ func withArticle(t actors.Transport) string {
 // url is checked; a part of the url that is still an unset variable is
 // checked for shape only. The oauth object's urls and names are checked
 // once their references resolve.
-func (c Server) Validate(opts Options) []*Error {
+func (c Server) validate(opts Options) []*Error {
 	lookup := opts.Lookup
 	var errs []*Error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, c.errorf(field, format, args...))
 	}
-	if err := actors.ValidateServerName(c.Name); err != nil {
+	if err := ValidateServerName(c.Name); err != nil {
 		errs = append(errs, &Error{server: c.Name, msg: err.Error(), cause: err})
 	}
-	if opts.Reserved != "" && c.Name == opts.Reserved {
-		add("", "the name %q is reserved for the host's own tool group", opts.Reserved)
+	if c.Name == ReservedName {
+		add("", "the name %q is reserved for the host's own tool group", ReservedName)
 	}
 
 	transport, known := c.Transport()
@@ -159,32 +231,32 @@ func (c Server) Validate(opts Options) []*Error {
 		add("type", `unknown type %q (want "stdio", "http" or "sse")`, c.Type)
 	case hasCommand && hasURL:
 		add("command", `cannot be combined with "url": a server either runs a command (stdio) or connects to a url (http, sse)`)
-	case transport == actors.TransportStdio && !hasCommand:
+	case transport == protocol.TransportStdio && !hasCommand:
 		if hasURL {
 			add("command", `required for a stdio server (the entry has a "url": set "type" to "http" or "sse")`)
 		} else {
 			add("command", "required for a stdio server")
 		}
-	case transport != actors.TransportStdio && !hasURL:
+	case transport != protocol.TransportStdio && !hasURL:
 		add("url", "required for %s server", withArticle(transport))
 	}
 
 	for _, f := range c.expandable() {
 		if strings.ContainsRune(f.value, 0) {
 			add(f.field, "contains a NUL byte")
-		} else if _, _, err := Expand(f.value, nil, ""); err != nil {
+		} else if _, _, err := expandRefs(f.value, nil, ""); err != nil {
 			add(f.field, "%v", err)
 		}
 	}
 	if hasURL && !strings.ContainsRune(c.URL, 0) {
-		if u, _, err := Expand(c.URL, lookup, unsetMarker); err == nil {
+		if u, _, err := expandRefs(c.URL, lookup, unsetMarker); err == nil {
 			if err := checkServerURL(u); err != nil {
 				add("url", "%v", err)
 			}
 		}
 	}
 
-	if c.OAuth != nil && known && transport != actors.TransportStdio {
+	if c.OAuth != nil && known && transport != protocol.TransportStdio {
 		errs = append(errs, c.validateOAuth(lookup)...)
 	}
 	if c.HeadersHelper != "" && strings.TrimSpace(c.HeadersHelper) == "" {
@@ -216,7 +288,7 @@ func (c Server) Validate(opts Options) []*Error {
 	for _, f := range []struct {
 		field string
 		d     time.Duration
-	}{{"timeout", c.Timeout}, {"startupTimeout", c.StartupTimeout}, {"maxTotalTimeout", c.MaxTotalTimeout}} {
+	}{{"timeout", time.Duration(c.Timeout)}, {"startupTimeout", time.Duration(c.StartupTimeout)}, {"maxTotalTimeout", time.Duration(c.MaxTotalTimeout)}} {
 		if f.d > 0 && f.d < MinTimeout {
 			add(f.field, "%s", tooShort(f.d))
 		}
@@ -231,7 +303,7 @@ func (c Server) Validate(opts Options) []*Error {
 		case !slices.Contains(protocol.SupportedVersions, c.ProtocolVersion) && !slices.Contains(protocol.ModernVersions, c.ProtocolVersion):
 			add("protocolVersion", "unknown protocol version %q (want one of %s, or leave it out to detect the era)",
 				c.ProtocolVersion, strings.Join(ProtocolVersions(), ", "))
-		case known && transport == actors.TransportSSE && slices.Contains(protocol.ModernVersions, c.ProtocolVersion):
+		case known && transport == protocol.TransportSSE && slices.Contains(protocol.ModernVersions, c.ProtocolVersion):
 			add("protocolVersion", "%s is not spoken over the legacy sse transport (want one of %s)",
 				c.ProtocolVersion, strings.Join(protocol.SupportedVersions, ", "))
 		}
@@ -326,10 +398,10 @@ func (c Server) unsetVariables(lookup func(string) (string, bool)) []unsetVariab
 	t, _ := c.Transport()
 	var out []unsetVariable
 	for _, f := range c.expandable() {
-		if remoteField(f.field) != (t != actors.TransportStdio) {
+		if remoteField(f.field) != (t != protocol.TransportStdio) {
 			continue
 		}
-		_, unset, err := Expand(f.value, lookup, "")
+		_, unset, err := expandRefs(f.value, lookup, "")
 		if err != nil {
 			continue // a syntax error, reported by Validate
 		}
@@ -379,7 +451,7 @@ func (c Server) unusedFieldWarnings() []string {
 		return nil
 	}
 	var unused []string
-	if t == actors.TransportStdio {
+	if t == protocol.TransportStdio {
 		if len(c.Headers) > 0 {
 			unused = append(unused, "headers")
 		}
@@ -480,4 +552,42 @@ func isHeaderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// Prefixed reports whether the server's tools and prompts are exposed
+// namespaced, mcp__<server>__<name> (Prefix nil or true).
+func (c Server) Prefixed() bool { return c.Prefix == nil || *c.Prefix }
+
+// UnmarshalJSON decodes one server entry in the file format. Unknown fields
+// are ignored; type errors are reported with the field's name. It does not
+// validate (see Validate) and keeps c.Name, which the file gives as a key.
+func (c *Server) UnmarshalJSON(data []byte) error {
+	e, err := decodeEntry(data)
+	if err != nil {
+		return err
+	}
+	e.Name = c.Name
+	*c = e
+	return nil
+}
+
+// MarshalJSON encodes c in the file format, with Type resolved, so that
+// UnmarshalJSON gives back the same Server (Name aside).
+func (c Server) MarshalJSON() ([]byte, error) {
+	type plain Server // drops the methods, keeps the tags
+	p := plain(c)
+	if t, ok := c.Transport(); ok {
+		p.Type = string(t)
+	}
+	return json.Marshal(p)
+}
+
+// Validate reports whether c is well formed, whether or not it is enabled:
+// the name, the type, command or url as the type needs, the url's shape, the
+// tool filters and limits, the timeouts (none shorter than MinTimeout), and
+// the syntax of ${...} references. It does not consult the environment: a
+// reference counts as unset, so its default (if any) is what the url is
+// checked with. All problems are joined, each an *Error wrapping ErrInvalid.
+func (c Server) Validate() error {
+	return joinErrors(c.validate(Options{}))
 }
