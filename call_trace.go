@@ -31,8 +31,10 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 		if p == nil {
 			return next(ctx, c)
 		}
-		name := c.Method + " " + c.Tool
-		if !c.toolCall() {
+		method, name := c.Method, protocol.MethodToolsCall+" "+c.Tool
+		if c.toolCall() {
+			method = protocol.MethodToolsCall
+		} else {
 			name = strings.TrimSuffix(c.Method+" "+c.Name, " ")
 		}
 		ctx, span := tc.Tracer(p).Start(ctx, name,
@@ -42,7 +44,7 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 			return next(ctx, c)
 		}
 		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs, tracing.Method.String(c.Method))
+		attrs = append(attrs, tracing.Method.String(method))
 		if c.toolCall() {
 			attrs = append(attrs, tracing.Operation.String("execute_tool"), tracing.Tool.String(c.Name))
 		}

@@ -153,8 +153,9 @@ func (h *Host) newRequest(scope Scope, server, method, subject string, params js
 	return c
 }
 
-// toolCall reports whether c is a tools/call.
-func (c *Call) toolCall() bool { return c.Method == protocol.MethodToolsCall }
+// toolCall reports whether c is a tools/call (a Call made without a Method
+// is one).
+func (c *Call) toolCall() bool { return c.Method == "" || c.Method == protocol.MethodToolsCall }
 
 // spells reports whether tool is ToolName(server, name), without building
 // that string: the usual call names its tool in full.
