@@ -9,6 +9,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/schema"
+	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -35,8 +36,8 @@ var (
 	ErrUnsupportedVersion = protocol.ErrUnsupportedVersion // the server negotiated a revision we cannot speak
 
 	// OAuth for remote servers.
-	ErrNeedsAuth = oauth.ErrNeedsAuth                   // the server needs a sign-in before it can be used (state needs_auth)
-	ErrNoUser    = errors.New("the call names no user") // a per-user server (oauth.perUser) called without CallOptions.User
+	ErrNeedsAuth = oauth.ErrNeedsAuth // the server needs a sign-in before it can be used (state needs_auth)
+	ErrNoUser    = signin.ErrNoUser   // a per-user server (oauth.perUser) called without CallOptions.User
 
 	// The journal and the grants.
 	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
+	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/persistence"
@@ -245,7 +246,7 @@ type Host struct {
 	askers    askers // calls with their own elicitation handler
 	media     *mediaStore
 	secrets   *secretStore
-	auth      authorizers
+	auth      *signin.Authorizers
 	hostDefs  atomic.Pointer[hostToolCache]
 	search    toolIndex   // search_tools' index, synced with the catalogs when searched
 	prompts   promptNames // the last prompt lists of unprefixed servers
@@ -343,6 +344,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		ReapOrphans:   opts.ReapOrphans,
 		ToolPolicy:    policy,
 	})
+	h.auth = h.newAuthorizers()
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
@@ -390,7 +392,11 @@ func (h *Host) Close() error {
 	if h.cluster != nil {
 		h.cluster.leave() // the other members place its servers
 	}
-	h.closeAuth() // sign-ins in progress end; a browser hook's context is cancelled
+	if h.auth != nil {
+		// Sign-ins in progress end (a browser hook's context is
+		// cancelled); users' instances are unregistered.
+		h.auth.Close()
+	}
 	h.broker.Close()
 	h.approvals.close()
 	h.tasksWG.Wait()
@@ -479,7 +485,7 @@ func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec,
 	if h.opts.MaxFrame > 0 {
 		spec.MaxFrame = h.opts.MaxFrame
 	}
-	if err := h.authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser); err != nil {
+	if err := h.auth.Authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser); err != nil {
 		return actors.ServerSpec{}, err
 	}
 	return spec, nil
@@ -505,7 +511,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.secrets.DropOAuth(name); err != nil {
 		return err
 	}
-	h.dropAuth(name)
+	h.auth.Drop(name)
 	h.prompts.forget(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
@@ -547,7 +553,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 		return err // a server Options.Only left unstarted: the registry row is what changes
 	}
 	if !enabled {
-		h.stopUsersOf(name) // a per-user server's instances go with it
+		h.auth.StopUsersOf(name) // a per-user server's instances go with it
 	}
 	h.clusterEnabled(ctx, name, enabled)
 	return nil

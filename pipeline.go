@@ -190,7 +190,7 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 	}
 	tool := c.Tool
 	if c.Server != "" {
-		name, err := h.instanceFor(ctx, c.Server, o.User)
+		name, err := h.auth.InstanceFor(ctx, c.Server, o.User)
 		if err != nil {
 			return nil, err
 		}
