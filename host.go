@@ -16,11 +16,11 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
-	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
+	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Re-exported runtime types: the public API never shows actor-system types.

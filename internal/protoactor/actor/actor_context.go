@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emirpasic/gods/stacks/linkedliststack"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/ctxext"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/metrics"
-	"github.com/emirpasic/gods/stacks/linkedliststack"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )

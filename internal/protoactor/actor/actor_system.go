@@ -5,9 +5,9 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/lithammer/shortuuid/v4"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/eventstream"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/extensions"
-	"github.com/lithammer/shortuuid/v4"
 )
 
 //goland:noinspection GoNameStartsWithPackageName
