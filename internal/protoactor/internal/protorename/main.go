@@ -373,8 +373,9 @@ func (r renamer) field(f *descriptorpb.FieldDescriptorProto) {
 // literal sixteen to a line, or string literals.
 func writeRaw(out *bytes.Buffer, raw, original []byte) {
 	if !bytes.HasPrefix(original, []byte("[]byte{")) {
-		// protoc-gen-go 1.36 and later: a string constant, one line per
-		// field or message boundary is not needed for correctness.
+		// protoc-gen-go 1.36 and later: a string constant. It splits the
+		// string at field boundaries for reading; one literal decodes the
+		// same.
 		out.WriteString(strconv.Quote(string(raw)))
 		return
 	}
