@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 SERVERS := notes mcptest ssh
 
-.PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro clean
+.PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro clean consumer
 
 all: build
 
@@ -18,6 +18,13 @@ run: build
 # vet + the race-enabled test suite: what CI runs.
 test: vet peers
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# mcpvisor as a user's module gets it: a module zip of the committed HEAD
+# from a file:// proxy, required with no replace by examples/embed (built,
+# vetted and run against the notes server) and by a program that also links
+# upstream protoactor-go. See scripts/consumer.sh.
+consumer:
+	bash scripts/consumer.sh
 
 test-short:
 	$(GO) test -count=1 ./...

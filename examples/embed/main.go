@@ -2,7 +2,10 @@
 // config, wait for a server, list its tools and call one, then do the same
 // as a model's session would: activate the server's tool group first.
 //
-//	go build -o bin/notes ./examples/servers/notes && go run ./examples/embed
+//	make consumer
+//
+// builds and runs it as a module of its own, against a module zip of
+// mcpvisor (see README.md).
 package main
 
 import (

@@ -1,19 +1,12 @@
 package actor
 
 import (
-	"fmt"
 	"github.com/lmittmann/tint"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 type Config struct {
@@ -47,32 +40,6 @@ func defaultConfig() *Config {
 				With("system", system.ID)
 		},
 	}
-}
-
-func defaultPrometheusProvider(port int) metric.MeterProvider {
-	exporter, err := prometheus.New()
-	if err != nil {
-		err = fmt.Errorf("failed to initialize prometheus exporter: %w", err)
-		//TODO: fix
-		//plog.Error(err.Error(), log.Error(err))
-
-		return nil
-	}
-
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter.Reader))
-	otel.SetMeterProvider(provider)
-
-	http.Handle("/", promhttp.Handler())
-	_port := fmt.Sprintf(":%d", port)
-
-	go func() {
-		_ = http.ListenAndServe(_port, nil)
-	}()
-
-	//TODO: fix
-	//plog.Debug(fmt.Sprintf("Prometheus server running on %s", _port))
-
-	return provider
 }
 
 func NewConfig() *Config {

@@ -63,15 +63,11 @@ func WithMetricProviders(provider metric.MeterProvider) ConfigOption {
 	}
 }
 
-// WithDefaultPrometheusProvider sets the default prometheus provider
-func WithDefaultPrometheusProvider(port ...int) ConfigOption {
-	_port := 2222
-	if len(port) > 0 {
-		_port = port[0]
-	}
-
-	return WithMetricProviders(defaultPrometheusProvider(_port))
-}
+// mcpvisor patch 18: WithDefaultPrometheusProvider is removed. It served
+// Prometheus on a port through http.DefaultServeMux and set the global
+// meter provider; mcpvisor never used it, and its import of the OTel
+// Prometheus exporter was linked into every program embedding mcpvisor.
+// Use WithMetricProviders.
 
 // WithLoggerFactory sets the logger factory to use for the actor system
 func WithLoggerFactory(factory func(system *ActorSystem) *slog.Logger) ConfigOption {

@@ -46,15 +46,7 @@ func NewFuture(actorSystem *ActorSystem, d time.Duration) *Future {
 
 	if d >= 0 {
 		tp := time.AfterFunc(d, func() {
-			ref.cond.L.Lock()
-			if ref.done {
-				ref.cond.L.Unlock()
-
-				return
-			}
-			ref.err = ErrTimeout
-			ref.cond.L.Unlock()
-			ref.Stop(pid)
+			ref.complete(pid, nil, ErrTimeout)
 		})
 		atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&ref.t)), unsafe.Pointer(tp))
 	}
@@ -155,19 +147,33 @@ func (ref *futureProcess) SendUserMessage(pid *PID, message interface{}) {
 	_, msg, _ := UnwrapEnvelope(message)
 
 	if _, ok := msg.(*DeadLetterResponse); ok {
-		ref.result = nil
-		ref.err = ErrDeadLetter
+		ref.complete(pid, nil, ErrDeadLetter)
 	} else {
-		ref.result = msg
+		ref.complete(pid, msg, nil)
 	}
-
-	ref.Stop(pid)
 }
 
 func (ref *futureProcess) SendSystemMessage(pid *PID, message interface{}) {
 	defer ref.instrument()
-	ref.result = message
-	ref.Stop(pid)
+	ref.complete(pid, message, nil)
+}
+
+// complete settles the future with its outcome and stops it; the first
+// outcome wins. mcpvisor patch 17: the reply used to be written without the
+// lock, racing with a timeout's Stop reading it for the pipes and
+// completions, and a reply arriving after the timeout overwrote the result
+// that Result had already returned.
+func (ref *futureProcess) complete(pid *PID, result interface{}, err error) {
+	ref.cond.L.Lock()
+	if ref.done {
+		ref.cond.L.Unlock()
+
+		return
+	}
+	ref.result, ref.err = result, err
+	ref.stopLocked(pid)
+	ref.cond.L.Unlock()
+	ref.cond.Signal()
 }
 
 func (ref *futureProcess) instrument() {
@@ -197,6 +203,12 @@ func (ref *futureProcess) Stop(pid *PID) {
 		return
 	}
 
+	ref.stopLocked(pid)
+	ref.cond.L.Unlock()
+	ref.cond.Signal()
+}
+
+func (ref *futureProcess) stopLocked(pid *PID) {
 	ref.done = true
 	tp := (*time.Timer)(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&ref.t))))
 
@@ -208,8 +220,6 @@ func (ref *futureProcess) Stop(pid *PID) {
 
 	ref.sendToPipes()
 	ref.runCompletions()
-	ref.cond.L.Unlock()
-	ref.cond.Signal()
 }
 
 // TODO: we could replace "pipes" with this

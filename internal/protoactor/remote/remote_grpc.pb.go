@@ -2,7 +2,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.2.0
 // - protoc             v4.25.3
-// source: remote.proto
+// source: mcpvisor/protoactor/remote.proto
 
 package remote
 
@@ -36,7 +36,7 @@ func NewRemotingClient(cc grpc.ClientConnInterface) RemotingClient {
 }
 
 func (c *remotingClient) Receive(ctx context.Context, opts ...grpc.CallOption) (Remoting_ReceiveClient, error) {
-	stream, err := c.cc.NewStream(ctx, &Remoting_ServiceDesc.Streams[0], "/remote.Remoting/Receive", opts...)
+	stream, err := c.cc.NewStream(ctx, &Remoting_ServiceDesc.Streams[0], "/mcpvisor.protoactor.remote.Remoting/Receive", opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (x *remotingReceiveClient) Recv() (*RemoteMessage, error) {
 
 func (c *remotingClient) ListProcesses(ctx context.Context, in *ListProcessesRequest, opts ...grpc.CallOption) (*ListProcessesResponse, error) {
 	out := new(ListProcessesResponse)
-	err := c.cc.Invoke(ctx, "/remote.Remoting/ListProcesses", in, out, opts...)
+	err := c.cc.Invoke(ctx, "/mcpvisor.protoactor.remote.Remoting/ListProcesses", in, out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (c *remotingClient) ListProcesses(ctx context.Context, in *ListProcessesReq
 
 func (c *remotingClient) GetProcessDiagnostics(ctx context.Context, in *GetProcessDiagnosticsRequest, opts ...grpc.CallOption) (*GetProcessDiagnosticsResponse, error) {
 	out := new(GetProcessDiagnosticsResponse)
-	err := c.cc.Invoke(ctx, "/remote.Remoting/GetProcessDiagnostics", in, out, opts...)
+	err := c.cc.Invoke(ctx, "/mcpvisor.protoactor.remote.Remoting/GetProcessDiagnostics", in, out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func _Remoting_ListProcesses_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: "/remote.Remoting/ListProcesses",
+		FullMethod: "/mcpvisor.protoactor.remote.Remoting/ListProcesses",
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RemotingServer).ListProcesses(ctx, req.(*ListProcessesRequest))
@@ -174,7 +174,7 @@ func _Remoting_GetProcessDiagnostics_Handler(srv interface{}, ctx context.Contex
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: "/remote.Remoting/GetProcessDiagnostics",
+		FullMethod: "/mcpvisor.protoactor.remote.Remoting/GetProcessDiagnostics",
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RemotingServer).GetProcessDiagnostics(ctx, req.(*GetProcessDiagnosticsRequest))
@@ -186,7 +186,7 @@ func _Remoting_GetProcessDiagnostics_Handler(srv interface{}, ctx context.Contex
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Remoting_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "remote.Remoting",
+	ServiceName: "mcpvisor.protoactor.remote.Remoting",
 	HandlerType: (*RemotingServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -206,5 +206,5 @@ var Remoting_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "remote.proto",
+	Metadata: "mcpvisor/protoactor/remote.proto",
 }
