@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 	"github.com/mcpvisor/mcpvisor/internal/certtest"
+	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 )
 
 // Members with certificates of the cluster's CA reach each other over
