@@ -163,7 +163,7 @@ type ServerConfig struct {
 	// (ToolPolicyOff…); "": Options.ToolPolicy.
 	ToolPolicy string `json:"toolPolicy,omitempty"`
 	// Node, in cluster mode, places the server only on the members
-	// labelled so (ClusterOptions.Labels): a browser or a database where
+	// labelled so (cluster.Options.Labels): a browser or a database where
 	// the machine for it is. "": any member.
 	Node string `json:"node,omitempty"`
 

@@ -4,11 +4,12 @@
 // a call on any member reaches it; the registry, grants and tool pins
 // changed on one member are the same on all (docs/design.md, "Cluster").
 //
-// A host whose program does not import this package links none of the
-// cluster machinery (protoactor's cluster and remote, gRPC). The
-// memberships are InProcess and Automanaged here, and one package each
-// for the ones kept in a store, so that importing one links no other:
-// etcd, consul, kubernetes.
+// A program that does not import this package links none of the cluster
+// machinery (protoactor's cluster and remote, gRPC, a store's client).
+// The memberships are InProcess and Automanaged here, and one package
+// each for those kept in a store: etcd, consul, kubernetes (only a
+// program that imports etcd links etcd's client). The Example runs two
+// members in one process; across machines:
 //
 //	h, err := mcpvisor.Open(ctx, mcpvisor.Options{
 //		Config: cfg,
