@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // stallThreshold is how long a child's stdin may stay full before new calls

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // fakeServer scripts the server behind a Runtime's dial seam (Options.dial):

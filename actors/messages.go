@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Messages a server actor receives. Every message from a connection's

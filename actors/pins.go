@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
-	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 

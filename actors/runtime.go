@@ -14,9 +14,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
 	"github.com/mcpvisor/mcpvisor/internal/protolog"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Options configure a Runtime. The zero value works: no logs, no events.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/protocol"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // serverActor owns one MCP server: its connection, its pending requests, its

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
-	"github.com/mcpvisor/mcpvisor/supervision"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
+	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
 // Transport names how the host reaches a server.
