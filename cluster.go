@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/broadcast"
-	"github.com/mcpvisor/mcpvisor/internal/cluster"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -27,55 +27,31 @@ import (
 // the member.
 const StateElsewhere = actors.StateElsewhere
 
-// ClusterOptions make a Host one member of a cluster of hosts that behave
-// as one (Options.Cluster). Every member runs the same configuration;
-// each server runs on one member at a time, placed by rendezvous hashing
-// of its name over the members (protoactor-go's cluster placement), and a
-// call on any member reaches it: at once when it runs there, in one hop to
-// its member when not. When a member leaves or dies its servers are placed
-// on the others and started there. docs/design.md ("Cluster") says what
-// is and is not shared, and what a client sees while members come and go.
-type ClusterOptions struct {
-	// Name is the cluster's; hosts of other clusters are not members.
-	Name string
-	// Members finds the other members: InProcessMembers for hosts in one
-	// process.
-	Members ClusterMembers
-	// Listen is the host:port this member's cluster endpoint (protoactor's
-	// remote, gRPC) listens on ("": a free port on 127.0.0.1); Advertise
-	// the address the others reach it at, when not that.
-	Listen, Advertise string
-	// Labels are what this member offers: a server whose config names a
-	// node (ServerConfig.Node) runs only on the members labelled so, and
-	// nowhere while none is a member.
-	Labels []string
-	// Gossip is the interval of the members' gossip rounds, which carry
-	// each member's servers' status and tools to the others (0: 300 ms).
-	Gossip time.Duration
-	// TLS, when set, secures the connections between members both ways
-	// (gossip, forwarded calls): each member presents a certificate the
-	// cluster's CA signed and accepts only peers that do. Without it the
-	// members talk in clear.
-	TLS *ClusterTLS
-}
-
-// ClusterTLS is a member's certificate and key and the cluster's CA, PEM
-// files, read each time the member joins (so a member that joins again
-// takes a renewed certificate). A peer's name is not checked: members are
-// reached at the addresses they advertise (pod IPs that change), and
-// holding a certificate of the cluster's CA is what makes one a member;
-// give the cluster a CA of its own. The certificates need both client and
-// server authentication in their extended key usage.
-type ClusterTLS struct {
-	CertFile, KeyFile, CAFile string
+// Cluster makes a Host one member of a cluster of hosts that behave as
+// one (Options.Cluster): each server runs on one member at a time, and a
+// call on any member reaches it. Package cluster implements it
+// (cluster.Options, with the memberships it and its subpackages offer); a
+// program that does not import that package links none of the cluster
+// machinery. docs/design.md ("Cluster") says what is and is not shared.
+type Cluster interface {
+	// NewMember makes this host's member of the cluster, which reaches the
+	// host through hooks. The host calls it when it opens, and again each
+	// time its member lost its place and joins as a new one.
+	NewMember(hooks member.Hooks) (member.Node, error)
 }
 
 // hostCluster is a Host's membership.
 type hostCluster struct {
 	h    *Host
-	co   *ClusterOptions
-	node atomic.Pointer[cluster.Node] // replaced when the member joins again (onLost)
-	lost atomic.Bool                  // between losing its place and joining again: nothing runs here
+	cfg  Cluster
+	node atomic.Pointer[member.Node] // replaced when the member joins again (onLost)
+	lost atomic.Bool                 // between losing its place and joining again: nothing runs here
+
+	// The goroutines the membership starts (go): Host.Close waits for them
+	// (stop) before it stops the member, so that none joins one after.
+	goMu    sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 
 	mu       sync.Mutex
 	views    map[string]memberView               // the last state each other member published
@@ -137,39 +113,22 @@ type remoteServer struct {
 // startCluster makes h a member. The servers are registered after it, so
 // each starts where the cluster places it; none starts before the first
 // membership is known.
-func (h *Host) startCluster(co *ClusterOptions) error {
-	if co.Members == nil {
-		return errors.New("cluster: Options.Cluster.Members is needed (InProcessMembers, or a provider)")
-	}
-	hc := &hostCluster{h: h, co: co, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), wake: make(chan struct{}, 1)}
+func (h *Host) startCluster(cfg Cluster) error {
+	hc := &hostCluster{h: h, cfg: cfg, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), wake: make(chan struct{}, 1)}
 	node, err := hc.newNode()
 	if err != nil {
 		return err
 	}
-	hc.node.Store(node)
+	hc.node.Store(&node)
 	hc.shared.Store(true)
 	h.cluster = hc
 	return nil
 }
 
 // newNode makes a member with a provider of its own.
-func (hc *hostCluster) newNode() (*cluster.Node, error) {
-	co := hc.co
-	var mtls *cluster.MutualTLS
-	if t := co.TLS; t != nil {
-		var err error
-		if mtls, err = cluster.LoadMutualTLS(t.CertFile, t.KeyFile, t.CAFile); err != nil {
-			return nil, err
-		}
-	}
-	provider, err := co.Members.provider()
-	if err != nil {
-		return nil, err
-	}
-	return cluster.New(cluster.Config{
-		Name: co.Name, Provider: provider, Listen: co.Listen, Advertise: co.Advertise, Labels: co.Labels, TLS: mtls,
-		Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState, OnLost: hc.onLost, OnTell: hc.onTell, Logger: hc.h.opts.Logger, Gossip: co.Gossip,
-	})
+func (hc *hostCluster) newNode() (member.Node, error) {
+	return hc.cfg.NewMember(member.Hooks{Handler: hc.serve, OnPlacement: hc.place, OnState: hc.onState,
+		OnLost: hc.onLost, OnTell: hc.onTell, Logger: hc.h.opts.Logger})
 }
 
 // join starts the membership, once the servers are registered.
@@ -178,15 +137,36 @@ func (hc *hostCluster) join() error {
 	if err := hc.n().Join(); err != nil {
 		return err
 	}
-	go hc.publishLoop()
-	go hc.watchReviews()
-	go hc.mergeLoop()
+	hc.spawn(hc.publishLoop)
+	hc.spawn(hc.watchReviews)
+	hc.spawn(hc.mergeLoop)
 	hc.relayEvents()
 	return nil
 }
 
+// spawn runs f in a goroutine Host.Close waits for; not once Close has
+// begun to (f would outlive it), and then it reports false.
+func (hc *hostCluster) spawn(f func()) bool {
+	hc.goMu.Lock()
+	defer hc.goMu.Unlock()
+	if hc.stopped {
+		return false
+	}
+	hc.wg.Add(1)
+	go func() {
+		defer hc.wg.Done()
+		f()
+	}()
+	return true
+}
+
 // n is the member this host is now.
-func (hc *hostCluster) n() *cluster.Node { return hc.node.Load() }
+func (hc *hostCluster) n() member.Node {
+	if p := hc.node.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // onLost: the provider no longer holds this member (its etcd lease lapsed:
 // cut off from etcd for longer than the lease). The others have placed its
@@ -197,7 +177,7 @@ func (hc *hostCluster) onLost() {
 	if !hc.lost.CompareAndSwap(false, true) {
 		return
 	}
-	go func() {
+	hc.spawn(func() {
 		log := hc.h.opts.Logger
 		log.Warn("cluster: this member lost its place in the cluster; stopping its servers and joining again")
 		hc.place() // every server unplaced here: none runs twice
@@ -205,7 +185,10 @@ func (hc *hostCluster) onLost() {
 		for hc.h.bg.Err() == nil {
 			node, err := hc.newNode()
 			if err == nil {
-				hc.node.Store(node)
+				// Close stops the member it finds here once this
+				// goroutine has returned: stored before it joins, it
+				// cannot be missed.
+				hc.node.Store(&node)
 				hc.lost.Store(false)
 				hc.shared.Store(true) // a new member's: published afresh
 				if err = node.Join(); err == nil {
@@ -220,7 +203,7 @@ func (hc *hostCluster) onLost() {
 			case <-hc.h.bg.Done():
 			}
 		}
-	}()
+	})
 }
 
 // unplaced is where a server is while no member can run it (before the
@@ -419,7 +402,7 @@ func (hc *hostCluster) onCatalog(member, server string, state []byte) {
 func (hc *hostCluster) publishLoop() {
 	var last []byte
 	var published map[string]string // server → the hash of the catalog last published
-	var node *cluster.Node
+	var node member.Node
 	for {
 		if n := hc.n(); n != node {
 			// A new member (joined again): it publishes everything.
@@ -471,8 +454,17 @@ func (hc *hostCluster) publishLoop() {
 	}
 }
 
-// leave takes the member out of the cluster: the others place its servers.
-func (hc *hostCluster) leave() { hc.n().Stop() }
+// leave takes the member out of the cluster, once the host's background
+// context is done: it waits for the goroutines the membership started
+// (a member joining again after it lost its place among them), then stops
+// the member, whichever it is by then. The others place its servers.
+func (hc *hostCluster) leave() {
+	hc.goMu.Lock()
+	hc.stopped = true
+	hc.goMu.Unlock()
+	hc.wg.Wait()
+	hc.n().Stop()
+}
 
 // forwarded is a request one member sends the member a server runs on.
 type forwarded struct {
@@ -519,7 +511,7 @@ func (h *Host) remoteOwner(server string) string {
 // here what the server asks while it runs (cluster_flows.go), and hands
 // its progress to onProgress when set.
 func (hc *hostCluster) forward(ctx context.Context, owner string, f forwarded, onProgress func(Progress)) (json.RawMessage, error) {
-	var rev *cluster.Reverse
+	var rev *member.Reverse
 	if f.Op == "" {
 		rev = hc.reverse(ctx, &f, onProgress)
 	}
@@ -580,7 +572,7 @@ func (hc *hostCluster) serve(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input),
 		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond}
-	caller := cluster.CallerOf(ctx)
+	caller := member.CallerOf(ctx)
 	var relay *actors.ProgressSub
 	if caller != nil {
 		defer hc.h.askers.remove(hc.askCaller(ctx, caller, &f, opts))
@@ -667,7 +659,7 @@ func errorKind(err error) string {
 // its sentinel restored; an unreachable member is ErrUnavailable (the
 // call may or may not have run there).
 func fromRemote(err error, server, owner string) error {
-	var re *cluster.RemoteError
+	var re *member.RemoteError
 	if errors.As(err, &re) {
 		if re.Kind == kindRPC {
 			var perr protocol.Error
@@ -682,7 +674,7 @@ func fromRemote(err error, server, owner string) error {
 		}
 		return fmt.Errorf("server %q on cluster member %s: %s", server, owner, re.Message)
 	}
-	if errors.Is(err, cluster.ErrUnreachable) {
+	if errors.Is(err, member.ErrUnreachable) {
 		return fmt.Errorf("%w: server %q: %w", ErrUnavailable, server, err)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
-	"github.com/mcpvisor/mcpvisor/internal/cluster"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -58,7 +58,7 @@ type question struct {
 // reverse is what this member answers while a request it forwarded runs:
 // the server's questions, through the call's own handlers (ctx) or this
 // member's, and its progress, to onProgress.
-func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress func(Progress)) *cluster.Reverse {
+func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress func(Progress)) *member.Reverse {
 	fl, _ := ctx.Value(flowsKey{}).(*callFlows)
 	var own *asker
 	if fl != nil {
@@ -66,7 +66,7 @@ func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress fun
 		f.Session, f.Stack, f.Client = fl.scope.Session, fl.scope.Stack, fl.client
 	}
 	h := hc.h
-	rev := &cluster.Reverse{Ask: func(ctx context.Context, body []byte) ([]byte, error) {
+	rev := &member.Reverse{Ask: func(ctx context.Context, body []byte) ([]byte, error) {
 		var q question
 		if err := json.Unmarshal(body, &q); err != nil {
 			return nil, err
@@ -101,7 +101,7 @@ func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress fun
 // askCaller registers, for a request forwarded to this member, the asker
 // that sends the server's questions back to its caller, and has opts send
 // it the progress it wants.
-func (hc *hostCluster) askCaller(ctx context.Context, caller *cluster.Caller, f *forwarded, opts *actors.CallOptions) *asker {
+func (hc *hostCluster) askCaller(ctx context.Context, caller member.Caller, f *forwarded, opts *actors.CallOptions) *asker {
 	a := &asker{ctx: ctx, server: f.Server, scope: Scope{Session: f.Session, Stack: f.Stack}, client: f.Client,
 		delegate: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			body, err := json.Marshal(question{Method: method, Server: f.Server, Params: params})
@@ -178,14 +178,15 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 	hc.mu.Lock()
 	hc.relays[key] = cancel
 	hc.mu.Unlock()
-	go func() {
-		defer func() {
-			hc.mu.Lock()
-			delete(hc.relays, key)
-			hc.mu.Unlock()
-			cancel()
-			sub.Close()
-		}()
+	done := func() {
+		hc.mu.Lock()
+		delete(hc.relays, key)
+		hc.mu.Unlock()
+		cancel()
+		sub.Close()
+	}
+	started := hc.spawn(func() {
+		defer done()
 		for {
 			select {
 			case p := <-sub.C():
@@ -200,7 +201,10 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 				return
 			}
 		}
-	}()
+	})
+	if !started {
+		done() // the host is closing
+	}
 }
 
 // taskPolled ends the relay of a task's progress once its caller has

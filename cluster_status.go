@@ -12,6 +12,9 @@ type ClusterStatus struct {
 	Lost bool `json:"lost,omitempty"`
 	// Members are the members this one counts, by address.
 	Members []ClusterMember `json:"members"`
+	// PublishedBytes is how much this member has published by gossip
+	// since it last joined: what gossip sends each other member once.
+	PublishedBytes int64 `json:"publishedBytes,omitempty"`
 }
 
 // ClusterMember is one member as another sees it.
@@ -37,7 +40,7 @@ func (h *Host) Cluster() (ClusterStatus, bool) {
 	n := hc.n()
 	members := n.Members()
 	labels := n.Labels()
-	cs := ClusterStatus{Name: hc.co.Name, Self: n.Self(), Lost: hc.lost.Load(), Members: []ClusterMember{}}
+	cs := ClusterStatus{Name: n.Name(), Self: n.Self(), Lost: hc.lost.Load(), Members: []ClusterMember{}, PublishedBytes: n.PublishedBytes()}
 	var mine []string
 	for _, st := range h.rt.Status() {
 		if st.Node == "" && st.State != StateElsewhere {

@@ -207,8 +207,10 @@ type Options struct {
 
 	// Cluster, when set, makes the host one member of a cluster of hosts
 	// that behave as one: each server runs on one member, and a call on
-	// any member reaches it (ClusterOptions).
-	Cluster *ClusterOptions
+	// any member reaches it. Set it to a cluster.Options (package
+	// github.com/mcpvisor/mcpvisor/cluster); nil: a host on its own, which
+	// links none of the cluster machinery.
+	Cluster Cluster
 
 	// SignIn, when set, signs in by itself whenever a remote server needs
 	// OAuth authorization: it receives the authorization URL (to open for

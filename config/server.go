@@ -104,7 +104,7 @@ type Server struct {
 	// (mcpvisor.ToolPolicyOff…); "": the host's mcpvisor.Options.ToolPolicy.
 	ToolPolicy string `json:"toolPolicy,omitempty"`
 	// Node, in cluster mode, places the server only on the members
-	// labelled so (mcpvisor.ClusterOptions.Labels): a browser or a database where
+	// labelled so (cluster.Options.Labels): a browser or a database where
 	// the machine for it is. "": any member.
 	Node string `json:"node,omitempty"`
 

@@ -18,6 +18,10 @@ import (
 	"strings"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/cluster"
+	"github.com/mcpvisor/mcpvisor/cluster/consul"
+	"github.com/mcpvisor/mcpvisor/cluster/etcd"
+	"github.com/mcpvisor/mcpvisor/cluster/kubernetes"
 	"github.com/mcpvisor/mcpvisor/gateway"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
@@ -50,15 +54,15 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 }
 
 // clusterOptions are --cluster's: nil without it.
-func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
+func clusterOptions(f flags) (mcpvisor.Cluster, error) {
 	if f.cluster == "" {
 		return nil, nil
 	}
-	co := &mcpvisor.ClusterOptions{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels)}
+	co := cluster.Options{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels)}
 	switch set := btoi(f.clusterTLSCert != "") + btoi(f.clusterTLSKey != "") + btoi(f.clusterCA != ""); set {
 	case 0:
 	case 3:
-		co.TLS = &mcpvisor.ClusterTLS{CertFile: f.clusterTLSCert, KeyFile: f.clusterTLSKey, CAFile: f.clusterCA}
+		co.TLS = &cluster.TLS{CertFile: f.clusterTLSCert, KeyFile: f.clusterTLSKey, CAFile: f.clusterCA}
 	default:
 		return nil, &exitError{code: 2, msg: "serve: --cluster-tls-cert, --cluster-tls-key and --cluster-ca go together"}
 	}
@@ -68,17 +72,17 @@ func clusterOptions(f flags) (*mcpvisor.ClusterOptions, error) {
 		if len(endpoints) == 0 {
 			return nil, &exitError{code: 2, msg: "serve: --provider etcd needs --etcd URLS"}
 		}
-		co.Members = mcpvisor.EtcdMembers(endpoints, "", f.clusterTTL)
+		co.Members = etcd.Members(etcd.Options{Endpoints: endpoints, TTL: f.clusterTTL})
 	case "automanaged":
 		peers := splitList(f.peers)
 		if len(peers) == 0 || f.memberListen == "" {
 			return nil, &exitError{code: 2, msg: "serve: --provider automanaged needs --peers ADDRS and --member-listen ADDR"}
 		}
-		co.Members = mcpvisor.AutomanagedMembers(f.memberListen, peers)
+		co.Members = cluster.Automanaged(cluster.AutomanagedOptions{Listen: f.memberListen, Peers: peers})
 	case "consul":
-		co.Members = mcpvisor.ConsulMembers(f.consul, os.Getenv("CONSUL_HTTP_TOKEN"), "", f.clusterTTL)
+		co.Members = consul.Members(consul.Options{Address: f.consul, Token: os.Getenv("CONSUL_HTTP_TOKEN"), TTL: f.clusterTTL})
 	case "kubernetes":
-		co.Members = mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: f.k8sAPI, Namespace: f.k8sNamespace, TokenFile: f.k8sTokenFile, CAFile: f.k8sCAFile, TTL: f.clusterTTL})
+		co.Members = kubernetes.Members(kubernetes.Options{APIServer: f.k8sAPI, Namespace: f.k8sNamespace, TokenFile: f.k8sTokenFile, CAFile: f.k8sCAFile, TTL: f.clusterTTL})
 	default:
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("serve: --provider %q: want etcd, consul, kubernetes or automanaged", f.clusterProvider)}
 	}

@@ -45,7 +45,7 @@ type AutomanagedConfig struct {
 type AutomanagedProvider struct {
 	cfg  AutomanagedConfig
 	c    *pcluster.Cluster
-	self memberEntry // what GET /_member answers
+	self MemberEntry // what GET /_member answers
 	name string
 
 	srv    *http.Server
@@ -76,11 +76,11 @@ func NewAutomanagedProvider(cfg AutomanagedConfig) (*AutomanagedProvider, error)
 // memberAnswer is GET /_member's body.
 type memberAnswer struct {
 	Cluster string `json:"cluster"`
-	memberEntry
+	MemberEntry
 }
 
 func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
-	self, err := selfEntry(c)
+	self, err := SelfEntry(c)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /_member", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, memberEntry: p.self})
+		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, MemberEntry: p.self})
 	})
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -158,7 +158,7 @@ func (p *AutomanagedProvider) poll() {
 	if p.ctx.Err() != nil {
 		return
 	}
-	reportMembers(p.c, members, p.self)
+	ReportMembers(p.c, members, p.self)
 }
 
 func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
@@ -175,6 +175,6 @@ func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<16)).Decode(&a) != nil || a.Cluster != p.name {
 		return nil, fmt.Errorf("peer %s: not a member of %q", peer, p.name)
 	}
-	b, _ := json.Marshal(a.memberEntry)
-	return decodeMember(b), nil
+	b, _ := json.Marshal(a.MemberEntry)
+	return DecodeMember(b), nil
 }

@@ -54,7 +54,7 @@ type ConsulProvider struct {
 	c       *pcluster.Cluster
 	prefix  string // the cluster's members, with a trailing slash
 	key     string // this member's
-	self    memberEntry
+	self    MemberEntry
 	value   []byte // self, as stored
 	session string
 	ctx     context.Context
@@ -63,7 +63,7 @@ type ConsulProvider struct {
 	lostFn  func()
 }
 
-func (p *ConsulProvider) onLost(f func()) { p.lostFn = f }
+func (p *ConsulProvider) OnLost(f func()) { p.lostFn = f }
 
 // consulMinTTL is the shortest session TTL Consul accepts.
 const consulMinTTL = 10 * time.Second
@@ -101,7 +101,7 @@ func NewConsulProvider(cfg ConsulConfig) (*ConsulProvider, error) {
 }
 
 func (p *ConsulProvider) StartMember(c *pcluster.Cluster) error {
-	self, err := selfEntry(c)
+	self, err := SelfEntry(c)
 	if err != nil {
 		return err
 	}
@@ -246,11 +246,11 @@ func (p *ConsulProvider) reload(ctx context.Context, index uint64) (uint64, erro
 	}
 	var members []*pcluster.Member
 	for _, e := range entries {
-		if m := decodeMember(e.Value); m != nil {
+		if m := DecodeMember(e.Value); m != nil {
 			members = append(members, m)
 		}
 	}
-	reportMembers(p.c, members, p.self)
+	ReportMembers(p.c, members, p.self)
 	next, _ := strconv.ParseUint(hdr.Get("X-Consul-Index"), 10, 64)
 	return max(next, 1), nil
 }

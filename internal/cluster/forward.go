@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/eventstream"
 	"google.golang.org/protobuf/proto"
@@ -29,22 +30,21 @@ type envelope struct {
 	Err *RemoteError `json:"error,omitempty"`
 }
 
-// RemoteError is an error a member's handler returned, as the caller
-// receives it: its message, and the kind the handler gave it (Kinded).
-type RemoteError struct {
-	Kind    string `json:"kind,omitempty"`
-	Message string `json:"message"`
-}
+// The types a host and a node share live in internal/member, which links
+// none of this package's machinery.
+type (
+	RemoteError = member.RemoteError
+	Kinded      = member.Kinded
+	Reverse     = member.Reverse
+	Handler     = member.Handler
+)
 
-func (e *RemoteError) Error() string     { return e.Message }
-func (e *RemoteError) ErrorKind() string { return e.Kind }
+// KindUnanswered is the kind of a question whose request had ended when
+// it arrived, or whose caller answers none.
+const KindUnanswered = member.KindUnanswered
 
-// Kinded is an error that names its kind for the other side, so that the
-// caller can map it back to one of its own sentinels.
-type Kinded interface {
-	error
-	ErrorKind() string
-}
+// ErrUnreachable is a forwarded request whose member did not answer.
+var ErrUnreachable = member.ErrUnreachable
 
 // encodeEnvelope marshals e; its body must be JSON (Forward checks what
 // it is given, and the handler's answer is checked here).
@@ -113,7 +113,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 		handler = n.reverse(env.For)
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	rctx = context.WithValue(rctx, callerKey{}, &Caller{n: n, pid: sender, id: env.ID})
+	rctx = member.WithCaller(rctx, &Caller{n: n, pid: sender, id: env.ID})
 	n.mu.Lock()
 	n.inbound[env.ID] = cancel
 	n.mu.Unlock()
@@ -150,12 +150,10 @@ type Caller struct {
 	id  string
 }
 
-type callerKey struct{}
-
 // CallerOf returns the caller of the forwarded request ctx belongs to,
 // or nil.
 func CallerOf(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
+	c, _ := member.CallerOf(ctx).(*Caller)
 	return c
 }
 
@@ -182,15 +180,6 @@ func (n *Node) Tell(addr string, body []byte) {
 	n.system.Root.Send(actor.NewPID(addr, nodeActorName), &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: "tell", Tell: true, Body: body})})
 }
 
-// Reverse is what a forwarded request's caller answers while it waits:
-// the handler's notes and questions (Caller). Either may be nil.
-type Reverse struct {
-	// OnNote receives each note on the goroutine that called Forward.
-	OnNote func(body []byte)
-	// Ask answers a question; it runs in its own goroutine.
-	Ask Handler
-}
-
 // reverse is the handler of a question asked on behalf of request id,
 // forwarded from here.
 func (n *Node) reverse(id string) Handler {
@@ -208,10 +197,6 @@ func (n *Node) reverse(id string) Handler {
 		return nil, &RemoteError{Kind: KindUnanswered, Message: msg}
 	}
 }
-
-// KindUnanswered is the kind of a question whose request had ended when
-// it arrived, or whose caller answers none.
-const KindUnanswered = "unanswered"
 
 // actorEventSub is a subscription to an actor system's event stream.
 type actorEventSub struct {

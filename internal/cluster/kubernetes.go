@@ -73,7 +73,7 @@ type KubernetesProvider struct {
 	c        *pcluster.Cluster
 	name     string // this member's Lease
 	selector string
-	member   memberEntry
+	member   MemberEntry
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -84,7 +84,7 @@ type KubernetesProvider struct {
 	lostFn  func()
 }
 
-func (p *KubernetesProvider) onLost(f func()) { p.lostFn = f }
+func (p *KubernetesProvider) OnLost(f func()) { p.lostFn = f }
 
 // NewKubernetesProvider makes the provider from cfg, reading the
 // in-cluster configuration for what cfg leaves out.
@@ -208,7 +208,7 @@ func labelValue(s string) string {
 }
 
 func (p *KubernetesProvider) StartMember(c *pcluster.Cluster) error {
-	self, err := selfEntry(c)
+	self, err := SelfEntry(c)
 	if err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 		present[name] = true
 		o := seen[name]
 		if o == nil || o.version != l.Metadata.ResourceVersion {
-			m := decodeMember([]byte(l.Metadata.Annotations[annotationMember]))
+			m := DecodeMember([]byte(l.Metadata.Annotations[annotationMember]))
 			o = &observed{version: l.Metadata.ResourceVersion, at: now, ttl: time.Duration(l.Spec.LeaseDurationSeconds) * time.Second, member: m}
 			seen[name] = o
 		}
@@ -387,7 +387,7 @@ func (p *KubernetesProvider) poll(ctx context.Context, seen map[string]*observed
 			members = append(members, o.member)
 		}
 	}
-	reportMembers(p.c, members, p.member)
+	ReportMembers(p.c, members, p.member)
 	return nil
 }
 

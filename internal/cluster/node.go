@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/identitylookup/disthash"
@@ -95,11 +96,6 @@ type Config struct {
 	Gossip, Heartbeat time.Duration
 }
 
-// Handler answers a forwarded request: body is what the caller sent,
-// the answer what it receives, both JSON. An error crosses as its message
-// and kind (Kinded).
-type Handler func(ctx context.Context, body []byte) ([]byte, error)
-
 // Node is one member of the cluster.
 type Node struct {
 	cfg    Config
@@ -121,8 +117,11 @@ type Node struct {
 	started chan struct{} // closed when Start returns the node: no callback runs before
 	subs    []*actorEventSub
 	done    chan struct{}
+	stop    sync.Once // Stop's: the host's Close and a lost member's rejoin may both stop it
 	wg      sync.WaitGroup
 }
+
+var _ member.Node = (*Node)(nil)
 
 // New makes a member of the cluster, which Join makes join it.
 func New(cfg Config) (*Node, error) {
@@ -180,8 +179,8 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Heartbeat > 0 {
 		opts = append(opts, pcluster.WithHeartbeatExpiration(cfg.Heartbeat))
 	}
-	if l, ok := cfg.Provider.(losable); ok && cfg.OnLost != nil {
-		l.onLost(cfg.OnLost)
+	if l, ok := cfg.Provider.(Losable); ok && cfg.OnLost != nil {
+		l.OnLost(cfg.OnLost)
 	}
 	ccfg := pcluster.Configure(cfg.Name, cfg.Provider, disthash.New(), remote.Configure(host, port, ropts...), opts...)
 	if cfg.Gossip > 0 {
@@ -209,7 +208,7 @@ func New(cfg Config) (*Node, error) {
 		}
 	}))
 	if _, err := n.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &nodeActor{n: n} }), nodeActorName); err != nil {
-		n.stopDispatch()
+		n.stop.Do(n.stopDispatch)
 		return nil, fmt.Errorf("cluster: the node actor: %w", err)
 	}
 	return n, nil
@@ -241,8 +240,9 @@ func (n *Node) Join() (err error) {
 	return nil
 }
 
-// losable is a provider that can lose its member's registration.
-type losable interface{ onLost(func()) }
+// Losable is a provider that can lose its member's registration: the
+// node hands it Config.OnLost.
+type Losable interface{ OnLost(func()) }
 
 // listenAddr splits Listen, 127.0.0.1:0 when empty.
 func listenAddr(s string) (string, int, error) {
@@ -263,6 +263,9 @@ func listenAddr(s string) (string, int, error) {
 	return host, port, nil
 }
 
+// Name is the cluster's.
+func (n *Node) Name() string { return n.cfg.Name }
+
 // Self is this member's address, as the others know it.
 func (n *Node) Self() string {
 	n.mu.Lock()
@@ -270,7 +273,6 @@ func (n *Node) Self() string {
 	return n.self
 }
 
-// Members are the addresses of the members in the last topology, sorted.
 // Labels returns each member's labels, by address.
 func (n *Node) Labels() map[string][]string {
 	n.mu.Lock()
@@ -289,6 +291,7 @@ func (n *Node) Labels() map[string][]string {
 	return out
 }
 
+// Members are the addresses of the members in the last topology, sorted.
 func (n *Node) Members() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -493,19 +496,14 @@ type outbound struct {
 	notes chan []byte // Reverse.OnNote's, in order
 }
 
-// ErrUnreachable is a forwarded request whose member did not answer: it
-// left, or the network between is down. Whether the request ran there is
-// not known.
-var ErrUnreachable = errors.New("cluster member unreachable")
-
 // Stop leaves the cluster: the others see this member go at once
-// (graceful) rather than when its heartbeat expires.
-func (n *Node) Stop() {
-	select {
-	case <-n.done:
-		return
-	default:
-	}
+// (graceful) rather than when its heartbeat expires. It returns when the
+// node's goroutines have exited, or after 10 s when the provider does not
+// leave. It may be called more than once, concurrently: a later call
+// waits for the first.
+func (n *Node) Stop() { n.stop.Do(n.leave) }
+
+func (n *Node) leave() {
 	n.mu.Lock()
 	for _, cancel := range n.inbound {
 		cancel()

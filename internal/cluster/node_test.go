@@ -188,3 +188,23 @@ func sortedAddrs(nodes []*Node) []string {
 	slices.SortFunc(out, strings.Compare)
 	return out
 }
+
+// Stop may be called twice at once (a lost member's rejoin and the host's
+// Close both stop it): neither panics, and both return once the member
+// has left, which the other member sees.
+func TestStopTwiceConcurrently(t *testing.T) {
+	nodes := testNodes(t, 2)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(nodes[1].Stop)
+	}
+	wg.Wait()
+	nodes[1].Stop() // and once more, after: t.Cleanup's is a fourth
+	deadline := time.Now().Add(10 * time.Second)
+	for len(nodes[0].Members()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("members after one stopped: %v", nodes[0].Members())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,4 +1,4 @@
-package mcpvisor_test
+package cluster_test
 
 import (
 	"context"
@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/cluster"
+	"github.com/mcpvisor/mcpvisor/cluster/etcd"
+	"github.com/mcpvisor/mcpvisor/cluster/kubernetes"
 	"github.com/mcpvisor/mcpvisor/internal/certtest"
 	"github.com/mcpvisor/mcpvisor/internal/etcdtest"
 	"github.com/mcpvisor/mcpvisor/internal/k8stest"
@@ -25,24 +28,24 @@ import (
 // servers, and waits until every host shows every server ready.
 func openCluster(t *testing.T, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
-	return openClusterOf(t, mcpvisor.InProcessMembers(), n, servers...)
+	return openClusterOf(t, cluster.InProcess(), n, servers...)
 }
 
-func openClusterOf(t testing.TB, members mcpvisor.ClusterMembers, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+func openClusterOf(t testing.TB, members cluster.Members, n int, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
 	return openClusterWith(t, members, n, func(int) mcpvisor.Options { return mcpvisor.Options{} }, servers...)
 }
 
 // openClusterWith is openClusterOf with each host's options (its Cluster
 // set here, but for its TLS).
-func openClusterWith(t testing.TB, members mcpvisor.ClusterMembers, n int, options func(i int) mcpvisor.Options, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
+func openClusterWith(t testing.TB, members cluster.Members, n int, options func(i int) mcpvisor.Options, servers ...mcpvisor.ServerConfig) []*mcpvisor.Host {
 	t.Helper()
 	hosts := make([]*mcpvisor.Host, n)
 	for i := range n {
 		opts := options(i)
-		co := &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
-		if opts.Cluster != nil {
-			co.TLS = opts.Cluster.TLS
+		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		if c, ok := opts.Cluster.(cluster.Options); ok {
+			co.TLS = c.TLS
 		}
 		opts.Cluster = co
 		hosts[i] = openHost(t, opts, servers...)
@@ -284,7 +287,7 @@ func TestClusterOnEtcd(t *testing.T) {
 	url := etcdtest.Start(t)
 	servers := mcptests(6)
 	start := time.Now()
-	hosts := openClusterOf(t, mcpvisor.EtcdMembers([]string{url}, "", 0), 3, servers...)
+	hosts := openClusterOf(t, etcd.Members(etcd.Options{Endpoints: []string{url}}), 3, servers...)
 	t.Logf("three hosts on etcd, every server ready on each, in %v", time.Since(start).Round(time.Millisecond))
 	on := placed(t, hosts)
 	if len(on) != 6 {
@@ -425,13 +428,13 @@ func waitEveryState(t *testing.T, hosts []*mcpvisor.Host, server string, state m
 // the names hash; with none left, it runs nowhere and says why, while the
 // others go on.
 func TestClusterNodeLabel(t *testing.T) {
-	members := mcpvisor.InProcessMembers()
+	members := cluster.InProcess()
 	heavy := mcptest("heavy")
 	heavy.Node = "gpu"
 	servers := append(mcptests(4), heavy)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
 		if i == 1 {
 			co.Labels = []string{"gpu"}
 		}
@@ -623,18 +626,18 @@ func TestClusterPartitionFromMembership(t *testing.T) {
 	t.Run("etcd", func(t *testing.T) {
 		url := etcdtest.Start(t)
 		proxy := newEtcdProxy(t, url)
-		clusterPartition(t, func(i int) mcpvisor.ClusterMembers {
+		clusterPartition(t, func(i int) cluster.Members {
 			endpoint := url
 			if i == 2 {
 				endpoint = proxy.url()
 			}
-			return mcpvisor.EtcdMembers([]string{endpoint}, "", 2*time.Second)
+			return etcd.Members(etcd.Options{Endpoints: []string{endpoint}, TTL: 2 * time.Second})
 		}, proxy.cut, proxy.heal)
 	})
 	t.Run("kubernetes", func(t *testing.T) {
 		api := k8stest.New(t)
-		clusterPartition(t, func(i int) mcpvisor.ClusterMembers {
-			return mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
+		clusterPartition(t, func(i int) cluster.Members {
+			return kubernetes.Members(kubernetes.Options{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
 				TokenFile: api.Token(t, fmt.Sprintf("m%d", i)), TTL: 2 * time.Second})
 		}, func() { api.Cut("m2", true) }, func() { api.Cut("m2", false) })
 	})
@@ -643,11 +646,11 @@ func TestClusterPartitionFromMembership(t *testing.T) {
 // clusterPartition runs three members (members(i): the membership of
 // member i, each with a 2 s lease) and cuts member 2 off from the
 // membership's store, then heals it.
-func clusterPartition(t *testing.T, members func(i int) mcpvisor.ClusterMembers, cutOff, heal func()) {
+func clusterPartition(t *testing.T, members func(i int) cluster.Members, cutOff, heal func()) {
 	servers := mcptests(6)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := &mcpvisor.ClusterOptions{Name: "test", Members: members(i), Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: members(i), Gossip: 50 * time.Millisecond}
 		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
 	}
 	for _, h := range hosts {
@@ -793,7 +796,7 @@ func TestClusterAutomanaged(t *testing.T) {
 	servers := mcptests(6)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := &mcpvisor.ClusterOptions{Name: "test", Members: mcpvisor.AutomanagedMembers(listens[i], listens), Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: cluster.Automanaged(cluster.AutomanagedOptions{Listen: listens[i], Peers: listens}), Gossip: 50 * time.Millisecond}
 		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
 	}
 	for _, h := range hosts {
@@ -963,10 +966,10 @@ func TestClusterRestartThroughAMember(t *testing.T) {
 func TestClusterToolReviews(t *testing.T) {
 	held := mcptest("s0")
 	held.ToolPolicy = mcpvisor.ToolPolicyHold
-	members := mcpvisor.InProcessMembers()
+	members := cluster.InProcess()
 	var hosts []*mcpvisor.Host
 	for range 2 {
-		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, held))
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, held))
 	}
 	for _, h := range hosts {
 		waitAllReady(t, h, 1)
@@ -1065,7 +1068,7 @@ func reviewRejected(h *mcpvisor.Host, server, tool string) bool {
 func TestClusterFlowsReachTheCaller(t *testing.T) {
 	var mu sync.Mutex
 	asked := map[string][]int{} // what each member's hooks were asked
-	hosts := openClusterWith(t, mcpvisor.InProcessMembers(), 2, func(i int) mcpvisor.Options {
+	hosts := openClusterWith(t, cluster.InProcess(), 2, func(i int) mcpvisor.Options {
 		return mcpvisor.Options{
 			Elicitation: func(ctx context.Context, req *mcpvisor.ElicitationRequest) (mcpvisor.ElicitationResponse, error) {
 				mu.Lock()
@@ -1210,9 +1213,9 @@ func TestClusterJoinsRunEachServerOnce(t *testing.T) {
 	var hosts []*mcpvisor.Host
 	twice := 0
 	for i := range 3 {
-		members := mcpvisor.KubernetesMembers(mcpvisor.KubernetesConfig{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
+		members := kubernetes.Members(kubernetes.Options{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
 			TokenFile: api.Token(t, fmt.Sprintf("m%d", i))})
-		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...))
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...))
 		// Sample, until the new member is in every member's view and
 		// every server runs: a server with a process on two members at
 		// one sample ran twice.
@@ -1257,11 +1260,11 @@ func TestClusterJoinsRunEachServerOnce(t *testing.T) {
 // certificate cannot be read does not open.
 func TestClusterOverMutualTLS(t *testing.T) {
 	ca := certtest.NewCA(t, "cluster CA")
-	members := mcpvisor.InProcessMembers()
+	members := cluster.InProcess()
 	servers := mcptests(4)
 	hosts := openClusterWith(t, members, 3, func(i int) mcpvisor.Options {
 		cert, key := ca.Issue(t, fmt.Sprintf("member %d", i))
-		return mcpvisor.Options{Cluster: &mcpvisor.ClusterOptions{TLS: &mcpvisor.ClusterTLS{CertFile: cert, KeyFile: key, CAFile: ca.File}}}
+		return mcpvisor.Options{Cluster: cluster.Options{TLS: &cluster.TLS{CertFile: cert, KeyFile: key, CAFile: ca.File}}}
 	}, servers...)
 	on := placed(t, hosts)
 	for i, h := range hosts {
@@ -1272,8 +1275,8 @@ func TestClusterOverMutualTLS(t *testing.T) {
 		}
 	}
 	cert, _ := ca.Issue(t, "no key")
-	_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Cluster: &mcpvisor.ClusterOptions{Name: "test", Members: members,
-		TLS: &mcpvisor.ClusterTLS{CertFile: cert, KeyFile: "/nonexistent/key.pem", CAFile: ca.File}}})
+	_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Cluster: cluster.Options{Name: "test", Members: members,
+		TLS: &cluster.TLS{CertFile: cert, KeyFile: "/nonexistent/key.pem", CAFile: ca.File}}})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/key.pem") {
 		t.Errorf("a member without its key: %v", err)
 	}
@@ -1299,7 +1302,7 @@ func TestClusterGossipSendsWhatChanged(t *testing.T) {
 			local++
 		}
 	}
-	before := h.ClusterPublishedBytes()
+	before := publishedBytes(h)
 	const restarts = 5
 	for range restarts {
 		if err := h.Restart(context.Background(), "s0"); err != nil {
@@ -1307,7 +1310,7 @@ func TestClusterGossipSendsWhatChanged(t *testing.T) {
 		}
 		waitAllReady(t, h, len(servers))
 	}
-	per := (h.ClusterPublishedBytes() - before) / restarts
+	per := (publishedBytes(h) - before) / restarts
 	t.Logf("%d servers on the member, one catalog %d bytes: %d bytes published per restart", local, catalog, per)
 	// Its tools do not change: no catalog is sent again, only statuses.
 	// (Before catalogs were published apart, each publication resent
@@ -1371,4 +1374,11 @@ func TestClusterNotificationsReachEveryMember(t *testing.T) {
 			t.Fatalf("host %d (s0 on host %d) never saw the server's log message", i, on["s0"])
 		}
 	}
+}
+
+// publishedBytes is how much h has published by gossip as a member of its
+// cluster.
+func publishedBytes(h *mcpvisor.Host) int64 {
+	cs, _ := h.Cluster()
+	return cs.PublishedBytes
 }

@@ -1,4 +1,4 @@
-package cluster
+package etcd
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/cluster"
 	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
 
-// EtcdConfig is where an etcd membership keeps its members.
-type EtcdConfig struct {
+// config is where an etcd membership keeps its members.
+type config struct {
 	// Endpoints are the etcd servers' client URLs.
 	Endpoints []string
 	// Prefix is the key prefix ("/mcpvisor" when empty): each member is
@@ -31,7 +32,7 @@ type EtcdConfig struct {
 	Logger *slog.Logger
 }
 
-// EtcdProvider is a protoactor cluster provider backed by etcd, written
+// provider is a protoactor cluster provider backed by etcd, written
 // for mcpvisor rather than taken from protoactor's: that one reads and
 // writes its member map and shutdown flag from several goroutines without
 // a lock, registers again under the same member id once its lease lapses
@@ -42,14 +43,14 @@ type EtcdConfig struct {
 // lost the provider says so (Config.OnLost) and its host joins again as a
 // new member. Shutdown revokes the lease, so the others see the member
 // leave at once.
-type EtcdProvider struct {
-	cfg    EtcdConfig
+type provider struct {
+	cfg    config
 	client *clientv3.Client
 
 	c      *pcluster.Cluster
 	key    string // this member's
 	prefix string // the cluster's members
-	self   memberEntry
+	self   cluster.MemberEntry
 	value  []byte // self, as stored
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -60,12 +61,12 @@ type EtcdProvider struct {
 	lostFn func() // called once the lease is lost (Config.OnLost)
 }
 
-func (p *EtcdProvider) onLost(f func()) { p.lostFn = f }
+func (p *provider) OnLost(f func()) { p.lostFn = f }
 
-// NewEtcdProvider makes the provider; it connects to etcd when the member
+// newProvider makes the provider; it connects to etcd when the member
 // starts (after protoactor's remote has set gRPC's process-wide logger,
 // which must not change while a gRPC client runs).
-func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
+func newProvider(cfg config) (*provider, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("cluster: etcd: no endpoints")
 	}
@@ -78,11 +79,11 @@ func NewEtcdProvider(cfg EtcdConfig) (*EtcdProvider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &EtcdProvider{cfg: cfg}, nil
+	return &provider{cfg: cfg}, nil
 }
 
-func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
-	self, err := selfEntry(c)
+func (p *provider) StartMember(c *pcluster.Cluster) error {
+	self, err := cluster.SelfEntry(c)
 	if err != nil {
 		return err
 	}
@@ -117,13 +118,13 @@ func (p *EtcdProvider) StartMember(c *pcluster.Cluster) error {
 	return nil
 }
 
-func (p *EtcdProvider) StartClient(c *pcluster.Cluster) error {
+func (p *provider) StartClient(c *pcluster.Cluster) error {
 	return errors.New("cluster: etcd: client members are not supported")
 }
 
 // Shutdown revokes the member's lease, deleting its key: the others see
 // it leave now rather than when the lease would lapse.
-func (p *EtcdProvider) Shutdown(bool) error {
+func (p *provider) Shutdown(bool) error {
 	if p.cancel == nil {
 		if p.client != nil {
 			return p.client.Close()
@@ -145,7 +146,7 @@ func (p *EtcdProvider) Shutdown(bool) error {
 }
 
 // register puts this member's key under a new lease.
-func (p *EtcdProvider) register(ctx context.Context) error {
+func (p *provider) register(ctx context.Context) error {
 	g, err := p.client.Grant(ctx, int64(max(p.cfg.TTL/time.Second, 1)))
 	if err != nil {
 		return err
@@ -168,7 +169,7 @@ func (p *EtcdProvider) register(ctx context.Context) error {
 // anyway, and protoactor will not take it back under its id, so it does
 // not register again: it says so (onLost), and its host joins again as a
 // new member.
-func (p *EtcdProvider) keepAlive() {
+func (p *provider) keepAlive() {
 	defer p.wg.Done()
 	p.mu.Lock()
 	lease := p.lease
@@ -209,7 +210,7 @@ func (p *EtcdProvider) keepAlive() {
 // watch follows the members from rev on: each change is reported; after
 // an error (etcd unreachable, the revision compacted) it reads them all
 // again and watches from there.
-func (p *EtcdProvider) watch(rev int64, members map[string]*pcluster.Member) {
+func (p *provider) watch(rev int64, members map[string]*pcluster.Member) {
 	defer p.wg.Done()
 	for p.ctx.Err() == nil {
 		wch := p.client.Watch(clientv3.WithRequireLeader(p.ctx), p.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
@@ -220,7 +221,7 @@ func (p *EtcdProvider) watch(rev int64, members map[string]*pcluster.Member) {
 			for _, ev := range resp.Events {
 				switch ev.Type {
 				case clientv3.EventTypePut:
-					if m := decodeMember(ev.Kv.Value); m != nil {
+					if m := cluster.DecodeMember(ev.Kv.Value); m != nil {
 						members[string(ev.Kv.Key)] = m
 					}
 				case clientv3.EventTypeDelete:
@@ -251,14 +252,14 @@ func (p *EtcdProvider) watch(rev int64, members map[string]*pcluster.Member) {
 
 // reload reads every member into members and reports them; it returns
 // the revision read.
-func (p *EtcdProvider) reload(ctx context.Context, members map[string]*pcluster.Member) (int64, error) {
+func (p *provider) reload(ctx context.Context, members map[string]*pcluster.Member) (int64, error) {
 	resp, err := p.client.Get(ctx, p.prefix, clientv3.WithPrefix())
 	if err != nil {
 		return 0, err
 	}
 	clear(members)
 	for _, kv := range resp.Kvs {
-		if m := decodeMember(kv.Value); m != nil {
+		if m := cluster.DecodeMember(kv.Value); m != nil {
 			members[string(kv.Key)] = m
 		}
 	}
@@ -267,6 +268,6 @@ func (p *EtcdProvider) reload(ctx context.Context, members map[string]*pcluster.
 }
 
 // report hands the membership to the cluster.
-func (p *EtcdProvider) report(members map[string]*pcluster.Member) {
-	reportMembers(p.c, slices.Collect(maps.Values(members)), p.self)
+func (p *provider) report(members map[string]*pcluster.Member) {
+	cluster.ReportMembers(p.c, slices.Collect(maps.Values(members)), p.self)
 }

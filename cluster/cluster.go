@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/cluster"
+	"github.com/mcpvisor/mcpvisor/internal/member"
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
+)
+
+// Options make a Host one member of a cluster of hosts that behave as one
+// (mcpvisor.Options.Cluster). Every member runs the same configuration;
+// each server runs on one member at a time, placed by rendezvous hashing
+// of its name over the members (protoactor-go's cluster placement), and a
+// call on any member reaches it: at once when it runs there, in one hop to
+// its member when not. When a member leaves or dies its servers are placed
+// on the others and started there. docs/design.md ("Cluster") says what
+// is and is not shared, and what a client sees while members come and go.
+//
+// The host copies Options when it opens.
+type Options struct {
+	// Name is the cluster's; hosts of other clusters are not members.
+	Name string
+	// Members finds the other members: InProcess for hosts in one
+	// process, Automanaged, or a provider's (packages etcd, consul,
+	// kubernetes).
+	Members Members
+	// Listen is the host:port this member's cluster endpoint (protoactor's
+	// remote, gRPC) listens on ("": a free port on 127.0.0.1); Advertise
+	// the address the others reach it at, when not that.
+	Listen, Advertise string
+	// Labels are what this member offers: a server whose config names a
+	// node (ServerConfig.Node) runs only on the members labelled so, and
+	// nowhere while none is a member.
+	Labels []string
+	// Gossip is the interval of the members' gossip rounds, which carry
+	// each member's servers' status and tools to the others (0: 300 ms).
+	Gossip time.Duration
+	// TLS, when set, secures the connections between members both ways
+	// (gossip, forwarded calls): each member presents a certificate the
+	// cluster's CA signed and accepts only peers that do. Without it the
+	// members talk in clear.
+	TLS *TLS
+}
+
+// TLS is a member's certificate and key and the cluster's CA, PEM files,
+// read each time the member joins (so a member that joins again takes a
+// renewed certificate). A peer's name is not checked: members are reached
+// at the addresses they advertise (pod IPs that change), and holding a
+// certificate of the cluster's CA is what makes one a member; give the
+// cluster a CA of its own. The certificates need both client and server
+// authentication in their extended key usage.
+type TLS struct {
+	CertFile, KeyFile, CAFile string
+}
+
+// Members is how a cluster's members find each other: InProcess,
+// Automanaged, etcd.Members, consul.Members, kubernetes.Members.
+type Members interface {
+	// Provider makes the membership of one member, a new one each time
+	// the member joins. It is for this module's packages: its type is
+	// internal.
+	Provider() (pcluster.ClusterProvider, error)
+}
+
+// NewMember makes the host's member of the cluster; the host calls it
+// when it opens and each time the member joins again after losing its
+// place. It implements mcpvisor.Cluster and is not for other callers.
+func (o Options) NewMember(hooks member.Hooks) (member.Node, error) {
+	if o.Members == nil {
+		return nil, errors.New("cluster: Options.Members is needed (InProcess, or a provider)")
+	}
+	var mtls *cluster.MutualTLS
+	if t := o.TLS; t != nil {
+		var err error
+		if mtls, err = cluster.LoadMutualTLS(t.CertFile, t.KeyFile, t.CAFile); err != nil {
+			return nil, err
+		}
+	}
+	provider, err := o.Members.Provider()
+	if err != nil {
+		return nil, err
+	}
+	return cluster.New(cluster.Config{
+		Name: o.Name, Provider: provider, Listen: o.Listen, Advertise: o.Advertise, Labels: o.Labels, TLS: mtls, Gossip: o.Gossip,
+		Handler: hooks.Handler, OnPlacement: hooks.OnPlacement, OnState: hooks.OnState, OnTell: hooks.OnTell, OnLost: hooks.OnLost, Logger: hooks.Logger,
+	})
+}

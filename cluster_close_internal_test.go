@@ -1,0 +1,123 @@
+package mcpvisor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/member"
+)
+
+// fakeCluster makes fakeNodes and keeps the hooks a host gave it.
+type fakeCluster struct {
+	mu    sync.Mutex
+	hooks member.Hooks
+	nodes []*fakeNode
+	join  chan struct{} // when set, a node made from now on joins once it is closed
+}
+
+func (c *fakeCluster) NewMember(h member.Hooks) (member.Node, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks = h
+	n := &fakeNode{join: c.join}
+	c.nodes = append(c.nodes, n)
+	return n, nil
+}
+
+// fakeNode is a member alone in its cluster.
+type fakeNode struct {
+	join    chan struct{}
+	mu      sync.Mutex
+	joined  bool
+	stopped bool
+}
+
+func (n *fakeNode) Join() error {
+	if n.join != nil {
+		<-n.join
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.joined = true
+	return nil
+}
+
+func (n *fakeNode) Stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stopped = true
+}
+
+func (n *fakeNode) state() (joined, stopped bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.joined, n.stopped
+}
+
+func (n *fakeNode) Name() string                { return "fake" }
+func (n *fakeNode) Self() string                { return "fake:1" }
+func (n *fakeNode) Members() []string           { return []string{"fake:1"} }
+func (n *fakeNode) Labels() map[string][]string { return nil }
+func (n *fakeNode) Owner(string, string) string { return "fake:1" }
+func (n *fakeNode) Publish(string, []byte)      {}
+func (n *fakeNode) PublishedBytes() int64       { return 0 }
+func (n *fakeNode) Tell(string, []byte)         {}
+func (n *fakeNode) Forward(context.Context, string, []byte, *member.Reverse) ([]byte, error) {
+	return nil, errors.New("fake: alone")
+}
+
+// A member that lost its place and is joining again when the host closes
+// is stopped by Close, which returns only after the rejoin has: no member
+// is left joined after Close.
+func TestClusterCloseWhileJoiningAgain(t *testing.T) {
+	fc := &fakeCluster{}
+	h, err := Open(context.Background(), Options{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	fc.mu.Lock()
+	fc.join = release
+	onLost := fc.hooks.OnLost
+	fc.mu.Unlock()
+	onLost()
+	// Wait until the rejoin has made its new member and is joining it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fc.mu.Lock()
+		n := len(fc.nodes)
+		fc.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the member did not join again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- h.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a member was joining", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for i, n := range fc.nodes {
+		if joined, stopped := n.state(); joined && !stopped {
+			t.Errorf("member %d is joined after Close", i)
+		}
+	}
+	if h.cluster.spawn(func() {}) {
+		t.Error("a cluster goroutine started after Close")
+	}
+}
