@@ -3,9 +3,9 @@ package mcpvisor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -54,12 +54,6 @@ func callOutcome(res *Result, err error) string {
 		return "tool_error"
 	case err == nil:
 		return "ok"
-	case errors.Is(err, ErrTimeout):
-		return "timeout"
-	case errors.Is(err, ErrCancelled):
-		return "cancelled"
-	case errors.Is(err, ErrUnavailable):
-		return "unavailable"
 	}
-	return "error"
+	return actors.Outcome(err)
 }

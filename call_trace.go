@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -111,8 +112,5 @@ func endNothing(*Result, error) {}
 // errorType is the error.type of a failed phase: the call outcome's word
 // for err, "" for none.
 func errorType(err error) string {
-	if err == nil {
-		return ""
-	}
-	return callOutcome(nil, err)
+	return actors.Outcome(err)
 }

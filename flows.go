@@ -398,7 +398,7 @@ func (h *Host) recordElicitation(req *ElicitationRequest, action ElicitationActi
 const (
 	EventMethodElicitation = "mcpvisor/elicitation"
 	EventMethodApproval    = "mcpvisor/approval"
-	EventMethodTask        = "mcpvisor/task"
+	EventMethodTask        = actors.EventMethodTask
 )
 
 func (h *Host) serveSampling(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {

@@ -249,6 +249,7 @@ type Host struct {
 	media     *mediaStore
 	secrets   *secretStore
 	auth      *signin.Authorizers
+	tasks     *actors.TaskPoller
 	hostDefs  atomic.Pointer[hostToolCache]
 	search    toolIndex   // search_tools' index, synced with the catalogs when searched
 	prompts   promptNames // the last prompt lists of unprefixed servers
@@ -347,6 +348,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		ToolPolicy:    policy,
 	})
 	h.auth = h.newAuthorizers()
+	h.tasks = h.newTaskPoller()
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
@@ -358,7 +360,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 			h.grants.load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
-				err = h.resumeTasks()
+				err = h.tasks.Resume(func(server string) bool { _, ok := h.rt.ServerStatus(server); return ok })
 			}
 			if err == nil && h.cluster != nil {
 				err = h.cluster.join()
@@ -391,6 +393,9 @@ func (h *Host) Close() error {
 	// start resumes them); pending elicitations are answered cancel.
 	h.closed.Do(func() { close(h.closing) })
 	h.stopBg()
+	if h.tasks != nil {
+		h.tasks.Close() // without cancelling the tasks: the next start resumes them
+	}
 	if h.cluster != nil {
 		h.cluster.leave() // the other members place its servers
 	}
