@@ -12,9 +12,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
 )
 
-// TestSearchTokensOnCorpus counts, with a real BPE tokenizer (cl100k_base),
-// what a model reads of the tools with and without search_tools, over the
-// real-tool corpus (testdata/toolcorpus) and its queries:
+// What a model reads of the tools with and without search_tools, counted
+// with a real BPE tokenizer (cl100k_base) over the real-tool corpus
+// (testdata/toolcorpus) and its queries:
 //
 //   - without search: every tool's definition in the tool list (name,
 //     title, description, inputSchema as a tools/list entry);
@@ -23,18 +23,40 @@ import (
 //     handed it (Result.Wire), and the definitions of the tools it then
 //     activates (the right ones among the hits, else the first hit).
 //
-// It logs the figures and fails only if search stops saving at least 90%.
-func TestSearchTokensOnCorpus(t *testing.T) {
+// TestSearchTokensOnCorpus holds the cost with search to a budget;
+// BenchmarkSearchTokensOnCorpus also counts every definition (2.4 million
+// tokens: minutes under -race) and reports the saving.
+
+// searchTokenBudget bounds what a model reads per query with search:
+// 1,471 cl100k_base tokens measured on 7,822 tools and 75 queries (435 of
+// them the host tools, 567 a 10-hit answer), against 2.4 million for every
+// definition. Twice the measure leaves room for new queries and tools and
+// still fails an answer or host-tool listing that grows out of proportion.
+const searchTokenBudget = 3000
+
+type searchTokens struct {
+	tools, queries int
+	perQuery       int // with search: host tools, the answer, the activated definitions
+	hostTools      int
+	answer         int // the mean search_tools answer
+	all            int // every definition; 0 unless asked for
+}
+
+// countSearchTokens indexes the corpus as the host does and counts what a
+// model reads per query with search, and, when every is set, what it reads
+// of every definition without.
+func countSearchTokens(tb testing.TB, every bool) (searchTokens, *toolsearch.Index, map[string]searchHit, []toolcorpus.Query) {
+	tb.Helper()
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding("cl100k_base")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tokens := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
 
 	servers, queries, err := toolcorpus.Load("testdata/toolcorpus")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	x := toolsearch.New()
 	defs := map[string][]byte{}
@@ -52,11 +74,13 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 		x.Replace(s.Server, docs)
 	}
 
-	all := 0
-	for _, d := range defs {
-		all += tokens(d)
+	got := searchTokens{tools: len(defs), queries: len(queries)}
+	if every {
+		for _, d := range defs {
+			got.all += tokens(d)
+		}
 	}
-	h := openBareHost(t, Options{})
+	h := openBareHost(tb, Options{})
 	var listed []Tool
 	for _, tool := range h.HostTools() {
 		if tool.Name == "activate_tools" || tool.Name == "search_tools" {
@@ -64,6 +88,7 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 		}
 	}
 	hostDefs, _ := json.Marshal(listed)
+	got.hostTools = tokens(hostDefs)
 	with, answers := 0, 0
 	for _, q := range queries {
 		var hits []searchHit
@@ -79,17 +104,53 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 		}
 		answer := tokens([]byte(searchOutcome(q.Query, hits).Wire()))
 		answers += answer
-		with += tokens(hostDefs) + answer
+		with += got.hostTools + answer
 		for _, id := range activate {
 			with += tokens(defs[id])
 		}
 	}
-	perQuery := with / len(queries)
-	t.Logf("cl100k_base tokens over %d tools, %d queries: every definition %d; with search, per query %d "+
-		"(host tools %d, a %d-hit answer %d on average, then the activated definitions): %.2f%% of all",
-		len(defs), len(queries), all, perQuery, tokens(hostDefs), searchDefaultLimit, answers/len(queries),
-		100*float64(perQuery)/float64(all))
-	if perQuery*10 > all {
-		t.Errorf("search costs %d tokens per query against %d for every definition: less than a 90%% saving", perQuery, all)
+	got.perQuery = with / len(queries)
+	got.answer = answers / len(queries)
+	return got, x, meta, queries
+}
+
+// TestSearchTokensOnCorpus fails if what a model reads per query with
+// search outgrows searchTokenBudget.
+func TestSearchTokensOnCorpus(t *testing.T) {
+	got, _, _, _ := countSearchTokens(t, false)
+	t.Logf("cl100k_base tokens over %d tools, %d queries: with search, per query %d "+
+		"(host tools %d, a %d-hit answer %d on average, then the activated definitions)",
+		got.tools, got.queries, got.perQuery, got.hostTools, searchDefaultLimit, got.answer)
+	if got.perQuery > searchTokenBudget {
+		t.Errorf("search costs %d tokens per query: over the budget of %d", got.perQuery, searchTokenBudget)
+	}
+}
+
+// BenchmarkSearchTokensOnCorpus times one search_tools answer over the
+// corpus (the search and the answer's wire form, no tokenizer) and reports
+// the token figures: all-tokens for every definition, per-query-tokens
+// with search, saving-% the share search saves. It fails if search stops
+// saving at least 90%.
+//
+//	go test -run '^$' -bench SearchTokensOnCorpus .
+func BenchmarkSearchTokensOnCorpus(b *testing.B) {
+	got, x, meta, queries := countSearchTokens(b, true)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := queries[i%len(queries)].Query
+		var hits []searchHit
+		for _, hit := range x.Search(q, searchDefaultLimit) {
+			hits = append(hits, meta[hit.ID])
+		}
+		_ = searchOutcome(q, hits).Wire()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(got.all), "all-tokens")
+	b.ReportMetric(float64(got.perQuery), "per-query-tokens")
+	b.ReportMetric(float64(got.answer), "answer-tokens")
+	b.ReportMetric(100-100*float64(got.perQuery)/float64(got.all), "saving-%")
+	if got.perQuery*10 > got.all {
+		b.Errorf("search costs %d tokens per query against %d for every definition: less than a 90%% saving", got.perQuery, got.all)
 	}
 }

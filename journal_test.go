@@ -413,7 +413,11 @@ const floodChild = "MCPVISOR_TEST_FLOOD_CHILD"
 // MiB alone, with nothing of theirs left running).
 func TestNotificationFloodIsBounded(t *testing.T) {
 	if os.Getenv(floodChild) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestNotificationFloodIsBounded$", "-test.count=1", "-test.v")
+		args := []string{"-test.run=^TestNotificationFloodIsBounded$", "-test.count=1", "-test.v"}
+		if d, ok := t.Deadline(); ok {
+			args = append(args, "-test.timeout="+time.Until(d).String())
+		}
+		cmd := exec.Command(os.Args[0], args...)
 		cmd.Env = append(os.Environ(), floodChild+"=1")
 		out, err := cmd.CombinedOutput()
 		t.Logf("in its own process:\n%s", out)
@@ -443,11 +447,18 @@ func TestNotificationFloodIsBounded(t *testing.T) {
 			}
 		}
 	})
+	// The flood takes what the machine needs (over the default 2-minute
+	// call timeout under -race on a loaded 2-core machine): the test is of
+	// memory, not speed, so the call is bounded by the test's deadline.
+	limit := 10 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		limit = max(time.Until(d)-30*time.Second, time.Minute)
+	}
 	flooded := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
-		res, err := h.Call(ctx, "mcp__flood__flood", json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)))
+		res, err := h.CallWith(ctx, "mcp__flood__flood", json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), mcpvisor.CallOptions{Timeout: limit})
 		if err == nil && res.Wire() != fmt.Sprintf("flooded %d", n) {
 			err = fmt.Errorf("flood answered %q", res.Wire())
 		}

@@ -17,7 +17,7 @@ import (
 // Unit tests of the call pipeline's stages: each stage over a scripted
 // next, on a host with a real journal and no servers.
 
-func openBareHost(t *testing.T, opts Options) *Host {
+func openBareHost(t testing.TB, opts Options) *Host {
 	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 )
 
 // deep is a response whose result is nested levels deep.
@@ -40,13 +39,12 @@ func TestClassifySyntaxReasons(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
+			// The error's offset shows where Classify stopped (a frame nested
+			// 100,000 deep is refused at 10,000 levels); its speed is
+			// BenchmarkClassify*'s, not a wall-clock bound here.
 			_, err := Classify([]byte(tt.frame))
 			if !errors.Is(err, ErrInvalidMessage) || !strings.HasSuffix(err.Error(), tt.want) {
 				t.Fatalf("Classify error = %v, want ErrInvalidMessage ending %q", err, tt.want)
-			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("Classify took %v", d)
 			}
 		})
 	}

@@ -42,7 +42,7 @@ NODE_MAJOR=22
 CACHE=.cache/peers
 NODE=$CACHE/node_modules/$NODE_PKG/bin/node
 ENTRY=$CACHE/node_modules/$EVERYTHING_PKG/dist/index.js
-UNREACHABLE="peers: npm registry unreachable; tests that need server-everything will skip"
+UNREACHABLE="peers: npm registry unreachable; tests that need server-everything will skip (fail when CI is set)"
 
 # installed reports whether the cache holds Node 22 and the pinned servers,
 # SDK and v2 client, with no second copy of the SDK nested under a server.
@@ -70,7 +70,7 @@ if installed; then
 fi
 
 if ! command -v npm >/dev/null; then
-	echo "peers: npm not found (e.g. apt-get install npm); tests that need server-everything will skip" >&2
+	echo "peers: npm not found (e.g. apt-get install npm); tests that need server-everything will skip (fail when CI is set)" >&2
 	exit 0
 fi
 
@@ -96,7 +96,7 @@ if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=
 	exit 0
 fi
 if ! installed; then
-	echo "peers: install did not give $EVERYTHING_PKG@$EVERYTHING_VERSION and $CLIENT_PKG@$CLIENT_VERSION on Node $NODE_MAJOR; tests that need server-everything will skip" >&2
+	echo "peers: install did not give $EVERYTHING_PKG@$EVERYTHING_VERSION and $CLIENT_PKG@$CLIENT_VERSION on Node $NODE_MAJOR; tests that need server-everything will skip (fail when CI is set)" >&2
 	exit 0
 fi
 echo "peers: $EVERYTHING_PKG@$EVERYTHING_VERSION and the reference servers, $CLIENT_PKG@$CLIENT_VERSION on node $("$NODE" --version) in $CACHE"

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // Chromium is the path of a Chromium-family browser, or "".
@@ -22,12 +24,13 @@ func Chromium() string {
 }
 
 // Need returns the browser's path, or skips the test when none is
-// installed (CI installs Debian's chromium).
+// installed; in CI, which installs Debian's chromium, it fails it instead
+// (testenv.Unavailable).
 func Need(t testing.TB) string {
 	t.Helper()
 	path := Chromium()
 	if path == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome in PATH: the inbox browser test needs one " +
+		testenv.Unavailable(t, "no chromium, chromium-browser or google-chrome in PATH: the inbox browser test needs one "+
 			"(Debian: apt-get install chromium)")
 	}
 	return path

@@ -11,15 +11,18 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // Start runs etcd and returns its client URL. Without an etcd binary the
-// test is skipped (CI installs it: .ci/run).
+// test is skipped, or failed in CI, which installs it (.ci/run;
+// testenv.Unavailable).
 func Start(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
-		t.Skip("no etcd in PATH: the cluster's etcd tests need one (Debian: apt-get install etcd-server)")
+		testenv.Unavailable(t, "no etcd in PATH: the cluster's etcd tests need one (Debian: apt-get install etcd-server)")
 	}
 	client, peer := freePort(t), freePort(t)
 	clientURL := fmt.Sprintf("http://127.0.0.1:%d", client)

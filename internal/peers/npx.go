@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // ReferenceServers are the npm packages of the MCP reference servers that
@@ -37,7 +39,7 @@ func NPX(t testing.TB) (dir string) {
 	}
 	node, entries, err := checkReferenceServers(root)
 	if err != nil {
-		t.Skipf("the MCP reference servers are not installed: run make peers (npm unreachable?): %v", err)
+		testenv.Unavailable(t, "the MCP reference servers are not installed: run make peers (npm unreachable?): %v", err)
 	}
 	var cases strings.Builder
 	for _, pkg := range ReferenceServers {

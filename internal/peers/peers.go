@@ -6,7 +6,9 @@
 // `make test` runs it).
 //
 // When the peers are not installed (npm missing, registry unreachable, make
-// peers never run) every helper skips the test with a message saying so.
+// peers never run) every helper skips the test with a message saying so;
+// in CI, which installs them, it fails the test instead
+// (testenv.Unavailable).
 package peers
 
 import (
@@ -24,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // Version is the version of @modelcontextprotocol/server-everything that
@@ -156,7 +160,7 @@ func SDKClient(t testing.TB) (node, sdk string) {
 	}
 	node, sdk, err = checkSDK(root)
 	if err != nil {
-		t.Skipf("@modelcontextprotocol/sdk not installed: run make peers (npm unreachable?): %v", err)
+		testenv.Unavailable(t, "@modelcontextprotocol/sdk not installed: run make peers (npm unreachable?): %v", err)
 	}
 	return node, sdk
 }
@@ -209,7 +213,7 @@ func ClientV2(t testing.TB) (node, client string) {
 	}
 	node, client, err = checkClientV2(root)
 	if err != nil {
-		t.Skipf("@modelcontextprotocol/client not installed: run make peers (npm unreachable?): %v", err)
+		testenv.Unavailable(t, "@modelcontextprotocol/client not installed: run make peers (npm unreachable?): %v", err)
 	}
 	return node, client
 }
@@ -310,7 +314,7 @@ func paths(t testing.TB) (node, script string) {
 	}
 	node, script, err = check(root)
 	if err != nil {
-		t.Skipf("server-everything not installed: run make peers (npm unreachable?): %v", err)
+		testenv.Unavailable(t, "server-everything not installed: run make peers (npm unreachable?): %v", err)
 	}
 	return node, script
 }

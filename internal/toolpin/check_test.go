@@ -227,20 +227,23 @@ func readToolList(t testing.TB, path string) []Definition {
 }
 
 // Every match of a pattern rule holds one of its words, or the filter in
-// prose would hide a finding: checked over the table's hits, the
-// poisoned and reference lists and the corpus, as the filter sees them.
+// prose would hide a finding: checked over the table's hits and the
+// poisoned and reference lists, as the filter sees them. The whole corpus
+// (testdata/toolcorpus) is checked by BenchmarkCheckCorpus: minutes under
+// -race, for a property the eleven reference servers already exercise.
 func TestRuleWords(t *testing.T) {
 	texts := []string{"~/.ſsh/id_rsa", "IGNORE ALL PREVIOUS INSTRUCTIONS", "\u212Aeep it from the user"}
 	files, _ := filepath.Glob("testdata/*/*.json")
-	corpus, _ := filepath.Glob("../../testdata/toolcorpus/*.json")
-	for _, f := range append(files, corpus...) {
-		if filepath.Base(f) == "queries.json" {
-			continue
-		}
+	for _, f := range files {
 		for _, d := range readToolList(t, f) {
 			texts = append(texts, d.Name, d.Title, d.Description, string(d.InputSchema), string(d.OutputSchema))
 		}
 	}
+	checkRuleWords(t, texts)
+}
+
+func checkRuleWords(t testing.TB, texts []string) {
+	t.Helper()
 	for _, r := range patternRules {
 		for _, s := range texts {
 			text := cleanText(s)

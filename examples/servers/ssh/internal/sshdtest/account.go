@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // account is the throwaway login user and the client keys that log in as it.
@@ -210,15 +212,11 @@ func lookTool(name, fallback string) (string, error) {
 	return fallback, nil
 }
 
-// unavailable skips t with the reason; with CI set it fails t instead, since
-// the CI machine installs everything these tests need.
+// unavailable skips t with the reason; in CI it fails t instead, since the
+// CI machine installs everything these tests need (testenv.Unavailable).
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf("sshdtest: "+format, args...)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: the CI machine must provide it)")
-	}
-	t.Skip(msg)
+	testenv.Unavailable(t, "sshdtest: "+format, args...)
 }
 
 func run(path string, args ...string) error {
