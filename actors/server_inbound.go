@@ -143,18 +143,19 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		// the server's log file is its record, so it is not journaled.
 		a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 	case protocol.MethodToolsListChanged:
-		if a.state != StateReady {
-			return
-		}
-		if a.inc.walk.listing {
-			a.inc.walk.relist = true
-			return
-		}
-		a.listTools()
+		a.relistTools()
 	case protocol.MethodCancelled:
 		a.cancelServing(msg.Params)
 	case protocol.MethodSubscriptionsAcknowledged:
 		a.logLifecycle("subscriptions/listen acknowledged: %s", msg.Params)
+		// A change the server made between our tools/list and this
+		// acknowledgement reached no stream (over HTTP the listen and the
+		// calls that follow it are separate requests, in no set order):
+		// list again, once the stream is known to be there. A catalog with
+		// a ttl is listed again within it anyway.
+		if caps := a.init.Capabilities; caps.Tools != nil && caps.Tools.ListChanged && a.inc.expires.IsZero() {
+			a.relistTools()
+		}
 	default:
 		if fn := a.rt.notify[msg.Method]; fn != nil {
 			fn(a.spec.Name, msg.Params)
@@ -239,4 +240,17 @@ func logLevelTag(level string) string {
 		return level
 	}
 	return "info"
+}
+
+// relistTools walks tools/list again for a ready server (after the walk
+// under way, if one is).
+func (a *serverActor) relistTools() {
+	if a.state != StateReady {
+		return
+	}
+	if a.inc.walk.listing {
+		a.inc.walk.relist = true
+		return
+	}
+	a.listTools()
 }
