@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -249,8 +249,7 @@ type Host struct {
 	media     *mediaStore
 	secrets   *secretStore
 	auth      *signin.Authorizers
-	hostDefs  atomic.Pointer[hostToolCache]
-	search    toolIndex   // search_tools' index, synced with the catalogs when searched
+	hostTools *hosttools.Toolset
 	prompts   promptNames // the last prompt lists of unprefixed servers
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
@@ -346,6 +345,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		ReapOrphans:   opts.ReapOrphans,
 		ToolPolicy:    policy,
 	})
+	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true

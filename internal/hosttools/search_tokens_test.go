@@ -1,6 +1,8 @@
-package mcpvisor
+package hosttools
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -8,8 +10,10 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/toolcorpus"
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // TestSearchTokensOnCorpus counts, with a real BPE tokenizer (cl100k_base),
@@ -20,7 +24,7 @@ import (
 //     title, description, inputSchema as a tools/list entry);
 //   - with search, per query: the session's host tools (activate_tools
 //     and search_tools as listed), one search_tools answer as the model is
-//     handed it (Result.Wire), and the definitions of the tools it then
+//     handed it (compact structuredContent, as the root's Result.Wire gives it), and the definitions of the tools it then
 //     activates (the right ones among the hits, else the first hit).
 //
 // It logs the figures and fails only if search stops saving at least 90%.
@@ -32,7 +36,7 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 	}
 	tokens := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
 
-	servers, queries, err := toolcorpus.Load("testdata/toolcorpus")
+	servers, queries, err := toolcorpus.Load("../../testdata/toolcorpus")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 	for _, s := range servers {
 		var docs []toolsearch.Document
 		for _, tool := range s.Tools {
-			id := ToolName(s.Server, tool.Name)
+			id := actors.ToolName(s.Server, tool.Name)
 			docs = append(docs, toolsearch.Document{ID: id, Server: s.Server, Name: tool.Name, Title: tool.Title,
 				Description: tool.Description, InputSchema: tool.InputSchema})
 			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
@@ -56,9 +60,12 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 	for _, d := range defs {
 		all += tokens(d)
 	}
-	h := openBareHost(t, Options{})
-	var listed []Tool
-	for _, tool := range h.HostTools() {
+	// A host with no servers: activate_tools' description names none.
+	rt := actors.New(actors.Options{LogDir: t.TempDir()})
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	ts := &Toolset{rt: rt}
+	var listed []actors.Tool
+	for _, tool := range ts.All() {
 		if tool.Name == "activate_tools" || tool.Name == "search_tools" {
 			listed = append(listed, tool)
 		}
@@ -77,7 +84,7 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 		if len(activate) == 0 && len(hits) > 0 {
 			activate = []string{hits[0].Name}
 		}
-		answer := tokens([]byte(searchOutcome(q.Query, hits).Wire()))
+		answer := tokens(wire(t, searchOutcome(q.Query, hits)))
 		answers += answer
 		with += tokens(hostDefs) + answer
 		for _, id := range activate {
@@ -92,4 +99,19 @@ func TestSearchTokensOnCorpus(t *testing.T) {
 	if perQuery*10 > all {
 		t.Errorf("search costs %d tokens per query against %d for every definition: less than a 90%% saving", perQuery, all)
 	}
+}
+
+// wire is a JSON result as a model is handed it: its structuredContent,
+// compact.
+func wire(t *testing.T, raw json.RawMessage) []byte {
+	t.Helper()
+	var ctr protocol.CallToolResult
+	if err := json.Unmarshal(raw, &ctr); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, ctr.StructuredContent); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
