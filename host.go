@@ -244,7 +244,7 @@ type Host struct {
 	alwaysOn map[string]bool
 
 	broker    *elicit.Broker
-	approvals *approvalInbox
+	approvals *hosttools.Inbox
 	askers    askers // calls with their own elicitation handler
 	media     *mediaStore
 	secrets   *secretStore
@@ -400,7 +400,7 @@ func (h *Host) Close() error {
 		h.auth.Close()
 	}
 	h.broker.Close()
-	h.approvals.close()
+	h.approvals.Close()
 	h.tasksWG.Wait()
 	// Servers next: their last transitions reach the journal, which then
 	// commits what is queued and closes.

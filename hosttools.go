@@ -92,7 +92,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 func (h *Host) newHostTools() *hosttools.Toolset {
 	var inbox hosttools.Approver
 	if h.opts.ApprovalInbox {
-		inbox = hostApprover(h.approvals.decide)
+		inbox = h.approvals.Decide
 	}
 	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{h},
 		SearchToolsOver: h.opts.SearchToolsOver, Approve: hostApprover(h.opts.Approve), Inbox: inbox})
