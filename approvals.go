@@ -1,17 +1,14 @@
 package mcpvisor
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/inbox"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 )
 
 // DefaultApprovalDeadline is how long a host-tool call waits in the
@@ -71,84 +68,36 @@ type ApprovalDecision struct {
 // the call with the error's text.
 type ApprovalFunc func(ctx context.Context, req *ApprovalRequest) (ApprovalDecision, error)
 
-// approvalInbox holds host-tool calls until ResolveApproval or their
-// deadline. All methods are safe for concurrent use.
-type approvalInbox struct {
-	in  *inbox.Inbox[ApprovalRequest, ApprovalDecision]
-	log *slog.Logger
+// approvalRequest is the call p as the approval API shows it.
+func approvalRequest(p hosttools.Pending) ApprovalRequest {
+	r := p.Request
+	return ApprovalRequest{ID: p.ID, Scope: r.Scope, Tool: r.Tool, Arguments: r.Arguments, Server: r.Server,
+		Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes,
+		Created: r.Created, Deadline: p.Deadline}
 }
 
-func newApprovalInbox(deadline time.Duration, log *slog.Logger) *approvalInbox {
+// newApprovalInbox is the host's approval inbox (Options.ApprovalInbox).
+func newApprovalInbox(deadline time.Duration, log *slog.Logger) *hosttools.Inbox {
 	if deadline <= 0 {
 		deadline = DefaultApprovalDeadline
 	}
-	b := &approvalInbox{log: log}
-	expired := ApprovalDecision{Reason: fmt.Sprintf("no decision within %s", deadline)}
-	b.in = inbox.New(inbox.Options[ApprovalRequest, ApprovalDecision]{
-		Deadline: deadline, OnDeadline: expired, OnClose: ApprovalDecision{Reason: "the host is closing"},
-		Left: func(e inbox.Entry[ApprovalRequest], why error) {
-			reason := "the call was abandoned"
-			switch {
-			case errors.Is(why, inbox.ErrClosed):
-				return
-			case errors.Is(why, inbox.ErrExpired):
-				reason = expired.Reason
-			}
-			log.Info("host tool call not approved", "approval", approval(e), "reason", reason)
-		},
-	})
-	return b
-}
-
-// decide is an ApprovalFunc: it queues req and waits for an answer, the
-// deadline (denied) or ctx.
-func (b *approvalInbox) decide(ctx context.Context, req *ApprovalRequest) (ApprovalDecision, error) {
-	t, err := b.in.Open(*req)
-	if err != nil {
-		return ApprovalDecision{}, ErrClosed
-	}
-	b.log.Info("host tool call waits for approval", "approval", approval(t.Entry))
-	return t.Wait(ctx)
-}
-
-func (b *approvalInbox) resolve(id string, d ApprovalDecision) error {
-	e, err := b.in.Resolve(id, d)
-	if err != nil {
-		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
-	}
-	b.log.Info("host tool call decided", "approval", approval(e), "allow", d.Allow)
-	return nil
-}
-
-func (b *approvalInbox) list() []ApprovalRequest {
-	es := b.in.Pending()
-	out := make([]ApprovalRequest, len(es))
-	for i, e := range es {
-		out[i] = approval(e)
-	}
-	slices.SortFunc(out, func(a, b ApprovalRequest) int {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
-	})
-	return out
-}
-
-// close denies every pending request, and any queued later.
-func (b *approvalInbox) close() { b.in.Close() }
-
-// approval is the waiting call e, with its id and deadline.
-func approval(e inbox.Entry[ApprovalRequest]) ApprovalRequest {
-	r := e.Req
-	r.ID, r.Deadline = e.ID, e.Deadline
-	return r
+	return hosttools.NewInbox(deadline, log)
 }
 
 // Approvals lists the host-tool calls waiting in the approval inbox
 // (Options.ApprovalInbox), oldest first. It never blocks.
-func (h *Host) Approvals() []ApprovalRequest { return h.approvals.list() }
+func (h *Host) Approvals() []ApprovalRequest {
+	ps := h.approvals.Pending()
+	out := make([]ApprovalRequest, len(ps))
+	for i, p := range ps {
+		out[i] = approvalRequest(p)
+	}
+	return out
+}
 
 // ApprovalsChanged returns a channel closed at the next change to
 // Approvals. Take it before calling Approvals, and again once it fires.
-func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.in.Changed() }
+func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.Changed() }
 
 // ResolveApproval decides a call waiting in the approval inbox. An id that
 // is not pending (answered, expired, abandoned) is ErrUnknownApproval.
@@ -157,7 +106,10 @@ func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
 	if len(reason) > MaxApprovalReason {
 		reason = strings.ToValidUTF8(reason[:MaxApprovalReason], "") + "…"
 	}
-	return h.approvals.resolve(id, ApprovalDecision{Allow: allow, Reason: reason})
+	if !h.approvals.Resolve(id, hosttools.Decision{Allow: allow, Reason: reason}) {
+		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
+	}
+	return nil
 }
 
 // MaxApprovalReason bounds the reason given with a decision.

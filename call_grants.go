@@ -3,6 +3,8 @@ package mcpvisor
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 )
 
 // grantStage refuses a session's call to a tool whose group is neither
@@ -17,7 +19,7 @@ func (h *Host) grantStage(next CallFunc) CallFunc {
 			return next(ctx, c)
 		}
 		group, ok := c.Server, c.Server != ""
-		if t := lookupHostTool(c.Tool); t != nil && t.config {
+		if hosttools.InConfigGroup(c.Tool) {
 			group, ok = ConfigGroup, true
 		}
 		if ok && !h.isAlwaysOn(group) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -37,7 +38,7 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 	}
 	if h.opts.Journal.KeepCallPayloads {
 		if h.isHostTool(c.Tool) {
-			args = redactHostArgs(c.Tool, args)
+			args = hosttools.Redact(c.Tool, args)
 		}
 		if json.Valid(args) {
 			rec.Arguments = persistence.RawJSON(args)

@@ -164,6 +164,3 @@ func hasHeader(h map[string]string, key string) bool {
 	}
 	return false
 }
-
-// fieldValue is a field's value, labelled as errors name the field.
-type fieldValue struct{ field, value string }

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -244,14 +244,13 @@ type Host struct {
 	alwaysOn map[string]bool
 
 	broker    *elicit.Broker
-	approvals *approvalInbox
+	approvals *hosttools.Inbox
 	askers    askers // calls with their own elicitation handler
 	media     *mediaStore
 	secrets   *secretStore
 	auth      *signin.Authorizers
 	tasks     *actors.TaskPoller
-	hostDefs  atomic.Pointer[hostToolCache]
-	search    toolIndex   // search_tools' index, synced with the catalogs when searched
+	hostTools *hosttools.Toolset
 	prompts   promptNames // the last prompt lists of unprefixed servers
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
@@ -347,6 +346,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		ReapOrphans:   opts.ReapOrphans,
 		ToolPolicy:    policy,
 	})
+	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()
 	h.tasks = h.newTaskPoller()
 	for _, g := range opts.AlwaysOn {
@@ -405,7 +405,7 @@ func (h *Host) Close() error {
 		h.auth.Close()
 	}
 	h.broker.Close()
-	h.approvals.close()
+	h.approvals.Close()
 	h.tasksWG.Wait()
 	// Servers next: their last transitions reach the journal, which then
 	// commits what is queued and closes.

@@ -16,8 +16,26 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/mcphttptest"
 )
+
+// The public names of the host tools are the ones internal/hosttools
+// serves: the root spells them out so that go doc shows them.
+func TestHostToolNamesMatch(t *testing.T) {
+	for _, p := range [][2]string{
+		{mcpvisor.ToolActivate, hosttools.Activate}, {mcpvisor.ToolSearch, hosttools.Search},
+		{mcpvisor.ToolRegister, hosttools.Register}, {mcpvisor.ToolDelete, hosttools.Delete},
+		{mcpvisor.ToolToggle, hosttools.Toggle}, {mcpvisor.ToolList, hosttools.List},
+	} {
+		if p[0] != p[1] || !mcpvisor.IsHostTool(p[0]) {
+			t.Errorf("root name %q, hosttools name %q", p[0], p[1])
+		}
+	}
+	if mcpvisor.ConfigGroup != hosttools.ConfigGroup {
+		t.Errorf("ConfigGroup %q, hosttools.ConfigGroup %q", mcpvisor.ConfigGroup, hosttools.ConfigGroup)
+	}
+}
 
 func toolNames(tools []mcpvisor.Tool) []string {
 	out := make([]string, 0, len(tools))

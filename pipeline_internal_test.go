@@ -196,7 +196,7 @@ func TestRecordStage(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		dir := t.TempDir()
 		h := openBareHost(t, Options{DataDir: dir, Journal: JournalOptions{NoCallHistory: off, KeepCallPayloads: true}})
-		refused := &scripted{res: toolError("arguments do not match")}
+		refused := &scripted{res: &Result{Type: ResultString, Text: "arguments do not match", IsError: true}}
 		c := h.newCall(Scope{Session: "s"}, "mcp__a__t", json.RawMessage(`{"a":1}`), nil)
 		if res, _ := h.recordStage(refused.next)(context.Background(), c); res == nil || !res.IsError {
 			t.Fatalf("the stage changed the answer: %+v", res)

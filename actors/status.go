@@ -124,3 +124,16 @@ func rawJSON(b []byte) json.RawMessage {
 	}
 	return b
 }
+
+// ServerItem is one server as the host's list_items tool reports it. No
+// field carries a secret.
+type ServerItem struct {
+	Name         string `json:"name"`
+	FriendlyName string `json:"friendly_name,omitempty"`
+	Description  string `json:"description,omitempty"`
+	Transport    string `json:"transport"`
+	Enabled      bool   `json:"enabled"`
+	State        State  `json:"state"`
+	Tools        int    `json:"tools"`
+	LastError    string `json:"last_error,omitempty"`
+}

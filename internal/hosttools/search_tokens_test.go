@@ -1,6 +1,8 @@
-package mcpvisor
+package hosttools
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -8,8 +10,10 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/toolcorpus"
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // What a model reads of the tools with and without search_tools, counted
@@ -20,7 +24,7 @@ import (
 //     title, description, inputSchema as a tools/list entry);
 //   - with search, per query: the session's host tools (activate_tools
 //     and search_tools as listed), one search_tools answer as the model is
-//     handed it (Result.Wire), and the definitions of the tools it then
+//     handed it (compact structuredContent, as the root's Result.Wire gives it), and the definitions of the tools it then
 //     activates (the right ones among the hits, else the first hit).
 //
 // TestSearchTokensOnCorpus holds the cost with search to a budget;
@@ -54,7 +58,7 @@ func countSearchTokens(tb testing.TB, every bool) (searchTokens, *toolsearch.Ind
 	}
 	tokens := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
 
-	servers, queries, err := toolcorpus.Load("testdata/toolcorpus")
+	servers, queries, err := toolcorpus.Load("../../testdata/toolcorpus")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,7 +68,7 @@ func countSearchTokens(tb testing.TB, every bool) (searchTokens, *toolsearch.Ind
 	for _, s := range servers {
 		var docs []toolsearch.Document
 		for _, tool := range s.Tools {
-			id := ToolName(s.Server, tool.Name)
+			id := actors.ToolName(s.Server, tool.Name)
 			docs = append(docs, toolsearch.Document{ID: id, Server: s.Server, Name: tool.Name, Title: tool.Title,
 				Description: tool.Description, InputSchema: tool.InputSchema})
 			defs[id], _ = json.Marshal(map[string]any{"name": id, "title": tool.Title,
@@ -80,9 +84,12 @@ func countSearchTokens(tb testing.TB, every bool) (searchTokens, *toolsearch.Ind
 			got.all += tokens(d)
 		}
 	}
-	h := openBareHost(tb, Options{})
-	var listed []Tool
-	for _, tool := range h.HostTools() {
+	// A host with no servers: activate_tools' description names none.
+	rt := actors.New(actors.Options{LogDir: tb.TempDir()})
+	tb.Cleanup(func() { rt.Close(context.Background()) })
+	ts := &Toolset{rt: rt}
+	var listed []actors.Tool
+	for _, tool := range ts.All() {
 		if tool.Name == "activate_tools" || tool.Name == "search_tools" {
 			listed = append(listed, tool)
 		}
@@ -102,7 +109,7 @@ func countSearchTokens(tb testing.TB, every bool) (searchTokens, *toolsearch.Ind
 		if len(activate) == 0 && len(hits) > 0 {
 			activate = []string{hits[0].Name}
 		}
-		answer := tokens([]byte(searchOutcome(q.Query, hits).Wire()))
+		answer := tokens(wire(tb, searchOutcome(q.Query, hits)))
 		answers += answer
 		with += got.hostTools + answer
 		for _, id := range activate {
@@ -143,7 +150,7 @@ func BenchmarkSearchTokensOnCorpus(b *testing.B) {
 		for _, hit := range x.Search(q, searchDefaultLimit) {
 			hits = append(hits, meta[hit.ID])
 		}
-		_ = searchOutcome(q, hits).Wire()
+		_ = wire(b, searchOutcome(q, hits))
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(got.all), "all-tokens")
@@ -153,4 +160,19 @@ func BenchmarkSearchTokensOnCorpus(b *testing.B) {
 	if got.perQuery*10 > got.all {
 		b.Errorf("search costs %d tokens per query against %d for every definition: less than a 90%% saving", got.perQuery, got.all)
 	}
+}
+
+// wire is a JSON result as a model is handed it: its structuredContent,
+// compact.
+func wire(t testing.TB, raw json.RawMessage) []byte {
+	t.Helper()
+	var ctr protocol.CallToolResult
+	if err := json.Unmarshal(raw, &ctr); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, ctr.StructuredContent); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -1,4 +1,4 @@
-package mcpvisor
+package hosttools
 
 import (
 	"context"
@@ -12,18 +12,20 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // The host tools' arguments, approval summaries and work, one section per
-// tool. Their definitions are in hosttools.go; the pipeline stage that runs
-// them, with approval, in call_hosttools.go.
+// tool. Their definitions are in definitions.go; approval and the run in
+// run.go; search_tools in search.go.
 
 // --- activate_tools ---------------------------------------------------
 
-func activateDescription(h *Host) string {
+func activateDescription(ts *Toolset) string {
 	var groups []string
-	for _, st := range h.rt.Status() {
+	for _, st := range ts.rt.Status() {
 		if st.Enabled {
 			groups = append(groups, st.Name)
 		}
@@ -36,29 +38,28 @@ func activateDescription(h *Host) string {
 	return desc
 }
 
-func prepareActivate(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareActivate(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a struct {
 		Groups []string `json:"groups"`
 	}
 	if err := decodeArgs(args, &a, `"groups"`); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
 	if len(a.Groups) == 0 {
-		return hostCall{}, errors.New(`field "groups": list at least one group (a server name, or "config") or tool (mcp__<server>__<tool>)`)
+		return prepared{}, errors.New(`field "groups": list at least one group (a server name, or "config") or tool (mcp__<server>__<tool>)`)
 	}
-	return hostCall{
+	return prepared{
 		summary: "Activate " + strings.Join(a.Groups, ", "),
-		run: func(ctx context.Context, h *Host, scope Scope) (*Result, error) {
-			s := h.Session(scope.Session, scope.Stack)
+		run: func(ctx context.Context, scope persistence.Scope) (json.RawMessage, error) {
 			// Not cut short by the caller: a grant whose wait was abandoned
 			// would land anyway, unannounced.
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantWriteTimeout)
 			defer cancel()
-			keys, err := s.activate(wctx, a.Groups)
+			keys, err := ts.host.Grant(wctx, scope, a.Groups)
 			if err != nil {
 				return nil, err
 			}
-			return activateOutcome(ctx, h, s, scope, keys), nil
+			return ts.activateOutcome(ctx, scope, keys), nil
 		},
 	}, nil
 }
@@ -72,7 +73,7 @@ const activateWait = 30 * time.Second
 // ready or has failed its start (bounded by activateWait), naming the
 // tools that became callable and the servers that did not come up. keys
 // are the grants made: groups, and namespaced tool names.
-func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, keys []string) *Result {
+func (ts *Toolset) activateOutcome(ctx context.Context, scope persistence.Scope, keys []string) json.RawMessage {
 	wctx, cancel := context.WithTimeout(ctx, activateWait)
 	defer cancel()
 	activated := map[string]bool{}
@@ -82,17 +83,17 @@ func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, keys 
 	for _, key := range keys {
 		activated[key] = true
 		g := key
-		if server, _, ok := SplitToolName(key); ok {
+		if server, _, ok := actors.SplitToolName(key); ok {
 			g = server
 		}
 		if waited[g] {
 			continue
 		}
 		waited[g] = true
-		if _, ok := h.rt.ServerStatus(g); !ok {
+		if _, ok := ts.rt.ServerStatus(g); !ok {
 			continue // the config group: the host's own tools, always there
 		}
-		if st := h.awaitSettled(wctx, g); st.State != StateReady {
+		if st := ts.awaitSettled(wctx, g); st.State != actors.StateReady {
 			why := st.LastError
 			if why == "" {
 				why = "it is still starting"
@@ -101,14 +102,15 @@ func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, keys 
 			lines = append(lines, fmt.Sprintf("Server %q is not ready (%s): %s.", g, st.State, why))
 		}
 	}
+	tools, groups := ts.host.Granted(scope)
 	var names []string
-	for _, t := range s.Tools() {
-		ht := lookupHostTool(t.Name)
-		if ht == nil && (activated[t.Server] || activated[ToolName(t.Server, t.Tool)]) || activated[ConfigGroup] && ht != nil && ht.config {
+	for _, t := range tools {
+		ht := lookup(t.Name)
+		if ht == nil && (activated[t.Server] || activated[actors.ToolName(t.Server, t.Tool)]) || activated[ConfigGroup] && ht != nil && ht.config {
 			names = append(names, t.Name)
 		}
 	}
-	active := strings.Join(s.Groups(), ", ")
+	active := strings.Join(groups, ", ")
 	text := fmt.Sprintf("Active groups: %s. Now callable: %s.", active, strings.Join(names, ", "))
 	if len(names) == 0 {
 		text = fmt.Sprintf("Active groups: %s. No tools of those groups are callable yet.", active)
@@ -119,7 +121,7 @@ func activateOutcome(ctx context.Context, h *Host, s Session, scope Scope, keys 
 	if scope.Stack != "" {
 		text += " They last until stack frame " + scope.Stack + " ends."
 	}
-	v := map[string]any{"groups": s.Groups(), "tools": names}
+	v := map[string]any{"groups": groups, "tools": names}
 	if len(notReady) > 0 {
 		v["notReady"] = notReady
 	}
@@ -151,34 +153,34 @@ const registerFields = "name, transport, command, args, env, url, api_key, heade
 var registerFieldNames = strings.NewReplacer(`field "type"`, `field "transport"`,
 	`field "apiKey"`, `field "api_key"`, `field "friendlyName"`, `field "friendly_name"`)
 
-func prepareRegister(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareRegister(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a registerArgs
 	if err := decodeArgs(args, &a, registerFields); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
 	if err := a.check(); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
-	sc := ServerConfig{Name: a.Name, Type: a.Transport, Command: a.Command, Args: a.Args, Env: a.Env,
+	sc := config.Server{Name: a.Name, Type: a.Transport, Command: a.Command, Args: a.Args, Env: a.Env,
 		URL: a.URL, APIKey: a.APIKey, Headers: a.Headers, Description: a.Description,
 		FriendlyName: a.FriendlyName, Enabled: true}
 	if err := sc.Validate(); err != nil {
-		return hostCall{}, errors.New(registerFieldNames.Replace(strings.TrimPrefix(err.Error(), "config: ")))
+		return prepared{}, errors.New(registerFieldNames.Replace(strings.TrimPrefix(err.Error(), "config: ")))
 	}
-	hc := hostCall{server: a.Name, summary: a.summary()}
-	if st, ok := h.rt.ServerStatus(a.Name); ok {
+	hc := prepared{server: a.Name, summary: a.summary()}
+	if st, ok := ts.rt.ServerStatus(a.Name); ok {
 		// The person approving must know an existing server is replaced.
 		hc.summary = fmt.Sprintf("%s, replacing the %s server of that name (%s)", hc.summary, st.Transport, st.State)
 	}
 	if a.Transport == "stdio" {
 		hc.command = append([]string{a.Command}, a.Args...)
 	}
-	hc.run = func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
-		if err := h.Register(ctx, sc); err != nil {
+	hc.run = func(ctx context.Context, _ persistence.Scope) (json.RawMessage, error) {
+		if err := ts.host.Register(ctx, sc); err != nil {
 			return nil, err
 		}
-		st := h.awaitSettled(ctx, a.Name)
-		return serverOutcome(h, st, "registered"), nil
+		st := ts.awaitSettled(ctx, a.Name)
+		return ts.serverOutcome(st, "registered"), nil
 	}
 	return hc, nil
 }
@@ -225,6 +227,9 @@ func (a *registerArgs) check() error {
 	}
 	return nil
 }
+
+// fieldValue is a field's value, labelled as errors name the field.
+type fieldValue struct{ field, value string }
 
 // summary describes the registration for a person: everything but secret
 // values.
@@ -275,32 +280,31 @@ func hidden(r rune) bool {
 
 // --- delete_mcp -------------------------------------------------------
 
-func prepareDelete(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareDelete(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a struct {
 		Name string `json:"name"`
 	}
 	if err := decodeArgs(args, &a, `"name"`); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
-	if err := h.knownServer(a.Name); err != nil {
-		return hostCall{}, err
+	if err := ts.knownServer(a.Name); err != nil {
+		return prepared{}, err
 	}
 	// A server of the config file comes back at the next start: the file,
 	// not the registry, is where it is defined.
-	rec, _, err := h.registryRow(a.Name)
+	fromFile, err := ts.host.InConfigFile(a.Name)
 	if err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
-	fromFile := rec.Origin == persistence.OriginConfig
 	summary := fmt.Sprintf("Delete server %q for good: its configuration is discarded and its process stopped", a.Name)
 	if fromFile {
 		summary = fmt.Sprintf("Delete server %q: its process is stopped; it is defined in the config file, so it returns at the next start", a.Name)
 	}
-	return hostCall{
+	return prepared{
 		server:  a.Name,
 		summary: summary,
-		run: func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
-			if err := h.Unregister(ctx, a.Name); err != nil {
+		run: func(ctx context.Context, _ persistence.Scope) (json.RawMessage, error) {
+			if err := ts.host.Unregister(ctx, a.Name); err != nil {
 				return nil, err
 			}
 			text := fmt.Sprintf("Server %q deleted: its process is stopped and its configuration gone.", a.Name)
@@ -314,77 +318,64 @@ func prepareDelete(h *Host, args json.RawMessage) (hostCall, error) {
 
 // --- toggle_item ------------------------------------------------------
 
-func prepareToggle(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareToggle(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a struct {
 		Kind    string `json:"kind"`
 		ID      string `json:"id"`
 		Enabled *bool  `json:"enabled"`
 	}
 	if err := decodeArgs(args, &a, `"kind", "id", "enabled"`); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
 	switch {
 	case a.Kind != "mcp":
-		return hostCall{}, fmt.Errorf(`field "kind": %q is not a kind of item this host has; the kinds are: "mcp"`, a.Kind)
+		return prepared{}, fmt.Errorf(`field "kind": %q is not a kind of item this host has; the kinds are: "mcp"`, a.Kind)
 	case a.Enabled == nil:
-		return hostCall{}, errors.New(`field "enabled": required (true or false)`)
+		return prepared{}, errors.New(`field "enabled": required (true or false)`)
 	}
-	if err := h.knownServer(a.ID); err != nil {
-		return hostCall{}, err
+	if err := ts.knownServer(a.ID); err != nil {
+		return prepared{}, err
 	}
 	enabled := *a.Enabled
 	verb := "Disable"
 	if enabled {
 		verb = "Enable"
 	}
-	return hostCall{
+	return prepared{
 		server:  a.ID,
 		summary: fmt.Sprintf("%s server %q", verb, a.ID),
-		run: func(ctx context.Context, h *Host, _ Scope) (*Result, error) {
-			if err := h.SetEnabled(ctx, a.ID, enabled); err != nil {
+		run: func(ctx context.Context, _ persistence.Scope) (json.RawMessage, error) {
+			if err := ts.host.SetEnabled(ctx, a.ID, enabled); err != nil {
 				return nil, err
 			}
 			if !enabled {
 				text := fmt.Sprintf("Server %q disabled: its process is stopped and its tools are gone until it is enabled again.", a.ID)
-				return structured(text, map[string]any{"name": a.ID, "enabled": false, "state": StateDisabled}, false), nil
+				return structured(text, map[string]any{"name": a.ID, "enabled": false, "state": actors.StateDisabled}, false), nil
 			}
-			return serverOutcome(h, h.awaitSettled(ctx, a.ID), "enabled"), nil
+			return ts.serverOutcome(ts.awaitSettled(ctx, a.ID), "enabled"), nil
 		},
 	}, nil
 }
 
 // --- list_items -------------------------------------------------------
 
-// ServerItem is one server as list_items reports it. No field carries a
-// secret.
-type ServerItem struct {
-	Name         string `json:"name"`
-	FriendlyName string `json:"friendly_name,omitempty"`
-	Description  string `json:"description,omitempty"`
-	Transport    string `json:"transport"`
-	Enabled      bool   `json:"enabled"`
-	State        State  `json:"state"`
-	Tools        int    `json:"tools"`
-	LastError    string `json:"last_error,omitempty"`
-}
-
-func prepareList(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareList(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a struct {
 		Type string `json:"type"`
 	}
 	if err := decodeArgs(args, &a, `"type"`); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
 	if a.Type != "" && a.Type != "mcp" {
-		return hostCall{}, fmt.Errorf(`field "type": %q is not a type of item this host has; the types are: "mcp"`, a.Type)
+		return prepared{}, fmt.Errorf(`field "type": %q is not a type of item this host has; the types are: "mcp"`, a.Type)
 	}
-	return hostCall{
+	return prepared{
 		summary: "List the MCP servers",
-		run: func(context.Context, *Host, Scope) (*Result, error) {
-			items := []ServerItem{}
+		run: func(context.Context, persistence.Scope) (json.RawMessage, error) {
+			items := []actors.ServerItem{}
 			var lines []string
-			for _, st := range h.Status() {
-				it := ServerItem{Name: st.Name, FriendlyName: st.FriendlyName, Description: st.Description,
+			for _, st := range ts.host.Status() {
+				it := actors.ServerItem{Name: st.Name, FriendlyName: st.FriendlyName, Description: st.Description,
 					Transport: string(st.Transport), Enabled: st.Enabled, State: st.State, Tools: st.Tools, LastError: st.LastError}
 				items = append(items, it)
 				line := fmt.Sprintf("- %s (%s, %s): %s, %d tools", it.Name, it.Transport, enabledWord(it.Enabled), it.State, it.Tools)

@@ -1,4 +1,4 @@
-package mcpvisor
+package hosttools
 
 import (
 	"context"
@@ -11,18 +11,12 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // search_tools: BM25 over the tools of every enabled server
 // (internal/toolsearch), so a model facing thousands of tools can find
 // one and activate just it.
-
-// DefaultSearchToolsOver is the catalog size (tools of the enabled
-// servers) past which search_tools is listed. Forty tool definitions are
-// some 6,000–10,000 tokens: about where activating a whole server to find
-// one tool starts to cost a model more than a search round trip, and
-// where the table of servers stops telling it which server holds what.
-const DefaultSearchToolsOver = 40
 
 const (
 	searchDefaultLimit = 10
@@ -30,38 +24,15 @@ const (
 	searchDescRunes    = 160 // a result's description, cut to one line
 )
 
-// catalogIsLarge reports whether the enabled servers list more tools than
-// Options.SearchToolsOver.
-func (h *Host) catalogIsLarge() bool {
-	over := h.opts.SearchToolsOver
-	switch {
-	case over < 0:
-		return true
-	case over == 0:
-		over = DefaultSearchToolsOver
-	}
-	n := 0
-	for _, st := range h.rt.Status() {
-		switch st.State {
-		case StateFailed, StateStopped, StateDisabled:
-			continue
-		}
-		if st.Enabled {
-			n += st.Tools
-		}
-	}
-	return n > over
-}
-
-func searchDescription(*Host) string {
+func searchDescription(*Toolset) string {
 	return "Search the tools of every MCP server, active or not, by what they do: returns the best matches with their server and whether they are active. " +
 		"Activate one with activate_tools({\"groups\": [\"<its full name>\"]}), or its server's name for all of that server's tools."
 }
 
-// toolIndex is the host's search index. Each search first brings it up to
+// index is the host's search index. Each search first brings it up to
 // date: a server whose catalog version changed is re-indexed alone, one
 // no longer listed is dropped.
-type toolIndex struct {
+type index struct {
 	mu       sync.Mutex // syncs
 	idx      *toolsearch.Index
 	versions map[string]actors.CatalogVersion
@@ -69,7 +40,7 @@ type toolIndex struct {
 
 // sync updates the index from the runtime's catalogs and returns it with
 // the servers now listed.
-func (ti *toolIndex) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]actors.CatalogVersion) {
+func (ti *index) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]actors.CatalogVersion) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.idx == nil {
@@ -90,7 +61,7 @@ func (ti *toolIndex) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]act
 		tools := v.Tools()
 		docs := make([]toolsearch.Document, 0, len(tools))
 		for _, t := range tools {
-			docs = append(docs, toolsearch.Document{ID: ToolName(server, t.Tool), Server: server, Name: t.Tool,
+			docs = append(docs, toolsearch.Document{ID: actors.ToolName(server, t.Tool), Server: server, Name: t.Tool,
 				Title: toolTitle(t), Description: t.Description, InputSchema: t.InputSchema})
 		}
 		ti.idx.Replace(server, docs)
@@ -99,7 +70,7 @@ func (ti *toolIndex) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]act
 	return ti.idx, now
 }
 
-func toolTitle(t Tool) string {
+func toolTitle(t actors.Tool) string {
 	if t.Title == "" && t.Annotations != nil {
 		return t.Annotations.Title
 	}
@@ -118,23 +89,22 @@ type searchHit struct {
 
 // searchTools ranks the tools scope may activate (every enabled server's,
 // hidden instances aside) for query. It never waits on a server.
-func (h *Host) searchTools(scope Scope, query string, limit int) []searchHit {
-	idx, listed := h.search.sync(h.rt)
+func (ts *Toolset) searchTools(scope persistence.Scope, query string, limit int) []searchHit {
+	idx, listed := ts.search.sync(ts.rt)
 	// Ask for more than limit: a hit may be a tool no longer exposed (a
 	// bare name another server took), dropped below.
 	hits := idx.Search(query, limit*2+10)
 	servers := map[string]bool{}
 	for _, hit := range hits {
-		if server, _, ok := SplitToolName(hit.ID); ok {
+		if server, _, ok := actors.SplitToolName(hit.ID); ok {
 			servers[server] = true
 		}
 	}
-	exposed := map[string]*Tool{}
-	tools := h.rt.ToolsOf(nil, func(s string) bool { return servers[s] })
+	exposed := map[string]*actors.Tool{}
+	tools := ts.rt.ToolsOf(nil, func(s string) bool { return servers[s] })
 	for i := range tools {
-		exposed[ToolName(tools[i].Server, tools[i].Tool)] = &tools[i]
+		exposed[actors.ToolName(tools[i].Server, tools[i].Tool)] = &tools[i]
 	}
-	set := h.grants.get(scope)
 	out := make([]searchHit, 0, limit)
 	for _, hit := range hits {
 		t := exposed[hit.ID]
@@ -144,7 +114,7 @@ func (h *Host) searchTools(scope Scope, query string, limit int) []searchHit {
 		if _, ok := listed[t.Server]; !ok {
 			continue
 		}
-		active := scope.Session == "" || set.has(t.Server) || h.isAlwaysOn(t.Server) || set.has(hit.ID)
+		active := scope.Session == "" || ts.host.Active(scope, t.Server, hit.ID)
 		out = append(out, searchHit{Name: t.Name, Server: t.Server, Title: toolTitle(*t),
 			Description: oneLine(t.Description, searchDescRunes), Active: active, Score: hit.Score})
 		if len(out) == limit {
@@ -164,33 +134,33 @@ func oneLine(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
 
-func prepareSearch(h *Host, args json.RawMessage) (hostCall, error) {
+func prepareSearch(ts *Toolset, args json.RawMessage) (prepared, error) {
 	var a struct {
 		Query string `json:"query"`
 		Limit *int   `json:"limit"`
 	}
 	if err := decodeArgs(args, &a, `"query", "limit"`); err != nil {
-		return hostCall{}, err
+		return prepared{}, err
 	}
 	if strings.TrimSpace(a.Query) == "" {
-		return hostCall{}, errors.New(`field "query": say what the tool should do`)
+		return prepared{}, errors.New(`field "query": say what the tool should do`)
 	}
 	limit := searchDefaultLimit
 	if a.Limit != nil {
 		limit = *a.Limit
 	}
 	if limit < 1 || limit > searchMaxLimit {
-		return hostCall{}, fmt.Errorf(`field "limit": %d is not between 1 and %d`, limit, searchMaxLimit)
+		return prepared{}, fmt.Errorf(`field "limit": %d is not between 1 and %d`, limit, searchMaxLimit)
 	}
-	return hostCall{
+	return prepared{
 		summary: fmt.Sprintf("Search tools for %q", a.Query),
-		run: func(_ context.Context, h *Host, scope Scope) (*Result, error) {
-			return searchOutcome(a.Query, h.searchTools(scope, a.Query, limit)), nil
+		run: func(_ context.Context, scope persistence.Scope) (json.RawMessage, error) {
+			return searchOutcome(a.Query, ts.searchTools(scope, a.Query, limit)), nil
 		},
 	}, nil
 }
 
-func searchOutcome(query string, hits []searchHit) *Result {
+func searchOutcome(query string, hits []searchHit) json.RawMessage {
 	v := map[string]any{"query": query, "tools": hits}
 	if len(hits) == 0 {
 		return structured(fmt.Sprintf("No tool matches %q. Try other words, or the servers' names in the catalog.", query), v, false)

@@ -1,0 +1,104 @@
+package hosttools
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/inbox"
+)
+
+// Pending is a call waiting in an Inbox: its request, with the id and the
+// deadline the inbox gave it.
+type Pending struct {
+	Request
+	ID       string
+	Deadline time.Time
+}
+
+// LogValue keeps Arguments, which may hold secrets, out of logs.
+func (p Pending) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", p.ID), slog.String("tool", p.Tool),
+		slog.String("server", p.Server), slog.String("session", p.Scope.Session))
+}
+
+// Inbox holds host-tool calls until a person resolves them or their
+// deadline denies them: the approval inbox. All methods are safe for
+// concurrent use.
+type Inbox struct {
+	in  *inbox.Inbox[Request, Decision]
+	log *slog.Logger
+}
+
+// NewInbox returns an empty inbox whose calls are denied once deadline
+// (positive) passes. log receives a line per call queued, decided or
+// left.
+func NewInbox(deadline time.Duration, log *slog.Logger) *Inbox {
+	b := &Inbox{log: log}
+	expired := Decision{Reason: fmt.Sprintf("no decision within %s", deadline)}
+	b.in = inbox.New(inbox.Options[Request, Decision]{
+		Deadline: deadline, OnDeadline: expired, OnClose: Decision{Reason: "the host is closing"},
+		Left: func(e inbox.Entry[Request], why error) {
+			reason := "the call was abandoned"
+			switch {
+			case errors.Is(why, inbox.ErrClosed):
+				return
+			case errors.Is(why, inbox.ErrExpired):
+				reason = expired.Reason
+			}
+			log.Info("host tool call not approved", "approval", pending(e), "reason", reason)
+		},
+	})
+	return b
+}
+
+// Decide is an Approver: it queues req and waits for an answer, the
+// deadline (denied) or ctx. Once the inbox is closed it fails with
+// actors.ErrClosed.
+func (b *Inbox) Decide(ctx context.Context, req *Request) (Decision, error) {
+	t, err := b.in.Open(*req)
+	if err != nil {
+		return Decision{}, actors.ErrClosed
+	}
+	b.log.Info("host tool call waits for approval", "approval", pending(t.Entry))
+	return t.Wait(ctx)
+}
+
+// Resolve answers the pending call id, and reports false when no call of
+// that id is pending (answered, expired, abandoned).
+func (b *Inbox) Resolve(id string, d Decision) bool {
+	e, err := b.in.Resolve(id, d)
+	if err != nil {
+		return false
+	}
+	b.log.Info("host tool call decided", "approval", pending(e), "allow", d.Allow)
+	return true
+}
+
+// Pending lists the calls waiting, oldest first. It never blocks.
+func (b *Inbox) Pending() []Pending {
+	es := b.in.Pending()
+	out := make([]Pending, len(es))
+	for i, e := range es {
+		out[i] = pending(e)
+	}
+	slices.SortFunc(out, func(a, b Pending) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// Changed returns a channel closed at the next change to Pending.
+func (b *Inbox) Changed() <-chan struct{} { return b.in.Changed() }
+
+// Close denies every pending call, and any queued later. Idempotent.
+func (b *Inbox) Close() { b.in.Close() }
+
+func pending(e inbox.Entry[Request]) Pending {
+	return Pending{Request: e.Req, ID: e.ID, Deadline: e.Deadline}
+}

@@ -1,0 +1,145 @@
+package hosttools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// Request is one host-tool call to decide, as an approver sees it. The
+// root package hands it on as its public ApprovalRequest, whose fields
+// these are.
+type Request struct {
+	Scope       persistence.Scope
+	Tool        string
+	Arguments   json.RawMessage // the model's, secrets included: never logged
+	Server      string          // the server the call acts on, "" for none
+	Summary     string          // what happens if allowed, in one line, no secret values
+	Command     []string        // register_mcp of a stdio server: argv as it will run
+	Destructive bool
+	Changes     bool // the call changes the servers
+	Created     time.Time
+}
+
+// Decision answers a Request.
+type Decision struct {
+	Allow  bool
+	Reason string
+}
+
+// Approver decides a call before it runs. It may block; ctx ends when the
+// call is abandoned. An error denies the call with the error's text.
+type Approver func(ctx context.Context, req *Request) (Decision, error)
+
+// Call is one call of a host tool.
+type Call struct {
+	Scope     persistence.Scope // who calls; empty for the embedder's own call
+	Tool      string
+	Arguments json.RawMessage
+	// Approve is the caller's own approver, asked after the host's; both
+	// must allow.
+	Approve Approver
+	Timeout time.Duration // bounds the run, not the approval; 0: Options.CallTimeout
+}
+
+// prepared is one call, checked and described, ready to approve and run.
+type prepared struct {
+	server  string
+	summary string
+	command []string
+	run     func(ctx context.Context, scope persistence.Scope) (json.RawMessage, error)
+}
+
+// Run runs one host-tool call: arguments checked, then approved, then
+// run, and returns its CallToolResult. A problem with the arguments, a
+// denial or a failure is a tool error the model can read; the only Go
+// error is the caller's context ending (wrapping actors.ErrCancelled).
+// The approval's wait does not count against the call's timeout. It
+// panics for a name Is does not know.
+func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
+	t := lookup(c.Tool)
+	if t == nil {
+		panic("hosttools: Run of " + c.Tool + ", not a host tool")
+	}
+	p, err := t.prepare(ts, c.Arguments)
+	if err != nil {
+		return toolError("%s: %v", t.name, err), nil
+	}
+	if t.name == Activate && c.Scope.Session == "" {
+		return toolError("%s: a call without a session has nothing to activate tools for", t.name), nil
+	}
+	hostApproval := ts.opts.Approve
+	if hostApproval == nil && t.mutates() {
+		hostApproval = ts.opts.Inbox
+	}
+	// The host's approval first, then the caller's own: both must allow.
+	for _, approve := range []Approver{hostApproval, c.Approve} {
+		if approve == nil {
+			continue
+		}
+		req := &Request{Scope: c.Scope, Tool: t.name, Arguments: bytes.Clone(c.Arguments), Server: p.server,
+			Summary: p.summary, Command: slices.Clone(p.command), Destructive: t.destructive,
+			Changes: t.mutates(), Created: time.Now()}
+		d, err := approve(ctx, req)
+		if req.Changes || err != nil || !d.Allow {
+			// Calls that change nothing, allowed, would only be noise
+			// among the events an agent processes.
+			ts.recordApproval(req, d, err)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%s: %w: %w", t.name, actors.ErrCancelled, ctx.Err())
+		case err != nil:
+			return toolError("%s was not approved: %v", t.name, err), nil
+		case !d.Allow:
+			why := "denied"
+			if d.Reason != "" {
+				why += ": " + d.Reason
+			}
+			return toolError("%s was not approved (%s)", t.name, why), nil
+		}
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = ts.opts.CallTimeout
+	}
+	if timeout <= 0 {
+		timeout = actors.DefaultCallTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := p.run(rctx, c.Scope)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: %w: %w", t.name, actors.ErrCancelled, ctx.Err())
+	}
+	if err != nil {
+		return toolError("%s: %v", t.name, err), nil
+	}
+	return res, nil
+}
+
+// recordApproval journals a decision on a host-tool call: who asked for
+// what, the summary a person read, and the answer. Never the arguments.
+// Every decision on a call that changes the servers is recorded, and
+// every refusal.
+func (ts *Toolset) recordApproval(req *Request, d Decision, err error) {
+	if err != nil {
+		d = Decision{Reason: err.Error()}
+	}
+	params, _ := json.Marshal(struct {
+		Tool    string `json:"tool"`
+		Server  string `json:"server,omitempty"`
+		Session string `json:"session,omitempty"`
+		Stack   string `json:"stack,omitempty"`
+		Summary string `json:"summary"`
+		Allowed bool   `json:"allowed"`
+		Reason  string `json:"reason,omitempty"`
+	}{req.Tool, req.Server, req.Scope.Session, req.Scope.Stack, req.Summary, d.Allow, d.Reason})
+	ts.host.RecordApproval(req.Server, params)
+}
