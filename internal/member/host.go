@@ -144,7 +144,7 @@ type AccessQuery struct {
 	At   time.Time `json:"at"`
 }
 
-// Status is a member's view of its cluster.
+// Status is a member's view of its cluster (mcpvisor.ClusterStatus).
 type Status struct {
 	Name, Self     string
 	Lost           bool
@@ -154,11 +154,13 @@ type Status struct {
 
 // MemberStatus is one member as another sees it.
 type MemberStatus struct {
-	Address string   `json:"address"`
-	Self    bool     `json:"self,omitempty"`
-	Labels  []string `json:"labels,omitempty"`
-	Servers []string `json:"servers"`
-	Agreed  bool     `json:"agreed"`
+	Address string
+	Self    bool
+	Labels  []string
+	// Servers are those it runs, as it last published them; Agreed: it
+	// last placed the servers by the same membership as this member.
+	Servers []string
+	Agreed  bool
 }
 
 // Replica is a host's membership of a cluster with the replication on

@@ -17,7 +17,7 @@ import (
 // comes back to the member the call came from, where the caller is:
 //
 //   - its elicitation/create and sampling/createMessage requests that
-//     belong to the call (as a local call's would: the host's askers) are answered
+//     belong to the call (told as a local call's would be) are answered
 //     by the calling member, through the call's own handlers, else that
 //     member's embedder hooks or inbox: the person who made the call is
 //     asked, on the member they reach;

@@ -15,13 +15,13 @@ import (
 
 // Each member journals the calls that arrive at it, the lifecycle and
 // events of the servers it runs and its sessions' grants; a question
-// about the whole cluster (Host.ClusterHistory, ClusterEvents,
+// about the whole cluster (mcpvisor.Host.ClusterHistory, ClusterEvents,
 // ClusterWhoHadAccess) asks every member at once, and an event is
 // acknowledged on the member that holds it (ClusterAck).
 
 // Forwarded requests besides a server's calls.
 const (
-	// opRestart is Host.Restart, on the server's member.
+	// opRestart is mcpvisor.Host.Restart, on the server's member.
 	opRestart = "restart"
 	// opDecide is ApproveTool or RejectTool, on the server's member.
 	opDecide = "decide"

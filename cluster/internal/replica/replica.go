@@ -183,7 +183,7 @@ func (r *Replica) onLost() {
 		for r.bg.Err() == nil {
 			node, err := r.makeNode()
 			if err == nil {
-				// Close stops the member it finds here once this
+				// Leave stops the member it finds here once this
 				// goroutine has returned: stored before it joins, it
 				// cannot be missed.
 				r.node.Store(&node)
@@ -480,7 +480,7 @@ type forwarded struct {
 	Task  json.RawMessage `json:"task,omitempty"`
 	Input string          `json:"input,omitempty"`
 	// The caller's session and client, to which the server's questions
-	// are attributed as if the call were local (askers.pick), and whether
+	// are attributed as if the call were local (member.Run), and whether
 	// it wants the call's progress (sent back as notes).
 	Session  string `json:"session,omitempty"`
 	Stack    string `json:"stack,omitempty"`
@@ -516,7 +516,7 @@ func (r *Replica) Forward(ctx context.Context, owner string, req member.Request)
 	return r.forward(ctx, owner, f, req.OnProgress)
 }
 
-// Restart is Host.Restart on the server's member.
+// Restart is mcpvisor.Host.Restart on the server's member.
 func (r *Replica) Restart(ctx context.Context, owner, server string) error {
 	_, err := r.forward(ctx, owner, forwarded{Op: opRestart, Server: server}, nil)
 	return err
