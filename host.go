@@ -16,6 +16,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -260,7 +261,7 @@ type Host struct {
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
-	cluster *hostCluster // cluster mode; nil otherwise
+	cluster member.Replica // cluster mode; nil otherwise
 	closing chan struct{}
 	closed  sync.Once
 	tasksWG sync.WaitGroup
@@ -324,11 +325,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	caps, handlers, notify := h.clientHooks()
 	var placement actors.Placement
 	if opts.Cluster != nil {
-		if err := h.startCluster(opts.Cluster); err != nil {
+		// Made before the servers are registered, so that each starts
+		// where the cluster places it.
+		if h.cluster, err = opts.Cluster.NewReplica(clusterHost{h}, opts.Logger); err != nil {
+			h.stopBg()
 			_ = journal.Close()
 			return nil, err
 		}
-		placement = h.cluster.placement
+		placement = h.cluster.Placement
 	}
 	h.rt = actors.New(actors.Options{
 		Placement:     placement,
@@ -363,7 +367,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 				err = h.tasks.Resume(func(server string) bool { _, ok := h.rt.ServerStatus(server); return ok })
 			}
 			if err == nil && h.cluster != nil {
-				err = h.cluster.join()
+				err = h.cluster.Join(h.rt)
 			}
 		}
 	}
@@ -397,7 +401,7 @@ func (h *Host) Close() error {
 		h.tasks.Close() // without cancelling the tasks: the next start resumes them
 	}
 	if h.cluster != nil {
-		h.cluster.leave() // the other members place its servers
+		h.cluster.Leave() // the other members place its servers
 	}
 	if h.auth != nil {
 		// Sign-ins in progress end (a browser hook's context is
@@ -447,7 +451,9 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 		return err
 	}
 	h.askInputs()
-	h.clusterRegistered(ctx, sc)
+	if r := h.replicating(ctx); r != nil {
+		r.ServerChanged(member.ServerChange{Name: sc.Name, Config: &sc, Enabled: sc.Enabled})
+	}
 	return nil
 }
 
@@ -527,7 +533,9 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
 	}
-	h.clusterUnregistered(ctx, name)
+	if r := h.replicating(ctx); r != nil {
+		r.ServerChanged(member.ServerChange{Name: name, Deleted: true})
+	}
 	return nil
 }
 
@@ -562,7 +570,9 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 	if !enabled {
 		h.auth.StopUsersOf(name) // a per-user server's instances go with it
 	}
-	h.clusterEnabled(ctx, name, enabled)
+	if r := h.replicating(ctx); r != nil {
+		r.ServerChanged(member.ServerChange{Name: name, Enabled: enabled})
+	}
 	return nil
 }
 
@@ -575,8 +585,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 // In a cluster, the member the server runs on restarts it.
 func (h *Host) Restart(ctx context.Context, name string) error {
 	if owner := h.remoteOwner(name); owner != "" {
-		_, err := h.cluster.forward(ctx, owner, forwarded{Op: opRestart, Server: name}, nil)
-		return err
+		return h.cluster.Restart(ctx, owner, name)
 	}
 	return h.rt.Restart(ctx, name)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -208,9 +209,9 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 	var err error
 	if owner := h.remoteOwner(c.Server); owner != "" {
 		// Placed on another member of the cluster: one hop there.
-		raw, err = h.cluster.forward(ctx, owner, forwarded{Server: c.Server, Tool: tool, Params: c.Arguments,
-			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), TimeoutMs: o.Timeout.Milliseconds(), Task: ro.Task, Input: string(ro.Input),
-			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeoutMs: o.MaxTotalTimeout.Milliseconds(), ProgressToken: progressToken(c.progress)}, o.OnProgress)
+		raw, err = h.cluster.Forward(ctx, owner, member.Request{Server: c.Server, Tool: tool, Params: c.Arguments,
+			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), Timeout: o.Timeout, Task: ro.Task, Input: ro.Input,
+			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeout: o.MaxTotalTimeout, ProgressToken: progressToken(c.progress), OnProgress: o.OnProgress})
 	} else {
 		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
 	}
@@ -259,11 +260,11 @@ func progressToken(sub *actors.ProgressSub) string {
 // the cluster it runs on, when that is not this host.
 func (h *Host) serverRequest(ctx context.Context, server, method string, params json.RawMessage, opts *actors.CallOptions) (json.RawMessage, error) {
 	if owner := h.remoteOwner(server); owner != "" {
-		f := forwarded{Server: server, Method: method, Params: params}
+		r := member.Request{Server: server, Method: method, Params: params}
 		if opts != nil {
-			f.TimeoutMs = opts.Timeout.Milliseconds()
+			r.Timeout = opts.Timeout
 		}
-		return h.cluster.forward(ctx, owner, f, nil)
+		return h.cluster.Forward(ctx, owner, r)
 	}
 	return h.rt.Request(ctx, server, method, params, opts)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -103,7 +104,9 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	if err := s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, keys, now) }); err != nil {
 		return nil, err
 	}
-	s.h.clusterGranted(ctx, s.scope, false)
+	if r := s.h.replicating(ctx); r != nil {
+		r.GrantsChanged(member.Grants{Scope: s.scope, Groups: s.Groups()})
+	}
 	return keys, nil
 }
 
@@ -136,7 +139,9 @@ func (s Session) End(ctx context.Context) error {
 		func() { s.h.grants.end(s.scope) }); err != nil {
 		return err
 	}
-	s.h.clusterGranted(ctx, s.scope, true)
+	if r := s.h.replicating(ctx); r != nil {
+		r.GrantsChanged(member.Grants{Scope: s.scope, Ended: true})
+	}
 	return nil
 }
 

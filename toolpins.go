@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
 )
 
@@ -50,7 +51,7 @@ type (
 // In a cluster, the reviews of every member's servers.
 func (h *Host) ToolReviews() []ToolReview {
 	if h.cluster != nil {
-		return h.cluster.clusterReviews(h.rt.ToolReviews())
+		return h.cluster.Reviews(h.rt.ToolReviews())
 	}
 	return h.rt.ToolReviews()
 }
@@ -60,7 +61,7 @@ func (h *Host) ToolReviews() []ToolReview {
 // fires.
 func (h *Host) ToolReviewsChanged() <-chan struct{} {
 	if h.cluster != nil {
-		return h.cluster.reviewsChanged.C()
+		return h.cluster.ReviewsChanged()
 	}
 	return h.rt.ToolReviewsChanged()
 }
@@ -88,7 +89,7 @@ func (h *Host) decideTool(ctx context.Context, server, tool, hash string, allow 
 	}
 	if owner := h.remoteOwner(server); owner != "" {
 		// Pinned on the member that runs the server: decided there.
-		return h.cluster.decideRemote(ctx, owner, decision{Server: server, Tool: tool, Hash: hash, By: by, Allow: allow})
+		return h.cluster.Decide(ctx, owner, member.Decision{Server: server, Tool: tool, Hash: hash, By: by, Allow: allow})
 	}
 	return h.rt.DecideTool(ctx, server, tool, hash, allow, by)
 }

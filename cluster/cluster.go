@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/cluster/internal/replica"
 	"github.com/mcpvisor/mcpvisor/internal/cluster"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
@@ -64,13 +66,20 @@ type Members interface {
 	Provider() (pcluster.ClusterProvider, error)
 }
 
-// NewMember makes the host's member of the cluster; the host calls it
-// when it opens and each time the member joins again after losing its
-// place. It implements mcpvisor.Cluster and is not for other callers.
-func (o Options) NewMember(hooks member.Hooks) (member.Node, error) {
+// NewReplica makes the host's member of the cluster, with the
+// replication that keeps the hosts one (placement, gossip, the shared
+// registry, grants and pins, forwarded calls); the host calls it when it
+// opens. It implements mcpvisor.Cluster and is not for other callers.
+func (o Options) NewReplica(host member.Host, log *slog.Logger) (member.Replica, error) {
 	if o.Members == nil {
 		return nil, errors.New("cluster: Options.Members is needed (InProcess, or a provider)")
 	}
+	return replica.New(host, log, o.newMember)
+}
+
+// newMember makes a member with a provider of its own: when the host
+// opens, and each time its member joins again after losing its place.
+func (o Options) newMember(hooks member.Hooks) (member.Node, error) {
 	var mtls *cluster.MutualTLS
 	if t := o.TLS; t != nil {
 		var err error

@@ -1,8 +1,9 @@
-// Package member is what a host needs of its membership of a cluster,
-// and nothing of how a membership is kept: the root package calls
-// through Node, and package cluster (over internal/cluster, protoactor's
-// cluster and remote) implements it. Importing this package links none of
-// that machinery.
+// Package member is the contract between a host and its membership of a
+// cluster, and nothing of how a membership is kept: the root package calls
+// a Replica and implements Host, which the replica calls back; package
+// cluster makes the Replica (cluster/internal/replica), over a Node
+// (internal/cluster, protoactor's cluster and remote). Importing this
+// package links none of that machinery.
 package member
 
 import (
@@ -11,7 +12,7 @@ import (
 	"log/slog"
 )
 
-// Node is one member of a cluster, as its host uses it. All methods are
+// Node is one member of a cluster, as its replica uses it. All methods are
 // safe for concurrent use.
 type Node interface {
 	// Join makes the node a member. The hooks run only from here on.
@@ -47,7 +48,7 @@ type Node interface {
 	Tell(addr string, body []byte)
 }
 
-// Hooks are how a node reaches its host.
+// Hooks are how a node reaches its replica.
 type Hooks struct {
 	// Handler answers the requests forwarded to this member.
 	Handler Handler

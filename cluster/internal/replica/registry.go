@@ -1,14 +1,15 @@
-package mcpvisor
+package replica
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -38,11 +39,11 @@ func (s stamp) newer(old stamp) bool {
 
 func (s stamp) stamped() stamp { return s }
 
-// nextStamp stamps a change made here, under hc.mu.
-func (hc *hostCluster) nextStamp() stamp {
-	hc.clock = max(time.Now().UnixNano(), hc.clock+1)
-	s := stamp{Version: hc.clock}
-	if n := hc.n(); n != nil {
+// nextStamp stamps a change made here, under r.mu.
+func (r *Replica) nextStamp() stamp {
+	r.clock = max(time.Now().UnixNano(), r.clock+1)
+	s := stamp{Version: r.clock}
+	if n := r.n(); n != nil {
 		s.By = n.Self()
 	}
 	return s
@@ -56,17 +57,17 @@ type keyed[E interface{ stamped() stamp }] struct {
 
 // mergeNewer copies into local the entries that win over its own, and
 // returns them, oldest change first.
-func mergeNewer[E interface{ stamped() stamp }](hc *hostCluster, local, entries map[string]E) []keyed[E] {
+func mergeNewer[E interface{ stamped() stamp }](r *Replica, local, entries map[string]E) []keyed[E] {
 	var todo []keyed[E]
-	hc.mu.Lock()
+	r.mu.Lock()
 	for k, e := range entries {
 		if old, ok := local[k]; !ok || e.stamped().newer(old.stamped()) {
 			local[k] = e
-			hc.clock = max(hc.clock, e.stamped().Version)
+			r.clock = max(r.clock, e.stamped().Version)
 			todo = append(todo, keyed[E]{k, e})
 		}
 	}
-	hc.mu.Unlock()
+	r.mu.Unlock()
 	slices.SortFunc(todo, func(a, b keyed[E]) int { return cmp.Compare(a.e.stamped().Version, b.e.stamped().Version) })
 	return todo
 }
@@ -79,121 +80,101 @@ type registryEntry struct {
 	stamp
 }
 
-// fromCluster marks a context whose change came from another member: it
-// is applied, not published as this member's.
-type fromCluster struct{}
-
-func appliedFromCluster(ctx context.Context) bool { return ctx.Value(fromCluster{}) != nil }
-
 // recordRegistry notes a change made on this member.
-func (hc *hostCluster) recordRegistry(name string, e registryEntry) {
-	hc.mu.Lock()
-	e.stamp = hc.nextStamp()
+func (r *Replica) recordRegistry(name string, e registryEntry) {
+	r.mu.Lock()
+	e.stamp = r.nextStamp()
 	if e.Config == nil && !e.Deleted {
-		e.Config = hc.registry[name].Config // enabling keeps a run-time registration's config
+		e.Config = r.registry[name].Config // enabling keeps a run-time registration's config
 	}
-	hc.registry[name] = e
-	hc.mu.Unlock()
-	hc.republish()
-	hc.push(sharedView{Registry: map[string]registryEntry{name: e}})
+	r.registry[name] = e
+	r.mu.Unlock()
+	r.republish()
+	r.push(sharedView{Registry: map[string]registryEntry{name: e}})
 }
 
-// registered records a Register on this member.
-func (h *Host) clusterRegistered(ctx context.Context, sc ServerConfig) {
-	if h.cluster == nil || appliedFromCluster(ctx) {
-		return
-	}
-	b, err := json.Marshal(sc)
-	if err != nil {
-		return
-	}
-	h.cluster.recordRegistry(sc.Name, registryEntry{Config: b, Enabled: sc.Enabled})
-}
-
-func (h *Host) clusterUnregistered(ctx context.Context, name string) {
-	if h.cluster == nil {
-		return
-	}
-	h.cluster.forgetPins(name)
-	if !appliedFromCluster(ctx) {
-		h.cluster.recordRegistry(name, registryEntry{Deleted: true})
-	}
-}
-
-func (h *Host) clusterEnabled(ctx context.Context, name string, enabled bool) {
-	if h.cluster != nil && !appliedFromCluster(ctx) {
-		h.cluster.recordRegistry(name, registryEntry{Enabled: enabled})
+// ServerChanged records a change to a server made on this member
+// (Register, Unregister, SetEnabled), which it replicates.
+func (r *Replica) ServerChanged(c member.ServerChange) {
+	switch {
+	case c.Deleted:
+		r.forgetPins(c.Name)
+		r.recordRegistry(c.Name, registryEntry{Deleted: true})
+	case c.Config != nil:
+		b, err := json.Marshal(c.Config)
+		if err != nil {
+			return
+		}
+		r.recordRegistry(c.Name, registryEntry{Config: b, Enabled: c.Enabled})
+	default:
+		r.recordRegistry(c.Name, registryEntry{Enabled: c.Enabled})
 	}
 }
 
 // mergeRegistry applies the entries of a member's view that are newer than
 // this member's, in a stable order.
-func (hc *hostCluster) mergeRegistry(entries map[string]registryEntry) {
-	todo := mergeNewer(hc, hc.registry, entries)
+func (r *Replica) mergeRegistry(entries map[string]registryEntry) {
+	todo := mergeNewer(r, r.registry, entries)
 	if len(todo) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(hc.h.bg, fromCluster{}, true), 30*time.Second)
+	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	defer cancel()
 	for _, c := range todo {
-		if err := hc.apply(ctx, c.key, c.e); err != nil {
-			hc.h.opts.Logger.Warn("cluster: applying another member's registry change", "server", c.key, "by", c.e.By, "error", err)
+		if err := r.apply(ctx, c.key, c.e); err != nil {
+			r.log.Warn("cluster: applying another member's registry change", "server", c.key, "by", c.e.By, "error", err)
 		}
 		// The member that runs it may have published its new state
 		// before this change arrived (the two are gossiped apart).
-		if owner := hc.placement(c.key, hc.h.rt.NodeLabel(c.key)); owner != "" && owner != unplaced {
-			hc.showView(c.key, owner)
+		if owner := r.Placement(c.key, r.rt.NodeLabel(c.key)); owner != "" && owner != unplaced {
+			r.showView(c.key, owner)
 		}
 	}
-	hc.republish()
+	r.republish()
 }
 
 // apply makes one change here as the member that made it did.
-func (hc *hostCluster) apply(ctx context.Context, name string, e registryEntry) error {
-	h := hc.h
-	switch {
-	case e.Deleted:
-		if err := h.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
-			return err
-		}
-		return nil
-	case e.Config != nil:
-		var sc ServerConfig
+func (r *Replica) apply(ctx context.Context, name string, e registryEntry) error {
+	c := member.ServerChange{Name: name, Enabled: e.Enabled, Deleted: e.Deleted}
+	if !e.Deleted && e.Config != nil {
+		var sc config.Server
 		if err := json.Unmarshal(e.Config, &sc); err != nil {
 			return err
 		}
 		sc.Name, sc.Enabled = name, e.Enabled
-		// Registering what is registered already changes nothing, the
-		// enabled flag included: it is set on its own.
-		if err := h.Register(ctx, sc); err != nil {
-			return err
-		}
+		c.Config = &sc
 	}
-	return h.SetEnabled(ctx, name, e.Enabled)
+	if err := r.host.ApplyServer(ctx, c); err != nil {
+		return err
+	}
+	if e.Deleted {
+		r.forgetPins(name) // as the journal forgot them
+	}
+	return nil
 }
 
 // sharedSnapshot is the shared state to publish, if it changed since it
 // was last published.
-func (hc *hostCluster) sharedSnapshot() (sharedView, bool) {
-	if !hc.shared.Swap(false) {
+func (r *Replica) sharedSnapshot() (sharedView, bool) {
+	if !r.shared.Swap(false) {
 		return sharedView{}, false
 	}
-	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	return sharedView{Registry: maps.Clone(hc.registry), Grants: maps.Clone(hc.grants), Pins: maps.Clone(hc.pins)}, true
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return sharedView{Registry: maps.Clone(r.registry), Grants: maps.Clone(r.grants), Pins: maps.Clone(r.pins)}, true
 }
 
 // mergeLoop merges the shared state the others publish (by gossip) or
 // push (by tell), one at a time: two changes to one entry are applied in
 // the order they won.
-func (hc *hostCluster) mergeLoop() {
+func (r *Replica) mergeLoop() {
 	for {
 		select {
-		case sv := <-hc.merges:
-			hc.mergeRegistry(sv.Registry)
-			hc.mergeGrants(sv.Grants)
-			hc.mergePins(sv.Pins)
-		case <-hc.h.bg.Done():
+		case sv := <-r.merges:
+			r.mergeRegistry(sv.Registry)
+			r.mergeGrants(sv.Grants)
+			r.mergePins(sv.Pins)
+		case <-r.bg.Done():
 			return
 		}
 	}
@@ -204,12 +185,12 @@ func (hc *hostCluster) mergeLoop() {
 // joins later, one this message did not reach): a change is on the others
 // within a hop rather than a few gossip rounds, and is lost with this
 // member only if it dies before either.
-func (hc *hostCluster) push(sv sharedView) {
+func (r *Replica) push(sv sharedView) {
 	b, err := json.Marshal(tell{Shared: &sv})
 	if err != nil {
 		return
 	}
-	n := hc.n()
+	n := r.n()
 	if n == nil {
 		return
 	}
@@ -221,15 +202,15 @@ func (hc *hostCluster) push(sv sharedView) {
 }
 
 // republish has the publish loop publish the shared state.
-func (hc *hostCluster) republish() {
-	hc.shared.Store(true)
-	hc.wakePublish()
+func (r *Replica) republish() {
+	r.shared.Store(true)
+	r.wakePublish()
 }
 
 // wakePublish wakes the publish loop.
-func (hc *hostCluster) wakePublish() {
+func (r *Replica) wakePublish() {
 	select {
-	case hc.wake <- struct{}{}:
+	case r.wake <- struct{}{}:
 	default:
 	}
 }
@@ -250,58 +231,41 @@ type grantEntry struct {
 	stamp
 }
 
-func scopeKey(s Scope) string { return s.Session + "\x00" + s.Stack }
+func scopeKey(s persistence.Scope) string { return s.Session + "\x00" + s.Stack }
 
-// clusterGranted records a scope's grants after a change made here.
-func (h *Host) clusterGranted(ctx context.Context, scope Scope, ended bool) {
-	if h.cluster == nil || appliedFromCluster(ctx) {
-		return
+// GrantsChanged records a scope's grants after a change made here, which
+// it replicates.
+func (r *Replica) GrantsChanged(g member.Grants) {
+	e := grantEntry{Session: g.Scope.Session, Stack: g.Scope.Stack, Groups: g.Groups, Ended: g.Ended}
+	if g.Ended {
+		e.Groups = nil
 	}
-	e := grantEntry{Session: scope.Session, Stack: scope.Stack, Ended: ended}
-	if !ended {
-		e.Groups = h.Session(scope.Session, scope.Stack).Groups()
-	}
-	hc := h.cluster
-	hc.mu.Lock()
-	e.stamp = hc.nextStamp()
-	hc.grants[scopeKey(scope)] = e
-	hc.mu.Unlock()
-	hc.republish()
-	hc.push(sharedView{Grants: map[string]grantEntry{scopeKey(scope): e}})
+	key := scopeKey(g.Scope)
+	r.mu.Lock()
+	e.stamp = r.nextStamp()
+	r.grants[key] = e
+	r.mu.Unlock()
+	r.republish()
+	r.push(sharedView{Grants: map[string]grantEntry{key: e}})
 }
 
 // mergeGrants applies the scopes' changes that are newer than this
 // member's.
-func (hc *hostCluster) mergeGrants(entries map[string]grantEntry) {
-	todo := mergeNewer(hc, hc.grants, entries)
+func (r *Replica) mergeGrants(entries map[string]grantEntry) {
+	todo := mergeNewer(r, r.grants, entries)
 	if len(todo) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(hc.h.bg, fromCluster{}, true), 30*time.Second)
+	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	defer cancel()
 	for _, c := range todo {
 		e := c.e
-		s := hc.h.Session(e.Session, e.Stack)
-		var err error
-		switch {
-		case e.Ended:
-			err = s.End(ctx)
-		case len(e.Groups) > 0:
-			var missing []string
-			for _, g := range e.Groups {
-				if !slices.Contains(s.Groups(), g) {
-					missing = append(missing, g)
-				}
-			}
-			if len(missing) > 0 {
-				err = s.Activate(ctx, missing...)
-			}
-		}
-		if err != nil {
-			hc.h.opts.Logger.Warn("cluster: applying another member's grants", "session", e.Session, "by", e.By, "error", err)
+		g := member.Grants{Scope: persistence.Scope{Session: e.Session, Stack: e.Stack}, Groups: e.Groups, Ended: e.Ended}
+		if err := r.host.ApplyGrants(ctx, g); err != nil {
+			r.log.Warn("cluster: applying another member's grants", "session", e.Session, "by", e.By, "error", err)
 		}
 	}
-	hc.republish()
+	r.republish()
 }
 
 // Pins across a cluster: a tool definition approved or rejected on the
@@ -321,40 +285,40 @@ type pinEntry struct {
 func pinKey(server, tool string) string { return server + "\x00" + tool }
 
 // recordPin notes a pin changed on this member (actors.Runtime.OnPinChange).
-func (hc *hostCluster) recordPin(rec persistence.PinRecord) {
-	hc.mu.Lock()
-	e := pinEntry{Pin: rec, stamp: hc.nextStamp()}
-	hc.pins[pinKey(rec.Server, rec.Tool)] = e
-	hc.mu.Unlock()
-	hc.republish()
-	hc.push(sharedView{Pins: map[string]pinEntry{pinKey(rec.Server, rec.Tool): e}})
+func (r *Replica) recordPin(rec persistence.PinRecord) {
+	r.mu.Lock()
+	e := pinEntry{Pin: rec, stamp: r.nextStamp()}
+	r.pins[pinKey(rec.Server, rec.Tool)] = e
+	r.mu.Unlock()
+	r.republish()
+	r.push(sharedView{Pins: map[string]pinEntry{pinKey(rec.Server, rec.Tool): e}})
 }
 
 // mergePins takes the pins newer than this member's.
-func (hc *hostCluster) mergePins(entries map[string]pinEntry) {
-	todo := mergeNewer(hc, hc.pins, entries)
+func (r *Replica) mergePins(entries map[string]pinEntry) {
+	todo := mergeNewer(r, r.pins, entries)
 	if len(todo) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(hc.h.bg, 30*time.Second)
+	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	defer cancel()
 	for _, c := range todo {
 		e := c.e
-		if err := hc.h.rt.MergePin(ctx, e.Pin); err != nil {
-			hc.h.opts.Logger.Warn("cluster: merging another member's tool pin", "server", e.Pin.Server, "tool", e.Pin.Tool, "by", e.By, "error", err)
+		if err := r.rt.MergePin(ctx, e.Pin); err != nil {
+			r.log.Warn("cluster: merging another member's tool pin", "server", e.Pin.Server, "tool", e.Pin.Tool, "by", e.By, "error", err)
 		}
 	}
-	hc.republish()
+	r.republish()
 }
 
 // forgetPins drops an unregistered server's pins, as Unregister drops
 // them from the journal, so that none is published again.
-func (hc *hostCluster) forgetPins(server string) {
-	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	for k, e := range hc.pins {
+func (r *Replica) forgetPins(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, e := range r.pins {
 		if e.Pin.Server == server {
-			delete(hc.pins, k)
+			delete(r.pins, k)
 		}
 	}
 }

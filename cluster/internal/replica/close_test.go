@@ -1,4 +1,4 @@
-package mcpvisor
+package replica
 
 import (
 	"context"
@@ -8,18 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 )
 
-// fakeCluster makes fakeNodes and keeps the hooks a host gave it.
+// fakeCluster makes a Replica of fakeNodes and keeps the hooks it gave
+// the last.
 type fakeCluster struct {
-	mu    sync.Mutex
-	hooks member.Hooks
-	nodes []*fakeNode
-	join  chan struct{} // when set, a node made from now on joins once it is closed
+	mu      sync.Mutex
+	replica *Replica
+	hooks   member.Hooks
+	nodes   []*fakeNode
+	join    chan struct{} // when set, a node made from now on joins once it is closed
 }
 
-func (c *fakeCluster) NewMember(h member.Hooks) (member.Node, error) {
+func (c *fakeCluster) NewReplica(h member.Host, log *slog.Logger) (member.Replica, error) {
+	r, err := New(h, log, c.newMember)
+	c.replica = r
+	return r, err
+}
+
+func (c *fakeCluster) newMember(h member.Hooks) (member.Node, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hooks = h
@@ -75,7 +84,7 @@ func (n *fakeNode) Forward(context.Context, string, []byte, *member.Reverse) ([]
 // is left joined after Close.
 func TestClusterCloseWhileJoiningAgain(t *testing.T) {
 	fc := &fakeCluster{}
-	h, err := Open(context.Background(), Options{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), Cluster: fc})
+	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), Cluster: fc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +126,7 @@ func TestClusterCloseWhileJoiningAgain(t *testing.T) {
 			t.Errorf("member %d is joined after Close", i)
 		}
 	}
-	if h.cluster.spawn(func() {}) {
+	if fc.replica.spawn(func() {}) {
 		t.Error("a cluster goroutine started after Close")
 	}
 }

@@ -1,4 +1,4 @@
-package mcpvisor
+package replica
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -16,7 +17,7 @@ import (
 // comes back to the member the call came from, where the caller is:
 //
 //   - its elicitation/create and sampling/createMessage requests that
-//     belong to the call (askers.pick, as for a local call) are answered
+//     belong to the call (told as a local call's would be) are answered
 //     by the calling member, through the call's own handlers, else that
 //     member's embedder hooks or inbox: the person who made the call is
 //     asked, on the member they reach;
@@ -25,28 +26,9 @@ import (
 //
 // The calling member sends, with the call, its session and client (for
 // the attribution) and whether it wants progress; the member that runs
-// the server registers an asker for the forwarded request that asks the
-// caller (cluster.Caller) and sends it each progress notification as a
+// the server runs the request (member.Host.Run) with an Ask that asks the
+// caller (member.Caller), and sends it each progress notification as a
 // note.
-
-// callFlows is a call's own handlers, carried in its context to the
-// cluster's forward.
-type callFlows struct {
-	asker  *asker // nil: the call has none of its own
-	scope  Scope
-	client string
-}
-
-type flowsKey struct{}
-
-// withFlows notes a call's own handlers in ctx, for a request to a server
-// on another member of the cluster.
-func (h *Host) withFlows(ctx context.Context, a *asker, scope Scope, client string) context.Context {
-	if h.cluster == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, flowsKey{}, &callFlows{asker: a, scope: scope, client: client})
-}
 
 // question is a server's request, asked of the member the call came from.
 type question struct {
@@ -56,31 +38,20 @@ type question struct {
 }
 
 // reverse is what this member answers while a request it forwarded runs:
-// the server's questions, through the call's own handlers (ctx) or this
-// member's, and its progress, to onProgress.
-func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress func(Progress)) *member.Reverse {
-	fl, _ := ctx.Value(flowsKey{}).(*callFlows)
-	var own *asker
-	if fl != nil {
-		own = fl.asker
-		f.Session, f.Stack, f.Client = fl.scope.Session, fl.scope.Stack, fl.client
-	}
-	h := hc.h
+// the server's questions, through the call's flows (ctx), and its
+// progress, to onProgress.
+func (r *Replica) reverse(ctx context.Context, f *forwarded, onProgress func(actors.Progress)) *member.Reverse {
+	fl := r.host.Flows(ctx)
+	f.Session, f.Stack, f.Client = fl.Scope.Session, fl.Scope.Stack, fl.Client
 	rev := &member.Reverse{Ask: func(ctx context.Context, body []byte) ([]byte, error) {
 		var q question
 		if err := json.Unmarshal(body, &q); err != nil {
 			return nil, err
 		}
-		var raw json.RawMessage
-		var err error
-		switch q.Method {
-		case protocol.MethodElicitationCreate:
-			raw, err = h.elicit(ctx, q.Server, q.Params, func(*ElicitationRequest) *asker { return own })
-		case protocol.MethodSamplingCreateMessage:
-			raw, err = h.sample(ctx, q.Server, q.Params, func(json.RawMessage) *asker { return own })
-		default:
-			err = fmt.Errorf("cluster: %s is not asked of the calling member", q.Method)
+		if q.Method != protocol.MethodElicitationCreate && q.Method != protocol.MethodSamplingCreateMessage || fl.Ask == nil {
+			return nil, fmt.Errorf("cluster: %s is not asked of the calling member", q.Method)
 		}
+		raw, err := fl.Ask(ctx, q.Method, q.Server, q.Params)
 		if err != nil {
 			return nil, crossing(err)
 		}
@@ -89,7 +60,7 @@ func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress fun
 	if onProgress != nil {
 		f.Progress = true
 		rev.OnNote = func(b []byte) {
-			var p Progress
+			var p actors.Progress
 			if json.Unmarshal(b, &p) == nil {
 				onProgress(p)
 			}
@@ -98,64 +69,62 @@ func (hc *hostCluster) reverse(ctx context.Context, f *forwarded, onProgress fun
 	return rev
 }
 
-// askCaller registers, for a request forwarded to this member, the asker
-// that sends the server's questions back to its caller, and has opts send
-// it the progress it wants.
-func (hc *hostCluster) askCaller(ctx context.Context, caller member.Caller, f *forwarded, opts *actors.CallOptions) *asker {
-	a := &asker{ctx: ctx, server: f.Server, scope: Scope{Session: f.Session, Stack: f.Stack}, client: f.Client,
-		delegate: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			body, err := json.Marshal(question{Method: method, Server: f.Server, Params: params})
-			if err != nil {
-				return nil, err
-			}
-			raw, err := caller.Ask(ctx, body)
-			if err != nil {
-				return nil, fromRemote(err, f.Server, caller.Addr())
-			}
-			return raw, nil
-		}}
+// askCaller has run, a request forwarded to this member, send the
+// server's questions back to its caller, attributed to the caller's
+// session and client, and the progress it wants.
+func (r *Replica) askCaller(caller member.Caller, f *forwarded, run *member.Run) {
+	run.Scope, run.Client = persistence.Scope{Session: f.Session, Stack: f.Stack}, f.Client
+	run.Ask = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		body, err := json.Marshal(question{Method: method, Server: f.Server, Params: params})
+		if err != nil {
+			return nil, err
+		}
+		raw, err := caller.Ask(ctx, body)
+		if err != nil {
+			return nil, fromRemote(err, f.Server, caller.Addr())
+		}
+		return raw, nil
+	}
 	if f.Method == protocol.MethodTasksGet || f.Method == protocol.MethodTasksResult {
 		// The task's questions, asked while its caller polls it.
 		var p struct {
 			TaskID string `json:"taskId"`
 		}
-		if json.Unmarshal(f.Params, &p) == nil && p.TaskID != "" {
-			a.task.Store(&p.TaskID)
+		if json.Unmarshal(f.Params, &p) == nil {
+			run.TaskID = p.TaskID
 		}
 	}
-	hc.h.askers.add(a)
 	if f.Progress {
-		opts.OnProgress = func(p Progress) {
+		run.Options.OnProgress = func(p actors.Progress) {
 			if b, err := json.Marshal(p); err == nil {
 				caller.Note(b)
 			}
 		}
 	}
-	return a
 }
 
 // A task's progress: the call that starts a task on another member
 // carries the caller's token that outlives the call (its task's). The
 // member that runs the server keeps its own subscription open after the
 // call when the call started a task, and tells the calling member each
-// notification (cluster.Node.Tell), which hands it to the caller's token
+// notification (member.Node.Tell), which hands it to the caller's token
 // (Runtime.DeliverProgress), where the task's polling reads it, until the
 // task's result is fetched or it is cancelled, its TTL passes (an hour at
 // most), or the member closes.
 
-// tell is what one member tells another (cluster.Node.Tell): one of
+// tell is what one member tells another (member.Node.Tell): one of
 // these.
 type tell struct {
-	Task   *taskTell   `json:"task,omitempty"`
-	Event  *Event      `json:"event,omitempty"`
-	Shared *sharedView `json:"shared,omitempty"` // a change made there (push)
+	Task   *taskTell     `json:"task,omitempty"`
+	Event  *actors.Event `json:"event,omitempty"`
+	Shared *sharedView   `json:"shared,omitempty"` // a change made there (push)
 }
 
 // taskTell is one progress notification of a task, relayed.
 type taskTell struct {
-	Server   string   `json:"server"`
-	Token    string   `json:"token"`
-	Progress Progress `json:"progress"`
+	Server   string          `json:"server"`
+	Token    string          `json:"token"`
+	Progress actors.Progress `json:"progress"`
 }
 
 // maxTaskRelay bounds how long a task's progress is relayed.
@@ -163,7 +132,7 @@ const maxTaskRelay = time.Hour
 
 // relayTaskProgress relays, if the call started a task, the progress sub
 // receives to the caller at addr; it closes sub when done.
-func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.ProgressSub, raw json.RawMessage, err error) {
+func (r *Replica) relayTaskProgress(addr string, f *forwarded, sub *actors.ProgressSub, raw json.RawMessage, err error) {
 	task, ok := protocol.ParseCreateTaskResult(raw)
 	if err != nil || !ok {
 		sub.Close()
@@ -173,24 +142,24 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 	if task.TTL != nil {
 		life = min(life, time.Duration(*task.TTL)*time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(hc.h.bg, life)
+	ctx, cancel := context.WithTimeout(r.bg, life)
 	key := f.Server + "\x00" + task.TaskID
-	hc.mu.Lock()
-	hc.relays[key] = cancel
-	hc.mu.Unlock()
+	r.mu.Lock()
+	r.relays[key] = cancel
+	r.mu.Unlock()
 	done := func() {
-		hc.mu.Lock()
-		delete(hc.relays, key)
-		hc.mu.Unlock()
+		r.mu.Lock()
+		delete(r.relays, key)
+		r.mu.Unlock()
 		cancel()
 		sub.Close()
 	}
-	started := hc.spawn(func() {
+	started := r.spawn(func() {
 		defer done()
 		for {
 			select {
 			case p := <-sub.C():
-				n := hc.n()
+				n := r.n()
 				if !slices.Contains(n.Members(), addr) {
 					return // the caller's member left: nobody polls the task here
 				}
@@ -209,7 +178,7 @@ func (hc *hostCluster) relayTaskProgress(addr string, f *forwarded, sub *actors.
 
 // taskPolled ends the relay of a task's progress once its caller has
 // fetched its result or cancelled it.
-func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage) {
+func (r *Replica) taskPolled(server, method string, params json.RawMessage) {
 	if method != protocol.MethodTasksResult && method != protocol.MethodTasksCancel {
 		return
 	}
@@ -217,9 +186,9 @@ func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage)
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	hc.mu.Lock()
-	cancel := hc.relays[server+"\x00"+p.TaskID]
-	hc.mu.Unlock()
+	r.mu.Lock()
+	cancel := r.relays[server+"\x00"+p.TaskID]
+	r.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
@@ -228,19 +197,19 @@ func (hc *hostCluster) taskPolled(server, method string, params json.RawMessage)
 // onTell takes what another member relays: a task's progress, a
 // server's notification, or a change to the shared state. It runs on the
 // node actor's goroutine and must not block.
-func (hc *hostCluster) onTell(body []byte) {
+func (r *Replica) onTell(body []byte) {
 	var t tell
 	if json.Unmarshal(body, &t) != nil {
 		return
 	}
 	switch {
 	case t.Task != nil && t.Task.Token != "":
-		hc.h.rt.DeliverProgress(t.Task.Server, t.Task.Token, t.Task.Progress)
-	case t.Event != nil && hc.placement(t.Event.Server, hc.h.rt.NodeLabel(t.Event.Server)) != "":
-		hc.h.rt.EmitRelayed(*t.Event)
+		r.rt.DeliverProgress(t.Task.Server, t.Task.Token, t.Task.Progress)
+	case t.Event != nil && r.Placement(t.Event.Server, r.rt.NodeLabel(t.Event.Server)) != "":
+		r.rt.EmitRelayed(*t.Event)
 	case t.Shared != nil:
 		select {
-		case hc.merges <- *t.Shared:
+		case r.merges <- *t.Shared:
 		default: // behind: the gossip brings it
 		}
 	}
@@ -265,16 +234,16 @@ var relayedMethods = map[string]bool{
 
 // relayEvents relays the notifications of the servers this member runs
 // to the other members, until the host closes.
-func (hc *hostCluster) relayEvents() {
-	hc.h.Subscribe(func(ev Event) {
-		if ev.Kind != EventNotification || !relayedMethods[ev.Method] || hc.placement(ev.Server, hc.h.rt.NodeLabel(ev.Server)) != "" {
+func (r *Replica) relayEvents() {
+	r.host.Subscribe(func(ev actors.Event) {
+		if ev.Kind != actors.EventNotification || !relayedMethods[ev.Method] || r.Placement(ev.Server, r.rt.NodeLabel(ev.Server)) != "" {
 			return
 		}
 		b, err := json.Marshal(tell{Event: &ev})
 		if err != nil {
 			return
 		}
-		n := hc.n()
+		n := r.n()
 		for _, m := range n.Members() {
 			if m != n.Self() {
 				n.Tell(m, b)

@@ -1,0 +1,135 @@
+package mcpvisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+// clusterHost is what the host's replica reaches it through
+// (member.Host): the host's own paths, for what another member asks or
+// changes here.
+type clusterHost struct{ h *Host }
+
+var _ member.Host = clusterHost{}
+
+// Run runs a request another member forwarded: the server's questions
+// that belong to it are the caller's (askers.pick attributes them as it
+// would a local call's).
+func (c clusterHost) Run(ctx context.Context, r member.Run) (json.RawMessage, error) {
+	h := c.h
+	if r.Ask != nil {
+		a := &asker{ctx: ctx, server: r.Server, scope: r.Scope, client: r.Client, delegate: r.Ask}
+		if r.TaskID != "" {
+			a.task.Store(&r.TaskID)
+		}
+		h.askers.add(a)
+		defer h.askers.remove(a)
+	}
+	if r.Method == "" {
+		return h.rt.Call(ctx, r.Tool, r.Params, r.Meta, r.Options)
+	}
+	return h.rt.Request(ctx, r.Server, r.Method, r.Params, r.Options)
+}
+
+// callFlows is a call's own handlers, carried in its context to a
+// request to a server on another member (clusterHost.Flows).
+type callFlows struct {
+	asker  *asker // nil: the call has none of its own
+	scope  Scope
+	client string
+}
+
+type flowsKey struct{}
+
+// withFlows notes a call's own handlers in ctx, for a request to a server
+// on another member of the cluster.
+func (h *Host) withFlows(ctx context.Context, a *asker, scope Scope, client string) context.Context {
+	if h.cluster == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, flowsKey{}, &callFlows{asker: a, scope: scope, client: client})
+}
+
+// Flows are the flows of the call ctx belongs to (withFlows): a server's
+// questions are answered through its own handlers, else the host's.
+func (c clusterHost) Flows(ctx context.Context) member.Flows {
+	h := c.h
+	var f member.Flows
+	var own *asker
+	if fl, _ := ctx.Value(flowsKey{}).(*callFlows); fl != nil {
+		own, f.Scope, f.Client = fl.asker, fl.scope, fl.client
+	}
+	f.Ask = func(ctx context.Context, method, server string, params json.RawMessage) (json.RawMessage, error) {
+		switch method {
+		case protocol.MethodElicitationCreate:
+			return h.elicit(ctx, server, params, func(*ElicitationRequest) *asker { return own })
+		case protocol.MethodSamplingCreateMessage:
+			return h.sample(ctx, server, params, func(json.RawMessage) *asker { return own })
+		}
+		return nil, fmt.Errorf("cluster: %s is not asked of the calling member", method)
+	}
+	return f
+}
+
+// ApplyServer makes another member's registry change here.
+func (c clusterHost) ApplyServer(ctx context.Context, sc member.ServerChange) error {
+	h := c.h
+	ctx = context.WithValue(ctx, fromCluster{}, true)
+	switch {
+	case sc.Deleted:
+		if err := h.Unregister(ctx, sc.Name); err != nil && !errors.Is(err, ErrUnknownServer) {
+			return err
+		}
+		return nil
+	case sc.Config != nil:
+		// Registering what is registered already changes nothing, the
+		// enabled flag included: it is set on its own.
+		if err := h.Register(ctx, *sc.Config); err != nil {
+			return err
+		}
+	}
+	return h.SetEnabled(ctx, sc.Name, sc.Enabled)
+}
+
+// ApplyGrants makes another member's change to a scope's grants here.
+func (c clusterHost) ApplyGrants(ctx context.Context, g member.Grants) error {
+	ctx = context.WithValue(ctx, fromCluster{}, true)
+	s := c.h.Session(g.Scope.Session, g.Scope.Stack)
+	if g.Ended {
+		return s.End(ctx)
+	}
+	var missing []string
+	for _, grp := range g.Groups {
+		if !slices.Contains(s.Groups(), grp) {
+			missing = append(missing, grp)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return s.Activate(ctx, missing...)
+}
+
+func (c clusterHost) Subscribe(fn func(actors.Event)) { c.h.Subscribe(fn) }
+
+func (c clusterHost) History(f HistoryFilter) ([]HistoryRecord, error) {
+	return c.h.journal.History(f)
+}
+
+func (c clusterHost) Events(f EventFilter) ([]JournalEvent, error) { return c.h.journal.Events(f) }
+
+func (c clusterHost) WhoHadAccess(tool string, at time.Time) ([]Scope, error) {
+	return c.h.journal.WhoHadAccess(tool, at)
+}
+
+func (c clusterHost) Ack(ctx context.Context, ids ...uint64) error {
+	return c.h.journal.Ack(ctx, ids...)
+}
