@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/hosttest"
 	"github.com/mcpvisor/mcpvisor/internal/testbin"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -34,42 +35,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// fastRestart keeps restart tests short; the shapes (growth, reset,
-// intensity) are the same as with the defaults.
-var fastRestart = mcpvisor.RestartPolicy{
-	InitialInterval:     20 * time.Millisecond,
-	MaxInterval:         200 * time.Millisecond,
-	RandomizationFactor: -1,
-	StableAfter:         time.Minute,
-	MaxRestarts:         1000,
-	Window:              time.Minute,
-}
+var fastRestart = hosttest.FastRestart
 
+// openHost opens a host of servers, closed when the test ends.
 func openHost(t testing.TB, opts mcpvisor.Options, servers ...mcpvisor.ServerConfig) *mcpvisor.Host {
 	t.Helper()
-	if opts.DataDir == "" {
-		opts.DataDir = t.TempDir()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Restart == (mcpvisor.RestartPolicy{}) {
-		opts.Restart = fastRestart
-	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace, opts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
-	}
-	opts.Config = &mcpvisor.Config{Servers: servers}
-	h, err := mcpvisor.Open(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return h
+	return hosttest.Open(t, opts, servers...)
 }
 
 func mcptest(name string, args ...string) mcpvisor.ServerConfig {
