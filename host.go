@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
@@ -246,7 +247,7 @@ type Host struct {
 
 	broker    *elicit.Broker
 	approvals *hosttools.Inbox
-	askers    askers // calls with their own elicitation handler
+	flows     *flows.Flows // servers' requests, answered
 	media     *mediaStore
 	secrets   *secretStore
 	auth      *signin.Authorizers
@@ -322,7 +323,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
-	caps, handlers, notify := h.clientHooks()
+	h.flows = h.newFlows()
+	caps, handlers, notify := h.flows.Hooks()
 	var placement actors.Placement
 	if opts.Cluster != nil {
 		// Made before the servers are registered, so that each starts

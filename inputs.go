@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 )
 
 // A config file may ask a person for a value when a server starts: VS
@@ -240,7 +241,7 @@ func (h *Host) elicitInput(q InputRequest) (string, error) {
 	}
 	ctx, cancel := context.WithCancel(h.bg)
 	defer cancel()
-	raw, err := h.elicit(ctx, q.Server, params, func(*ElicitationRequest) *asker { return nil })
+	raw, err := h.flows.Elicit(ctx, q.Server, params, func(*ElicitationRequest) *flows.Asker { return nil })
 	if err != nil {
 		return "", err
 	}
