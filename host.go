@@ -272,7 +272,7 @@ type Host struct {
 	// resolved when registered; enabling one resolves it again.
 	unresolved map[string]ServerConfig
 	// inputs are the servers waiting for answers to config inputs.
-	inputs inputWaits
+	inputs *flows.Inputs[ServerConfig]
 }
 
 // Open starts a host and every enabled server of opts.Config, concurrently.
@@ -324,6 +324,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	h.flows = h.newFlows()
+	h.inputs = flows.NewInputs[ServerConfig](inputsHost{h}, h.flows)
 	caps, handlers, notify := h.flows.Hooks()
 	var placement actors.Placement
 	if opts.Cluster != nil {
@@ -531,7 +532,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
-	h.inputs.forget(name)
+	h.inputs.Forget(name)
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
 	}
@@ -607,7 +608,7 @@ func (h *Host) PendingCalls() map[string]int { return h.rt.PendingCalls() }
 func (h *Host) Status() []ServerStatus {
 	sts := h.rt.Status()
 	for i := range sts {
-		if note, ok := h.inputs.status(sts[i].Name); ok {
+		if note, ok := h.inputs.Status(sts[i].Name); ok {
 			sts[i].State, sts[i].Enabled, sts[i].LastError = StateNeedsInput, true, note
 		}
 	}
