@@ -1,6 +1,10 @@
 package mcpvisor
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcpvisor/mcpvisor/internal/flows"
+)
 
 // flowStage ties the call's own elicitation and sampling handlers
 // (CallOptions.Elicitation, Sampling) to the server's requests while the
@@ -11,9 +15,15 @@ func (h *Host) flowStage(next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		o := c.Options
 		if o.Elicitation != nil || o.Sampling != nil {
-			c.asker = &asker{ctx: ctx, server: c.Server, scope: c.Scope, client: o.Client, handle: o.Elicitation, sample: o.Sampling}
-			h.askers.add(c.asker)
-			defer h.askers.remove(c.asker)
+			c.asker = &flows.Asker{Ctx: ctx, Server: c.Server, Scope: c.Scope, Client: o.Client}
+			if o.Elicitation != nil {
+				c.asker.Elicit = flows.ElicitFunc(o.Elicitation)
+			}
+			if o.Sampling != nil {
+				c.asker.Sample = flows.SampleFunc(o.Sampling)
+			}
+			h.flows.Askers().Add(c.asker)
+			defer h.flows.Askers().Remove(c.asker)
 		}
 		ctx = h.withFlows(ctx, c.asker, c.Scope, o.Client)
 		if o.OnProgress != nil {

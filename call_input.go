@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -70,7 +70,7 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 // returns the members the retry carries: inputResponses and requestState
 // (byte for byte as the server wrote it). owner is the call's own asker,
 // if it has one.
-func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw json.RawMessage, round int) (json.RawMessage, error) {
+func (h *Host) inputRound(ctx context.Context, server string, owner *flows.Asker, raw json.RawMessage, round int) (json.RawMessage, error) {
 	max := h.opts.MaxInputRounds
 	if max <= 0 {
 		max = DefaultMaxInputRounds
@@ -93,7 +93,7 @@ func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw 
 	slices.Sort(keys) // a person sees the questions in a stable order
 	for _, key := range keys {
 		req := r.InputRequests[key]
-		res, err := h.fulfil(ctx, server, owner, req)
+		res, err := h.flows.Fulfil(ctx, server, owner, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: %w", ErrCancelled, ctx.Err())
@@ -119,26 +119,6 @@ func (h *Host) inputRound(ctx context.Context, server string, owner *asker, raw 
 		out = append(append(out, `"requestState":`...), r.RequestState...)
 	}
 	return out, nil
-}
-
-// fulfil answers one input request with the handler a legacy server's
-// request of that method gets, preferring the call's own.
-func (h *Host) fulfil(ctx context.Context, server string, owner *asker, req protocol.InputRequest) (json.RawMessage, error) {
-	switch req.Method {
-	case protocol.MethodElicitationCreate:
-		if h.opts.Elicitation == nil && !h.opts.Inbox && (owner == nil || owner.handle == nil) {
-			return nil, errors.New("this host does not declare elicitation")
-		}
-		return h.elicit(ctx, server, req.Params, func(*ElicitationRequest) *asker { return owner })
-	case protocol.MethodSamplingCreateMessage:
-		return h.sample(ctx, server, req.Params, func(json.RawMessage) *asker { return owner })
-	case protocol.MethodRootsList:
-		if h.opts.Roots == nil {
-			return nil, errors.New("this host does not declare roots")
-		}
-		return h.serveRoots(ctx, actors.ServerRequest{Server: server, Method: req.Method, Params: req.Params})
-	}
-	return nil, fmt.Errorf("unknown input request method %q", req.Method)
 }
 
 // resumeMembers returns the members of a client's retry that answer an

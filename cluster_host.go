@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/member"
-	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // clusterHost is what the host's replica reaches it through
@@ -21,17 +20,17 @@ type clusterHost struct{ h *Host }
 var _ member.Host = clusterHost{}
 
 // Run runs a request another member forwarded: the server's questions
-// that belong to it are the caller's (askers.pick attributes them as it
+// that belong to it are the caller's (flows.Askers.Pick attributes them as it
 // would a local call's).
 func (c clusterHost) Run(ctx context.Context, r member.Run) (json.RawMessage, error) {
 	h := c.h
 	if r.Ask != nil {
-		a := &asker{ctx: ctx, server: r.Server, scope: r.Scope, client: r.Client, delegate: r.Ask}
+		a := &flows.Asker{Ctx: ctx, Server: r.Server, Scope: r.Scope, Client: r.Client, Delegate: r.Ask}
 		if r.TaskID != "" {
-			a.task.Store(&r.TaskID)
+			a.Task.Store(&r.TaskID)
 		}
-		h.askers.add(a)
-		defer h.askers.remove(a)
+		h.flows.Askers().Add(a)
+		defer h.flows.Askers().Remove(a)
 	}
 	if r.Method == "" {
 		return h.rt.Call(ctx, r.Tool, r.Params, r.Meta, r.Options)
@@ -42,7 +41,7 @@ func (c clusterHost) Run(ctx context.Context, r member.Run) (json.RawMessage, er
 // callFlows is a call's own handlers, carried in its context to a
 // request to a server on another member (clusterHost.Flows).
 type callFlows struct {
-	asker  *asker // nil: the call has none of its own
+	asker  *flows.Asker // nil: the call has none of its own
 	scope  Scope
 	client string
 }
@@ -51,7 +50,7 @@ type flowsKey struct{}
 
 // withFlows notes a call's own handlers in ctx, for a request to a server
 // on another member of the cluster.
-func (h *Host) withFlows(ctx context.Context, a *asker, scope Scope, client string) context.Context {
+func (h *Host) withFlows(ctx context.Context, a *flows.Asker, scope Scope, client string) context.Context {
 	if h.cluster == nil {
 		return ctx
 	}
@@ -63,18 +62,12 @@ func (h *Host) withFlows(ctx context.Context, a *asker, scope Scope, client stri
 func (c clusterHost) Flows(ctx context.Context) member.Flows {
 	h := c.h
 	var f member.Flows
-	var own *asker
+	var own *flows.Asker
 	if fl, _ := ctx.Value(flowsKey{}).(*callFlows); fl != nil {
 		own, f.Scope, f.Client = fl.asker, fl.scope, fl.client
 	}
 	f.Ask = func(ctx context.Context, method, server string, params json.RawMessage) (json.RawMessage, error) {
-		switch method {
-		case protocol.MethodElicitationCreate:
-			return h.elicit(ctx, server, params, func(*ElicitationRequest) *asker { return own })
-		case protocol.MethodSamplingCreateMessage:
-			return h.sample(ctx, server, params, func(json.RawMessage) *asker { return own })
-		}
-		return nil, fmt.Errorf("cluster: %s is not asked of the calling member", method)
+		return h.flows.Ask(ctx, method, server, params, own)
 	}
 	return f
 }

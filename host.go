@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
@@ -246,7 +247,7 @@ type Host struct {
 
 	broker    *elicit.Broker
 	approvals *hosttools.Inbox
-	askers    askers // calls with their own elicitation handler
+	flows     *flows.Flows // servers' requests, answered
 	media     *mediaStore
 	secrets   *secretStore
 	auth      *signin.Authorizers
@@ -271,7 +272,7 @@ type Host struct {
 	// resolved when registered; enabling one resolves it again.
 	unresolved map[string]ServerConfig
 	// inputs are the servers waiting for answers to config inputs.
-	inputs inputWaits
+	inputs *flows.Inputs[ServerConfig]
 }
 
 // Open starts a host and every enabled server of opts.Config, concurrently.
@@ -322,7 +323,9 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
-	caps, handlers, notify := h.clientHooks()
+	h.flows = h.newFlows()
+	h.inputs = flows.NewInputs[ServerConfig](inputsHost{h}, h.flows)
+	caps, handlers, notify := h.flows.Hooks()
 	var placement actors.Placement
 	if opts.Cluster != nil {
 		// Made before the servers are registered, so that each starts
@@ -529,7 +532,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
-	h.inputs.forget(name)
+	h.inputs.Forget(name)
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
 	}
@@ -605,7 +608,7 @@ func (h *Host) PendingCalls() map[string]int { return h.rt.PendingCalls() }
 func (h *Host) Status() []ServerStatus {
 	sts := h.rt.Status()
 	for i := range sts {
-		if note, ok := h.inputs.status(sts[i].Name); ok {
+		if note, ok := h.inputs.Status(sts[i].Name); ok {
 			sts[i].State, sts[i].Enabled, sts[i].LastError = StateNeedsInput, true, note
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -59,7 +60,7 @@ type Call struct {
 	opts     CallOptions
 	raw      json.RawMessage     // the server's CallToolResult, once received
 	input    json.RawMessage     // an input round's inputResponses and requestState, for the retry
-	asker    *asker              // the call's own elicitation or sampling handler
+	asker    *flows.Asker        // the call's own elicitation or sampling handler
 	progress *actors.ProgressSub // the call's progress, kept through a task's polling
 }
 

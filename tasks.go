@@ -124,7 +124,7 @@ func (h *Host) runTask(ctx context.Context, c *Call, task *protocol.Task) (*Resu
 		return nil, err
 	}
 	if c.asker != nil {
-		c.asker.task.Store(&rec.TaskID)
+		c.asker.Task.Store(&rec.TaskID)
 	}
 	info := taskInfo(rec)
 	if opts.OnTask != nil {

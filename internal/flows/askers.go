@@ -1,0 +1,105 @@
+package flows
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// Asker is a call in flight with its own elicitation or sampling handler,
+// or, for a call another member of the cluster forwarded, the member to
+// ask. Set its fields before Askers.Add; only Task changes afterwards.
+type Asker struct {
+	Ctx    context.Context // the call's: a question ends with it
+	Server string
+	Scope  persistence.Scope
+	Client string // the caller's client, within Scope (CallOptions.Client)
+	Elicit ElicitFunc
+	Sample SampleFunc
+	// Delegate, for a call another member forwarded here, asks that
+	// member, where the call's handlers are.
+	Delegate func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Task is the call's task id, once it runs as one.
+	Task atomic.Pointer[string]
+}
+
+func (a *Asker) elicits() bool { return a.Elicit != nil || a.Delegate != nil }
+func (a *Asker) samples() bool { return a.Sample != nil || a.Delegate != nil }
+
+// delegated asks a question of the member a forwarded call came from,
+// until the call ends.
+func (a *Asker) delegated(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(a.Ctx, cancel)()
+	return a.Delegate(ctx, method, params)
+}
+
+// Askers tracks the calls in flight that have their own handlers, by
+// server, to attribute a server's request to one of them. The zero value
+// is ready; safe for concurrent use.
+type Askers struct {
+	mu       sync.Mutex
+	byServer map[string][]*Asker
+}
+
+// Add registers a call in flight; Remove it once the call ends.
+func (as *Askers) Add(a *Asker) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.byServer == nil {
+		as.byServer = map[string][]*Asker{}
+	}
+	as.byServer[a.Server] = append(as.byServer[a.Server], a)
+}
+
+// Remove forgets a call Add registered.
+func (as *Askers) Remove(a *Asker) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	list := slices.DeleteFunc(as.byServer[a.Server], func(x *Asker) bool { return x == a })
+	if len(list) == 0 {
+		delete(as.byServer, a.Server)
+		return
+	}
+	as.byServer[a.Server] = list
+}
+
+// Pick returns the call a request from server belongs to, or nil, among
+// the calls that can answer it (can). A request naming a task belongs to
+// the call of that task. Otherwise it belongs to the first call only when
+// every call in flight on the server's connection is one of these, and
+// they all share one session and client: no other session's person is
+// ever asked. pending counts the requests in flight on the server's
+// connection; it is asked only when the request names no task.
+func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func() int) *Asker {
+	as.mu.Lock()
+	list := slices.Clone(as.byServer[server])
+	as.mu.Unlock()
+	list = slices.DeleteFunc(list, func(a *Asker) bool { return !can(a) })
+	if len(list) == 0 {
+		return nil
+	}
+	if task != "" {
+		for _, a := range list {
+			if t := a.Task.Load(); t != nil && *t == task {
+				return a
+			}
+		}
+		return nil // another caller's task, or one resumed after a restart
+	}
+	first := list[0]
+	for _, a := range list[1:] {
+		if a.Scope != first.Scope || a.Client != first.Client || first.Scope.Session == "" {
+			return nil // two sessions or clients, or two of the embedder's own calls
+		}
+	}
+	if pending() > len(list) {
+		return nil // some request in flight is not one of these calls
+	}
+	return first
+}

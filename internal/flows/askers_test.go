@@ -1,0 +1,110 @@
+package flows
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/protocol"
+)
+
+func TestAskersPick(t *testing.T) {
+	handle := func(context.Context, *elicit.Request) (elicit.Response, error) {
+		return elicit.Response{}, nil
+	}
+	newAsker := func(server, session string) *Asker {
+		return &Asker{Ctx: context.Background(), Server: server, Scope: persistence.Scope{Session: session}, Elicit: handle}
+	}
+	pending := func(n int) func() int { return func() int { return n } }
+	var as Askers
+
+	if a := as.Pick("s", "", (*Asker).elicits, pending(0)); a != nil {
+		t.Fatal("picked a call with none in flight")
+	}
+	a1 := newAsker("s", "one")
+	as.Add(a1)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(1)); a != a1 {
+		t.Fatal("the only call in flight was not picked")
+	}
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
+		t.Fatal("picked a call while a request of someone else is in flight")
+	}
+	if a := as.Pick("other", "", (*Asker).elicits, pending(1)); a != nil {
+		t.Fatal("picked a call to another server")
+	}
+	a2 := newAsker("s", "one")
+	as.Add(a2)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != a1 {
+		t.Fatal("two calls of one session: want the oldest")
+	}
+	a3 := newAsker("s", "two")
+	as.Add(a3)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(3)); a != nil {
+		t.Fatal("picked a call while two sessions have calls in flight")
+	}
+	// A task id settles it, whoever else is in flight.
+	task := "task-9"
+	a3.Task.Store(&task)
+	if a := as.Pick("s", "task-9", (*Asker).elicits, pending(10)); a != a3 {
+		t.Fatal("the call running the named task was not picked")
+	}
+	if a := as.Pick("s", "task-other", (*Asker).elicits, pending(1)); a != nil {
+		t.Fatal("picked a call for a task it does not run")
+	}
+	as.Remove(a3)
+	as.Remove(a2)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(1)); a != a1 {
+		t.Fatal("after removals the remaining call was not picked")
+	}
+	as.Remove(a1)
+	if len(as.byServer) != 0 {
+		t.Fatalf("left %v", as.byServer)
+	}
+	// The embedder's own calls (no session) never share a question.
+	e1, e2 := newAsker("s", ""), newAsker("s", "")
+	as.Add(e1)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(1)); a != e1 {
+		t.Fatal("a lone embedder call was not picked")
+	}
+	as.Add(e2)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
+		t.Fatal("picked one of two embedder calls")
+	}
+	as.Remove(e1)
+	as.Remove(e2)
+
+	// Two clients of one scope (a gateway's modern clients) never share a
+	// question either.
+	c1, c2 := newAsker("s", "modern"), newAsker("s", "modern")
+	c1.Client, c2.Client = "client-1", "client-2"
+	as.Add(c1)
+	as.Add(c2)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
+		t.Fatal("picked one of two clients' calls in one scope")
+	}
+	as.Remove(c1)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(1)); a != c2 {
+		t.Fatal("the remaining client's call was not picked")
+	}
+	as.Remove(c2)
+
+	// A call that can only elicit is never picked for sampling, and counts
+	// as someone else's request in flight.
+	sampler := newAsker("s", "one")
+	sampler.Elicit, sampler.Sample = nil, func(context.Context, string, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return nil, nil
+	}
+	as.Add(sampler)
+	if a := as.Pick("s", "", (*Asker).samples, pending(1)); a != sampler {
+		t.Fatal("the sampling call was not picked for sampling")
+	}
+	if a := as.Pick("s", "", (*Asker).elicits, pending(1)); a != nil {
+		t.Fatal("a call without an elicitation handler was picked to elicit")
+	}
+	elicitor := newAsker("s", "one")
+	as.Add(elicitor)
+	if a := as.Pick("s", "", (*Asker).samples, pending(2)); a != nil {
+		t.Fatal("picked for sampling while a call that cannot sample is in flight")
+	}
+}
