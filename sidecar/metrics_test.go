@@ -19,25 +19,13 @@ import (
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
+	"github.com/mcpvisor/mcpvisor/internal/hosttest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
 func openMetricsHost(t *testing.T, opts mcpvisor.Options, servers ...mcpvisor.ServerConfig) *mcpvisor.Host {
 	t.Helper()
-	opts.DataDir = t.TempDir()
-	opts.Logger = slog.New(slog.DiscardHandler)
-	opts.StopGrace, opts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
-	opts.Config = &mcpvisor.Config{Servers: servers}
-	h, err := mcpvisor.Open(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return h
+	return hosttest.Open(t, opts, servers...)
 }
 
 // metricsScrape fetches m's handler over HTTP, as Prometheus would, and parses the
