@@ -154,13 +154,3 @@ func oauthConfig(o *OAuthConfig) *oauth.Config {
 	}
 	return cfg
 }
-
-// hasHeader reports whether h names header key, in any letter case.
-func hasHeader(h map[string]string, key string) bool {
-	for k := range h {
-		if strings.EqualFold(k, key) {
-			return true
-		}
-	}
-	return false
-}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -184,14 +183,14 @@ func (c *codexFields) apply(x *entryDecoder) {
 
 	sc.Headers = mergeMap(sc.Headers, c.httpHeaders)
 	for _, k := range slices.Sorted(maps.Keys(c.envHTTPHeaders)) {
-		if hasKeyFold(c.httpHeaders, k) {
+		if HasHeader(c.httpHeaders, k) {
 			x.fail(sc.errorf("env_http_headers."+k, `%s is also in "http_headers"; give it once`, k))
 			continue
 		}
 		sc.Headers = mergeMap(sc.Headers, map[string]string{k: "${" + c.envHTTPHeaders[k] + "}"})
 	}
 	if c.bearerGiven {
-		if hasKeyFold(sc.Headers, "Authorization") {
+		if HasHeader(sc.Headers, "Authorization") {
 			x.fail(sc.errorf("bearer_token_env_var", "cannot be combined with an Authorization header; give one"))
 		} else {
 			sc.Headers = mergeMap(sc.Headers, map[string]string{"Authorization": "Bearer ${" + c.bearerTokenVar + "}"})
@@ -212,14 +211,4 @@ func (c *codexFields) apply(x *entryDecoder) {
 		}
 		sc.OAuth.Scopes, sc.OAuth.ClientID = c.scopes, c.oauthClientID
 	}
-}
-
-// hasKeyFold reports whether m has key in any letter case.
-func hasKeyFold(m map[string]string, key string) bool {
-	for k := range m {
-		if strings.EqualFold(k, key) {
-			return true
-		}
-	}
-	return false
 }

@@ -110,7 +110,7 @@ func (c Server) Expand(lookup func(string) (string, bool)) (Server, error) {
 				x.Headers[k] = v
 			}
 		}
-		if c.APIKey != "" && !hasHeader(c.Headers, "Authorization") {
+		if c.APIKey != "" && !HasHeader(c.Headers, "Authorization") {
 			key := expand("apiKey", c.APIKey)
 			if strings.ContainsAny(key, "\r\n") {
 				errs = append(errs, c.errorf("apiKey", "contains a line break after expansion"))
@@ -158,8 +158,9 @@ func (o *OAuth) expand(expand func(field, s string) string) *OAuth {
 	}
 }
 
-// hasHeader reports whether h names header key, in any letter case.
-func hasHeader(h map[string]string, key string) bool {
+// HasHeader reports whether h (headers, or any map keyed by a
+// case-insensitive name) has key, in any letter case.
+func HasHeader(h map[string]string, key string) bool {
 	for k := range h {
 		if strings.EqualFold(k, key) {
 			return true

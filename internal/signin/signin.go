@@ -26,12 +26,12 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
@@ -128,7 +128,7 @@ func (as *Authorizers) Authorize(spec *actors.ServerSpec, perUser bool) error {
 	if spec.Transport == actors.TransportStdio || spec.URL == "" {
 		return nil
 	}
-	if hasHeader(spec.Headers, "Authorization") || (len(spec.HeadersHelper) > 0 && spec.OAuth == nil) {
+	if config.HasHeader(spec.Headers, "Authorization") || (len(spec.HeadersHelper) > 0 && spec.OAuth == nil) {
 		as.Drop(spec.Name)
 		return nil
 	}
@@ -387,13 +387,4 @@ func (as *Authorizers) Close() {
 		a.Close()
 	}
 	as.wg.Wait()
-}
-
-func hasHeader(h map[string]string, key string) bool {
-	for k := range h {
-		if strings.EqualFold(k, key) {
-			return true
-		}
-	}
-	return false
 }
