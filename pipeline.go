@@ -200,26 +200,16 @@ func (h *Host) send(ctx context.Context, c *Call) (*Result, error) {
 			tool = actors.ToolName(name, c.Name)
 		}
 	}
-	var timing *actors.CallTiming
-	var begin time.Time
-	if tracing.Recording(ctx) {
-		timing, begin = &actors.CallTiming{}, time.Now()
-		ro.Timing = timing
-	}
-	var raw json.RawMessage
 	var err error
-	if owner := h.remoteOwner(c.Server); owner != "" {
-		// Placed on another member of the cluster: one hop there.
-		raw, err = h.cluster.Forward(ctx, owner, member.Request{Server: c.Server, Tool: tool, Params: c.Arguments,
-			Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), Timeout: o.Timeout, Task: ro.Task, Input: ro.Input,
-			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeout: o.MaxTotalTimeout, ProgressToken: progressToken(c.progress), OnProgress: o.OnProgress})
-	} else {
-		raw, err = h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
-	}
-	c.raw = raw
-	if timing != nil {
-		traceSend(ctx, timing, begin, time.Now(), err)
-	}
+	c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
+		if owner := h.remoteOwner(c.Server); owner != "" {
+			// Placed on another member of the cluster: one hop there.
+			return h.cluster.Forward(ctx, owner, member.Request{Server: c.Server, Tool: tool, Params: c.Arguments,
+				Meta: h.callMeta(ctx, c.Server, o.ClientCapabilities), Timeout: o.Timeout, Task: ro.Task, Input: ro.Input,
+				ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeout: o.MaxTotalTimeout, ProgressToken: progressToken(c.progress), OnProgress: o.OnProgress})
+		}
+		return h.rt.Call(ctx, tool, c.Arguments, h.callMeta(ctx, c.Server, o.ClientCapabilities), ro)
+	})
 	return nil, err
 }
 
@@ -234,19 +224,25 @@ func (h *Host) sendRequest(ctx context.Context, c *Call) error {
 			return err
 		}
 	}
-	var timing *actors.CallTiming
-	var begin time.Time
 	ro := &actors.CallOptions{Timeout: c.Options.Timeout}
-	if tracing.Recording(ctx) {
-		timing, begin = &actors.CallTiming{}, time.Now()
-		ro.Timing = timing
-	}
-	raw, err := h.serverRequest(ctx, c.Server, c.Method, withInput(params, c.input), ro)
-	c.raw = raw
-	if timing != nil {
-		traceSend(ctx, timing, begin, time.Now(), err)
-	}
+	var err error
+	c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
+		return h.serverRequest(ctx, c.Server, c.Method, withInput(params, c.input), ro)
+	})
 	return err
+}
+
+// timed runs send, which sends with ro, and records the request's phases
+// (traceSend) when ctx is traced.
+func timed(ctx context.Context, ro *actors.CallOptions, send func() (json.RawMessage, error)) (json.RawMessage, error) {
+	if !tracing.Recording(ctx) {
+		return send()
+	}
+	timing, begin := &actors.CallTiming{}, time.Now()
+	ro.Timing = timing
+	raw, err := send()
+	traceSend(ctx, timing, begin, time.Now(), err)
+	return raw, err
 }
 
 // progressToken is sub's token ("" without one).
