@@ -42,6 +42,10 @@ type ClusterStatus struct {
 	// PublishedBytes is how much this member has published by gossip
 	// since it last joined: what gossip sends each other member once.
 	PublishedBytes int64 `json:"publishedBytes,omitempty"`
+	// Published is the same by kind of state: "servers" (their
+	// statuses), "catalog" (their tools, sent when they change) and
+	// "shared" (the server registry, grants and tool pins).
+	Published map[string]int64 `json:"published,omitempty"`
 }
 
 // ClusterMember is one member as another sees it.
@@ -64,7 +68,7 @@ func (h *Host) Cluster() (ClusterStatus, bool) {
 		return ClusterStatus{}, false
 	}
 	st := h.cluster.Status()
-	cs := ClusterStatus{Name: st.Name, Self: st.Self, Lost: st.Lost, Members: []ClusterMember{}, PublishedBytes: st.PublishedBytes}
+	cs := ClusterStatus{Name: st.Name, Self: st.Self, Lost: st.Lost, Members: []ClusterMember{}, PublishedBytes: st.PublishedBytes, Published: st.Published}
 	for _, m := range st.Members {
 		cs.Members = append(cs.Members, ClusterMember(m))
 	}

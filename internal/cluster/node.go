@@ -20,12 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/member"
@@ -111,7 +111,7 @@ type Node struct {
 	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
 	pending  map[string][]byte             // states published before Join returned
 
-	published atomic.Int64 // bytes published (Publish)
+	published map[string]int64 // bytes published (Publish), by kind of state; under mu
 
 	events  chan func()   // OnPlacement and OnState calls, in order
 	started chan struct{} // closed when Start returns the node: no callback runs before
@@ -337,13 +337,24 @@ func (n *Node) Publish(key string, state []byte) {
 	}
 	n.mu.Unlock()
 	b, _ := json.Marshal(published{From: n.Self(), State: state})
-	n.published.Add(int64(len(b)))
+	kind, _, _ := strings.Cut(key, "/")
+	n.mu.Lock()
+	if n.published == nil {
+		n.published = map[string]int64{}
+	}
+	n.published[kind] += int64(len(b))
+	n.mu.Unlock()
 	n.c.Gossip.SetState(statePrefix+key, wrapperspb.Bytes(b))
 }
 
-// PublishedBytes is how much this member has published so far: what
-// gossip sends each other member once.
-func (n *Node) PublishedBytes() int64 { return n.published.Load() }
+// Published is how many bytes this member has published so far, by kind
+// of state (a key's part before its first "/"): what gossip sends each
+// other member once.
+func (n *Node) Published() map[string]int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return maps.Clone(n.published)
+}
 
 // published is a member's state as gossiped: with its address, so that a
 // member that has not yet seen the sender in its topology (gossip can

@@ -150,6 +150,7 @@ type Status struct {
 	Lost           bool
 	Members        []MemberStatus
 	PublishedBytes int64
+	Published      map[string]int64
 }
 
 // MemberStatus is one member as another sees it.

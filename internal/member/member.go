@@ -35,10 +35,10 @@ type Node interface {
 	// when it is not "" ("" while no such member is known).
 	Owner(name, label string) string
 	// Publish sets this member's state under key, which the others
-	// receive by gossip (Hooks.OnState); PublishedBytes is how much it
-	// has published so far.
+	// receive by gossip (Hooks.OnState); Published is how many bytes it
+	// has published so far, by kind of state (key up to its first "/").
 	Publish(key string, state []byte)
-	PublishedBytes() int64
+	Published() map[string]int64
 	// Forward sends body (JSON) to the member at addr's Hooks.Handler and
 	// returns its answer; rev answers what the handler tells and asks its
 	// Caller meanwhile.

@@ -73,7 +73,7 @@ func (n *fakeNode) Members() []string           { return []string{"fake:1"} }
 func (n *fakeNode) Labels() map[string][]string { return nil }
 func (n *fakeNode) Owner(string, string) string { return "fake:1" }
 func (n *fakeNode) Publish(string, []byte)      {}
-func (n *fakeNode) PublishedBytes() int64       { return 0 }
+func (n *fakeNode) Published() map[string]int64 { return nil }
 func (n *fakeNode) Tell(string, []byte)         {}
 func (n *fakeNode) Forward(context.Context, string, []byte, *member.Reverse) ([]byte, error) {
 	return nil, errors.New("fake: alone")

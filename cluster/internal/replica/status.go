@@ -15,7 +15,10 @@ func (r *Replica) Status() member.Status {
 	n := r.n()
 	members := n.Members()
 	labels := n.Labels()
-	cs := member.Status{Name: n.Name(), Self: n.Self(), Lost: r.lost.Load(), Members: []member.MemberStatus{}, PublishedBytes: n.PublishedBytes()}
+	cs := member.Status{Name: n.Name(), Self: n.Self(), Lost: r.lost.Load(), Members: []member.MemberStatus{}, Published: n.Published()}
+	for _, b := range cs.Published {
+		cs.PublishedBytes += b
+	}
 	var mine []string
 	if r.rt != nil {
 		for _, st := range r.rt.Status() {
