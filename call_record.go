@@ -45,7 +45,7 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 		}
 		rec.Result = persistence.RawJSON(c.raw)
 	}
-	h.journal.writer.Ingest(c.Server, persistence.AppendHistory(rec))
+	h.journal.Ingest(c.Server, persistence.AppendHistory(rec))
 }
 
 // callOutcome classifies a call for the history.
