@@ -26,7 +26,7 @@ func (h *Host) checkExposure(spec actors.ServerSpec) error {
 		return nil
 	}
 	if len(spec.LastCatalog) == 0 {
-		catalogs, err := h.journal.store.Catalogs()
+		catalogs, err := h.journal.Store().Catalogs()
 		if err != nil {
 			return fmt.Errorf("registry: %w", err)
 		}

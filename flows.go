@@ -55,7 +55,7 @@ var _ flows.Host = flowsHost{}
 func (f flowsHost) PendingCalls(server string) int { return f.h.rt.PendingCalls()[server] }
 
 func (f flowsHost) RecordElicitation(server string, params json.RawMessage) {
-	f.h.journal.writer.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
+	f.h.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
 		Server: server, Method: EventMethodElicitation, Params: persistence.RawJSON(params), Received: time.Now(),
 	}))
 }

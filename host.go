@@ -340,7 +340,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		LogDir:        logDir,
 		OnEvent:       h.deliver,
 		Listening:     h.listening,
-		Journal:       journal.writer,
+		Journal:       journal,
 		Capabilities:  caps,
 		Handlers:      handlers,
 		Notifications: notify,
@@ -361,7 +361,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	specs, err := h.loadRegistry(ctx)
 	if err == nil {
 		var grants []persistence.GrantRecord
-		if grants, err = journal.store.Grants(); err == nil {
+		if grants, err = journal.Store().Grants(); err == nil {
 			h.grants.load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
@@ -515,7 +515,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	} else if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
-	if err := h.journal.writer.Write(ctx, persistence.DeleteServer(name),
+	if err := h.journal.Write(ctx, persistence.DeleteServer(name),
 		lifecycleOp(name, "unregistered", "")); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
@@ -666,7 +666,7 @@ func (h *Host) newPipeline() *pipeline.Pipeline {
 		MaxInputRounds: o.MaxInputRounds, TracerProvider: o.TracerProvider, Logger: o.Logger,
 	}
 	if !o.Journal.NoCallHistory {
-		cfg.Journal = h.journal.writer
+		cfg.Journal = h.journal
 	}
 	if !o.NoHostTools {
 		cfg.HostTools = h.hostToolStage

@@ -148,7 +148,7 @@ func (a hostToolsHost) Active(scope Scope, server, name string) bool {
 }
 
 func (a hostToolsHost) RecordApproval(server string, params json.RawMessage) {
-	a.h.journal.writer.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
+	a.h.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
 		Server: server, Method: EventMethodApproval, Params: persistence.RawJSON(params), Received: time.Now(),
 	}))
 }

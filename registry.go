@@ -25,7 +25,7 @@ import (
 // others by the time they were first registered. Specs whose last known
 // tools would expose a name twice are refused (ErrNameCollision).
 func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
-	store := h.journal.store
+	store := h.journal.Store()
 	rows, err := store.Servers()
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
@@ -76,7 +76,7 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 		}
 	}
 	if len(ops) > 0 {
-		if err := h.journal.writer.Write(ctx, ops...); err != nil {
+		if err := h.journal.Write(ctx, ops...); err != nil {
 			return nil, fmt.Errorf("registry: %w", err)
 		}
 	}
@@ -199,7 +199,7 @@ func (h *Host) putServer(ctx context.Context, sc ServerConfig, origin string) er
 	} else if ok {
 		rec.Created = old.Created
 	}
-	if err := h.journal.writer.Write(ctx, persistence.PutServer(rec),
+	if err := h.journal.Write(ctx, persistence.PutServer(rec),
 		lifecycleOp(sc.Name, "registered", origin)); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
@@ -220,14 +220,14 @@ func (h *Host) persistEnabled(ctx context.Context, name string, enabled bool) er
 	if enabled {
 		transition = "enabled"
 	}
-	if err := h.journal.writer.Write(ctx, persistence.PutServer(rec), lifecycleOp(name, transition, "")); err != nil {
+	if err := h.journal.Write(ctx, persistence.PutServer(rec), lifecycleOp(name, transition, "")); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
 	return nil
 }
 
 func (h *Host) registryRow(name string) (persistence.ServerRecord, bool, error) {
-	r, ok, err := h.journal.store.Server(name)
+	r, ok, err := h.journal.Store().Server(name)
 	if err != nil {
 		return r, false, fmt.Errorf("registry: %w", err)
 	}

@@ -300,7 +300,7 @@ func (h *Host) writeGrants(ctx context.Context, ops []persistence.Op, apply func
 		return nil
 	}
 	done := make(chan error, 1)
-	h.journal.writer.WriteAsync(ops, func(err error) {
+	h.journal.WriteAsync(ops, func(err error) {
 		if err == nil {
 			apply()
 		}

@@ -36,15 +36,16 @@ const (
 
 // Task returns the task with id (task ids are unique per server; the first
 // match is returned).
-func (h *Host) Task(id string) (TaskInfo, error) { return h.journal.Task(id) }
+func (h *Host) Task(id string) (TaskInfo, error) { return JournalTask(h.journal, id) }
 
 // Tasks lists the journal's tasks, oldest first; unfinished limits them to
 // those still running.
-func (h *Host) Tasks(unfinished bool) ([]TaskInfo, error) { return h.journal.Tasks(unfinished) }
+func (h *Host) Tasks(unfinished bool) ([]TaskInfo, error) { return JournalTasks(h.journal, unfinished) }
 
-// Task returns the task with id from the journal.
-func (j *Journal) Task(id string) (TaskInfo, error) {
-	rec, ok, err := j.store.TaskByID(id)
+// JournalTask returns the task with id from j (a host's journal, or one
+// opened alone).
+func JournalTask(j *Journal, id string) (TaskInfo, error) {
+	rec, ok, err := j.Store().TaskByID(id)
 	if err != nil {
 		return TaskInfo{}, err
 	}
@@ -54,10 +55,10 @@ func (j *Journal) Task(id string) (TaskInfo, error) {
 	return pipeline.TaskInfoOf(rec), nil
 }
 
-// Tasks lists the journal's tasks, oldest first; unfinished limits them to
+// JournalTasks lists j's tasks, oldest first; unfinished limits them to
 // those not ended yet.
-func (j *Journal) Tasks(unfinished bool) ([]TaskInfo, error) {
-	recs, err := j.store.Tasks(persistence.TaskFilter{Unfinished: unfinished})
+func JournalTasks(j *Journal, unfinished bool) ([]TaskInfo, error) {
+	recs, err := j.Store().Tasks(persistence.TaskFilter{Unfinished: unfinished})
 	if err != nil {
 		return nil, err
 	}
@@ -71,5 +72,5 @@ func (j *Journal) Tasks(unfinished bool) ([]TaskInfo, error) {
 // newTaskPoller makes the host's task poller: its requests go to the
 // server wherever it runs.
 func (h *Host) newTaskPoller() *actors.TaskPoller {
-	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: transport{h}.Request, Journal: h.journal.writer, Logger: h.opts.Logger})
+	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: transport{h}.Request, Journal: h.journal, Logger: h.opts.Logger})
 }
