@@ -182,7 +182,7 @@ func TestRecordStage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j := actors.NewJournal(store, actors.JournalOptions{})
+		j := actors.NewJournal(store, actors.JournalOptions{}, nil)
 		cfg := Config{KeepPayloads: true}
 		if !off {
 			cfg.Journal = j
@@ -195,7 +195,7 @@ func TestRecordStage(t *testing.T) {
 		}
 		failed := &scripted{err: actors.ErrTimeout}
 		h.recordStage(failed.next)(context.Background(), h.NewCall(Scope{}, "mcp__a__u", json.RawMessage(`{`), nil))
-		j.Close(context.Background()) // commits what is queued
+		j.Close() // commits what is queued
 		hist, err := store.History(persistence.HistoryFilter{Kind: persistence.HistoryCall})
 		store.Close()
 		if err != nil {
