@@ -253,7 +253,7 @@ type Host struct {
 	auth      *signin.Authorizers
 	tasks     *actors.TaskPoller
 	hostTools *hosttools.Toolset
-	prompts   promptNames // the last prompt lists of unprefixed servers
+	prompts   actors.PromptNames // the last prompt lists of servers
 	schemas   schemaCache
 	validate  sync.Map // server name → true: check arguments against inputSchema
 
@@ -528,7 +528,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		return err
 	}
 	h.auth.Drop(name)
-	h.prompts.forget(name)
+	h.prompts.Forget(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
