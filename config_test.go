@@ -1144,50 +1144,6 @@ func TestSpecOAuth(t *testing.T) {
 	}
 }
 
-func TestSealSecretsOAuth(t *testing.T) {
-	o := &OAuthConfig{ClientID: "abc", ClientSecret: "s3cret", PrivateKey: "-----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY-----",
-		IDPClientSecret: "idp-secret", IDToken: "eyJ.id.token", Assertion: "${WORKLOAD_JWT}", Scopes: "read", CallbackPort: 8080}
-	orig := *o
-	sc := ServerConfig{Name: "a", URL: "https://x.example/mcp", OAuth: o}
-	sealed, secrets := sealSecrets(sc)
-
-	if diff := cmp.Diff(orig, *o); diff != "" {
-		t.Errorf("sealSecrets modified the caller's oauth object (-want +got):\n%s", diff)
-	}
-	row, err := json.Marshal(sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, secret := range []string{orig.ClientSecret, "MC4", orig.IDPClientSecret, orig.IDToken} {
-		if strings.Contains(string(row), secret) {
-			t.Errorf("the sealed row %s holds %q", row, secret)
-		}
-	}
-	if len(secrets) != 4 {
-		t.Errorf("sealed %d secrets, want 4: %v", len(secrets), secrets)
-	}
-	s := sealed.OAuth
-	if s.ClientID != "abc" || s.Scopes != "read" || s.CallbackPort != 8080 || s.Assertion != "${WORKLOAD_JWT}" {
-		t.Errorf("sealSecrets changed what is not a literal secret: %+v", s)
-	}
-
-	lookup := func(name string) (string, bool) {
-		if v, ok := secrets[name]; ok {
-			return v, true
-		}
-		return cfgLookup(map[string]string{"WORKLOAD_JWT": "jwt"})(name)
-	}
-	spec, err := serverSpec(sealed, lookup, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &oauth.Config{ClientID: "abc", ClientSecret: orig.ClientSecret, PrivateKey: orig.PrivateKey, IDPClientSecret: orig.IDPClientSecret,
-		IDToken: orig.IDToken, Assertion: "jwt", Scopes: []string{"read"}, RedirectURI: "http://localhost:8080/callback"}
-	if diff := cmp.Diff(want, spec.OAuth); diff != "" {
-		t.Errorf("spec of the sealed entry (-want +got):\n%s", diff)
-	}
-}
-
 func TestSpecErrors(t *testing.T) {
 	tests := []struct {
 		name string

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -249,7 +250,7 @@ type Host struct {
 	approvals *hosttools.Inbox
 	flows     *flows.Flows // servers' requests, answered
 	media     *mediaStore
-	secrets   *secretStore
+	secrets   *secrets.Store
 	auth      *signin.Authorizers
 	tasks     *actors.TaskPoller
 	hostTools *hosttools.Toolset
@@ -302,7 +303,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	secrets, err := openSecretStore(opts.DataDir, opts.SecretKey, opts.LookupEnv)
+	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
