@@ -20,6 +20,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/media"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
@@ -249,12 +250,12 @@ type Host struct {
 	broker    *elicit.Broker
 	approvals *hosttools.Inbox
 	flows     *flows.Flows // servers' requests, answered
-	secrets   *secretStore
+	secrets   *secrets.Store
 	auth      *signin.Authorizers
 	tasks     *actors.TaskPoller
 	hostTools *hosttools.Toolset
-	prompts   promptNames // the last prompt lists of unprefixed servers
-	validate  sync.Map    // server name → true: check arguments against inputSchema
+	prompts   actors.PromptNames // the last prompt lists of servers
+	validate  sync.Map           // server name → true: check arguments against inputSchema
 
 	pipe *pipeline.Pipeline // the request pipeline
 	subs subscribers        // Subscribe
@@ -301,7 +302,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	secrets, err := openSecretStore(opts.DataDir, opts.SecretKey, opts.LookupEnv)
+	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -526,7 +527,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		return err
 	}
 	h.auth.Drop(name)
-	h.prompts.forget(name)
+	h.prompts.Forget(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -44,8 +45,8 @@ func (h *Host) loadRegistry(ctx context.Context) ([]actors.ServerSpec, error) {
 			order = append(order, sc.Name)
 			// A file's literal credentials are kept out of the row as an
 			// API entry's are: the journal keeps no secrets.
-			sealed, fresh := sealSecrets(sc)
-			if err := h.secrets.update(sc.Name, fresh, sealed); err != nil {
+			sealed, fresh := secrets.Seal(sc)
+			if err := h.secrets.UpdateServer(sc.Name, fresh, sealed); err != nil {
 				return nil, err
 			}
 			rec, err := serverRecord(sealed, persistence.OriginConfig, now)
@@ -184,8 +185,8 @@ func recordConfig(rec persistence.ServerRecord) (ServerConfig, error) {
 func (h *Host) putServer(ctx context.Context, sc ServerConfig, origin string) error {
 	now := time.Now()
 	if origin == persistence.OriginAPI {
-		sealed, secrets := sealSecrets(sc)
-		if err := h.secrets.update(sc.Name, secrets, sealed); err != nil {
+		sealed, fresh := secrets.Seal(sc)
+		if err := h.secrets.UpdateServer(sc.Name, fresh, sealed); err != nil {
 			return err
 		}
 		sc = sealed
