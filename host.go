@@ -258,7 +258,6 @@ type Host struct {
 	validate  sync.Map           // server name → true: check arguments against inputSchema
 
 	pipe *pipeline.Pipeline // the request pipeline
-	subs subscribers        // Subscribe
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
@@ -339,8 +338,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Placement:     placement,
 		Logger:        opts.Logger,
 		LogDir:        logDir,
-		OnEvent:       h.deliver,
-		Listening:     h.listening,
+		OnEvent:       opts.OnEvent,
 		Journal:       journal,
 		Capabilities:  caps,
 		Handlers:      handlers,
