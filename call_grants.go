@@ -23,8 +23,8 @@ func (h *Host) grantStage(next CallFunc) CallFunc {
 			group, ok = ConfigGroup, true
 		}
 		if ok && !h.isAlwaysOn(group) {
-			set := h.grants.get(c.Scope)
-			if !set.has(group) && (group == ConfigGroup || !set.has(c.Tool)) {
+			set := h.grants.Get(c.Scope)
+			if !set.Has(group) && (group == ConfigGroup || !set.Has(c.Tool)) {
 				return nil, fmt.Errorf("%w: %s: activate the group %q (or this tool) first", ErrNotGranted, c.Tool, group)
 			}
 		}

@@ -242,7 +242,7 @@ type Host struct {
 	inbound  tracing.Tracers // TraceRequest's
 	rt       *actors.Runtime
 	journal  *Journal
-	grants   grantTable
+	grants   actors.Grants
 	alwaysOn map[string]bool
 
 	broker    *elicit.Broker
@@ -364,7 +364,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err == nil {
 		var grants []persistence.GrantRecord
 		if grants, err = journal.store.Grants(); err == nil {
-			h.grants.load(grants)
+			h.grants.Load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
 				err = h.tasks.Resume(func(server string) bool { _, ok := h.rt.ServerStatus(server); return ok })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -83,7 +84,7 @@ func TestNewCallSplitsTheName(t *testing.T) {
 
 func TestGrantStage(t *testing.T) {
 	h := openBareHost(t, Options{AlwaysOn: []string{"always"}})
-	h.grants.add(Scope{Session: "s"}, []string{"granted"}, time.Now())
+	h.grants.Load([]persistence.GrantRecord{{Scope: Scope{Session: "s"}, Group: "granted", Granted: time.Now()}})
 	for _, tc := range []struct {
 		name      string
 		scope     Scope
