@@ -360,7 +360,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.alwaysOn[g] = true
 	}
 	h.traceLifecycle()
-	specs, err := h.loadRegistry(ctx)
+	specs, err := h.registry().Load(ctx, h.opts.Config, h.opts.Only)
 	if err == nil {
 		var grants []persistence.GrantRecord
 		if grants, err = journal.store.Grants(); err == nil {
@@ -447,7 +447,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	if err := h.checkExposure(spec); err != nil {
 		return err
 	}
-	if err := h.putServer(ctx, sc, persistence.OriginAPI); err != nil {
+	if err := h.registry().Put(ctx, sc, persistence.OriginAPI); err != nil {
 		return err
 	}
 	if err := h.rt.Register(ctx, spec); err != nil {
@@ -512,14 +512,13 @@ func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec,
 //
 // The registry row and the last known catalog are deleted first, durably.
 func (h *Host) Unregister(ctx context.Context, name string) error {
-	if _, ok, err := h.registryRow(name); err != nil {
+	if _, ok, err := h.registry().Row(name); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
-	if err := h.journal.writer.Write(ctx, persistence.DeleteServer(name),
-		lifecycleOp(name, "unregistered", "")); err != nil {
-		return fmt.Errorf("registry: %w", err)
+	if err := h.registry().Delete(ctx, name); err != nil {
+		return err
 	}
 	if err := h.secrets.Set(name, nil); err != nil {
 		return err
@@ -557,7 +556,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 			return err
 		}
 	}
-	if err := h.persistEnabled(ctx, name, enabled); err != nil {
+	if err := h.registry().SetEnabled(ctx, name, enabled); err != nil {
 		return err
 	}
 	h.mu.Lock()

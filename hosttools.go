@@ -128,7 +128,7 @@ func (a hostToolsHost) SetEnabled(ctx context.Context, name string, enabled bool
 }
 
 func (a hostToolsHost) InConfigFile(name string) (bool, error) {
-	rec, _, err := a.h.registryRow(name)
+	rec, _, err := a.h.registry().Row(name)
 	return rec.Origin == persistence.OriginConfig, err
 }
 
