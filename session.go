@@ -80,7 +80,7 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	for _, name := range names {
 		key := name
 		if !slices.Contains(known, name) {
-			tool, ok := s.h.grantableTool(name)
+			tool, ok := s.h.rt.GrantableTool(name) // the host's own tools are granted by group only
 			if !ok {
 				unknown = append(unknown, name)
 				continue
@@ -103,24 +103,6 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 		r.GrantsChanged(member.Grants{Scope: s.scope, Groups: s.Groups()})
 	}
 	return keys, nil
-}
-
-// grantableTool returns the namespaced name (with the server's own name
-// for it) of the tool exposed as name by a server whose tools Tools
-// lists, if there is one. The host's own tools are granted by group only.
-func (h *Host) grantableTool(name string) (string, bool) {
-	server, own, ok := h.rt.ResolveTool(name)
-	if !ok {
-		return "", false
-	}
-	v, ok := h.rt.ListedCatalogs()[server]
-	if !ok {
-		return "", false
-	}
-	if _, ok := v.Lookup(own); !ok {
-		return "", false
-	}
-	return ToolName(server, own), true
 }
 
 // End ends the scope: a stack frame's grants are deleted; ending a session

@@ -170,3 +170,22 @@ func (t *Grants) end(s persistence.Scope) {
 		return true
 	})
 }
+
+// GrantableTool returns the namespaced name (with the server's own name
+// for it) of the tool exposed as name by a server whose tools are listed,
+// if there is one: the key a one-tool grant is held under, so that a
+// grant made by a mapped or bare name matches the call's ToolName.
+func (r *Runtime) GrantableTool(name string) (string, bool) {
+	server, own, ok := r.ResolveTool(name)
+	if !ok {
+		return "", false
+	}
+	v, ok := r.ListedCatalogs()[server]
+	if !ok {
+		return "", false
+	}
+	if _, ok := v.Lookup(own); !ok {
+		return "", false
+	}
+	return ToolName(server, own), true
+}
