@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
+	"github.com/mcpvisor/mcpvisor/internal/registry"
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/persistence"
@@ -169,7 +170,7 @@ func (h *Host) AuthStatuses() []AuthStatus { return h.auth.Statuses() }
 // authorizer, so that its sign-in can be shown and changed (auth status,
 // auth logout) without starting it.
 func (h *Host) authorizeUnstarted(rec persistence.ServerRecord) {
-	sc, err := recordConfig(rec)
+	sc, err := registry.Config(rec)
 	if err != nil {
 		return
 	}

@@ -244,7 +244,7 @@ type Host struct {
 	opts     Options
 	rt       *actors.Runtime
 	journal  *Journal
-	grants   grantTable
+	grants   actors.Grants
 	alwaysOn map[string]bool
 
 	broker    *elicit.Broker
@@ -357,11 +357,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		h.alwaysOn[g] = true
 	}
 	h.traceLifecycle()
-	specs, err := h.loadRegistry(ctx)
+	specs, err := h.registry().Load(ctx, h.opts.Config, h.opts.Only)
 	if err == nil {
 		var grants []persistence.GrantRecord
 		if grants, err = journal.Store().Grants(); err == nil {
-			h.grants.load(grants)
+			h.grants.Load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
 				err = h.tasks.Resume(func(server string) bool { _, ok := h.rt.ServerStatus(server); return ok })
@@ -444,7 +444,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	if err := h.checkExposure(spec); err != nil {
 		return err
 	}
-	if err := h.putServer(ctx, sc, persistence.OriginAPI); err != nil {
+	if err := h.registry().Put(ctx, sc, persistence.OriginAPI); err != nil {
 		return err
 	}
 	if err := h.rt.Register(ctx, spec); err != nil {
@@ -509,14 +509,13 @@ func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec,
 //
 // The registry row and the last known catalog are deleted first, durably.
 func (h *Host) Unregister(ctx context.Context, name string) error {
-	if _, ok, err := h.registryRow(name); err != nil {
+	if _, ok, err := h.registry().Row(name); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
-	if err := h.journal.Write(ctx, persistence.DeleteServer(name),
-		lifecycleOp(name, "unregistered", "")); err != nil {
-		return fmt.Errorf("registry: %w", err)
+	if err := h.registry().Delete(ctx, name); err != nil {
+		return err
 	}
 	if err := h.secrets.Set(name, nil); err != nil {
 		return err
@@ -554,7 +553,7 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 			return err
 		}
 	}
-	if err := h.persistEnabled(ctx, name, enabled); err != nil {
+	if err := h.registry().SetEnabled(ctx, name, enabled); err != nil {
 		return err
 	}
 	h.mu.Lock()
@@ -658,7 +657,7 @@ func (h *Host) newPipeline() *pipeline.Pipeline {
 		Runtime: h.rt, Transport: transport{h}, Flows: h.flows.Calls(h.cluster != nil), Tasks: h.tasks,
 		KeepPayloads: o.Journal.KeepCallPayloads, Middleware: o.CallMiddleware,
 		Granted: func(scope Scope, group string) bool {
-			return h.isAlwaysOn(group) || h.grants.get(scope).has(group)
+			return h.isAlwaysOn(group) || h.grants.Get(scope).Has(group)
 		},
 		Validates:      func(server string) bool { _, ok := h.validate.Load(server); return ok },
 		Media:          media.New(filepath.Join(o.DataDir, "media"), o.MediaURL, o.MaxMediaBytes),

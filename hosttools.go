@@ -51,11 +51,11 @@ func (h *Host) HostTools() []Tool {
 
 // hostToolsFor lists the host tools a scope holding set sees. The slice is
 // shared: read it, never write it.
-func (h *Host) hostToolsFor(set groupSet) []Tool {
+func (h *Host) hostToolsFor(set actors.GrantSet) []Tool {
 	if h.opts.NoHostTools {
 		return nil
 	}
-	return h.hostTools.Listed(set.has(ConfigGroup) || h.isAlwaysOn(ConfigGroup))
+	return h.hostTools.Listed(set.Has(ConfigGroup) || h.isAlwaysOn(ConfigGroup))
 }
 
 // searchListed reports whether sessions are shown search_tools: the
@@ -129,7 +129,7 @@ func (a hostToolsHost) SetEnabled(ctx context.Context, name string, enabled bool
 }
 
 func (a hostToolsHost) InConfigFile(name string) (bool, error) {
-	rec, _, err := a.h.registryRow(name)
+	rec, _, err := a.h.registry().Row(name)
 	return rec.Origin == persistence.OriginConfig, err
 }
 
@@ -143,8 +143,8 @@ func (a hostToolsHost) Granted(scope Scope) ([]Tool, []string) {
 }
 
 func (a hostToolsHost) Active(scope Scope, server, name string) bool {
-	set := a.h.grants.get(scope)
-	return set.has(server) || a.h.isAlwaysOn(server) || set.has(name)
+	set := a.h.grants.Get(scope)
+	return set.Has(server) || a.h.isAlwaysOn(server) || set.Has(name)
 }
 
 func (a hostToolsHost) RecordApproval(server string, params json.RawMessage) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/config"
@@ -78,13 +76,11 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	}
 	known := s.h.groupNames()
 	var unknown, keys []string
-	now := time.Now()
-	ops := make([]persistence.Op, 0, len(names))
 	seen := map[string]bool{}
 	for _, name := range names {
 		key := name
 		if !slices.Contains(known, name) {
-			tool, ok := s.h.grantableTool(name)
+			tool, ok := s.h.rt.GrantableTool(name) // the host's own tools are granted by group only
 			if !ok {
 				unknown = append(unknown, name)
 				continue
@@ -96,36 +92,17 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 		}
 		seen[key] = true
 		keys = append(keys, key)
-		ops = append(ops, persistence.PutGrant(persistence.GrantRecord{Scope: s.scope, Group: key, Granted: now}))
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
 	}
-	if err := s.h.writeGrants(ctx, ops, func() { s.h.grants.add(s.scope, keys, now) }); err != nil {
+	if err := s.h.grants.Grant(ctx, s.h.journal, s.scope, keys, time.Now()); err != nil {
 		return nil, err
 	}
 	if r := s.h.replicating(ctx); r != nil {
 		r.GrantsChanged(member.Grants{Scope: s.scope, Groups: s.Groups()})
 	}
 	return keys, nil
-}
-
-// grantableTool returns the namespaced name (with the server's own name
-// for it) of the tool exposed as name by a server whose tools Tools
-// lists, if there is one. The host's own tools are granted by group only.
-func (h *Host) grantableTool(name string) (string, bool) {
-	server, own, ok := h.rt.ResolveTool(name)
-	if !ok {
-		return "", false
-	}
-	v, ok := h.rt.ListedCatalogs()[server]
-	if !ok {
-		return "", false
-	}
-	if _, ok := v.Lookup(own); !ok {
-		return "", false
-	}
-	return ToolName(server, own), true
 }
 
 // End ends the scope: a stack frame's grants are deleted; ending a session
@@ -135,8 +112,7 @@ func (s Session) End(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.h.writeGrants(ctx, []persistence.Op{persistence.DeleteGrants(s.scope)},
-		func() { s.h.grants.end(s.scope) }); err != nil {
+	if err := s.h.grants.End(ctx, s.h.journal, s.scope); err != nil {
 		return err
 	}
 	if r := s.h.replicating(ctx); r != nil {
@@ -149,13 +125,7 @@ func (s Session) End(ctx context.Context) error {
 // grants under their tools' namespaced names; the host's always-on groups
 // are not included.
 func (s Session) Groups() []string {
-	set := s.h.grants.get(s.scope)
-	out := make([]string, 0, len(set))
-	for g := range set {
-		out = append(out, g)
-	}
-	slices.Sort(out)
-	return out
+	return s.h.grants.Get(s.scope).Names()
 }
 
 // Tools lists the tools this scope may call: the host's own (activate_tools,
@@ -165,16 +135,16 @@ func (s Session) Groups() []string {
 // Host.Tools names them. It reads published snapshots and never waits on
 // a server.
 func (s Session) Tools() []Tool {
-	set := s.h.grants.get(s.scope)
-	whole := func(server string) bool { return set.has(server) || s.h.isAlwaysOn(server) }
-	partly := set.toolServers()
+	set := s.h.grants.Get(s.scope)
+	whole := func(server string) bool { return set.Has(server) || s.h.isAlwaysOn(server) }
+	partly := set.ToolServers()
 	tools := s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return whole(server) || partly[server] })
 	if partly == nil {
 		return tools
 	}
 	// ToolsOf's slice is this call's own: filtering it in place is safe.
 	return slices.DeleteFunc(tools, func(t Tool) bool {
-		return partly[t.Server] && !whole(t.Server) && !set.has(ToolName(t.Server, t.Tool))
+		return partly[t.Server] && !whole(t.Server) && !set.Has(ToolName(t.Server, t.Tool))
 	})
 }
 
@@ -182,11 +152,11 @@ func (s Session) Tools() []Tool {
 // always on, or one of whose tools is granted), in registration order,
 // whatever their state.
 func (s Session) Servers() []string {
-	set := s.h.grants.get(s.scope)
-	partly := set.toolServers()
+	set := s.h.grants.Get(s.scope)
+	partly := set.ToolServers()
 	var out []string
 	for _, st := range s.h.rt.Status() {
-		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) || partly[st.Name] {
+		if set.Has(st.Name) || s.h.isAlwaysOn(st.Name) || partly[st.Name] {
 			out = append(out, st.Name)
 		}
 	}
@@ -219,7 +189,7 @@ func (s Session) call(ctx context.Context, tool string, args json.RawMessage, op
 // tools granted one by one. When the catalog is large (search_tools is
 // listed: Options.SearchToolsOver) it says to search first.
 func (s Session) Catalog() string {
-	set := s.h.grants.get(s.scope)
+	set := s.h.grants.Get(s.scope)
 	var b strings.Builder
 	var active []string
 	b.WriteString("## MCP servers\n")
@@ -234,7 +204,7 @@ func (s Session) Catalog() string {
 		if !st.Enabled {
 			continue
 		}
-		if set.has(st.Name) || s.h.isAlwaysOn(st.Name) {
+		if set.Has(st.Name) || s.h.isAlwaysOn(st.Name) {
 			active = append(active, st.Name)
 			continue
 		}
@@ -249,7 +219,7 @@ func (s Session) Catalog() string {
 		b.WriteString("| (none) | |\n")
 	}
 	b.WriteString("**Active** — tools callable as `mcp__<name>__<tool>`:\n")
-	tools := set.tools()
+	tools := set.Tools()
 	if len(active) == 0 && len(tools) == 0 {
 		b.WriteString("- (none)\n")
 	}
@@ -290,123 +260,4 @@ func (h *Host) groupNames() []string {
 		out = append(out, st.Name)
 	}
 	return append(out, ConfigGroup)
-}
-
-// writeGrants commits grant ops and, once they are durable, applies them
-// to the in-memory table. The journal runs apply in commit order, so the
-// table and the store see concurrent grants and ends in the same order.
-func (h *Host) writeGrants(ctx context.Context, ops []persistence.Op, apply func()) error {
-	if len(ops) == 0 {
-		return nil
-	}
-	done := make(chan error, 1)
-	h.journal.WriteAsync(ops, func(err error) {
-		if err == nil {
-			apply()
-		}
-		done <- err
-	})
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("grants: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// groupSet is one scope's granted groups; immutable once published.
-type groupSet map[string]time.Time
-
-func (g groupSet) has(group string) bool {
-	_, ok := g[group]
-	return ok
-}
-
-// toolServers returns the servers with a tool granted one by one; nil
-// when there is none.
-func (g groupSet) toolServers() map[string]bool {
-	var out map[string]bool
-	for key := range g {
-		if server, _, ok := SplitToolName(key); ok {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[server] = true
-		}
-	}
-	return out
-}
-
-// tools lists the tools granted one by one, sorted.
-func (g groupSet) tools() []string {
-	var out []string
-	for key := range g {
-		if _, _, ok := SplitToolName(key); ok {
-			out = append(out, key)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// grantTable holds every scope's grants for the call path: reads load one
-// pointer; writes (applied by the journal, one at a time) replace it.
-type grantTable struct {
-	mu     sync.Mutex // writers
-	scopes sync.Map   // Scope → *atomic.Pointer[groupSet]
-}
-
-func (t *grantTable) get(s Scope) groupSet {
-	if p, ok := t.scopes.Load(s); ok {
-		return *p.(*atomic.Pointer[groupSet]).Load()
-	}
-	return nil
-}
-
-func (t *grantTable) add(s Scope, groups []string, at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.get(s)
-	next := make(groupSet, len(old)+len(groups))
-	for g, when := range old {
-		next[g] = when
-	}
-	for _, g := range groups {
-		if _, ok := next[g]; !ok {
-			next[g] = at
-		}
-	}
-	p, _ := t.scopes.LoadOrStore(s, new(atomic.Pointer[groupSet]))
-	p.(*atomic.Pointer[groupSet]).Store(&next)
-}
-
-func (t *grantTable) end(s Scope) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s.Stack != "" {
-		t.scopes.Delete(s)
-		return
-	}
-	t.scopes.Range(func(k, _ any) bool {
-		if k.(Scope).Session == s.Session {
-			t.scopes.Delete(k)
-		}
-		return true
-	})
-}
-
-// load fills the table from the journal's grants at start.
-func (t *grantTable) load(recs []persistence.GrantRecord) {
-	by := map[Scope][]persistence.GrantRecord{}
-	for _, r := range recs {
-		by[r.Scope] = append(by[r.Scope], r)
-	}
-	for s, rs := range by {
-		for _, r := range rs {
-			t.add(s, []string{r.Group}, r.Granted)
-		}
-	}
 }

@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// fakeHost seals nothing and resolves an entry into a bare spec.
+type fakeHost struct {
+	kept      map[string]bool
+	unstarted []string
+}
+
+func (f *fakeHost) Seal(sc config.Server) (config.Server, error) { return sc, nil }
+
+func (f *fakeHost) KeepSecrets(keep func(string) bool) error {
+	f.kept = map[string]bool{}
+	for _, s := range []string{"a", "b", "c", "gone"} {
+		f.kept[s] = keep(s)
+	}
+	return nil
+}
+
+func (f *fakeHost) Resolve(_ context.Context, sc config.Server) (actors.ServerSpec, error) {
+	return actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type)}, nil
+}
+
+func (f *fakeHost) Unstarted(rec persistence.ServerRecord) {
+	f.unstarted = append(f.unstarted, rec.Name)
+}
+
+func newRegistry(t *testing.T) (*Registry, *fakeHost) {
+	t.Helper()
+	store, err := persistence.Open(t.TempDir(), persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := actors.NewJournal(store, actors.JournalOptions{}, nil)
+	rt := actors.New(actors.Options{})
+	t.Cleanup(func() {
+		_ = rt.Close(context.Background())
+		_ = j.Close()
+		_ = store.Close()
+	})
+	h := &fakeHost{}
+	return New(j, rt, h, nil), h
+}
+
+func server(name string) config.Server {
+	return config.Server{Name: name, Type: "stdio", Command: "true", Enabled: true}
+}
+
+// Load: the file's servers first in its order, then API rows by age; a
+// config row the file dropped is deleted; an enable set by the API
+// outlives a restart while the file's entry is unchanged; Only leaves
+// the others unstarted.
+func TestLoad(t *testing.T) {
+	r, h := newRegistry(t)
+	ctx := context.Background()
+	if err := r.Put(ctx, server("c"), persistence.OriginAPI); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: []config.Server{server("b"), server("gone"), server("a")}}
+	specs, err := r.Load(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(specs); got != "b gone a c" {
+		t.Fatalf("specs = %s", got)
+	}
+	if err := r.SetEnabled(ctx, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Servers = []config.Server{server("b"), server("a")}
+	if specs, err = r.Load(ctx, cfg, []string{"a", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(specs); got != "a c" {
+		t.Fatalf("specs = %s", got)
+	}
+	if len(h.unstarted) != 1 || h.unstarted[0] != "b" {
+		t.Errorf("unstarted = %q", h.unstarted)
+	}
+	if h.kept["gone"] || !h.kept["a"] || !h.kept["c"] {
+		t.Errorf("kept secrets = %v", h.kept)
+	}
+	if _, ok, _ := r.Row("gone"); ok {
+		t.Error("the row of a server dropped from the file is still there")
+	}
+	rec, ok, err := r.Row("a")
+	if err != nil || !ok || rec.Enabled || !rec.EnabledByAPI {
+		t.Fatalf("row a = %+v, %v, %v: want disabled by the API", rec, ok, err)
+	}
+	sc, err := Config(rec)
+	if err != nil || sc.Enabled || sc.Command != "true" {
+		t.Fatalf("Config = %+v, %v", sc, err)
+	}
+}
+
+// SetEnabled of an unknown server fails with actors.ErrUnknownServer;
+// Delete removes the row.
+func TestSetEnabledDelete(t *testing.T) {
+	r, _ := newRegistry(t)
+	ctx := context.Background()
+	if err := r.SetEnabled(ctx, "x", true); !errors.Is(err, actors.ErrUnknownServer) {
+		t.Fatalf("SetEnabled of an unknown server: %v", err)
+	}
+	if err := r.Put(ctx, server("x"), persistence.OriginAPI); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.Row("x"); ok || err != nil {
+		t.Fatalf("after Delete: %v, %v", ok, err)
+	}
+}
+
+func names(specs []actors.ServerSpec) string {
+	var out string
+	for i, s := range specs {
+		if i > 0 {
+			out += " "
+		}
+		out += s.Name
+	}
+	return out
+}
