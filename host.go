@@ -264,7 +264,6 @@ type Host struct {
 	cluster member.Replica // cluster mode; nil otherwise
 	closing chan struct{}
 	closed  sync.Once
-	tasksWG sync.WaitGroup
 
 	mu sync.Mutex
 	// unresolved holds disabled servers whose variables could not be
@@ -321,7 +320,11 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	h.flows = h.newFlows()
-	h.inputs = flows.NewInputs[ServerConfig](inputsHost{h}, h.flows)
+	var ask func(context.Context, flows.Input) (string, error)
+	if opts.AskInput != nil {
+		ask = func(ctx context.Context, q flows.Input) (string, error) { return opts.AskInput(ctx, InputRequest(q)) }
+	}
+	h.inputs = flows.NewInputs[ServerConfig](inputsHost{h}, h.flows, ask)
 	caps, handlers, notify := h.flows.Hooks()
 	var placement actors.Placement
 	if opts.Cluster != nil {
@@ -363,7 +366,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		if grants, err = journal.Store().Grants(); err == nil {
 			h.grants.Load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
-				h.askInputs()
+				h.inputs.AskAll(h.bg)
 				err = h.tasks.Resume(func(server string) bool { _, ok := h.rt.ServerStatus(server); return ok })
 			}
 			if err == nil && h.cluster != nil {
@@ -410,7 +413,7 @@ func (h *Host) Close() error {
 	}
 	h.broker.Close()
 	h.approvals.Close()
-	h.tasksWG.Wait()
+	h.inputs.Close()
 	// Servers next: their last transitions reach the journal, which then
 	// commits what is queued and closes.
 	return errors.Join(h.rt.Close(ctx), h.journal.Close())
@@ -450,7 +453,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	if err := h.rt.Register(ctx, spec); err != nil {
 		return err
 	}
-	h.askInputs()
+	h.inputs.AskAll(h.bg)
 	if r := h.replicating(ctx); r != nil {
 		r.ServerChanged(member.ServerChange{Name: sc.Name, Config: &sc, Enabled: sc.Enabled})
 	}
@@ -459,12 +462,13 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 
 // resolve validates sc and turns it into the runtime's spec, with the
 // host's options applied. An enabled sc whose config inputs wait for a
-// person's answer is a disabled placeholder (see askInputs).
+// person's answer is a disabled placeholder (see flows.Inputs).
 func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
 	}
-	waiting, err := h.answerInputs(ctx, sc)
+	raw, _ := json.Marshal(sc)
+	waiting, err := h.inputs.Resolve(ctx, sc.Name, sc, sc.Enabled, raw)
 	if err != nil {
 		return actors.ServerSpec{}, err
 	}

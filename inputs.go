@@ -1,9 +1,6 @@
 package mcpvisor
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -68,63 +65,6 @@ func (h *Host) lookupInput(name string) (value string, isInput, ok bool) {
 	}
 	v, ok := h.secrets.Input(id)
 	return v, true, ok
-}
-
-// answerInputs makes sure every input an enabled sc references has an
-// answer. Those missing are asked through Options.AskInput now, or left
-// to ask the host's person (waiting is true: sc is to wait in
-// StateNeedsInput), or reported. Answers are stored for later runs.
-func (h *Host) answerInputs(ctx context.Context, sc ServerConfig) (waiting bool, err error) {
-	h.inputs.Forget(sc.Name)
-	if !sc.Enabled {
-		return false, nil
-	}
-	raw, err := json.Marshal(sc)
-	if err != nil {
-		return false, nil
-	}
-	var missing []string
-	for _, id := range flows.InputIDs(raw) {
-		if _, _, ok := h.lookupInput("input:" + id); !ok {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) == 0 {
-		return false, nil
-	}
-	if h.opts.AskInput != nil {
-		for _, id := range missing {
-			q := inputsHost{h}.Describe(flows.Input{Server: sc.Name, ID: id})
-			v, err := h.opts.AskInput(ctx, InputRequest(q))
-			if err != nil {
-				return false, fmt.Errorf("server %q: input %q: %w", sc.Name, id, err)
-			}
-			if err := h.secrets.SetInput(id, v); err != nil {
-				return false, err
-			}
-		}
-		return false, nil
-	}
-	if h.opts.Inbox || h.opts.Elicitation != nil {
-		h.inputs.Wait(sc.Name, sc, missing)
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: server %q needs input %q, which has no answer: set %s, or answer it once in a terminal (e.g. mcpvisor status --config FILE) and it is kept in the data directory",
-		ErrConfig, sc.Name, missing[0], InputEnvName(missing[0]))
-}
-
-// askInputs asks the host's person each input a waiting server needs that
-// is not being asked already, in the background; each answer starts the
-// servers it completes. Called once the waiting servers are registered,
-// so that a quick answer cannot be overtaken by their placeholders.
-func (h *Host) askInputs() {
-	for _, q := range h.inputs.Unasked() {
-		h.tasksWG.Add(1)
-		go func() {
-			defer h.tasksWG.Done()
-			h.inputs.Ask(h.bg, q)
-		}()
-	}
 }
 
 // inputsHost is what internal/flows' config inputs reach the host through

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 )
 
@@ -77,6 +78,9 @@ type Inputs[C any] struct {
 	host  InputHost[C]
 	flows *Flows
 	log   *slog.Logger
+	ask   func(context.Context, Input) (string, error) // asked at once; nil: the server waits
+	wait  bool                                         // the host's person can be asked
+	wg    sync.WaitGroup                               // AskAll's
 
 	mu      sync.Mutex
 	servers map[string]waitingServer[C]
@@ -89,11 +93,70 @@ type waitingServer[C any] struct {
 	missing []string
 }
 
-// NewInputs returns the inputs of host, asked through f's elicitations.
-func NewInputs[C any](host InputHost[C], f *Flows) *Inputs[C] {
-	return &Inputs[C]{host: host, flows: f, log: f.o.Logger,
+// NewInputs returns the inputs of host. ask, when set, answers a missing
+// input at once (the CLI's terminal prompt); otherwise a server waits for
+// the host's person, asked through f's elicitations, when it has one.
+func NewInputs[C any](host InputHost[C], f *Flows, ask func(context.Context, Input) (string, error)) *Inputs[C] {
+	return &Inputs[C]{host: host, flows: f, log: f.o.Logger, ask: ask, wait: f.Elicits(),
 		servers: map[string]waitingServer[C]{}, asking: map[string]bool{}}
 }
+
+// Resolve makes sure every input an enabled server's entry (raw: its
+// JSON) references has an answer. Those missing are asked at once (ask),
+// or left to ask the host's person (waiting is true: the server is to
+// wait in StateNeedsInput until AskAll's answers start it), or reported
+// with an error wrapping config.ErrInvalid that says how to give them.
+// Answers are kept for later runs.
+func (w *Inputs[C]) Resolve(ctx context.Context, server string, cfg C, enabled bool, raw json.RawMessage) (waiting bool, err error) {
+	w.Forget(server)
+	if !enabled {
+		return false, nil
+	}
+	var missing []string
+	for _, id := range InputIDs(raw) {
+		if _, ok := w.host.Answer(id); !ok {
+			missing = append(missing, id)
+		}
+	}
+	switch {
+	case len(missing) == 0:
+		return false, nil
+	case w.ask != nil:
+		for _, id := range missing {
+			v, err := w.ask(ctx, w.host.Describe(Input{Server: server, ID: id}))
+			if err != nil {
+				return false, fmt.Errorf("server %q: input %q: %w", server, id, err)
+			}
+			if err := w.host.Keep(id, v); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	case w.wait:
+		w.Wait(server, cfg, missing)
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: server %q needs input %q, which has no answer: set %s, or answer it once in a terminal (e.g. mcpvisor status --config FILE) and it is kept in the data directory",
+		config.ErrInvalid, server, missing[0], EnvName(missing[0]))
+}
+
+// AskAll asks the host's person each input a waiting server needs that is
+// not being asked already, each on a goroutine of its own until ctx ends
+// (Close waits for them); each answer starts the servers it completes.
+// Call it once the waiting servers are registered, so that a quick answer
+// cannot be overtaken by their placeholders.
+func (w *Inputs[C]) AskAll(ctx context.Context) {
+	for _, q := range w.Unasked() {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			w.Ask(ctx, q)
+		}()
+	}
+}
+
+// Close waits for AskAll's goroutines, whose context must have ended.
+func (w *Inputs[C]) Close() { w.wg.Wait() }
 
 // Wait notes that server (config) waits for the missing inputs.
 func (w *Inputs[C]) Wait(server string, config C, missing []string) {
