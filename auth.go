@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/registry"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
@@ -42,7 +43,7 @@ type SignInFunc func(ctx context.Context, p SignInPrompt) (url.Values, error)
 type AuthStatus = oauth.Status
 
 // oauthStore is the secret store's oauth section, as oauth.Store.
-type oauthStore struct{ s *secretStore }
+type oauthStore struct{ s *secrets.Store }
 
 func (o oauthStore) Load(key string) ([]byte, error) { return o.s.LoadOAuth(key) }
 

@@ -38,34 +38,13 @@ func (c clusterHost) Run(ctx context.Context, r member.Run) (json.RawMessage, er
 	return h.rt.Request(ctx, r.Server, r.Method, r.Params, r.Options)
 }
 
-// callFlows is a call's own handlers, carried in its context to a
-// request to a server on another member (clusterHost.Flows).
-type callFlows struct {
-	asker  *flows.Asker // nil: the call has none of its own
-	scope  Scope
-	client string
-}
-
-type flowsKey struct{}
-
-// withFlows notes a call's own handlers in ctx, for a request to a server
-// on another member of the cluster.
-func (h *Host) withFlows(ctx context.Context, a *flows.Asker, scope Scope, client string) context.Context {
-	if h.cluster == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, flowsKey{}, &callFlows{asker: a, scope: scope, client: client})
-}
-
-// Flows are the flows of the call ctx belongs to (withFlows): a server's
+// Flows are the flows of the call ctx belongs to (flows.Of): a server's
 // questions are answered through its own handlers, else the host's.
 func (c clusterHost) Flows(ctx context.Context) member.Flows {
 	h := c.h
 	var f member.Flows
 	var own *flows.Asker
-	if fl, _ := ctx.Value(flowsKey{}).(*callFlows); fl != nil {
-		own, f.Scope, f.Client = fl.asker, fl.scope, fl.client
-	}
+	own, f.Scope, f.Client = flows.Of(ctx)
 	f.Ask = func(ctx context.Context, method, server string, params json.RawMessage) (json.RawMessage, error) {
 		return h.flows.Ask(ctx, method, server, params, own)
 	}

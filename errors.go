@@ -11,6 +11,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/schema"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -43,7 +44,7 @@ var (
 	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
 	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
 	ErrUnknownGroup  = errors.New("unknown tool group")
-	ErrNotGranted    = errors.New("tool not granted to this session")
+	ErrNotGranted    = pipeline.ErrNotGranted
 	ErrInvalidScope  = errors.New("invalid session or stack id")
 
 	// Flows: elicitation and tasks.
@@ -64,7 +65,10 @@ var (
 
 	// ErrNoResult: a stage of Options.CallMiddleware returned neither a
 	// result nor an error.
-	ErrNoResult = errors.New("a call pipeline stage returned neither a result nor an error")
+	ErrNoResult = pipeline.ErrNoResult
+	// ErrInputRounds: the server still asked for input after the most
+	// rounds the host allows (Options.MaxInputRounds).
+	ErrInputRounds = pipeline.ErrInputRounds
 
 	// Host tools.
 	ErrUnknownApproval = errors.New("unknown approval") // no such pending host-tool call (decided, expired, abandoned)
@@ -80,10 +84,10 @@ var (
 	// ErrUnsupported: the server is ready and did not declare, in
 	// initialize, the capability a request needs (resources,
 	// resources.subscribe, prompts).
-	ErrUnsupported = errors.New("not supported by the server")
+	ErrUnsupported = pipeline.ErrUnsupported
 	// ErrResourceNotFound: resources/read of a URI the server does not
 	// know (-32002 before 2026-07-28, -32602 since).
-	ErrResourceNotFound = errors.New("resource not found")
+	ErrResourceNotFound = pipeline.ErrResourceNotFound
 
 	// The 2026-07-28 error codes: -32020 (the request's HTTP headers do
 	// not match its body) and -32021 (the request needs a client

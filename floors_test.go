@@ -32,8 +32,8 @@ func floorOf(pkg string) (int, bool) {
 		return 2, true
 	case "actors":
 		return 3, true
-	case "":
-		return 4, true // the root package, the public API
+	case "", "pipeline":
+		return 4, true // the root package, the public API, and its request pipeline
 	case "gateway", "sidecar", "cluster", "telemetry":
 		return 5, true // fronts: they use the root package
 	case "cmd", "examples":

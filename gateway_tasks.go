@@ -29,7 +29,7 @@ type GatewayTask struct {
 // SaveGatewayTask writes t to the journal durably, replacing the record of
 // its ID. It blocks until the write is on disk, or ctx ends.
 func (h *Host) SaveGatewayTask(ctx context.Context, t GatewayTask) error {
-	return h.journal.writer.Write(ctx, persistence.PutGatewayTask(persistence.GatewayTaskRecord{
+	return h.journal.Write(ctx, persistence.PutGatewayTask(persistence.GatewayTaskRecord{
 		ID: t.ID, Tool: t.Tool, Created: t.Created, Updated: t.Updated, Expires: t.Expires,
 		Status: t.Status, Result: t.Result, Error: t.Error,
 	}))
@@ -38,7 +38,7 @@ func (h *Host) SaveGatewayTask(ctx context.Context, t GatewayTask) error {
 // LoadGatewayTask reads the gateway task id from the journal; found is
 // false when there is none (never saved, or pruned after it expired).
 func (h *Host) LoadGatewayTask(id string) (t GatewayTask, found bool, err error) {
-	rec, found, err := h.journal.store.GatewayTask(id)
+	rec, found, err := h.journal.Store().GatewayTask(id)
 	if err != nil || !found {
 		return t, found, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,12 +18,14 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
+	"github.com/mcpvisor/mcpvisor/internal/media"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/internal/toolpin"
-	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
@@ -239,7 +242,6 @@ const DefaultCallTimeout = actors.DefaultCallTimeout
 // methods are safe for concurrent use.
 type Host struct {
 	opts     Options
-	inbound  tracing.Tracers // TraceRequest's
 	rt       *actors.Runtime
 	journal  *Journal
 	grants   actors.Grants
@@ -248,17 +250,14 @@ type Host struct {
 	broker    *elicit.Broker
 	approvals *hosttools.Inbox
 	flows     *flows.Flows // servers' requests, answered
-	media     *mediaStore
-	secrets   *secretStore
+	secrets   *secrets.Store
 	auth      *signin.Authorizers
 	tasks     *actors.TaskPoller
 	hostTools *hosttools.Toolset
-	prompts   promptNames // the last prompt lists of unprefixed servers
-	schemas   schemaCache
-	validate  sync.Map // server name → true: check arguments against inputSchema
+	prompts   actors.PromptNames // the last prompt lists of servers
+	validate  sync.Map           // server name → true: check arguments against inputSchema
 
-	calls CallFunc    // the call pipeline (pipeline.go)
-	subs  subscribers // Subscribe
+	pipe *pipeline.Pipeline // the request pipeline
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
@@ -302,7 +301,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	secrets, err := openSecretStore(opts.DataDir, opts.SecretKey, opts.LookupEnv)
+	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -319,9 +318,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		closing:    make(chan struct{}),
 		broker:     elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
 		approvals:  newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
-		media:      newMediaStore(filepath.Join(opts.DataDir, "media"), opts.MediaURL, opts.MaxMediaBytes),
 	}
-	h.calls = h.pipeline()
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	h.flows = h.newFlows()
 	h.inputs = flows.NewInputs[ServerConfig](inputsHost{h}, h.flows)
@@ -341,9 +338,8 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Placement:     placement,
 		Logger:        opts.Logger,
 		LogDir:        logDir,
-		OnEvent:       h.deliver,
-		Listening:     h.listening,
-		Journal:       journal.writer,
+		OnEvent:       opts.OnEvent,
+		Journal:       journal,
 		Capabilities:  caps,
 		Handlers:      handlers,
 		Notifications: notify,
@@ -356,6 +352,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()
 	h.tasks = h.newTaskPoller()
+	h.pipe = h.newPipeline()
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
@@ -363,7 +360,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	specs, err := h.registry().Load(ctx, h.opts.Config, h.opts.Only)
 	if err == nil {
 		var grants []persistence.GrantRecord
-		if grants, err = journal.store.Grants(); err == nil {
+		if grants, err = journal.Store().Grants(); err == nil {
 			h.grants.Load(grants)
 			if err = h.rt.Register(ctx, specs...); err == nil {
 				h.askInputs()
@@ -527,7 +524,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 		return err
 	}
 	h.auth.Drop(name)
-	h.prompts.forget(name)
+	h.prompts.Forget(name)
 	h.mu.Lock()
 	delete(h.unresolved, name)
 	h.mu.Unlock()
@@ -650,4 +647,54 @@ func (h *Host) Call(ctx context.Context, tool string, args json.RawMessage) (*Re
 // CallWith is Call with options: progress, timeouts, detached tasks.
 func (h *Host) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
 	return h.call(ctx, Scope{}, tool, args, &opts)
+}
+
+// newPipeline builds the host's request pipeline (package pipeline) over
+// its runtime, once that is up.
+func (h *Host) newPipeline() *pipeline.Pipeline {
+	o := h.opts
+	cfg := pipeline.Config{
+		Runtime: h.rt, Transport: transport{h}, Flows: h.flows.Calls(h.cluster != nil), Tasks: h.tasks,
+		KeepPayloads: o.Journal.KeepCallPayloads, Middleware: o.CallMiddleware,
+		Granted: func(scope Scope, group string) bool {
+			return h.isAlwaysOn(group) || h.grants.Get(scope).Has(group)
+		},
+		Validates:      func(server string) bool { _, ok := h.validate.Load(server); return ok },
+		Media:          media.New(filepath.Join(o.DataDir, "media"), o.MediaURL, o.MaxMediaBytes),
+		MaxInputRounds: o.MaxInputRounds, TracerProvider: o.TracerProvider, Logger: o.Logger,
+	}
+	if !o.Journal.NoCallHistory {
+		cfg.Journal = h.journal
+	}
+	if !o.NoHostTools {
+		cfg.HostTools = h.hostToolStage
+	}
+	return pipeline.New(cfg)
+}
+
+// TraceRequest opens the server span of an inbound MCP request that a
+// server in front of the host (the gateway, or an embedder's own) answers
+// by calling it: "<method> <target>", tools/call and the tool as the
+// client named it, say. The span is a child of ctx's (the caller's, from
+// TraceFromHeaders or TraceFromMeta) and the parent of the host's own call
+// span. end records the outcome (ok, tool_error or error; never the error
+// text) and ends the span; call it once. With tracing off it returns ctx
+// and a no-op end, at no cost.
+func (h *Host) TraceRequest(ctx context.Context, method, target string) (_ context.Context, end func(*Result, error)) {
+	return h.pipe.TraceRequest(ctx, method, target)
+}
+
+// TraceFromHeaders returns ctx with the caller's trace context and baggage
+// from the W3C headers of an inbound HTTP request (traceparent,
+// tracestate, baggage), so the span of a call made with it is the
+// caller's child; ctx itself when h carries none, at no cost.
+func TraceFromHeaders(ctx context.Context, h http.Header) context.Context {
+	return pipeline.TraceFromHeaders(ctx, h)
+}
+
+// TraceFromMeta is TraceFromHeaders for a request's _meta (SEP-414):
+// ctx with the trace context and baggage meta carries, or ctx itself when
+// it carries no valid traceparent or baggage.
+func TraceFromMeta(ctx context.Context, meta json.RawMessage) context.Context {
+	return pipeline.TraceFromMeta(ctx, meta)
 }

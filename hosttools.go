@@ -9,6 +9,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 )
 
 // The host's own tools, for models that manage their servers. They are not
@@ -76,7 +77,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if !hosttools.Is(c.Tool) || !c.toolCall() {
+		if !hosttools.Is(c.Tool) || !c.ToolCall() {
 			return next(ctx, c)
 		}
 		raw, err := h.hostTools.Run(ctx, hosttools.Call{Scope: c.Scope, Tool: c.Tool, Arguments: c.Arguments,
@@ -84,7 +85,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 		if err != nil {
 			return nil, err
 		}
-		return decodeResult(raw)
+		return pipeline.DecodeResult(raw)
 	}
 }
 
@@ -147,7 +148,7 @@ func (a hostToolsHost) Active(scope Scope, server, name string) bool {
 }
 
 func (a hostToolsHost) RecordApproval(server string, params json.RawMessage) {
-	a.h.journal.writer.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
+	a.h.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
 		Server: server, Method: EventMethodApproval, Params: persistence.RawJSON(params), Received: time.Now(),
 	}))
 }

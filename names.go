@@ -53,18 +53,7 @@ func (h *Host) ResolveTool(name string) (server, tool string, ok bool) {
 // server then, and the collision is logged. It never waits on a server;
 // safe for concurrent use.
 func (h *Host) PromptName(server, prompt string) string {
-	names := h.prompts.naming(server, prompt, h.nameBudget())
-	if !h.rt.IsUnprefixed(server) {
-		return names.Namespaced(prompt)
-	}
-	bare := names.Bare(prompt)
-	if isNamespaced(bare) {
-		return names.Namespaced(prompt)
-	}
-	if owner, _ := h.prompts.owner(h.rt.Unprefixed(), bare); owner != "" && owner != server {
-		return names.Namespaced(prompt)
-	}
-	return bare
+	return h.prompts.Name(server, prompt, h.rt.IsUnprefixed(server), h.rt.Unprefixed(), h.nameBudget())
 }
 
 // ResolvePrompt returns the server of an exposed prompt name and the
@@ -74,19 +63,8 @@ func (h *Host) PromptName(server, prompt string) string {
 // listed (Host.Prompts). ok is false for any other name. It never waits on
 // a server; safe for concurrent use.
 func (h *Host) ResolvePrompt(name string) (server, prompt string, ok bool) {
-	if server, part, ok := SplitToolName(name); ok {
-		if _, known := h.rt.ServerStatus(server); !known {
-			return "", "", false
-		}
-		return server, h.prompts.ownOfPart(server, part), true
-	}
-	if owner, own := h.prompts.owner(h.rt.Unprefixed(), name); owner != "" {
-		return owner, own, true
-	}
-	return "", "", false
-}
-
-func isNamespaced(name string) bool {
-	_, _, ok := SplitToolName(name)
-	return ok
+	return h.prompts.Resolve(name, func(server string) bool {
+		_, known := h.rt.ServerStatus(server)
+		return known
+	}, h.rt.Unprefixed())
 }

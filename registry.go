@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/registry"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -12,7 +13,7 @@ import (
 // (internal/registry: reconciled with the config file at start, changed by
 // Register, Unregister and SetEnabled).
 func (h *Host) registry() *registry.Registry {
-	return registry.New(h.journal.writer, h.rt, registryHost{h}, h.opts.Logger)
+	return registry.New(h.journal, h.rt, registryHost{h}, h.opts.Logger)
 }
 
 // registryHost is what the registry asks of the host: its secret store
@@ -20,8 +21,8 @@ func (h *Host) registry() *registry.Registry {
 type registryHost struct{ h *Host }
 
 func (a registryHost) Seal(sc ServerConfig) (ServerConfig, error) {
-	sealed, fresh := sealSecrets(sc)
-	if err := a.h.secrets.update(sc.Name, fresh, sealed); err != nil {
+	sealed, fresh := secrets.Seal(sc)
+	if err := a.h.secrets.UpdateServer(sc.Name, fresh, sealed); err != nil {
 		return ServerConfig{}, err
 	}
 	return sealed, nil

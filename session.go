@@ -96,7 +96,7 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
 	}
-	if err := s.h.grants.Grant(ctx, s.h.journal.writer, s.scope, keys, time.Now()); err != nil {
+	if err := s.h.grants.Grant(ctx, s.h.journal, s.scope, keys, time.Now()); err != nil {
 		return nil, err
 	}
 	if r := s.h.replicating(ctx); r != nil {
@@ -112,7 +112,7 @@ func (s Session) End(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.h.grants.End(ctx, s.h.journal.writer, s.scope); err != nil {
+	if err := s.h.grants.End(ctx, s.h.journal, s.scope); err != nil {
 		return err
 	}
 	if r := s.h.replicating(ctx); r != nil {

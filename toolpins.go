@@ -93,10 +93,3 @@ func (h *Host) decideTool(ctx context.Context, server, tool, hash string, allow 
 	}
 	return h.rt.DecideTool(ctx, server, tool, hash, allow, by)
 }
-
-// toolPolicy reads a validated policy; an invalid one (never past
-// validation) reads as unset.
-func toolPolicy(s string) toolpin.Policy {
-	p, _ := toolpin.ParsePolicy(s)
-	return p
-}

@@ -27,7 +27,7 @@ func realRuntime(t *testing.T, store *persistence.Store, opts Options) *Runtime 
 	t.Helper()
 	var j *Journal
 	if store != nil {
-		j = NewJournal(store, JournalOptions{})
+		j = NewJournal(store, JournalOptions{}, nil)
 		opts.Journal = j
 	}
 	rt := New(opts)
@@ -38,7 +38,7 @@ func realRuntime(t *testing.T, store *persistence.Store, opts Options) *Runtime 
 			t.Errorf("Close: %v", err)
 		}
 		if j != nil {
-			j.Close(ctx)
+			j.Close()
 		}
 	})
 	return rt

@@ -1,6 +1,6 @@
 // Package actors is the runtime that supervises MCP servers: one protoactor
 // actor per server, a registry actor, the transports, and the journal
-// writer.
+// (the store and its writer).
 //
 // A Runtime (New) holds an actor system. Its registry actor (registry.go)
 // spawns and stops server actors and publishes an immutable routing
@@ -49,8 +49,9 @@
 // Tools and WaitReady (views.go) never queue behind a server, however it
 // misbehaves.
 //
-// The Journal (journal.go) is the single writer to a persistence.Store: one
-// goroutine that groups every write arriving during a commit into the next
-// one. Server actors only Ingest into its bounded queue; readers use
-// IngestPaced, which may wait for room.
+// The Journal (journal.go) is the host's journal: a persistence.Store and
+// its single writer, one goroutine that groups every write arriving during
+// a commit into the next one. Server actors only Ingest into its bounded
+// queue; readers use IngestPaced, which may wait for room. Its reads and
+// OpenJournal, which opens the store as well, are in journal_read.go.
 package actors

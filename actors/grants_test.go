@@ -69,10 +69,10 @@ func TestGrantsJournaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := NewJournal(store, JournalOptions{})
+	j := NewJournal(store, JournalOptions{}, nil)
 	ctx := context.Background()
 	t.Cleanup(func() {
-		_ = j.Close(ctx)
+		_ = j.Close()
 		_ = store.Close()
 	})
 	var g Grants

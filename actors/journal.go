@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -18,25 +19,46 @@ import (
 // lifecycle and call history) that wait for the journal's next commit.
 const DefaultJournalQueue = 1 << 14
 
-// JournalOptions configure a Journal. The zero value works.
+// JournalOptions configure a Journal: the store's retention and
+// compression (OpenJournal), the writer's queue, and what the host
+// journals of each call. The zero value is the defaults.
 type JournalOptions struct {
-	// Logger receives write failures and overflow reports. nil: discarded.
-	Logger *slog.Logger
-	// Queue bounds ingested records waiting to be committed. Past it they
+	// EventRetention: processed events older than this are deleted. Pending
+	// events are never deleted. 0: 7 days; <0: forever.
+	EventRetention time.Duration
+	// HistoryRetention: history records older than this are deleted.
+	// 0: 30 days; <0: forever.
+	HistoryRetention time.Duration
+	// Queue bounds the records from servers (events, transitions, call
+	// history) waiting to be written. Past it transitions and call records
 	// are dropped, counted per server, and the count is itself journaled
-	// as a persistence.MethodEventsDropped event. 0: DefaultJournalQueue.
+	// as a persistence.MethodEventsDropped event; events wait (PaceWait)
+	// first. 0: DefaultJournalQueue (16,384).
 	Queue int
 	// PaceWait is how long a server's reader waits for room in a full
-	// queue before it drops (IngestPaced): a flood is slowed to the pace
-	// of the disk rather than dropped, unless the journal is stalled.
-	// 0: DefaultPaceWait; <0: never wait.
+	// queue before dropping one of its events (IngestPaced): a flood is
+	// slowed to the disk's pace; only a stalled journal loses events
+	// (counted). 0: DefaultPaceWait (1 s); <0: never wait, drop at once.
 	PaceWait time.Duration
-	// Linger is how long ingested records wait for company before they
-	// are committed, so a busy server's call history and events cost one
-	// sync per group rather than one per record. Durable writes, Close
-	// and a queue a quarter full end the wait at once. 0: DefaultLinger;
-	// <0: commit as soon as the writer is free.
+	// Linger is how long records from servers (call history, transitions,
+	// events) may wait for more before they are written, so a busy host
+	// syncs once per group rather than once per call. A crash loses at
+	// most this much of them. Durable writes, Close and a queue a quarter
+	// full end the wait at once. 0: DefaultLinger (5 ms); <0: no wait.
 	Linger time.Duration
+	// NoCallHistory turns off the history of tool calls (read by the
+	// host, which records the calls).
+	NoCallHistory bool
+	// KeepCallPayloads stores each call's arguments and result in the
+	// history. Off by default: they may hold what the journal should not.
+	KeepCallPayloads bool
+	// Compress keeps the journal's tables Snappy-compressed: events take
+	// about a quarter of the disk, at the cost of memory while Badger
+	// writes its tables (about 50 MiB more at the peak of a million-event
+	// flood). Off by default, so memory stays bounded under a flood.
+	// Durability is the same either way, and a journal written with one
+	// setting opens with the other.
+	Compress bool
 }
 
 // DefaultPaceWait is JournalOptions.PaceWait's default.
@@ -57,14 +79,22 @@ type JournalStats struct {
 	WriteFailures uint64
 }
 
-// Journal is the single writer to a persistence.Store. One goroutine, started
-// by NewJournal and joined by Close, commits: every write that arrives while
-// a commit is under way is held, and goes into the next commit with the
-// others (group commit), so a burst of events costs one sync.
+// Journal is the host's memory: the server registry, the events servers
+// pushed, the grants and the history, in a persistence.Store, and the
+// single writer to that store. It is the same whether it belongs to a
+// running host (mcpvisor.Host.Journal) or is opened alone to read and
+// acknowledge events (OpenJournal).
 //
-// Durable writes (Write) return once their ops are committed. Ingestion from
+// One goroutine, started by NewJournal (or OpenJournal) and joined by
+// Close, commits: every write that arrives while a commit is under way is
+// held, and goes into the next commit with the others (group commit), so a
+// burst of events costs one sync.
+//
+// Durability: a write is durable once the method that made it returns
+// (Write, Ack, and the host's registry and grant changes). Ingestion from
 // server actors (Ingest) never blocks: it is bounded, and what overflows is
-// counted and journaled rather than held in memory.
+// counted and journaled rather than held in memory. Events from servers
+// are durable once they are listed by Events.
 type Journal struct {
 	store  *persistence.Store
 	logger *slog.Logger
@@ -98,14 +128,18 @@ type Journal struct {
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
 
+	subs      sync.WaitGroup // Subscribe's goroutines, joined by Close
+	ownsStore bool           // opened by OpenJournal: Close closes it
 	closeOnce sync.Once
+	closeErr  error
 	done      chan struct{}
 }
 
 // NewJournal starts the writer for store: its goroutine runs until Close.
-// The caller keeps owning store and closes it after Journal.Close.
-func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
-	logger := opts.Logger
+// The caller keeps owning store and closes it after Journal.Close. Only
+// Queue, PaceWait and Linger of opts concern it. logger receives write
+// failures and overflow reports; nil discards them.
+func NewJournal(store *persistence.Store, opts JournalOptions, logger *slog.Logger) *Journal {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -140,7 +174,8 @@ func NewJournal(store *persistence.Store, opts JournalOptions) *Journal {
 	return j
 }
 
-// Store is the store this journal writes to, for reads.
+// Store is the store this journal writes to, for reads. Writes go
+// through the journal (Write, WriteAsync, Ingest), its single writer.
 func (j *Journal) Store() *persistence.Store { return j.store }
 
 // Write commits ops and returns once they are durable, or ctx ends (the ops
@@ -190,30 +225,40 @@ func (j *Journal) wakeWriter() {
 	}
 }
 
-// Ack marks events processed and returns once that is durable, with the
-// ids the store did not have (never committed, or pruned).
-func (j *Journal) Ack(ctx context.Context, ids ...uint64) (unknown []uint64, err error) {
+// Ack marks events processed. It returns once that is durable. Unknown ids
+// (never committed, or pruned) are reported in an error wrapping
+// persistence.ErrUnknownEvent; the known ones are acknowledged all the
+// same.
+func (j *Journal) Ack(ctx context.Context, ids ...uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	type result struct {
 		applied persistence.Applied
 		err     error
 	}
 	done := make(chan result, 1)
 	j.write([]persistence.Op{persistence.AckEvents(ids...)}, func(a persistence.Applied, err error) { done <- result{a, err} })
+	var r result
 	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, r.err
-		}
-		// The commit may hold other acks: report only ours.
-		for _, id := range r.applied.UnknownAcks {
-			if slices.Contains(ids, id) {
-				unknown = append(unknown, id)
-			}
-		}
-		return unknown, nil
+	case r = <-done:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		r.err = ctx.Err()
 	}
+	if r.err != nil {
+		return fmt.Errorf("journal: ack: %w", r.err)
+	}
+	// The commit may hold other acks: report only ours.
+	var unknown []uint64
+	for _, id := range r.applied.UnknownAcks {
+		if slices.Contains(ids, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: %v", persistence.ErrUnknownEvent, unknown)
+	}
+	return nil
 }
 
 // Ingest queues one record from a server without blocking. It reports false
@@ -361,8 +406,8 @@ func (j *Journal) wake() {
 // Done is closed when the journal has closed.
 func (j *Journal) Done() <-chan struct{} { return j.done }
 
-// Stats returns the writer's counters.
-func (j *Journal) Stats() JournalStats {
+// Stats returns the writer's counters and the store's sizes.
+func (j *Journal) Stats() (JournalStats, persistence.Stats) {
 	return JournalStats{
 		Commits:       j.stats.commits.Load(),
 		Records:       j.stats.records.Load(),
@@ -370,44 +415,64 @@ func (j *Journal) Stats() JournalStats {
 		Dropped:       j.stats.dropped.Load(),
 		Queued:        j.queued.Load(),
 		WriteFailures: j.stats.failures.Load(),
-	}
+	}, j.store.Stats()
 }
 
-// Close commits everything queued, then stops the writer and returns once
-// its goroutine has exited. Writes after Close fail with ErrClosed and
-// ingested records are counted as dropped. If ctx ends first (a store that
-// does not return), Close returns ctx's error without waiting further; the
-// goroutine then ends when the commit under way returns. Idempotent; it
-// does not close the store.
-func (j *Journal) Close(ctx context.Context) error {
-	var err error
+// closeTimeout bounds Close's flush: a store that does not return leaves
+// the writer goroutine behind rather than the caller.
+const closeTimeout = 30 * time.Second
+
+// Close commits everything queued, stops the writer, waits for the
+// subscribers to end, and closes the store if OpenJournal opened it (a
+// store given to NewJournal is its caller's). Writes after Close fail with
+// ErrClosed and ingested records are counted as dropped. Idempotent: later
+// calls return the first one's error. For a host's journal, the host's
+// Close does it.
+func (j *Journal) Close() error {
 	j.closeOnce.Do(func() {
-		flushed := make(chan struct{})
-		j.mu.Lock()
-		j.flushing = append(j.flushing, flushed)
-		j.mu.Unlock()
-		j.wakeWriter()
-		select {
-		case <-flushed:
-		case <-ctx.Done():
-			err = fmt.Errorf("journal: flushing on close: %w", ctx.Err())
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		err := j.stop(ctx)
+		j.subs.Wait()
+		if j.ownsStore {
+			err = errors.Join(err, j.store.Close())
 		}
-		j.mu.Lock()
-		j.closed.Store(true)
-		close(j.room) // paced readers see closed and drop
-		j.room = make(chan struct{})
-		j.mu.Unlock()
-		close(j.quit)
-		select {
-		case <-j.exited:
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("journal: waiting for the writer: %w", ctx.Err())
-			}
-		}
-		close(j.done)
-		j.wake()
+		j.closeErr = err
 	})
+	return j.closeErr
+}
+
+// stop commits everything queued, then stops the writer and returns once
+// its goroutine has exited. If ctx ends first (a store that does not
+// return), it returns ctx's error without waiting further; the goroutine
+// then ends when the commit under way returns.
+func (j *Journal) stop(ctx context.Context) error {
+	var err error
+	flushed := make(chan struct{})
+	j.mu.Lock()
+	j.flushing = append(j.flushing, flushed)
+	j.mu.Unlock()
+	j.wakeWriter()
+	select {
+	case <-flushed:
+	case <-ctx.Done():
+		err = fmt.Errorf("journal: flushing on close: %w", ctx.Err())
+	}
+	j.mu.Lock()
+	j.closed.Store(true)
+	close(j.room) // paced readers see closed and drop
+	j.room = make(chan struct{})
+	j.mu.Unlock()
+	close(j.quit)
+	select {
+	case <-j.exited:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("journal: waiting for the writer: %w", ctx.Err())
+		}
+	}
+	close(j.done)
+	j.wake()
 	return err
 }
 

@@ -31,13 +31,12 @@ type Options struct {
 	// ClientInfo is sent in initialize. Zero: mcpvisor.
 	ClientInfo protocol.Implementation
 	// OnEvent receives server notifications and state changes, in order, on
-	// one goroutine the runtime owns. Slow handlers make events queue; past
-	// EventQueue they are dropped and counted (see DroppedEvents).
+	// one goroutine the runtime owns, before any subscriber (Subscribe).
+	// Slow handlers make events queue; past EventQueue they are dropped
+	// and counted (see DroppedEvents). With neither OnEvent nor a
+	// subscriber, events are not queued at all.
 	OnEvent    func(Event)
 	EventQueue int // 0: 4096
-	// Listening, when set, tells whether anyone takes events now; while
-	// it says no, events are not queued for OnEvent at all.
-	Listening func() bool
 	// Journal, when set, receives every server's events (notifications
 	// that are not protocol plumbing), lifecycle transitions and catalogs.
 	// The runtime writes to it and never closes it.
@@ -106,7 +105,7 @@ type Runtime struct {
 	eventsDone chan struct{}
 	dropped    atomic.Uint64
 	onEvent    func(Event)
-	listening  func() bool
+	subs       subscribers // Subscribe
 	journal    *Journal
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
@@ -149,7 +148,6 @@ func New(opts Options) *Runtime {
 		info:       info,
 		done:       make(chan struct{}),
 		onEvent:    opts.OnEvent,
-		listening:  opts.Listening,
 		journal:    opts.Journal,
 		handlers:   opts.Handlers,
 		notify:     opts.Notifications,
@@ -174,15 +172,13 @@ func New(opts Options) *Runtime {
 	protoLogger := protolog.Logger(logger)
 	r.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protoLogger }))
 	r.snap.Store(&snapshot{byName: map[string]*serverEntry{}})
-	if r.onEvent != nil {
-		n := opts.EventQueue
-		if n <= 0 {
-			n = 4096
-		}
-		r.events = make(chan Event, n)
-		r.eventsDone = make(chan struct{})
-		go r.dispatchEvents()
+	n := opts.EventQueue
+	if n <= 0 {
+		n = 4096
 	}
+	r.events = make(chan Event, n)
+	r.eventsDone = make(chan struct{})
+	go r.dispatchEvents()
 	r.registry = r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &registryActor{rt: r} }))
 	return r
 }
@@ -253,10 +249,8 @@ func (r *Runtime) Close(ctx context.Context) error {
 		r.logs.Close() // the servers have closed their files: only the writer is left
 	}
 	close(r.done)
-	if r.events != nil {
-		close(r.events)
-		<-r.eventsDone
-	}
+	close(r.events)
+	<-r.eventsDone
 	r.system.Shutdown()
 	return errors.Join(errs...)
 }
@@ -266,7 +260,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 func (r *Runtime) EmitRelayed(ev Event) { r.emit(ev) }
 
 func (r *Runtime) emit(ev Event) {
-	if r.events == nil || r.listening != nil && !r.listening() {
+	if !r.listening() {
 		return
 	}
 	select {
@@ -279,6 +273,6 @@ func (r *Runtime) emit(ev Event) {
 func (r *Runtime) dispatchEvents() {
 	defer close(r.eventsDone)
 	for ev := range r.events {
-		r.onEvent(ev)
+		r.deliver(ev)
 	}
 }

@@ -302,9 +302,9 @@ func journalTasks(f flags, logger *slog.Logger, id string) ([]mcpvisor.TaskInfo,
 	}
 	defer j.Close()
 	if id == "" {
-		return j.Tasks(f.pending)
+		return mcpvisor.JournalTasks(j, f.pending)
 	}
-	ti, err := j.Task(id)
+	ti, err := mcpvisor.JournalTask(j, id)
 	if err != nil {
 		return nil, err
 	}

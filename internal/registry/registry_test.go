@@ -40,11 +40,11 @@ func newRegistry(t *testing.T) (*Registry, *fakeHost) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := actors.NewJournal(store, actors.JournalOptions{})
+	j := actors.NewJournal(store, actors.JournalOptions{}, nil)
 	rt := actors.New(actors.Options{})
 	t.Cleanup(func() {
 		_ = rt.Close(context.Background())
-		_ = j.Close(context.Background())
+		_ = j.Close()
 		_ = store.Close()
 	})
 	h := &fakeHost{}

@@ -27,6 +27,7 @@ const FileName = "secrets.json"
 type Store struct {
 	path string
 	aead cipher.AEAD // nil: the file is plaintext
+	key  []byte      // the key given to OpenHost, for DeriveKey; nil: none
 
 	mu      sync.Mutex
 	servers map[string]map[string]string // server → reference name → value

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/schema"
 )
 
@@ -55,7 +56,7 @@ type schemaCache struct{ cache schema.Cache }
 // outputSchema, so its absence is a *SchemaError too. An outputSchema that
 // cannot be used is ErrUnsupportedDialect or ErrInvalidSchema, wrapped with
 // the tool.
-func (c *schemaCache) checkOutput(tool *Tool, r *Result) error {
+func (c *schemaCache) checkOutput(tool *actors.Tool, r *Result) error {
 	if !hasSchema(tool.OutputSchema) || r == nil || r.IsError {
 		return nil
 	}
@@ -79,7 +80,7 @@ func (c *schemaCache) checkOutput(tool *Tool, r *Result) error {
 // read and correct: "invalid arguments for <tool>: <detail>". An
 // inputSchema that cannot be used also yields a tool error, naming why:
 // the spec asks a client to say so rather than guess.
-func (c *schemaCache) checkArguments(tool *Tool, args json.RawMessage) *Result {
+func (c *schemaCache) checkArguments(tool *actors.Tool, args json.RawMessage) *Result {
 	if !hasSchema(tool.InputSchema) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpvisor/mcpvisor/actors"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -16,7 +17,7 @@ import (
 )
 
 func TestTraceMetaCarriesTheCallersSpan(t *testing.T) {
-	if m := traceMeta(context.Background()); m != nil {
+	if m := TraceMeta(context.Background()); m != nil {
 		t.Fatalf("no span, yet _meta %s", m)
 	}
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
@@ -29,7 +30,7 @@ func TestTraceMetaCarriesTheCallersSpan(t *testing.T) {
 	ctx = baggage.ContextWithBaggage(ctx, bag)
 
 	var got map[string]string
-	if err := json.Unmarshal(traceMeta(ctx), &got); err != nil {
+	if err := json.Unmarshal(TraceMeta(ctx), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -47,11 +48,11 @@ func TestTraceMetaCarriesTheCallersSpan(t *testing.T) {
 // With no provider set, the trace stage costs a call nothing: no span, no
 // allocation, the caller's context passed on as it came.
 func TestTraceStageOffAllocatesNothing(t *testing.T) {
-	h := &Host{}
+	p := &Pipeline{}
 	var seen context.Context
 	res := &Result{}
 	next := func(ctx context.Context, c *Call) (*Result, error) { seen = ctx; return res, nil }
-	stage := h.traceStage(next)
+	stage := p.traceStage(next)
 	c := &Call{Tool: "mcp__s__t", Server: "s", Name: "t"}
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() { stage(ctx, c) }); n != 0 {
@@ -67,7 +68,7 @@ func TestTraceStageOffAllocatesNothing(t *testing.T) {
 func TestTraceStageSpan(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	h := &Host{opts: Options{TracerProvider: tp}}
+	p := &Pipeline{cfg: Config{TracerProvider: tp}}
 	for _, tc := range []struct {
 		name    string
 		res     *Result
@@ -76,13 +77,13 @@ func TestTraceStageSpan(t *testing.T) {
 	}{
 		{"ok", &Result{}, nil, "ok"},
 		{"tool error", &Result{IsError: true}, nil, "tool_error"},
-		{"timeout", nil, fmt.Errorf("mcp__s__t: %w", ErrTimeout), "timeout"},
+		{"timeout", nil, fmt.Errorf("mcp__s__t: %w", actors.ErrTimeout), "timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spans.Reset()
 			var meta json.RawMessage
-			stage := h.traceStage(func(ctx context.Context, c *Call) (*Result, error) {
-				meta = traceMeta(ctx)
+			stage := p.traceStage(func(ctx context.Context, c *Call) (*Result, error) {
+				meta = TraceMeta(ctx)
 				return tc.res, tc.err
 			})
 			stage(context.Background(), &Call{Tool: "mcp__s__t", Server: "s", Name: "t", Scope: Scope{Session: "chat"}})
@@ -119,11 +120,11 @@ func TestTraceStageSpan(t *testing.T) {
 
 // With no provider set, TraceRequest costs an inbound request nothing.
 func TestTraceRequestOffAllocatesNothing(t *testing.T) {
-	h := &Host{}
+	p := &Pipeline{}
 	ctx := context.Background()
 	res := &Result{}
 	if n := testing.AllocsPerRun(100, func() {
-		got, end := h.TraceRequest(ctx, "tools/call", "mcp__s__t")
+		got, end := p.TraceRequest(ctx, "tools/call", "mcp__s__t")
 		end(res, nil)
 		if got != ctx {
 			t.Fatal("the context was replaced with tracing off")

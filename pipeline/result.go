@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpvisor/mcpvisor/internal/media"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -38,18 +39,18 @@ type Result struct {
 	IsError bool            `json:"isError"`                     // the tool failed; Wire holds its message
 	Content []ContentBlock  `json:"content,omitempty"`           // every block as sent
 	Raw     json.RawMessage `json:"-"`                           // the whole CallToolResult as received; for another method (Call.Method), its result, and nothing else is set
-	Media   []MediaFile     `json:"media,omitempty"`             // the media items saved, in content order
+	Media   []media.File    `json:"media,omitempty"`             // the media items saved, in content order
 	Task    *TaskInfo       `json:"task,omitempty"`              // a detached task's handle (CallOptions.Detached); Text says so
 	// InputRequired: the server asked for input and CallOptions.PassInput
 	// returned its input_required result, in Raw, to the caller.
 	InputRequired bool `json:"inputRequired,omitempty"`
 
-	rendered bool // Text is the markdown of the media store (see mediaStore.render)
+	rendered bool // Text is the markdown of the media store (see render)
 }
 
-// decodeResult turns a raw CallToolResult into a Result, on the caller's
+// DecodeResult turns a raw CallToolResult into a Result, on the caller's
 // goroutine (never in a server's actor).
-func decodeResult(raw json.RawMessage) (*Result, error) {
+func DecodeResult(raw json.RawMessage) (*Result, error) {
 	ctr, err := protocol.DecodeCallToolResult(raw)
 	if err != nil {
 		return nil, fmt.Errorf("malformed tools/call result: %w", err)
@@ -121,4 +122,25 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// render saves r's inline media to s and rewrites r as markdown when r has
+// at least one image, audio, blob resource or resource link block; any
+// other result, or a nil s, is left as it is. The markdown is
+// media.Store.Render's: r.Type becomes ResultString, r.JSON is kept, and
+// r.Media lists the files written.
+//
+// The error, errors.Join of the items that could not be written, is for
+// the log: r is rendered even when it is not nil. render is safe for
+// concurrent use.
+func (r *Result) render(s *media.Store) error {
+	if s == nil || r == nil || !media.HasMedia(r.Content) {
+		return nil
+	}
+	text, files, err := s.Render(r.Content, r.JSON)
+	r.Media = append(r.Media, files...)
+	r.Text = text
+	r.Type = ResultString
+	r.rendered = true
+	return err
 }

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -18,18 +18,16 @@ import (
 // Unit tests of the call pipeline's stages: each stage over a scripted
 // next, on a host with a real journal and no servers.
 
-func openBareHost(t testing.TB, opts Options) *Host {
+// newTestPipeline builds a pipeline over a runtime with no servers.
+func newTestPipeline(t testing.TB, cfg Config) *Pipeline {
 	t.Helper()
-	if opts.DataDir == "" {
-		opts.DataDir = t.TempDir()
+	if cfg.Runtime == nil {
+		rt := actors.New(actors.Options{Logger: slog.New(slog.DiscardHandler), LogDir: t.TempDir()})
+		t.Cleanup(func() { rt.Close(context.Background()) })
+		cfg.Runtime = rt
 	}
-	opts.Logger = slog.New(slog.DiscardHandler)
-	h, err := Open(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	return New(cfg)
 }
 
 // scripted is a next stage that counts its calls and answers as told.
@@ -50,8 +48,8 @@ func (s *scripted) next(_ context.Context, c *Call) (*Result, error) {
 
 func TestChainOrder(t *testing.T) {
 	var trace []string
-	stage := func(name string) CallMiddleware {
-		return func(next CallFunc) CallFunc {
+	stage := func(name string) Middleware {
+		return func(next Func) Func {
 			return func(ctx context.Context, c *Call) (*Result, error) {
 				trace = append(trace, name+" in")
 				res, err := next(ctx, c)
@@ -61,21 +59,21 @@ func TestChainOrder(t *testing.T) {
 		}
 	}
 	last := func(context.Context, *Call) (*Result, error) { trace = append(trace, "last"); return nil, nil }
-	chain(last, stage("a"), stage("b"))(context.Background(), &Call{})
+	Chain(last, stage("a"), stage("b"))(context.Background(), &Call{})
 	if diff := cmp.Diff([]string{"a in", "b in", "last", "b out", "a out"}, trace); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
 
 func TestNewCallSplitsTheName(t *testing.T) {
-	h := openBareHost(t, Options{})
+	h := newTestPipeline(t, Config{})
 	for _, tc := range []struct{ tool, server, name string }{
 		{"mcp__fs__read", "fs", "read"},
 		{"mcp__fs__a__b", "fs", "a__b"},
-		{ToolActivate, "", ToolActivate},
+		{"activate_tools", "", "activate_tools"},
 		{"mcp__broken", "", "mcp__broken"},
 	} {
-		c := h.newCall(Scope{}, tc.tool, nil, nil)
+		c := h.NewCall(Scope{}, tc.tool, nil, nil)
 		if c.Server != tc.server || c.Name != tc.name || c.Options == nil {
 			t.Errorf("%s: server %q name %q options %v, want %q %q and options", tc.tool, c.Server, c.Name, c.Options, tc.server, tc.name)
 		}
@@ -83,8 +81,10 @@ func TestNewCallSplitsTheName(t *testing.T) {
 }
 
 func TestGrantStage(t *testing.T) {
-	h := openBareHost(t, Options{AlwaysOn: []string{"always"}})
-	h.grants.Load([]persistence.GrantRecord{{Scope: Scope{Session: "s"}, Group: "granted", Granted: time.Now()}})
+	granted := map[string]bool{"granted": true, "always": true}
+	h := newTestPipeline(t, Config{Granted: func(scope Scope, group string) bool {
+		return group == "always" || scope == (Scope{Session: "s"}) && granted[group]
+	}})
 	for _, tc := range []struct {
 		name      string
 		scope     Scope
@@ -96,12 +96,12 @@ func TestGrantStage(t *testing.T) {
 		{"always-on group", Scope{Session: "s"}, "mcp__always__t", false},
 		{"group not granted", Scope{Session: "s"}, "mcp__other__t", true},
 		{"a frame does not inherit its session's grants", Scope{Session: "s", Stack: "f"}, "mcp__granted__t", true},
-		{"config tools need the config group", Scope{Session: "s"}, ToolRegister, true},
-		{"activate_tools belongs to no group", Scope{Session: "s"}, ToolActivate, false},
+		{"config tools need the config group", Scope{Session: "s"}, "register_mcp", true},
+		{"activate_tools belongs to no group", Scope{Session: "s"}, "activate_tools", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next := &scripted{}
-			_, err := h.grantStage(next.next)(context.Background(), h.newCall(tc.scope, tc.tool, nil, nil))
+			_, err := h.grantStage(next.next)(context.Background(), h.NewCall(tc.scope, tc.tool, nil, nil))
 			if got := errors.Is(err, ErrNotGranted); got != tc.wantGrant {
 				t.Fatalf("err %v, want ErrNotGranted: %v", err, tc.wantGrant)
 			}
@@ -113,17 +113,17 @@ func TestGrantStage(t *testing.T) {
 }
 
 func TestArgumentStage(t *testing.T) {
-	h := openBareHost(t, Options{})
+	h := newTestPipeline(t, Config{})
 	next := &scripted{}
 	stage := h.argumentStage(next.next)
-	if _, err := stage(context.Background(), h.newCall(Scope{}, "mcp__a__t", json.RawMessage(`{"a":`), nil)); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+	if _, err := stage(context.Background(), h.NewCall(Scope{}, "mcp__a__t", json.RawMessage(`{"a":`), nil)); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
 		t.Errorf("malformed arguments: %v", err)
 	}
 	if next.calls != 0 {
 		t.Fatal("malformed arguments went on")
 	}
 	for _, args := range []string{"", `{"a":1}`} {
-		if _, err := stage(context.Background(), h.newCall(Scope{}, "mcp__a__t", json.RawMessage(args), nil)); err != nil {
+		if _, err := stage(context.Background(), h.NewCall(Scope{}, "mcp__a__t", json.RawMessage(args), nil)); err != nil {
 			t.Errorf("arguments %q: %v", args, err)
 		}
 	}
@@ -132,48 +132,31 @@ func TestArgumentStage(t *testing.T) {
 	}
 }
 
-func TestHostToolStage(t *testing.T) {
-	for _, hide := range []bool{false, true} {
-		h := openBareHost(t, Options{NoHostTools: hide})
-		next := &scripted{}
-		res, err := h.hostToolStage(next.next)(context.Background(), h.newCall(Scope{}, ToolList, json.RawMessage(`{"type":"mcp"}`), nil))
-		if hide {
-			if next.calls != 1 {
-				t.Errorf("NoHostTools: %s did not go on to the servers", ToolList)
-			}
-			continue
-		}
-		if err != nil || res == nil || res.IsError || next.calls != 0 {
-			t.Errorf("%s: %v %+v, next called %d times", ToolList, err, res, next.calls)
-		}
-	}
-}
-
 func TestResultStage(t *testing.T) {
-	h := openBareHost(t, Options{})
+	h := newTestPipeline(t, Config{})
 	ctx := context.Background()
 
 	next := &scripted{raw: `{"content":[{"type":"text","text":"hi"}],"structuredContent":{"x":1}}`}
-	res, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil))
+	res, err := h.resultStage(next.next)(ctx, h.NewCall(Scope{}, "mcp__a__t", nil, nil))
 	if err != nil || res.Type != ResultJSON || res.Text != "hi" || string(res.JSON) != `{"x":1}` {
 		t.Errorf("decoded %+v, %v", res, err)
 	}
 
 	next = &scripted{raw: `{"content":"not a list"}`}
-	if _, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil)); err == nil || !strings.Contains(err.Error(), "mcp__a__t: malformed tools/call result") {
+	if _, err := h.resultStage(next.next)(ctx, h.NewCall(Scope{}, "mcp__a__t", nil, nil)); err == nil || !strings.Contains(err.Error(), "mcp__a__t: malformed tools/call result") {
 		t.Errorf("malformed result: %v", err)
 	}
 
 	handle := &Result{Text: "a task's handle"}
 	next = &scripted{res: handle}
-	if res, err := h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil)); res != handle || err != nil {
+	if res, err := h.resultStage(next.next)(ctx, h.NewCall(Scope{}, "mcp__a__t", nil, nil)); res != handle || err != nil {
 		t.Errorf("a result from below: %+v %v, want it unchanged", res, err)
 	}
 
 	data, _ := json.Marshal(protocol.URLElicitationRequiredData{Elicitations: []protocol.ElicitRequestParams{
 		{Message: "sign in", URL: "https://example.com/login", ElicitationID: "e1"}}})
 	next = &scripted{err: &protocol.Error{Code: protocol.CodeURLElicitationRequired, Message: "sign in first", Data: data}}
-	_, err = h.resultStage(next.next)(ctx, h.newCall(Scope{}, "mcp__a__t", nil, nil))
+	_, err = h.resultStage(next.next)(ctx, h.NewCall(Scope{}, "mcp__a__t", nil, nil))
 	var urlErr *URLElicitationRequiredError
 	if !errors.As(err, &urlErr) || urlErr.Server != "a" || len(urlErr.Elicitations) != 1 {
 		t.Errorf("-32042: %v, want a URLElicitationRequiredError for server a with one URL", err)
@@ -181,9 +164,9 @@ func TestResultStage(t *testing.T) {
 }
 
 func TestTaskStagePassesPlainResults(t *testing.T) {
-	h := openBareHost(t, Options{})
+	h := newTestPipeline(t, Config{})
 	next := &scripted{raw: `{"content":[]}`}
-	c := h.newCall(Scope{}, "mcp__a__t", nil, nil)
+	c := h.NewCall(Scope{}, "mcp__a__t", nil, nil)
 	res, err := h.taskStage(next.next)(context.Background(), c)
 	if res != nil || err != nil || string(c.raw) != `{"content":[]}` {
 		t.Errorf("plain result: %+v %v raw %s, want it left for the result stage", res, err, c.raw)
@@ -191,34 +174,36 @@ func TestTaskStagePassesPlainResults(t *testing.T) {
 }
 
 // The call history records every call the pipeline answers, whichever
-// stage answered it, and none with Journal.NoCallHistory: a call refused
-// by an inner stage (as validateArguments refuses one) included.
+// stage answered it, and none without a journal: a call refused by an
+// inner stage (as validateArguments refuses one) included.
 func TestRecordStage(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		dir := t.TempDir()
-		h := openBareHost(t, Options{DataDir: dir, Journal: JournalOptions{NoCallHistory: off, KeepCallPayloads: true}})
-		refused := &scripted{res: &Result{Type: ResultString, Text: "arguments do not match", IsError: true}}
-		c := h.newCall(Scope{Session: "s"}, "mcp__a__t", json.RawMessage(`{"a":1}`), nil)
-		if res, _ := h.recordStage(refused.next)(context.Background(), c); res == nil || !res.IsError {
-			t.Fatalf("the stage changed the answer: %+v", res)
-		}
-		failed := &scripted{err: ErrTimeout}
-		h.recordStage(failed.next)(context.Background(), h.newCall(Scope{}, "mcp__a__u", json.RawMessage(`{`), nil))
-		if err := h.Close(); err != nil { // commits what is queued
-			t.Fatal(err)
-		}
-		j, err := OpenJournal(dir, JournalOptions{}, nil)
+		store, err := persistence.Open(t.TempDir(), persistence.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		hist, err := j.History(HistoryFilter{Kind: HistoryCall})
-		j.Close()
+		j := actors.NewJournal(store, actors.JournalOptions{}, nil)
+		cfg := Config{KeepPayloads: true}
+		if !off {
+			cfg.Journal = j
+		}
+		h := newTestPipeline(t, cfg)
+		refused := &scripted{res: &Result{Type: ResultString, Text: "arguments do not match", IsError: true}}
+		c := h.NewCall(Scope{Session: "s"}, "mcp__a__t", json.RawMessage(`{"a":1}`), nil)
+		if res, _ := h.recordStage(refused.next)(context.Background(), c); res == nil || !res.IsError {
+			t.Fatalf("the stage changed the answer: %+v", res)
+		}
+		failed := &scripted{err: actors.ErrTimeout}
+		h.recordStage(failed.next)(context.Background(), h.NewCall(Scope{}, "mcp__a__u", json.RawMessage(`{`), nil))
+		j.Close() // commits what is queued
+		hist, err := store.History(persistence.HistoryFilter{Kind: persistence.HistoryCall})
+		store.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if off {
 			if len(hist) != 0 {
-				t.Errorf("NoCallHistory: %d calls recorded: %+v", len(hist), hist)
+				t.Errorf("no journal: %d calls recorded: %+v", len(hist), hist)
 			}
 			continue
 		}
@@ -232,19 +217,6 @@ func TestRecordStage(t *testing.T) {
 		if u.Outcome != "timeout" || u.Error == "" || u.Arguments != nil {
 			t.Errorf("failed call with malformed arguments recorded as %+v, want a timeout and no arguments", u)
 		}
-	}
-}
-
-// An embedder's stage that answers neither a result nor an error gets
-// ErrNoResult, and the stages around it (the history) do not fail on it.
-func TestEmbedderStageWithoutAnswer(t *testing.T) {
-	silent := func(CallFunc) CallFunc {
-		return func(context.Context, *Call) (*Result, error) { return nil, nil }
-	}
-	h := openBareHost(t, Options{CallMiddleware: []CallMiddleware{silent}})
-	res, err := h.Call(context.Background(), "mcp__a__t", nil)
-	if res != nil || !errors.Is(err, ErrNoResult) || !strings.Contains(err.Error(), "mcp__a__t") {
-		t.Errorf("got %+v, %v; want ErrNoResult naming the tool", res, err)
 	}
 }
 
@@ -262,7 +234,7 @@ func TestSpells(t *testing.T) {
 		{"a__b", "a", "b", false},
 		{"mcp__a__b", "a", "B", false},
 	} {
-		if got := spells(tc.tool, tc.server, tc.name); got != tc.want || (got && ToolName(tc.server, tc.name) != tc.tool) {
+		if got := spells(tc.tool, tc.server, tc.name); got != tc.want || (got && actors.ToolName(tc.server, tc.name) != tc.tool) {
 			t.Errorf("spells(%q, %q, %q) = %v, want %v", tc.tool, tc.server, tc.name, got, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mcpvisor/mcpvisor/internal/flows"
+	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/tracing"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -27,16 +27,12 @@ import (
 // (Options.MaxInputRounds).
 const DefaultMaxInputRounds = 16
 
-// ErrInputRounds: the server still asked for input after the most rounds
-// the host allows (Options.MaxInputRounds).
-var ErrInputRounds = errors.New("too many input rounds")
-
 // inputStage runs a request's rounds: a tools/call's, or those of the other
 // methods a server may answer with input_required (inputMethods). Each
 // round is a request of its own, with its own timeout: the time a person
 // takes to answer is not the server's, so no call timeout runs while they
 // do.
-func (h *Host) inputStage(next CallFunc) CallFunc {
+func (p *Pipeline) inputStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		if r := c.Options.Resume; len(r) > 0 {
 			input, err := resumeMembers(r)
@@ -47,17 +43,17 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 		}
 		for round := 1; ; round++ {
 			res, err := next(ctx, c)
-			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) || !c.toolCall() && !inputMethods[c.Method] {
+			if err != nil || res != nil || !protocol.IsInputRequired(c.raw) || !c.ToolCall() && !TakesInput(c.Method) {
 				return res, err
 			}
 			if c.Options.PassInput {
 				return &Result{Type: ResultString, Raw: c.raw, InputRequired: true}, nil
 			}
 			rctx, span := tracing.Child(ctx, "input round "+strconv.Itoa(round))
-			c.input, err = h.inputRound(rctx, c.Server, c.asker, c.raw, round)
+			c.input, err = p.inputRound(rctx, c.Server, c.raw, round)
 			tracing.End(span, errorType(err))
 			if err != nil {
-				if c.toolCall() {
+				if c.ToolCall() {
 					err = fmt.Errorf("%s: %w", c.Tool, err)
 				}
 				return nil, err // another method's is worded by its caller (opError)
@@ -68,10 +64,9 @@ func (h *Host) inputStage(next CallFunc) CallFunc {
 
 // inputRound fulfils the input requests of one input_required result and
 // returns the members the retry carries: inputResponses and requestState
-// (byte for byte as the server wrote it). owner is the call's own asker,
-// if it has one.
-func (h *Host) inputRound(ctx context.Context, server string, owner *flows.Asker, raw json.RawMessage, round int) (json.RawMessage, error) {
-	max := h.opts.MaxInputRounds
+// (byte for byte as the server wrote it).
+func (p *Pipeline) inputRound(ctx context.Context, server string, raw json.RawMessage, round int) (json.RawMessage, error) {
+	max := p.cfg.MaxInputRounds
 	if max <= 0 {
 		max = DefaultMaxInputRounds
 	}
@@ -93,13 +88,16 @@ func (h *Host) inputRound(ctx context.Context, server string, owner *flows.Asker
 	slices.Sort(keys) // a person sees the questions in a stable order
 	for _, key := range keys {
 		req := r.InputRequests[key]
-		res, err := h.flows.Fulfil(ctx, server, owner, req)
+		if p.cfg.Flows == nil {
+			continue
+		}
+		res, err := p.cfg.Flows.Fulfil(ctx, server, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %w", ErrCancelled, ctx.Err())
+				return nil, fmt.Errorf("%w: %w", actors.ErrCancelled, ctx.Err())
 			}
 			// Left out: the server asks again or says what is missing.
-			h.opts.Logger.Warn("input request not fulfilled", "server", server, "key", key, "method", req.Method, "err", err)
+			p.cfg.Logger.Warn("input request not fulfilled", "server", server, "key", key, "method", req.Method, "err", err)
 			continue
 		}
 		responses[key] = res
@@ -162,4 +160,11 @@ func withInput(params, input json.RawMessage) json.RawMessage {
 	}
 	out = append(out, input...)
 	return append(out, '}')
+}
+
+// TakesInput reports whether a server may answer a request of method,
+// besides tools/call, with input_required (SEP-2322): prompts/get and
+// resources/read.
+func TakesInput(method string) bool {
+	return method == protocol.MethodPromptsGet || method == protocol.MethodResourcesRead
 }

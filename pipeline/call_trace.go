@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // and "server time" (send), "input round N" (input), "task" with its
 // polls (tasks). With a no-op provider (Options.TracerProvider nil and no
 // global set) the call passes through untouched, at no cost.
-func (h *Host) traceStage(next CallFunc) CallFunc {
-	tp := h.opts.TracerProvider
+func (p *Pipeline) traceStage(next Func) Func {
+	tp := p.cfg.TracerProvider
 	if _, off := tp.(noop.TracerProvider); off {
 		return next
 	}
@@ -33,7 +33,7 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 			return next(ctx, c)
 		}
 		method, name := c.Method, protocol.MethodToolsCall+" "+c.Tool
-		if c.toolCall() {
+		if c.ToolCall() {
 			method = protocol.MethodToolsCall
 		} else {
 			name = strings.TrimSuffix(c.Method+" "+c.Name, " ")
@@ -46,7 +46,7 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 		}
 		attrs := make([]attribute.KeyValue, 0, 8)
 		attrs = append(attrs, tracing.Method.String(method))
-		if c.toolCall() {
+		if c.ToolCall() {
 			attrs = append(attrs, tracing.Operation.String("execute_tool"), tracing.Tool.String(c.Name))
 		}
 		if c.Server != "" {
@@ -77,12 +77,12 @@ func (h *Host) traceStage(next CallFunc) CallFunc {
 // span. end records the outcome (ok, tool_error or error; never the error
 // text) and ends the span; call it once. With tracing off it returns ctx
 // and a no-op end, at no cost.
-func (h *Host) TraceRequest(ctx context.Context, method, target string) (_ context.Context, end func(*Result, error)) {
-	tp := tracing.Provider(h.opts.TracerProvider)
+func (p *Pipeline) TraceRequest(ctx context.Context, method, target string) (_ context.Context, end func(*Result, error)) {
+	tp := tracing.Provider(p.cfg.TracerProvider)
 	if tp == nil {
 		return ctx, endNothing
 	}
-	ctx, span := h.inbound.Tracer(tp).Start(ctx, method+" "+target, trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := p.inbound.Tracer(tp).Start(ctx, method+" "+target, trace.WithSpanKind(trace.SpanKindServer))
 	if !span.IsRecording() {
 		return ctx, func(*Result, error) { span.End() }
 	}

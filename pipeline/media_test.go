@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpvisor/mcpvisor/internal/media"
 )
 
 // tinyPNG is a real 2x2 PNG.
@@ -42,7 +43,7 @@ func mediaResult(t *testing.T, structured string, blocks ...map[string]any) *Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := decodeResult(raw)
+	r, err := DecodeResult(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ var mediaNameRE = regexp.MustCompile(`^[0-9a-f]{32}\.[a-z0-9]+$`)
 
 func TestMediaRender(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "media")
-	store := newMediaStore(dir, "", 3000)
+	store := media.New(dir, "", 3000)
 
 	pngBytes := tinyPNG(t)
 	audio := bytes.Repeat([]byte{0xfb, 0xff, 0x01, 0x02, 0x03}, 100) // URL-safe base64 has - and _
@@ -78,7 +79,7 @@ func TestMediaRender(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("media dir exists before the first render: %v", err)
 	}
-	if err := store.render(r); err != nil {
+	if err := r.render(store); err != nil {
 		t.Fatalf("render: %v", err)
 	}
 
@@ -86,11 +87,11 @@ func TestMediaRender(t *testing.T) {
 		t.Fatalf("Media = %+v, want 3 files", r.Media)
 	}
 	wantBytes := [][]byte{pngBytes, audio, pdf}
-	wantKind := []string{MediaKindImage, MediaKindAudio, MediaKindFile}
+	wantKind := []string{media.KindImage, media.KindAudio, media.KindFile}
 	wantMIME := []string{"image/png", "audio/wav", "application/pdf"}
 	wantExt := []string{"png", "wav", "pdf"}
 	for i, f := range r.Media {
-		if !mediaNameRE.MatchString(f.Name) || !ValidMediaName(f.Name) || !strings.HasSuffix(f.Name, "."+wantExt[i]) {
+		if !mediaNameRE.MatchString(f.Name) || !media.ValidName(f.Name) || !strings.HasSuffix(f.Name, "."+wantExt[i]) {
 			t.Errorf("file %d name = %q, want <32 hex>.%s", i, f.Name, wantExt[i])
 		}
 		if f.URL != "/v1/media/"+f.Name || f.Kind != wantKind[i] || f.MimeType != wantMIME[i] || f.Size != int64(len(wantBytes[i])) {
@@ -135,14 +136,14 @@ func TestMediaRender(t *testing.T) {
 }
 
 func TestMediaRenderKeepsStructuredContent(t *testing.T) {
-	store := newMediaStore(t.TempDir(), "https://host/m", 0)
+	store := media.New(t.TempDir(), "https://host/m", 0)
 	r := mediaResult(t, `{ "chart": "sales" }`,
 		map[string]any{"type": "image", "mimeType": "image/svg+xml; charset=utf-8", "data": base64.StdEncoding.EncodeToString([]byte("<svg/>"))},
 	)
 	if r.Type != ResultJSON {
 		t.Fatalf("decodeResult type = %s, want json", r.Type)
 	}
-	if err := store.render(r); err != nil {
+	if err := r.render(store); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Media) != 1 || !strings.HasSuffix(r.Media[0].Name, ".svg") || r.Media[0].URL != "https://host/m/"+r.Media[0].Name {
@@ -157,7 +158,7 @@ func TestMediaRenderKeepsStructuredContent(t *testing.T) {
 
 func TestMediaRenderLeavesPlainResults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "media")
-	store := newMediaStore(dir, "", 0)
+	store := media.New(dir, "", 0)
 	for name, r := range map[string]*Result{
 		"text":          mediaResult(t, "", map[string]any{"type": "text", "text": "a"}, map[string]any{"type": "text", "text": "b"}),
 		"structured":    mediaResult(t, `{"k":1}`, map[string]any{"type": "text", "text": `{"k":1}`}),
@@ -167,7 +168,7 @@ func TestMediaRenderLeavesPlainResults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := *r
 			wire := r.Wire()
-			if err := store.render(r); err != nil {
+			if err := r.render(store); err != nil {
 				t.Fatal(err)
 			}
 			if r.Type != before.Type || r.Text != before.Text || string(r.JSON) != string(before.JSON) || r.Media != nil || r.Wire() != wire {
@@ -186,12 +187,12 @@ func TestMediaRenderWriteFailure(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store := newMediaStore(dir, "", 0)
+	store := media.New(dir, "", 0)
 	r := mediaResult(t, "",
 		map[string]any{"type": "text", "text": "t"},
 		map[string]any{"type": "audio", "mimeType": "audio/mpeg", "data": base64.StdEncoding.EncodeToString(make([]byte, 3000))},
 	)
-	if err := store.render(r); err == nil {
+	if err := r.render(store); err == nil {
 		t.Error("render: no error for an item it could not write")
 	}
 	if want := "t\n[audio not saved: it could not be written] (audio/mpeg, 2 KB)"; r.Text != want || len(r.Media) != 0 || r.Wire() != want {

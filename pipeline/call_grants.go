@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -13,18 +13,17 @@ import (
 // ErrNotGranted naming the group to activate. Host.Call (no session) is
 // not limited. The host's config tools belong to ConfigGroup, granted as
 // a group only; activate_tools and search_tools to no group.
-func (h *Host) grantStage(next CallFunc) CallFunc {
+func (p *Pipeline) grantStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if c.Scope.Session == "" || !c.toolCall() {
+		if c.Scope.Session == "" || !c.ToolCall() || p.cfg.Granted == nil {
 			return next(ctx, c)
 		}
 		group, ok := c.Server, c.Server != ""
 		if hosttools.InConfigGroup(c.Tool) {
-			group, ok = ConfigGroup, true
+			group, ok = hosttools.ConfigGroup, true
 		}
-		if ok && !h.isAlwaysOn(group) {
-			set := h.grants.Get(c.Scope)
-			if !set.Has(group) && (group == ConfigGroup || !set.Has(c.Tool)) {
+		if ok && !p.cfg.Granted(c.Scope, group) {
+			if group == hosttools.ConfigGroup || !p.cfg.Granted(c.Scope, c.Tool) {
 				return nil, fmt.Errorf("%w: %s: activate the group %q (or this tool) first", ErrNotGranted, c.Tool, group)
 			}
 		}

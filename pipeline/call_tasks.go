@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 // answered with a CreateTaskResult): the task is journaled, then polled to
 // its end, and its tasks/result becomes the call's raw answer; a detached
 // call gets the task's handle at once.
-func (h *Host) taskStage(next CallFunc) CallFunc {
+func (p *Pipeline) taskStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		if err != nil || res != nil || !c.toolCall() {
+		if err != nil || res != nil || !c.ToolCall() {
 			return res, err
 		}
 		task, ok := protocol.ParseCreateTaskResult(c.raw)
 		if !ok {
 			return nil, nil
 		}
-		return h.runTask(ctx, c, task)
+		return p.runTask(ctx, c, task)
 	}
 }

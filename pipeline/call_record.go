@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -13,31 +13,31 @@ import (
 // recordStage journals every request that reaches the pipeline, whatever
 // answered it, unless Journal.NoCallHistory is set. It never blocks: the
 // record joins the journal's bounded queue.
-func (h *Host) recordStage(next CallFunc) CallFunc {
-	if h.opts.Journal.NoCallHistory {
+func (p *Pipeline) recordStage(next Func) Func {
+	if p.cfg.Journal == nil {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		h.recordCall(c, res, err)
+		p.recordCall(c, res, err)
 		return res, err
 	}
 }
 
-func (h *Host) recordCall(c *Call, res *Result, err error) {
+func (p *Pipeline) recordCall(c *Call, res *Result, err error) {
 	rec := persistence.HistoryRecord{
 		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool, CalledAs: c.CalledAs,
 		Duration: time.Since(c.Start), Outcome: callOutcome(res, err), ResultSize: len(c.raw),
 	}
 	args := c.Arguments
-	if !c.toolCall() {
+	if !c.ToolCall() {
 		rec.Method, rec.Tool, args = c.Method, c.Name, c.Params
 	}
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	if h.opts.Journal.KeepCallPayloads {
-		if h.isHostTool(c.Tool) {
+	if p.cfg.KeepPayloads {
+		if p.cfg.HostTools != nil && hosttools.Is(c.Tool) {
 			args = hosttools.Redact(c.Tool, args)
 		}
 		if json.Valid(args) {
@@ -45,7 +45,7 @@ func (h *Host) recordCall(c *Call, res *Result, err error) {
 		}
 		rec.Result = persistence.RawJSON(c.raw)
 	}
-	h.journal.writer.Ingest(c.Server, persistence.AppendHistory(rec))
+	p.cfg.Journal.Ingest(c.Server, persistence.AppendHistory(rec))
 }
 
 // callOutcome classifies a call for the history.

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// traceMeta returns the _meta members that carry the caller's W3C trace
+// TraceMeta returns the _meta members that carry the caller's W3C trace
 // context to the server (SEP-414: traceparent, tracestate, baggage), or nil
 // when ctx carries no span. Only the context is read: no span is made and
 // nothing is exported here.
-func traceMeta(ctx context.Context) json.RawMessage {
+func TraceMeta(ctx context.Context) json.RawMessage {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
 		return nil

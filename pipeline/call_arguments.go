@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 // argumentStage refuses arguments that are not JSON with an error, and,
 // for a server with validateArguments, answers arguments that do not match
 // the tool's inputSchema with a tool error the model can correct.
-func (h *Host) argumentStage(next CallFunc) CallFunc {
+func (p *Pipeline) argumentStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if !c.toolCall() {
+		if !c.ToolCall() {
 			if len(c.Params) > 0 && !json.Valid(c.Params) {
 				return nil, fmt.Errorf("%s: params are not valid JSON", c.Method)
 			}
@@ -20,10 +20,10 @@ func (h *Host) argumentStage(next CallFunc) CallFunc {
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return nil, fmt.Errorf("%s: arguments are not valid JSON", c.Tool)
 		}
-		c.def, _ = h.rt.LookupTool(c.Tool)
-		if c.def != nil {
-			if _, ok := h.validate.Load(c.def.Server); ok {
-				if res := h.schemas.checkArguments(c.def, c.Arguments); res != nil {
+		c.def, _ = p.cfg.Runtime.LookupTool(c.Tool)
+		if c.def != nil && p.cfg.Validates != nil {
+			if p.cfg.Validates(c.def.Server) {
+				if res := p.schemas.checkArguments(c.def, c.Arguments); res != nil {
 					return res, nil
 				}
 			}

@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 // on the caller's goroutine, structuredContent checked against the tool's
 // outputSchema, media items written to files. A -32042 error becomes a
 // *URLElicitationRequiredError.
-func (h *Host) resultStage(next CallFunc) CallFunc {
+func (p *Pipeline) resultStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		if !c.toolCall() {
+		if !c.ToolCall() {
 			if err != nil || res != nil {
 				return res, err
 			}
@@ -26,20 +26,20 @@ func (h *Host) resultStage(next CallFunc) CallFunc {
 		}
 		if c.def == nil {
 			// The call waited for its server to list its tools.
-			c.def, _ = h.rt.LookupTool(c.Tool)
+			c.def, _ = p.cfg.Runtime.LookupTool(c.Tool)
 		}
-		res, err = decodeResult(c.raw)
+		res, err = DecodeResult(c.raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Tool, err)
 		}
 		if c.def != nil {
-			if err := h.schemas.checkOutput(c.def, res); err != nil {
+			if err := p.schemas.checkOutput(c.def, res); err != nil {
 				return nil, err
 			}
 		}
-		if err := h.media.render(res); err != nil {
+		if err := res.render(p.cfg.Media); err != nil {
 			// The result says which items were not saved; the reason is ours.
-			h.opts.Logger.Warn("media not saved", "tool", c.Tool, "err", err)
+			p.cfg.Logger.Warn("media not saved", "tool", c.Tool, "err", err)
 		}
 		return res, nil
 	}

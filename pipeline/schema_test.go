@@ -1,4 +1,4 @@
-package mcpvisor
+package pipeline
 
 import (
 	"encoding/json"
@@ -6,16 +6,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/schema"
 )
 
 func TestSchemaCheckOutput(t *testing.T) {
-	tool := Tool{
+	tool := actors.Tool{
 		Name:         "mcp__weather__air",
 		OutputSchema: []byte(`{"type":"object","properties":{"aqi":{"type":"integer"},"summary":{"type":"string"}},"required":["aqi"]}`),
 	}
 	tests := []struct {
 		name    string
-		tool    Tool
+		tool    actors.Tool
 		result  *Result
 		wantErr string // "" for nil
 	}{
@@ -31,9 +33,9 @@ func TestSchemaCheckOutput(t *testing.T) {
 			"tool mcp__weather__air: structuredContent does not match the outputSchema: structuredContent is missing"},
 		{"tool error skipped", tool, &Result{Type: ResultString, IsError: true, Text: "upstream down"}, ""},
 		{"tool error with bad content skipped", tool, &Result{Type: ResultJSON, IsError: true, JSON: json.RawMessage(`{"aqi":"x"}`)}, ""},
-		{"no outputSchema", Tool{Name: "mcp__a__b"}, &Result{Type: ResultString, Text: "x"}, ""},
-		{"null outputSchema", Tool{Name: "mcp__a__b", OutputSchema: []byte("null")}, &Result{Type: ResultString, Text: "x"}, ""},
-		{"unsupported outputSchema", Tool{Name: "mcp__a__b", OutputSchema: []byte(`{"$schema":"x:y"}`)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)},
+		{"no outputSchema", actors.Tool{Name: "mcp__a__b"}, &Result{Type: ResultString, Text: "x"}, ""},
+		{"null outputSchema", actors.Tool{Name: "mcp__a__b", OutputSchema: []byte("null")}, &Result{Type: ResultString, Text: "x"}, ""},
+		{"unsupported outputSchema", actors.Tool{Name: "mcp__a__b", OutputSchema: []byte(`{"$schema":"x:y"}`)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)},
 			`tool mcp__a__b: outputSchema: JSON Schema dialect "x:y" is not supported (2020-12, 2019-09, draft-07, draft-06, draft-04 are)`},
 	}
 	var c schemaCache
@@ -63,13 +65,13 @@ func TestSchemaCheckOutput(t *testing.T) {
 }
 
 func TestSchemaCheckArguments(t *testing.T) {
-	tool := Tool{
+	tool := actors.Tool{
 		Name:        "mcp__notes__add",
 		InputSchema: []byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}`),
 	}
 	tests := []struct {
 		name, args string
-		tool       Tool
+		tool       actors.Tool
 		want       string // the tool error's text, "" for nil
 	}{
 		{"valid", `{"a":2,"b":40}`, tool, ""},
@@ -79,9 +81,9 @@ func TestSchemaCheckArguments(t *testing.T) {
 			"- at (root): missing property 'b'"},
 		{"nil means {}", ``, tool, "invalid arguments for mcp__notes__add:\n- at (root): missing properties 'a', 'b'"},
 		{"null means {}", `null`, tool, "invalid arguments for mcp__notes__add:\n- at (root): missing properties 'a', 'b'"},
-		{"no inputSchema", `{"x":1}`, Tool{Name: "mcp__a__b"}, ""},
-		{"empty object schema", ``, Tool{Name: "mcp__a__b", InputSchema: []byte(`{"type":"object"}`)}, ""},
-		{"unsupported inputSchema", `{}`, Tool{Name: "mcp__a__b", InputSchema: []byte(`{"$schema":"x:y"}`)},
+		{"no inputSchema", `{"x":1}`, actors.Tool{Name: "mcp__a__b"}, ""},
+		{"empty object schema", ``, actors.Tool{Name: "mcp__a__b", InputSchema: []byte(`{"type":"object"}`)}, ""},
+		{"unsupported inputSchema", `{}`, actors.Tool{Name: "mcp__a__b", InputSchema: []byte(`{"$schema":"x:y"}`)},
 			`cannot check arguments for mcp__a__b: inputSchema: JSON Schema dialect "x:y" is not supported (2020-12, 2019-09, draft-07, draft-06, draft-04 are)`},
 	}
 	var c schemaCache
@@ -109,13 +111,13 @@ func TestSchemaCheckOutputUnusableSchema(t *testing.T) {
 		name, schema string
 		want         error
 	}{
-		{"unsupported dialect", `{"$schema":"x:y"}`, ErrUnsupportedDialect},
-		{"invalid schema", `{"type":12}`, ErrInvalidSchema},
+		{"unsupported dialect", `{"$schema":"x:y"}`, schema.ErrUnsupportedDialect},
+		{"invalid schema", `{"type":12}`, schema.ErrInvalidSchema},
 	}
 	var c schemaCache
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := c.checkOutput(&Tool{Name: "mcp__a__b", OutputSchema: []byte(tt.schema)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)})
+			err := c.checkOutput(&actors.Tool{Name: "mcp__a__b", OutputSchema: []byte(tt.schema)}, &Result{Type: ResultJSON, JSON: json.RawMessage(`{}`)})
 			var serr *SchemaError
 			if !errors.Is(err, tt.want) || errors.As(err, &serr) {
 				t.Errorf("checkOutput = %v, want an error wrapping %v", err, tt.want)

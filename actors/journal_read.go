@@ -1,0 +1,102 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mcpvisor/mcpvisor/persistence"
+)
+
+// The journal's reads, and the journal opened alone.
+
+// OpenJournal opens the store in dir (a data directory's journal
+// directory) and starts its writer, without starting any server: for tools
+// that read events and history, or acknowledge events. Close closes the
+// store too. A directory held by another journal (a running host's) fails
+// with an error wrapping persistence.ErrLocked that names it. A nil logger
+// is slog.Default().
+func OpenJournal(dir string, opts JournalOptions, logger *slog.Logger) (*Journal, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	store, err := persistence.Open(dir, persistence.Options{
+		Logger:           logger,
+		EventRetention:   opts.EventRetention,
+		HistoryRetention: opts.HistoryRetention,
+		Compress:         opts.Compress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	j := NewJournal(store, opts, logger)
+	j.ownsStore = true
+	return j, nil
+}
+
+// Events lists journaled events, oldest first.
+func (j *Journal) Events(f persistence.EventFilter) ([]persistence.EventRecord, error) {
+	return j.store.Events(f)
+}
+
+// Subscribe delivers the events that match f and come after f.After, as
+// they are committed, oldest first, until ctx ends or the journal closes;
+// then the channel is closed. f.Limit is ignored. A slow reader holds no
+// memory in the journal: it reads from the store where it left off.
+func (j *Journal) Subscribe(ctx context.Context, f persistence.EventFilter) <-chan persistence.EventRecord {
+	out := make(chan persistence.EventRecord, 64)
+	j.subs.Add(1)
+	go func() {
+		defer j.subs.Done()
+		defer close(out)
+		f.Limit = 1024
+		for {
+			changed := j.Changed() // before reading: no commit is missed
+			evs, err := j.store.Events(f)
+			if err != nil {
+				return
+			}
+			for _, ev := range evs {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				case <-j.done:
+					return
+				}
+				f.After = ev.Seq
+			}
+			if len(evs) == f.Limit {
+				continue
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			case <-j.done:
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// History lists history records, oldest first.
+func (j *Journal) History(f persistence.HistoryFilter) ([]persistence.HistoryRecord, error) {
+	return j.store.History(f)
+}
+
+// WhoHadAccess answers which scopes (sessions, or stack frames of them)
+// held the group of tool (its server, for a namespaced name; else the
+// group named) at the instant at, from the grant history.
+func (j *Journal) WhoHadAccess(tool string, at time.Time) ([]persistence.Scope, error) {
+	group := tool
+	if server, _, ok := SplitToolName(tool); ok {
+		group = server
+	}
+	return j.store.AccessAt(group, at)
+}
+
+// Servers lists the registry: every server the journal knows, with its
+// origin and whether it is enabled.
+func (j *Journal) Servers() ([]persistence.ServerRecord, error) { return j.store.Servers() }
