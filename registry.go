@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/registry"
-	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -13,24 +12,12 @@ import (
 // (internal/registry: reconciled with the config file at start, changed by
 // Register, Unregister and SetEnabled).
 func (h *Host) registry() *registry.Registry {
-	return registry.New(h.journal, h.rt, registryHost{h}, h.opts.Logger)
+	return registry.New(h.journal, h.secrets, h.rt, registryHost{h}, h.opts.Logger)
 }
 
 // registryHost is what the registry asks of the host: its secret store
 // and the resolution of an entry into the runtime's spec.
 type registryHost struct{ h *Host }
-
-func (a registryHost) Seal(sc ServerConfig) (ServerConfig, error) {
-	sealed, fresh := secrets.Seal(sc)
-	if err := a.h.secrets.UpdateServer(sc.Name, fresh, sealed); err != nil {
-		return ServerConfig{}, err
-	}
-	return sealed, nil
-}
-
-func (a registryHost) KeepSecrets(keep func(server string) bool) error {
-	return a.h.secrets.KeepOnly(keep, keep)
-}
 
 func (a registryHost) Resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec, error) {
 	return a.h.resolve(ctx, sc)

@@ -26,17 +26,12 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // Host is what the registry asks of the host that owns it.
 type Host interface {
-	// Seal moves sc's literal credentials to the secret store and returns
-	// the entry that refers to them: the journal keeps no secrets.
-	Seal(sc config.Server) (config.Server, error)
-	// KeepSecrets drops the secrets (sealed and OAuth) of every server
-	// keep rejects.
-	KeepSecrets(keep func(server string) bool) error
 	// Resolve validates sc and turns it into the runtime's spec.
 	Resolve(ctx context.Context, sc config.Server) (actors.ServerSpec, error)
 	// Unstarted is told of each row Load leaves unstarted (not in its
@@ -48,17 +43,19 @@ type Host interface {
 // no state of its own (the journal does), so it is cheap to make.
 type Registry struct {
 	journal *actors.Journal
+	secrets *secrets.Store // a server's literal credentials: the journal keeps none
 	rt      *actors.Runtime
 	host    Host
 	logger  *slog.Logger
 }
 
-// New returns the registry kept in j for the servers of rt.
-func New(j *actors.Journal, rt *actors.Runtime, host Host, logger *slog.Logger) *Registry {
+// New returns the registry kept in j for the servers of rt, their
+// credentials in s.
+func New(j *actors.Journal, s *secrets.Store, rt *actors.Runtime, host Host, logger *slog.Logger) *Registry {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Registry{journal: j, rt: rt, host: host, logger: logger}
+	return &Registry{journal: j, secrets: s, rt: rt, host: host, logger: logger}
 }
 
 // Load reconciles the registry with the config file cfg (nil: none),
@@ -86,7 +83,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 			order = append(order, sc.Name)
 			// A file's literal credentials are kept out of the row as an
 			// API entry's are: the journal keeps no secrets.
-			sealed, err := r.host.Seal(sc)
+			sealed, err := r.seal(sc)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +126,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 	}
 	// Secrets outlive their row only if a crash fell between the two
 	// writes.
-	if err := r.host.KeepSecrets(func(server string) bool {
+	if err := r.keepSecrets(func(server string) bool {
 		_, ok := byName[server]
 		return ok
 	}); err != nil {
@@ -199,7 +196,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 func (r *Registry) Put(ctx context.Context, sc config.Server, origin string) error {
 	now := time.Now()
 	if origin == persistence.OriginAPI {
-		sealed, err := r.host.Seal(sc)
+		sealed, err := r.seal(sc)
 		if err != nil {
 			return err
 		}
@@ -292,4 +289,20 @@ func LifecycleOp(server, transition, detail string) persistence.Op {
 		Time: time.Now(), Kind: persistence.HistoryLifecycle, Server: server,
 		Transition: transition, Detail: detail,
 	})
+}
+
+// seal moves sc's literal credentials to the secret store and returns the
+// entry that refers to them.
+func (r *Registry) seal(sc config.Server) (config.Server, error) {
+	sealed, fresh := secrets.Seal(sc)
+	if err := r.secrets.UpdateServer(sc.Name, fresh, sealed); err != nil {
+		return config.Server{}, err
+	}
+	return sealed, nil
+}
+
+// keepSecrets drops the secrets (sealed and OAuth) of every server keep
+// rejects.
+func (r *Registry) keepSecrets(keep func(server string) bool) error {
+	return r.secrets.KeepOnly(keep, keep)
 }

@@ -7,23 +7,13 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // fakeHost seals nothing and resolves an entry into a bare spec.
 type fakeHost struct {
-	kept      map[string]bool
 	unstarted []string
-}
-
-func (f *fakeHost) Seal(sc config.Server) (config.Server, error) { return sc, nil }
-
-func (f *fakeHost) KeepSecrets(keep func(string) bool) error {
-	f.kept = map[string]bool{}
-	for _, s := range []string{"a", "b", "c", "gone"} {
-		f.kept[s] = keep(s)
-	}
-	return nil
 }
 
 func (f *fakeHost) Resolve(_ context.Context, sc config.Server) (actors.ServerSpec, error) {
@@ -34,8 +24,12 @@ func (f *fakeHost) Unstarted(rec persistence.ServerRecord) {
 	f.unstarted = append(f.unstarted, rec.Name)
 }
 
-func newRegistry(t *testing.T) (*Registry, *fakeHost) {
+func newRegistry(t *testing.T) (*Registry, *fakeHost, *secrets.Store) {
 	t.Helper()
+	sec, err := secrets.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	store, err := persistence.Open(t.TempDir(), persistence.Options{MaintenanceInterval: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +42,7 @@ func newRegistry(t *testing.T) (*Registry, *fakeHost) {
 		_ = store.Close()
 	})
 	h := &fakeHost{}
-	return New(j, rt, h, nil), h
+	return New(j, sec, rt, h, nil), h, sec
 }
 
 func server(name string) config.Server {
@@ -60,7 +54,7 @@ func server(name string) config.Server {
 // outlives a restart while the file's entry is unchanged; Only leaves
 // the others unstarted.
 func TestLoad(t *testing.T) {
-	r, h := newRegistry(t)
+	r, h, sec := newRegistry(t)
 	ctx := context.Background()
 	if err := r.Put(ctx, server("c"), persistence.OriginAPI); err != nil {
 		t.Fatal(err)
@@ -76,6 +70,11 @@ func TestLoad(t *testing.T) {
 	if err := r.SetEnabled(ctx, "a", false); err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range []string{"c", "gone"} {
+		if err := sec.Set(name, map[string]string{"K": "v"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg.Servers = []config.Server{server("b"), server("a")}
 	if specs, err = r.Load(ctx, cfg, []string{"a", "c"}); err != nil {
 		t.Fatal(err)
@@ -86,8 +85,11 @@ func TestLoad(t *testing.T) {
 	if len(h.unstarted) != 1 || h.unstarted[0] != "b" {
 		t.Errorf("unstarted = %q", h.unstarted)
 	}
-	if h.kept["gone"] || !h.kept["a"] || !h.kept["c"] {
-		t.Errorf("kept secrets = %v", h.kept)
+	if _, ok := sec.Lookup("gone", "K"); ok {
+		t.Error("the secrets of a server dropped from the file are kept")
+	}
+	if _, ok := sec.Lookup("c", "K"); !ok {
+		t.Error("the secrets of a registered server were dropped")
 	}
 	if _, ok, _ := r.Row("gone"); ok {
 		t.Error("the row of a server dropped from the file is still there")
@@ -105,7 +107,7 @@ func TestLoad(t *testing.T) {
 // SetEnabled of an unknown server fails with actors.ErrUnknownServer;
 // Delete removes the row.
 func TestSetEnabledDelete(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _, _ := newRegistry(t)
 	ctx := context.Background()
 	if err := r.SetEnabled(ctx, "x", true); !errors.Is(err, actors.ErrUnknownServer) {
 		t.Fatalf("SetEnabled of an unknown server: %v", err)
