@@ -95,7 +95,7 @@ func (h *Host) newHostTools() *hosttools.Toolset {
 	if h.opts.ApprovalInbox {
 		inbox = h.approvals.Decide
 	}
-	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{h},
+	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{Host: h},
 		SearchToolsOver: h.opts.SearchToolsOver, Approve: hostApprover(h.opts.Approve), Inbox: inbox})
 }
 
@@ -111,44 +111,31 @@ func hostApprover(f ApprovalFunc) hosttools.Approver {
 	}
 }
 
-// hostToolsHost is the host as its tools use it (hosttools.Host).
-type hostToolsHost struct{ h *Host }
-
-func (a hostToolsHost) Status() []ServerStatus { return a.h.Status() }
-
-func (a hostToolsHost) Register(ctx context.Context, sc ServerConfig) error {
-	return a.h.Register(ctx, sc)
-}
-
-func (a hostToolsHost) Unregister(ctx context.Context, name string) error {
-	return a.h.Unregister(ctx, name)
-}
-
-func (a hostToolsHost) SetEnabled(ctx context.Context, name string, enabled bool) error {
-	return a.h.SetEnabled(ctx, name, enabled)
-}
+// hostToolsHost is the host as its tools use it (hosttools.Host): its
+// Status, Register, Unregister and SetEnabled, and these.
+type hostToolsHost struct{ *Host }
 
 func (a hostToolsHost) InConfigFile(name string) (bool, error) {
-	rec, _, err := a.h.registry().Row(name)
+	rec, _, err := a.registry().Row(name)
 	return rec.Origin == persistence.OriginConfig, err
 }
 
 func (a hostToolsHost) Grant(ctx context.Context, scope Scope, names []string) ([]string, error) {
-	return a.h.Session(scope.Session, scope.Stack).activate(ctx, names)
+	return a.Session(scope.Session, scope.Stack).activate(ctx, names)
 }
 
 func (a hostToolsHost) Granted(scope Scope) ([]Tool, []string) {
-	s := a.h.Session(scope.Session, scope.Stack)
+	s := a.Session(scope.Session, scope.Stack)
 	return s.Tools(), s.Groups()
 }
 
 func (a hostToolsHost) Active(scope Scope, server, name string) bool {
-	set := a.h.grants.Get(scope)
-	return set.Has(server) || a.h.isAlwaysOn(server) || set.Has(name)
+	set := a.grants.Get(scope)
+	return set.Has(server) || a.isAlwaysOn(server) || set.Has(name)
 }
 
 func (a hostToolsHost) RecordApproval(server string, params json.RawMessage) {
-	a.h.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
+	a.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
 		Server: server, Method: EventMethodApproval, Params: persistence.RawJSON(params), Received: time.Now(),
 	}))
 }
