@@ -20,6 +20,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/media"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/registry"
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/serverlog"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
@@ -255,20 +256,14 @@ type Host struct {
 	tasks     *actors.TaskPoller
 	hostTools *hosttools.Toolset
 	prompts   actors.PromptNames // the last prompt lists of servers
-	validate  sync.Map           // server name → true: check arguments against inputSchema
-
-	pipe *pipeline.Pipeline // the request pipeline
+	reg       *registry.Registry // the servers' rows, and their entries resolved
+	pipe      *pipeline.Pipeline // the request pipeline
 
 	bg      context.Context // background task pollers; cancelled by Close
 	stopBg  context.CancelFunc
 	cluster member.Replica // cluster mode; nil otherwise
 	closing chan struct{}
 	closed  sync.Once
-
-	mu sync.Mutex
-	// unresolved holds disabled servers whose variables could not be
-	// resolved when registered; enabling one resolves it again.
-	unresolved map[string]ServerConfig
 	// inputs are the servers waiting for answers to config inputs.
 	inputs *flows.Inputs[ServerConfig]
 }
@@ -309,14 +304,13 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{
-		secrets:    secrets,
-		opts:       opts,
-		journal:    journal,
-		unresolved: map[string]ServerConfig{},
-		alwaysOn:   map[string]bool{},
-		closing:    make(chan struct{}),
-		broker:     elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
-		approvals:  newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
+		secrets:   secrets,
+		opts:      opts,
+		journal:   journal,
+		alwaysOn:  map[string]bool{},
+		closing:   make(chan struct{}),
+		broker:    elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
+		approvals: newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
 	}
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	h.flows = h.newFlows()
@@ -355,12 +349,15 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()
 	h.tasks = h.newTaskPoller()
+	h.reg = registry.New(journal, secrets, h.rt, registryHost{h}, registry.Specs{Restart: opts.Restart,
+		StopGrace: opts.StopGrace, TermGrace: opts.TermGrace, MaxFrame: opts.MaxFrame, Environ: opts.Environ,
+		Lookup: h.lookupFor, Inputs: h.inputs, Authorize: h.auth.Authorize}, opts.Logger)
 	h.pipe = h.newPipeline()
 	for _, g := range opts.AlwaysOn {
 		h.alwaysOn[g] = true
 	}
 	h.traceLifecycle()
-	specs, err := h.registry().Load(ctx, h.opts.Config, h.opts.Only)
+	specs, err := h.reg.Load(ctx, h.opts.Config, h.opts.Only)
 	if err == nil {
 		var grants []persistence.GrantRecord
 		if grants, err = journal.Store().Grants(); err == nil {
@@ -440,14 +437,14 @@ func (h *Host) Journal() *Journal { return h.journal }
 // restart. A server the config file also names is overwritten by the
 // file's entry at the next start.
 func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
-	spec, err := h.resolve(ctx, sc)
+	spec, err := h.reg.Resolve(ctx, sc)
 	if err != nil {
 		return err
 	}
 	if err := h.checkExposure(spec); err != nil {
 		return err
 	}
-	if err := h.registry().Put(ctx, sc, persistence.OriginAPI); err != nil {
+	if err := h.reg.Put(ctx, sc, persistence.OriginAPI); err != nil {
 		return err
 	}
 	if err := h.rt.Register(ctx, spec); err != nil {
@@ -460,65 +457,17 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	return nil
 }
 
-// resolve validates sc and turns it into the runtime's spec, with the
-// host's options applied. An enabled sc whose config inputs wait for a
-// person's answer is a disabled placeholder (see flows.Inputs).
-func (h *Host) resolve(ctx context.Context, sc ServerConfig) (actors.ServerSpec, error) {
-	if err := sc.Validate(); err != nil {
-		return actors.ServerSpec{}, err
-	}
-	raw, _ := json.Marshal(sc)
-	waiting, err := h.inputs.Resolve(ctx, sc.Name, sc, sc.Enabled, raw)
-	if err != nil {
-		return actors.ServerSpec{}, err
-	}
-	if waiting {
-		h.mu.Lock()
-		delete(h.unresolved, sc.Name)
-		h.mu.Unlock()
-		return placeholder(sc), nil
-	}
-	spec, err := serverSpec(sc, h.lookupFor(sc.Name), h.opts.Environ)
-	if err != nil && sc.Enabled {
-		return actors.ServerSpec{}, err
-	}
-	h.mu.Lock()
-	delete(h.unresolved, sc.Name)
-	if err != nil {
-		// A disabled server may name variables this environment lacks: it
-		// is listed, and resolved again when enabled.
-		h.unresolved[sc.Name] = sc
-		spec = actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type),
-			Description: sc.Description, FriendlyName: sc.FriendlyName}
-	}
-	h.mu.Unlock()
-	if sc.ValidateArguments {
-		h.validate.Store(sc.Name, true)
-	} else {
-		h.validate.Delete(sc.Name)
-	}
-	spec.Restart = h.opts.Restart
-	spec.StopGrace, spec.TermGrace = h.opts.StopGrace, h.opts.TermGrace
-	if h.opts.MaxFrame > 0 {
-		spec.MaxFrame = h.opts.MaxFrame
-	}
-	if err := h.auth.Authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser); err != nil {
-		return actors.ServerSpec{}, err
-	}
-	return spec, nil
-}
-
 // Unregister removes a server and stops its process; it returns once the
 // process is gone. Irreversible: the server's configuration is dropped.
 //
 // The registry row and the last known catalog are deleted first, durably.
 func (h *Host) Unregister(ctx context.Context, name string) error {
-	if _, ok, err := h.registry().Row(name); err != nil {
+	if _, ok, err := h.reg.Row(name); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
-	if err := h.registry().Delete(ctx, name); err != nil {
+	if err := h.reg.Delete(ctx, name); err != nil {
 		return err
 	}
 	if err := h.secrets.Set(name, nil); err != nil {
@@ -529,9 +478,7 @@ func (h *Host) Unregister(ctx context.Context, name string) error {
 	}
 	h.auth.Drop(name)
 	h.prompts.Forget(name)
-	h.mu.Lock()
-	delete(h.unresolved, name)
-	h.mu.Unlock()
+	h.reg.Forget(name)
 	h.inputs.Forget(name)
 	if err := h.rt.Unregister(ctx, name); err != nil && !errors.Is(err, ErrUnknownServer) {
 		return err // a server Options.Only left unstarted has no actor to stop
@@ -557,12 +504,10 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool) error 
 			return err
 		}
 	}
-	if err := h.registry().SetEnabled(ctx, name, enabled); err != nil {
+	if err := h.reg.SetEnabled(ctx, name, enabled); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	sc, unresolved := h.unresolved[name]
-	h.mu.Unlock()
+	sc, unresolved := h.reg.Unresolved(name)
 	if enabled && unresolved {
 		sc.Enabled = true
 		return h.Register(ctx, sc)
@@ -663,7 +608,7 @@ func (h *Host) newPipeline() *pipeline.Pipeline {
 		Granted: func(scope Scope, group string) bool {
 			return h.isAlwaysOn(group) || h.grants.Get(scope).Has(group)
 		},
-		Validates:      func(server string) bool { _, ok := h.validate.Load(server); return ok },
+		Validates:      h.reg.Validates,
 		Media:          media.New(filepath.Join(o.DataDir, "media"), o.MediaURL, o.MaxMediaBytes),
 		MaxInputRounds: o.MaxInputRounds, TracerProvider: o.TracerProvider, Logger: o.Logger,
 	}

@@ -116,7 +116,7 @@ func hostApprover(f ApprovalFunc) hosttools.Approver {
 type hostToolsHost struct{ *Host }
 
 func (a hostToolsHost) InConfigFile(name string) (bool, error) {
-	rec, _, err := a.registry().Row(name)
+	rec, _, err := a.reg.Row(name)
 	return rec.Origin == persistence.OriginConfig, err
 }
 

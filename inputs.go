@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
 )
 
@@ -98,7 +97,7 @@ func (i inputsHost) Describe(q flows.Input) flows.Input {
 // placeholder.
 func (i inputsHost) Start(sc ServerConfig) error {
 	h := i.h
-	spec, err := h.resolve(h.bg, sc)
+	spec, err := h.reg.Resolve(h.bg, sc)
 	if err != nil {
 		return err
 	}
@@ -106,10 +105,4 @@ func (i inputsHost) Start(sc ServerConfig) error {
 		return err
 	}
 	return h.rt.Register(h.bg, spec)
-}
-
-// placeholder is the disabled spec that stands for sc while it waits.
-func placeholder(sc ServerConfig) actors.ServerSpec {
-	return actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type),
-		Description: sc.Description, FriendlyName: sc.FriendlyName}
 }

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -32,30 +33,34 @@ import (
 
 // Host is what the registry asks of the host that owns it.
 type Host interface {
-	// Resolve validates sc and turns it into the runtime's spec.
-	Resolve(ctx context.Context, sc config.Server) (actors.ServerSpec, error)
 	// Unstarted is told of each row Load leaves unstarted (not in its
 	// only list), so that the host can still show and change its sign-in.
 	Unstarted(rec persistence.ServerRecord)
 }
 
-// Registry is the registry over one host's journal and runtime. It holds
-// no state of its own (the journal does), so it is cheap to make.
+// Registry is the registry over one host's journal and runtime: its rows
+// are the journal's; it holds what resolving an entry learnt (Unresolved,
+// Validates).
 type Registry struct {
 	journal *actors.Journal
 	secrets *secrets.Store // a server's literal credentials: the journal keeps none
 	rt      *actors.Runtime
 	host    Host
+	specs   Specs
 	logger  *slog.Logger
+
+	mu         sync.Mutex
+	unresolved map[string]config.Server // Unresolved
+	validate   sync.Map                 // server name → true: validateArguments
 }
 
 // New returns the registry kept in j for the servers of rt, their
-// credentials in s.
-func New(j *actors.Journal, s *secrets.Store, rt *actors.Runtime, host Host, logger *slog.Logger) *Registry {
+// credentials in s, entries resolved with specs.
+func New(j *actors.Journal, s *secrets.Store, rt *actors.Runtime, host Host, specs Specs, logger *slog.Logger) *Registry {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Registry{journal: j, secrets: s, rt: rt, host: host, logger: logger}
+	return &Registry{journal: j, secrets: s, rt: rt, host: host, specs: specs, logger: logger, unresolved: map[string]config.Server{}}
 }
 
 // Load reconciles the registry with the config file cfg (nil: none),
@@ -163,7 +168,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 		if err != nil {
 			return nil, err
 		}
-		spec, err := r.host.Resolve(ctx, sc)
+		spec, err := r.Resolve(ctx, sc)
 		if err != nil {
 			if rec.Origin == persistence.OriginConfig {
 				return nil, err // the file is being loaded: say what is wrong with it
@@ -173,7 +178,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 			// disabled-unresolved and resolved again when enabled.
 			r.logger.Warn("registry: server cannot start", "server", name, "err", err)
 			sc.Enabled = false
-			if spec, err = r.host.Resolve(ctx, sc); err != nil {
+			if spec, err = r.Resolve(ctx, sc); err != nil {
 				return nil, err
 			}
 		}

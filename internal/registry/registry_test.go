@@ -16,10 +16,6 @@ type fakeHost struct {
 	unstarted []string
 }
 
-func (f *fakeHost) Resolve(_ context.Context, sc config.Server) (actors.ServerSpec, error) {
-	return actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type)}, nil
-}
-
 func (f *fakeHost) Unstarted(rec persistence.ServerRecord) {
 	f.unstarted = append(f.unstarted, rec.Name)
 }
@@ -42,7 +38,7 @@ func newRegistry(t *testing.T) (*Registry, *fakeHost, *secrets.Store) {
 		_ = store.Close()
 	})
 	h := &fakeHost{}
-	return New(j, sec, rt, h, nil), h, sec
+	return New(j, sec, rt, h, Specs{}, nil), h, sec
 }
 
 func server(name string) config.Server {
