@@ -2,15 +2,12 @@ package mcpvisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
-	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -40,53 +37,24 @@ const (
 
 // DefaultElicitationDeadline is how long a person has to answer an
 // elicitation before the host answers cancel.
-const DefaultElicitationDeadline = 5 * time.Minute
+const DefaultElicitationDeadline = flows.DefaultDeadline
 
 // RootsProvider lists the roots (file:// URIs) a server may work in.
 // Declared only when set; call Host.RootsChanged when they change.
 type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, error)
 
-// flowsHost is what internal/flows reaches the host through
-// (flows.Host).
-type flowsHost struct{ h *Host }
-
-var _ flows.Host = flowsHost{}
-
-func (f flowsHost) PendingCalls(server string) int { return f.h.rt.PendingCalls()[server] }
-
-func (f flowsHost) RecordElicitation(server string, params json.RawMessage) {
-	f.h.journal.Ingest(server, persistence.AppendEvent(persistence.EventRecord{
-		Server: server, Method: EventMethodElicitation, Params: persistence.RawJSON(params), Received: time.Now(),
-	}))
-}
-
 // newFlows makes the machinery that answers servers' requests with the
 // host's hooks (Options.Elicitation, Inbox, Sampling, Roots).
 func (h *Host) newFlows() *flows.Flows {
 	o := h.opts
-	deadline := o.ElicitationDeadline
-	if deadline <= 0 {
-		deadline = DefaultElicitationDeadline
-	}
-	fo := flows.Options{
-		Host: flowsHost{h}, Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling,
-		Deadline: deadline, Passed: ErrElicitationPassed, Logger: o.Logger,
-	}
-	if o.Elicitation != nil {
-		fo.Elicitation = flows.ElicitFunc(o.Elicitation)
-	}
-	if o.Sampling != nil {
-		fo.Sampling = flows.SampleFunc(o.Sampling)
-	}
-	if o.Roots != nil {
-		fo.Roots = flows.RootsFunc(o.Roots)
-	}
-	return flows.New(fo)
+	return flows.New(flows.Options{Journal: h.journal, PendingCalls: func(s string) int { return h.rt.PendingCalls()[s] }, Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling,
+		Elicitation: flows.ElicitFunc(o.Elicitation), Sampling: flows.SampleFunc(o.Sampling), Roots: flows.RootsFunc(o.Roots),
+		Deadline: o.ElicitationDeadline, Passed: ErrElicitationPassed, Logger: o.Logger})
 }
 
 // Journal event methods of the host's own events.
 const (
-	EventMethodElicitation = "mcpvisor/elicitation"
+	EventMethodElicitation = flows.EventMethodElicitation
 	EventMethodApproval    = "mcpvisor/approval"
 	EventMethodTask        = actors.EventMethodTask
 )

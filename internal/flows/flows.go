@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -23,27 +24,28 @@ type SampleFunc func(ctx context.Context, server string, req *protocol.CreateMes
 // RootsFunc lists the roots a server may work in (the root's RootsProvider).
 type RootsFunc func(ctx context.Context, server string) ([]protocol.Root, error)
 
-// Host is what the flows need of the host. Its methods are called
-// concurrently and must not block for long.
-type Host interface {
-	// PendingCalls counts the requests in flight on server's connection.
-	PendingCalls(server string) int
-	// RecordElicitation journals that an elicitation of server's
-	// happened; params name its mode, fields and action, never a value.
-	RecordElicitation(server string, params json.RawMessage)
-}
+// EventMethodElicitation is the journal event of an elicitation: its
+// mode, fields and action, never a value.
+const EventMethodElicitation = "mcpvisor/elicitation"
+
+// DefaultDeadline is how long a person has to answer an elicitation
+// before the host answers cancel (Options.Deadline 0).
+const DefaultDeadline = 5 * time.Minute
 
 // Options configure Flows; the handlers are the host's own.
 type Options struct {
-	Host        Host
-	Elicitation ElicitFunc // nil: the inbox (Broker) answers
-	Inbox       bool       // the host declares elicitation through Broker
-	Broker      *elicit.Broker
-	Sampling    SampleFunc
+	// PendingCalls counts the requests in flight on a server's connection
+	// (nil: none); elicitations are journaled in Journal (nil: not).
+	PendingCalls func(server string) int
+	Journal      *actors.Journal
+	Elicitation  ElicitFunc // nil: the inbox (Broker) answers
+	Inbox        bool       // the host declares elicitation through Broker
+	Broker       *elicit.Broker
+	Sampling     SampleFunc
 	// CallSampling declares sampling for calls' own handlers alone.
 	CallSampling bool
 	Roots        RootsFunc
-	Deadline     time.Duration // how long a person has to answer; positive
+	Deadline     time.Duration // how long a person has to answer; 0: DefaultDeadline
 	// Passed is the error a call's own elicitation handler returns to hand
 	// the elicitation to the host (the root's ErrElicitationPassed).
 	Passed error
@@ -59,7 +61,7 @@ type Flows struct {
 // New returns the flows of o, which it keeps.
 func New(o Options) *Flows {
 	if o.Deadline <= 0 {
-		panic("flows: Options.Deadline must be positive")
+		o.Deadline = DefaultDeadline
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -109,7 +111,7 @@ func invalidParams(err error) error {
 // or the inbox.
 func (f *Flows) serveElicitation(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
 	return f.Elicit(ctx, sr.Server, sr.Params, func(req *elicit.Request) *Asker {
-		return f.askers.Pick(sr.Server, req.RelatedTask, (*Asker).elicits, func() int { return f.o.Host.PendingCalls(sr.Server) })
+		return f.askers.Pick(sr.Server, req.RelatedTask, (*Asker).elicits, func() int { return f.pending(sr.Server) })
 	})
 }
 
@@ -203,12 +205,16 @@ func (f *Flows) record(req *elicit.Request, action elicit.Action) {
 		Task   string   `json:"relatedTask,omitempty"`
 		Action string   `json:"action"`
 	}{req.ID, string(req.Mode), names, req.Host(), req.RelatedTask, string(action)})
-	f.o.Host.RecordElicitation(req.Server, params)
+	if f.o.Journal != nil {
+		f.o.Journal.Ingest(req.Server, persistence.AppendEvent(persistence.EventRecord{
+			Server: req.Server, Method: EventMethodElicitation, Params: persistence.RawJSON(params), Received: time.Now(),
+		}))
+	}
 }
 
 func (f *Flows) serveSampling(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
 	return f.Sample(ctx, sr.Server, sr.Params, func(meta json.RawMessage) *Asker {
-		return f.askers.Pick(sr.Server, protocol.RelatedTaskID(meta), (*Asker).samples, func() int { return f.o.Host.PendingCalls(sr.Server) })
+		return f.askers.Pick(sr.Server, protocol.RelatedTaskID(meta), (*Asker).samples, func() int { return f.pending(sr.Server) })
 	})
 }
 
@@ -298,4 +304,12 @@ func (f *Flows) Ask(ctx context.Context, method, server string, params json.RawM
 		return f.Sample(ctx, server, params, func(json.RawMessage) *Asker { return owner })
 	}
 	return nil, fmt.Errorf("cluster: %s is not asked of the calling member", method)
+}
+
+// pending counts the requests in flight on server's connection.
+func (f *Flows) pending(server string) int {
+	if f.o.PendingCalls == nil {
+		return 0
+	}
+	return f.o.PendingCalls(server)
 }
