@@ -603,7 +603,7 @@ func (h *Host) CallWith(ctx context.Context, tool string, args json.RawMessage, 
 func (h *Host) newPipeline() *pipeline.Pipeline {
 	o := h.opts
 	cfg := pipeline.Config{
-		Runtime: h.rt, Transport: transport{h}, Flows: h.flows.Calls(h.cluster != nil), Tasks: h.tasks,
+		Runtime: h.rt, Transport: h.transport(), Flows: h.flows.Calls(h.cluster != nil), Tasks: h.tasks,
 		KeepPayloads: o.Journal.KeepCallPayloads, Middleware: o.CallMiddleware,
 		Granted: func(scope Scope, group string) bool {
 			return h.isAlwaysOn(group) || h.grants.Get(scope).Has(group)
@@ -646,4 +646,9 @@ func TraceFromHeaders(ctx context.Context, h http.Header) context.Context {
 // it carries no valid traceparent or baggage.
 func TraceFromMeta(ctx context.Context, meta json.RawMessage) context.Context {
 	return pipeline.TraceFromMeta(ctx, meta)
+}
+
+// transport is where the host's requests go (member.Transport).
+func (h *Host) transport() member.Transport {
+	return member.Transport{Runtime: h.rt, Replica: h.cluster, Instance: h.auth.InstanceFor}
 }

@@ -72,5 +72,5 @@ func JournalTasks(j *Journal, unfinished bool) ([]TaskInfo, error) {
 // newTaskPoller makes the host's task poller: its requests go to the
 // server wherever it runs.
 func (h *Host) newTaskPoller() *actors.TaskPoller {
-	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: transport{h}.Request, Journal: h.journal, Logger: h.opts.Logger})
+	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: h.transport().Request, Journal: h.journal, Logger: h.opts.Logger})
 }
