@@ -2,7 +2,6 @@ package mcpvisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -40,23 +39,13 @@ type (
 // and otherwise those of Call (ErrUnknownServer, ErrUnavailable, ErrTimeout,
 // a *protocol.Error…), wrapped with the server and the method.
 func (h *Host) Resources(ctx context.Context, server string) ([]Resource, error) {
-	return pipeline.List(ctx, h.pipe, server, protocol.MethodResourcesList, pipeline.NeedResources,
-		func(raw json.RawMessage) ([]Resource, string, error) {
-			var page protocol.ListResourcesResult
-			err := json.Unmarshal(raw, &page)
-			return page.Resources, page.NextCursor, err
-		})
+	return h.pipe.Resources(ctx, server)
 }
 
 // ResourceTemplates lists every resource template of a server, walking all
 // the pages of resources/templates/list, as Resources does.
 func (h *Host) ResourceTemplates(ctx context.Context, server string) ([]ResourceTemplate, error) {
-	return pipeline.List(ctx, h.pipe, server, protocol.MethodResourcesTemplatesList, pipeline.NeedResources,
-		func(raw json.RawMessage) ([]ResourceTemplate, string, error) {
-			var page protocol.ListResourceTemplatesResult
-			err := json.Unmarshal(raw, &page)
-			return page.ResourceTemplates, page.NextCursor, err
-		})
+	return h.pipe.ResourceTemplates(ctx, server)
 }
 
 // Prompts lists every prompt of a server, walking all the pages of
@@ -66,12 +55,7 @@ func (h *Host) ResourceTemplates(ctx context.Context, server string) ([]Resource
 // The prompts of a server with "prefix": false are remembered: they decide
 // which names PromptName gives and ResolvePrompt takes.
 func (h *Host) Prompts(ctx context.Context, server string) ([]Prompt, error) {
-	prompts, err := pipeline.List(ctx, h.pipe, server, protocol.MethodPromptsList, pipeline.NeedPrompts,
-		func(raw json.RawMessage) ([]Prompt, string, error) {
-			var page protocol.ListPromptsResult
-			err := json.Unmarshal(raw, &page)
-			return page.Prompts, page.NextCursor, err
-		})
+	prompts, err := h.pipe.Prompts(ctx, server)
 	if err == nil {
 		h.notePrompts(server, prompts)
 	}

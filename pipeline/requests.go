@@ -247,3 +247,34 @@ func (p *Pipeline) Forward(ctx context.Context, server, method string, params js
 	}
 	return res.Raw, nil
 }
+
+// Resources lists every resource of server (resources/list, every page).
+func (p *Pipeline) Resources(ctx context.Context, server string) ([]protocol.Resource, error) {
+	return List(ctx, p, server, protocol.MethodResourcesList, NeedResources,
+		func(raw json.RawMessage) ([]protocol.Resource, string, error) {
+			var page protocol.ListResourcesResult
+			err := json.Unmarshal(raw, &page)
+			return page.Resources, page.NextCursor, err
+		})
+}
+
+// ResourceTemplates lists every resource template of server
+// (resources/templates/list, every page).
+func (p *Pipeline) ResourceTemplates(ctx context.Context, server string) ([]protocol.ResourceTemplate, error) {
+	return List(ctx, p, server, protocol.MethodResourcesTemplatesList, NeedResources,
+		func(raw json.RawMessage) ([]protocol.ResourceTemplate, string, error) {
+			var page protocol.ListResourceTemplatesResult
+			err := json.Unmarshal(raw, &page)
+			return page.ResourceTemplates, page.NextCursor, err
+		})
+}
+
+// Prompts lists every prompt of server (prompts/list, every page).
+func (p *Pipeline) Prompts(ctx context.Context, server string) ([]protocol.Prompt, error) {
+	return List(ctx, p, server, protocol.MethodPromptsList, NeedPrompts,
+		func(raw json.RawMessage) ([]protocol.Prompt, string, error) {
+			var page protocol.ListPromptsResult
+			err := json.Unmarshal(raw, &page)
+			return page.Prompts, page.NextCursor, err
+		})
+}
