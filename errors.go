@@ -52,10 +52,10 @@ var (
 	// ErrElicitationPassed, from a CallOptions.Elicitation handler, hands
 	// the elicitation on to the host's own handler or inbox.
 	ErrElicitationPassed = errors.New("elicitation passed to the host")
-	ErrUnknownTask       = errors.New("unknown task") // no task with that id in the journal
-	ErrTaskFailed        = actors.ErrTaskFailed       // the server's task failed without a result
-	ErrTaskCancelled     = actors.ErrTaskCancelled    // the task was cancelled (by the server or the host)
-	ErrTaskLost          = actors.ErrTaskLost         // the server no longer knows the task
+	ErrUnknownTask       = pipeline.ErrUnknownTask // no task with that id in the journal
+	ErrTaskFailed        = actors.ErrTaskFailed    // the server's task failed without a result
+	ErrTaskCancelled     = actors.ErrTaskCancelled // the task was cancelled (by the server or the host)
+	ErrTaskLost          = actors.ErrTaskLost      // the server no longer knows the task
 
 	// ErrInvalidAnswer: an answer to an elicitation does not fit the spec
 	// or the requested schema, or its action is not accept, decline or

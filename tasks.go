@@ -1,8 +1,6 @@
 package mcpvisor
 
 import (
-	"fmt"
-
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/pipeline"
@@ -43,30 +41,13 @@ func (h *Host) Task(id string) (TaskInfo, error) { return JournalTask(h.journal,
 func (h *Host) Tasks(unfinished bool) ([]TaskInfo, error) { return JournalTasks(h.journal, unfinished) }
 
 // JournalTask returns the task with id from j (a host's journal, or one
-// opened alone).
-func JournalTask(j *Journal, id string) (TaskInfo, error) {
-	rec, ok, err := j.Store().TaskByID(id)
-	if err != nil {
-		return TaskInfo{}, err
-	}
-	if !ok {
-		return TaskInfo{}, fmt.Errorf("%w: %q", ErrUnknownTask, id)
-	}
-	return pipeline.TaskInfoOf(rec), nil
-}
+// opened alone); ErrUnknownTask when it has none.
+func JournalTask(j *Journal, id string) (TaskInfo, error) { return pipeline.JournalTask(j, id) }
 
 // JournalTasks lists j's tasks, oldest first; unfinished limits them to
 // those not ended yet.
 func JournalTasks(j *Journal, unfinished bool) ([]TaskInfo, error) {
-	recs, err := j.Store().Tasks(persistence.TaskFilter{Unfinished: unfinished})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]TaskInfo, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, pipeline.TaskInfoOf(r))
-	}
-	return out, nil
+	return pipeline.JournalTasks(j, unfinished)
 }
 
 // newTaskPoller makes the host's task poller: its requests go to the

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,4 +83,34 @@ func (p *Pipeline) runTask(ctx context.Context, c *Call, task *protocol.Task) (*
 	raw, err := p.cfg.Tasks.Wait(ctx, &rec, opts.OnProgress, c.progress)
 	c.raw = raw
 	return nil, err
+}
+
+// ErrUnknownTask: no task with that id in the journal.
+var ErrUnknownTask = errors.New("unknown task")
+
+// JournalTask returns the task with id from j; ErrUnknownTask when it has
+// none.
+func JournalTask(j *actors.Journal, id string) (TaskInfo, error) {
+	rec, ok, err := j.Store().TaskByID(id)
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	if !ok {
+		return TaskInfo{}, fmt.Errorf("%w: %q", ErrUnknownTask, id)
+	}
+	return TaskInfoOf(rec), nil
+}
+
+// JournalTasks lists j's tasks, oldest first; unfinished limits them to
+// those not ended yet.
+func JournalTasks(j *actors.Journal, unfinished bool) ([]TaskInfo, error) {
+	recs, err := j.Store().Tasks(persistence.TaskFilter{Unfinished: unfinished})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TaskInfo, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, TaskInfoOf(r))
+	}
+	return out, nil
 }
