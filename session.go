@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -119,31 +118,14 @@ func (s Session) Groups() []string {
 // a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.Get(s.scope)
-	whole := func(server string) bool { return set.Has(server) || s.h.isAlwaysOn(server) }
-	partly := set.ToolServers()
-	tools := s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return whole(server) || partly[server] })
-	if partly == nil {
-		return tools
-	}
-	// ToolsOf's slice is this call's own: filtering it in place is safe.
-	return slices.DeleteFunc(tools, func(t Tool) bool {
-		return partly[t.Server] && !whole(t.Server) && !set.Has(ToolName(t.Server, t.Tool))
-	})
+	return s.h.rt.GrantedTools(s.h.hostToolsFor(set), set, s.h.isAlwaysOn)
 }
 
 // Servers lists the servers whose tools this scope may call (granted or
 // always on, or one of whose tools is granted), in registration order,
 // whatever their state.
 func (s Session) Servers() []string {
-	set := s.h.grants.Get(s.scope)
-	partly := set.ToolServers()
-	var out []string
-	for _, st := range s.h.rt.Status() {
-		if set.Has(st.Name) || s.h.isAlwaysOn(st.Name) || partly[st.Name] {
-			out = append(out, st.Name)
-		}
-	}
-	return out
+	return s.h.rt.GrantedServers(s.h.grants.Get(s.scope), s.h.isAlwaysOn)
 }
 
 // Call calls a tool on behalf of this scope, as Host.Call does, by a name

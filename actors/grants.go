@@ -241,3 +241,34 @@ func quoteList(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// GrantedTools lists prefix (the host's own tools), then the tools a scope
+// holding set may call: those of its granted servers and of the servers
+// alwaysOn reports, and its tools granted one by one, in registration
+// order (ToolsOf).
+func (r *Runtime) GrantedTools(prefix []Tool, set GrantSet, alwaysOn func(server string) bool) []Tool {
+	whole := func(server string) bool { return set.Has(server) || alwaysOn(server) }
+	partly := set.ToolServers()
+	tools := r.ToolsOf(prefix, func(server string) bool { return whole(server) || partly[server] })
+	if partly == nil {
+		return tools
+	}
+	// ToolsOf's slice is this call's own: filtering it in place is safe.
+	return slices.DeleteFunc(tools, func(t Tool) bool {
+		return partly[t.Server] && !whole(t.Server) && !set.Has(ToolName(t.Server, t.Tool))
+	})
+}
+
+// GrantedServers lists the servers a scope holding set may call tools of
+// (granted or alwaysOn, or one of whose tools is granted), in
+// registration order, whatever their state.
+func (r *Runtime) GrantedServers(set GrantSet, alwaysOn func(server string) bool) []string {
+	partly := set.ToolServers()
+	var out []string
+	for _, st := range r.Status() {
+		if set.Has(st.Name) || alwaysOn(st.Name) || partly[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
