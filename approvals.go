@@ -3,7 +3,6 @@ package mcpvisor
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
@@ -11,7 +10,7 @@ import (
 
 // DefaultApprovalDeadline is how long a host-tool call waits in the
 // approval inbox before it is denied, when Options.ApprovalDeadline is 0.
-const DefaultApprovalDeadline = 5 * time.Minute
+const DefaultApprovalDeadline = hosttools.DefaultDeadline
 
 // approvalRequest is the call p as the approval API shows it.
 func approvalRequest(p hosttools.Pending) ApprovalRequest {
@@ -23,9 +22,6 @@ func approvalRequest(p hosttools.Pending) ApprovalRequest {
 
 // newApprovalInbox is the host's approval inbox (Options.ApprovalInbox).
 func newApprovalInbox(deadline time.Duration, log *slog.Logger) *hosttools.Inbox {
-	if deadline <= 0 {
-		deadline = DefaultApprovalDeadline
-	}
 	return hosttools.NewInbox(deadline, log)
 }
 
@@ -48,9 +44,6 @@ func (h *Host) ApprovalsChanged() <-chan struct{} { return h.approvals.Changed()
 // is not pending (answered, expired, abandoned) is ErrUnknownApproval.
 // A reason longer than MaxApprovalReason bytes is cut: it reaches a model.
 func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
-	if len(reason) > MaxApprovalReason {
-		reason = strings.ToValidUTF8(reason[:MaxApprovalReason], "") + "…"
-	}
 	if !h.approvals.Resolve(id, hosttools.Decision{Allow: allow, Reason: reason}) {
 		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
 	}
@@ -58,4 +51,4 @@ func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
 }
 
 // MaxApprovalReason bounds the reason given with a decision.
-const MaxApprovalReason = 1000
+const MaxApprovalReason = hosttools.MaxReason

@@ -2,12 +2,10 @@ package mcpvisor
 
 import (
 	"context"
-	"errors"
 	"net/url"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/registry"
-	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
@@ -42,23 +40,20 @@ type SignInFunc func(ctx context.Context, p SignInPrompt) (url.Values, error)
 // token or a secret.
 type AuthStatus = oauth.Status
 
-// oauthStore is the secret store's oauth section, as oauth.Store.
-type oauthStore struct{ s *secrets.Store }
-
-func (o oauthStore) Load(key string) ([]byte, error) { return o.s.LoadOAuth(key) }
-
-func (o oauthStore) Save(key string, b []byte) error { return o.s.SaveOAuth(key, b) }
-
 // newAuthorizers makes the host's authorizers (internal/signin), once its
 // runtime exists.
 func (h *Host) newAuthorizers() *signin.Authorizers {
-	var browser signin.Browser
-	if f := h.opts.SignIn; f != nil {
-		browser = func(ctx context.Context, server, user string, p oauth.Prompt) (url.Values, error) {
-			return f(ctx, SignInPrompt{Server: server, User: user, URL: p.URL, RedirectURI: p.RedirectURI})
-		}
+	return signin.New(signin.Options{Runtime: h.rt, Store: signin.SecretStore(h.secrets), Browser: browser(h.opts.SignIn), Log: h.opts.Logger})
+}
+
+// browser is f as internal/signin's Browser (nil for nil).
+func browser(f SignInFunc) signin.Browser {
+	if f == nil {
+		return nil
 	}
-	return signin.New(signin.Options{Runtime: h.rt, Store: oauthStore{h.secrets}, Browser: browser, Log: h.opts.Logger})
+	return func(ctx context.Context, server, user string, p oauth.Prompt) (url.Values, error) {
+		return f(ctx, SignInPrompt{Server: server, User: user, URL: p.URL, RedirectURI: p.RedirectURI})
+	}
 }
 
 // SignIn is a sign-in in progress: the URL to open, and its end.
@@ -75,6 +70,16 @@ func (s *SignIn) Done() <-chan struct{} { return s.flow.Done() }
 // Err is the sign-in's outcome once Done is closed (nil: signed in).
 func (s *SignIn) Err() error { return s.flow.Err() }
 
+// newSignIn makes a SignIn of server from a flow begun.
+func newSignIn(server string) func(*oauth.Flow, error) (*SignIn, error) {
+	return func(f *oauth.Flow, err error) (*SignIn, error) {
+		if err != nil {
+			return nil, err
+		}
+		return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+	}
+}
+
 // BeginSignIn starts server's sign-in: discovery, client registration and
 // the authorization URL, returned for a person to open. The host listens
 // for the redirect on the loopback redirect URI (the server's
@@ -82,16 +87,7 @@ func (s *SignIn) Err() error { return s.flow.Err() }
 // receives the redirect itself hands its query to CompleteSignIn. Once
 // signed in, the server starts again by itself.
 func (h *Host) BeginSignIn(ctx context.Context, server string) (*SignIn, error) {
-	a, err := h.auth.Get(server)
-	if err != nil {
-		return nil, err
-	}
-	f, err := a.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h.rt.AuthChanged(server) // status: sign-in pending
-	return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+	return newSignIn(server)(h.auth.Begin(ctx, server))
 }
 
 // CompleteSignIn ends server's sign-in with the query of the redirect (code,
@@ -99,67 +95,31 @@ func (h *Host) BeginSignIn(ctx context.Context, server string) (*SignIn, error) 
 // and the code redeemed.
 func (h *Host) CompleteSignIn(ctx context.Context, server string, redirect url.Values) error {
 	// The state names the flow: the host's own, or one of its users'.
-	a, err := h.auth.ForRedirect(server, redirect)
-	if err != nil {
-		return err
-	}
-	return a.Complete(ctx, redirect)
+	return h.auth.Complete(ctx, server, redirect)
 }
 
 // BeginUserSignIn is BeginSignIn for one platform user of a per-user server
 // (oauth.perUser): the token it gets serves only calls for that user.
 func (h *Host) BeginUserSignIn(ctx context.Context, server, user string) (*SignIn, error) {
-	a, err := h.auth.ForUser(ctx, server, user)
-	if err != nil {
-		return nil, err
-	}
-	f, err := a.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+	return newSignIn(server)(h.auth.BeginUser(ctx, server, user))
 }
 
 // SignOutUser forgets one user's token of a per-user server.
 func (h *Host) SignOutUser(ctx context.Context, server, user string) error {
-	a, err := h.auth.ForUser(ctx, server, user)
-	if err != nil {
-		return err
-	}
-	return a.Logout(ctx)
+	return h.auth.SignOutUser(ctx, server, user)
 }
 
 // SignInWith runs a whole sign-in of server with f doing the browser step
 // (for a machine grant, client credentials or enterprise-managed, it gets
 // a token without f). It returns once signed in.
 func (h *Host) SignInWith(ctx context.Context, server string, f SignInFunc) error {
-	a, err := h.auth.Get(server)
-	if err != nil {
-		return err
-	}
-	err = a.SignIn(ctx, func(ctx context.Context, p oauth.Prompt) (url.Values, error) {
-		h.rt.AuthChanged(server)
-		if f == nil {
-			return nil, errors.New("no browser to sign in with")
-		}
-		return f(ctx, SignInPrompt{Server: p.Server, URL: p.URL, RedirectURI: p.RedirectURI})
-	})
-	h.rt.AuthChanged(server)
-	return err
+	return h.auth.SignIn(ctx, server, browser(f))
 }
 
 // SignOut forgets server's token and client registrations; the server
 // needs a sign-in again at its next 401.
 func (h *Host) SignOut(ctx context.Context, server string) error {
-	a, err := h.auth.Get(server)
-	if err != nil {
-		return err
-	}
-	if err := a.Logout(ctx); err != nil {
-		return err
-	}
-	h.rt.AuthChanged(server)
-	return nil
+	return h.auth.SignOut(ctx, server)
 }
 
 // AuthStatuses reports the authorization of every server that has an

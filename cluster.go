@@ -2,7 +2,6 @@ package mcpvisor
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -94,7 +93,7 @@ type MemberHistory struct {
 // history alone.
 func (h *Host) ClusterHistory(ctx context.Context, f HistoryFilter) ([]MemberHistory, error) {
 	local := func() ([]HistoryRecord, error) { return h.journal.History(f) }
-	return gather(ctx, h, member.OpHistory, f, local, func(m string, r []HistoryRecord, e string) MemberHistory {
+	return member.Gather(ctx, h.cluster, member.OpHistory, f, local, func(m string, r []HistoryRecord, e string) MemberHistory {
 		return MemberHistory{Member: m, Records: r, Error: e}
 	})
 }
@@ -111,7 +110,7 @@ type MemberAccess struct {
 // group at the instant at. Ordered and bounded as ClusterHistory.
 func (h *Host) ClusterWhoHadAccess(ctx context.Context, tool string, at time.Time) ([]MemberAccess, error) {
 	local := func() ([]Scope, error) { return h.journal.WhoHadAccess(tool, at) }
-	return gather(ctx, h, member.OpAccess, member.AccessQuery{Tool: tool, At: at}, local, func(m string, s []Scope, e string) MemberAccess {
+	return member.Gather(ctx, h.cluster, member.OpAccess, member.AccessQuery{Tool: tool, At: at}, local, func(m string, s []Scope, e string) MemberAccess {
 		return MemberAccess{Member: m, Scopes: s, Error: e}
 	})
 }
@@ -130,7 +129,7 @@ type MemberEvents struct {
 // member that holds it: ClusterAck.
 func (h *Host) ClusterEvents(ctx context.Context, f EventFilter) ([]MemberEvents, error) {
 	local := func() ([]JournalEvent, error) { return h.journal.Events(f) }
-	return gather(ctx, h, member.OpEvents, f, local, func(m string, e []JournalEvent, err string) MemberEvents {
+	return member.Gather(ctx, h.cluster, member.OpEvents, f, local, func(m string, e []JournalEvent, err string) MemberEvents {
 		return MemberEvents{Member: m, Events: e, Error: err}
 	})
 }
@@ -145,35 +144,6 @@ func (h *Host) ClusterAck(ctx context.Context, addr string, ids ...uint64) error
 	}
 	_, err := h.cluster.Ask(ctx, addr, member.OpAck, ids)
 	return err
-}
-
-// gather asks this member (local) and every other (op with params, whose
-// answer decodes as T), and lists the answers as R: this member's first,
-// then the others' by address, each with its error.
-func gather[T, R any](ctx context.Context, h *Host, op string, params any, local func() (T, error), wrap func(member string, v T, err string) R) ([]R, error) {
-	mine, err := local()
-	if err != nil {
-		return nil, err
-	}
-	if h.cluster == nil {
-		return []R{wrap("", mine, "")}, nil
-	}
-	answers, err := h.cluster.Gather(ctx, op, params)
-	if err != nil {
-		return nil, err
-	}
-	out := []R{wrap(h.cluster.Self(), mine, "")}
-	for _, a := range answers {
-		var v T
-		e := a.Err
-		if e == "" {
-			if err := json.Unmarshal(a.Result, &v); err != nil {
-				e = err.Error()
-			}
-		}
-		out = append(out, wrap(a.Member, v, e))
-	}
-	return out, nil
 }
 
 // remoteOwner is the member a server runs on when not here ("": here, or

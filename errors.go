@@ -43,7 +43,7 @@ var (
 	// The journal and the grants.
 	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
 	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
-	ErrUnknownGroup  = errors.New("unknown tool group")
+	ErrUnknownGroup  = actors.ErrUnknownGroup
 	ErrNotGranted    = pipeline.ErrNotGranted
 	ErrInvalidScope  = errors.New("invalid session or stack id")
 

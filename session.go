@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
@@ -74,27 +74,9 @@ func (s Session) activate(ctx context.Context, names []string) ([]string, error)
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	known := s.h.groupNames()
-	var unknown, keys []string
-	seen := map[string]bool{}
-	for _, name := range names {
-		key := name
-		if !slices.Contains(known, name) {
-			tool, ok := s.h.rt.GrantableTool(name) // the host's own tools are granted by group only
-			if !ok {
-				unknown = append(unknown, name)
-				continue
-			}
-			key = tool
-		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		keys = append(keys, key)
-	}
-	if len(unknown) > 0 {
-		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
+	keys, err := s.h.rt.GrantKeys(names)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.h.grants.Grant(ctx, s.h.journal, s.scope, keys, time.Now()); err != nil {
 		return nil, err
@@ -136,31 +118,14 @@ func (s Session) Groups() []string {
 // a server.
 func (s Session) Tools() []Tool {
 	set := s.h.grants.Get(s.scope)
-	whole := func(server string) bool { return set.Has(server) || s.h.isAlwaysOn(server) }
-	partly := set.ToolServers()
-	tools := s.h.rt.ToolsOf(s.h.hostToolsFor(set), func(server string) bool { return whole(server) || partly[server] })
-	if partly == nil {
-		return tools
-	}
-	// ToolsOf's slice is this call's own: filtering it in place is safe.
-	return slices.DeleteFunc(tools, func(t Tool) bool {
-		return partly[t.Server] && !whole(t.Server) && !set.Has(ToolName(t.Server, t.Tool))
-	})
+	return s.h.rt.GrantedTools(s.h.hostToolsFor(set), set, s.h.isAlwaysOn)
 }
 
 // Servers lists the servers whose tools this scope may call (granted or
 // always on, or one of whose tools is granted), in registration order,
 // whatever their state.
 func (s Session) Servers() []string {
-	set := s.h.grants.Get(s.scope)
-	partly := set.ToolServers()
-	var out []string
-	for _, st := range s.h.rt.Status() {
-		if set.Has(st.Name) || s.h.isAlwaysOn(st.Name) || partly[st.Name] {
-			out = append(out, st.Name)
-		}
-	}
-	return out
+	return s.h.rt.GrantedServers(s.h.grants.Get(s.scope), s.h.isAlwaysOn)
 }
 
 // Call calls a tool on behalf of this scope, as Host.Call does, by a name
@@ -190,74 +155,11 @@ func (s Session) call(ctx context.Context, tool string, args json.RawMessage, op
 // listed: Options.SearchToolsOver) it says to search first.
 func (s Session) Catalog() string {
 	set := s.h.grants.Get(s.scope)
-	var b strings.Builder
-	var active []string
-	b.WriteString("## MCP servers\n")
-	if s.h.searchListed() {
-		b.WriteString("There are many tools: find one with `search_tools({\"query\": \"what it should do\"})`, " +
-			"then load just it with `activate_tools([\"mcp__<server>__<tool>\"])`.\n")
-	}
-	b.WriteString("**Available** — call `activate_tools([\"name\"])` to load tools:\n")
-	b.WriteString("| Server | Description |\n|---|---|\n")
-	available := 0
-	for _, st := range s.h.rt.Status() {
-		if !st.Enabled {
-			continue
-		}
-		if set.Has(st.Name) || s.h.isAlwaysOn(st.Name) {
-			active = append(active, st.Name)
-			continue
-		}
-		desc := st.Description
-		if desc == "" {
-			desc = st.FriendlyName
-		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", st.Name, tableCell(desc))
-		available++
-	}
-	if available == 0 {
-		b.WriteString("| (none) | |\n")
-	}
-	b.WriteString("**Active** — tools callable as `mcp__<name>__<tool>`:\n")
-	tools := set.Tools()
-	if len(active) == 0 && len(tools) == 0 {
-		b.WriteString("- (none)\n")
-	}
-	for _, name := range active {
-		if s.h.rt.IsUnprefixed(name) {
-			fmt.Fprintf(&b, "- `%s` (tools callable by their own names)\n", name)
-			continue
-		}
-		fmt.Fprintf(&b, "- `%s`\n", name)
-	}
-	for _, key := range tools {
-		if server, _, _ := SplitToolName(key); !slices.Contains(active, server) {
-			fmt.Fprintf(&b, "- `%s` (this tool only)\n", key)
-		}
-	}
-	return b.String()
-}
-
-func tableCell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", `\|`)
-}
-
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, ", ")
-}
-
-// groupNames lists the groups a scope may be granted: every registered
-// server, and ConfigGroup.
-func (h *Host) groupNames() []string {
-	sts := h.rt.Status()
-	out := make([]string, 0, len(sts)+1)
-	for _, st := range sts {
-		out = append(out, st.Name)
-	}
-	return append(out, ConfigGroup)
+	return hosttools.Catalog(hosttools.CatalogInput{
+		Servers:    s.h.rt.Status(),
+		Active:     func(server string) bool { return set.Has(server) || s.h.isAlwaysOn(server) },
+		Unprefixed: s.h.rt.IsUnprefixed,
+		Tools:      set.Tools(),
+		Search:     s.h.searchListed(),
+	})
 }

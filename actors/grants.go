@@ -2,14 +2,21 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
+
+// ErrUnknownGroup: a grant named neither a group (a server, or the
+// host's config group) nor a tool whose server's tools are listed.
+var ErrUnknownGroup = errors.New("unknown tool group")
 
 // GrantSet is one scope's grants: the groups (server names, or the host's
 // config group) and the tools granted one by one, under their namespaced
@@ -188,4 +195,80 @@ func (r *Runtime) GrantableTool(name string) (string, bool) {
 		return "", false
 	}
 	return ToolName(server, own), true
+}
+
+// GrantKeys returns the keys the grants of names are held under, each
+// once, in order: a group (a registered server, or the config group) as
+// itself, a tool by a name it is exposed under as its namespaced name
+// (GrantableTool; the host's own tools are granted by group only). A name
+// that is neither fails the whole call with ErrUnknownGroup.
+func (r *Runtime) GrantKeys(names []string) ([]string, error) {
+	sts := r.Status()
+	known := make([]string, 0, len(sts)+1)
+	for _, st := range sts {
+		known = append(known, st.Name)
+	}
+	known = append(known, config.ReservedName)
+	var unknown, keys []string
+	seen := map[string]bool{}
+	for _, name := range names {
+		key := name
+		if !slices.Contains(known, name) {
+			tool, ok := r.GrantableTool(name)
+			if !ok {
+				unknown = append(unknown, name)
+				continue
+			}
+			key = tool
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		keys = append(keys, key)
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%w: %s (known: %s; or a tool's full name, mcp__<server>__<tool>)", ErrUnknownGroup, quoteList(unknown), quoteList(known))
+	}
+	return keys, nil
+}
+
+// quoteList is names quoted, comma-separated.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// GrantedTools lists prefix (the host's own tools), then the tools a scope
+// holding set may call: those of its granted servers and of the servers
+// alwaysOn reports, and its tools granted one by one, in registration
+// order (ToolsOf).
+func (r *Runtime) GrantedTools(prefix []Tool, set GrantSet, alwaysOn func(server string) bool) []Tool {
+	whole := func(server string) bool { return set.Has(server) || alwaysOn(server) }
+	partly := set.ToolServers()
+	tools := r.ToolsOf(prefix, func(server string) bool { return whole(server) || partly[server] })
+	if partly == nil {
+		return tools
+	}
+	// ToolsOf's slice is this call's own: filtering it in place is safe.
+	return slices.DeleteFunc(tools, func(t Tool) bool {
+		return partly[t.Server] && !whole(t.Server) && !set.Has(ToolName(t.Server, t.Tool))
+	})
+}
+
+// GrantedServers lists the servers a scope holding set may call tools of
+// (granted or alwaysOn, or one of whose tools is granted), in
+// registration order, whatever their state.
+func (r *Runtime) GrantedServers(set GrantSet, alwaysOn func(server string) bool) []string {
+	partly := set.ToolServers()
+	var out []string
+	for _, st := range r.Status() {
+		if set.Has(st.Name) || alwaysOn(st.Name) || partly[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -35,10 +36,20 @@ type Inbox struct {
 	log *slog.Logger
 }
 
+// DefaultDeadline is an Inbox's deadline when NewInbox is given none.
+const DefaultDeadline = 5 * time.Minute
+
+// MaxReason bounds the reason of a Decision Resolve is given: longer, it
+// is cut, since it reaches a model.
+const MaxReason = 1000
+
 // NewInbox returns an empty inbox whose calls are denied once deadline
-// (positive) passes. log receives a line per call queued, decided or
-// left.
+// (DefaultDeadline if not positive) passes. log receives a line per call
+// queued, decided or left.
 func NewInbox(deadline time.Duration, log *slog.Logger) *Inbox {
+	if deadline <= 0 {
+		deadline = DefaultDeadline
+	}
 	b := &Inbox{log: log}
 	expired := Decision{Reason: fmt.Sprintf("no decision within %s", deadline)}
 	b.in = inbox.New(inbox.Options[Request, Decision]{
@@ -69,9 +80,13 @@ func (b *Inbox) Decide(ctx context.Context, req *Request) (Decision, error) {
 	return t.Wait(ctx)
 }
 
-// Resolve answers the pending call id, and reports false when no call of
-// that id is pending (answered, expired, abandoned).
+// Resolve answers the pending call id, its reason cut to MaxReason bytes,
+// and reports false when no call of that id is pending (answered,
+// expired, abandoned).
 func (b *Inbox) Resolve(id string, d Decision) bool {
+	if len(d.Reason) > MaxReason {
+		d.Reason = strings.ToValidUTF8(d.Reason[:MaxReason], "") + "…"
+	}
 	e, err := b.in.Resolve(id, d)
 	if err != nil {
 		return false

@@ -208,3 +208,33 @@ type Replica interface {
 	Gather(ctx context.Context, op string, params any) ([]Answer, error)
 	Ask(ctx context.Context, member, op string, params any) (json.RawMessage, error)
 }
+
+// Gather asks this member (local) and, through r, every other (op with
+// params, whose answer decodes as T), and lists the answers as R: this
+// member's first, then the others' by address, each with its error. With
+// r nil (no cluster) it is local's answer alone, under member "".
+func Gather[T, R any](ctx context.Context, r Replica, op string, params any, local func() (T, error), wrap func(member string, v T, err string) R) ([]R, error) {
+	mine, err := local()
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return []R{wrap("", mine, "")}, nil
+	}
+	answers, err := r.Gather(ctx, op, params)
+	if err != nil {
+		return nil, err
+	}
+	out := []R{wrap(r.Self(), mine, "")}
+	for _, a := range answers {
+		var v T
+		e := a.Err
+		if e == "" {
+			if err := json.Unmarshal(a.Result, &v); err != nil {
+				e = err.Error()
+			}
+		}
+		out = append(out, wrap(a.Member, v, e))
+	}
+	return out, nil
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 )
 
 // ErrNoUser: a call to a per-user server (oauth.perUser) names no user.
@@ -388,3 +389,91 @@ func (as *Authorizers) Close() {
 	}
 	as.wg.Wait()
 }
+
+// Begin starts server's sign-in with the host's own identity (see
+// oauth.Authorizer.Begin) and tells the runtime its status changed (a
+// sign-in pending).
+func (as *Authorizers) Begin(ctx context.Context, server string) (*oauth.Flow, error) {
+	a, err := as.Get(server)
+	if err != nil {
+		return nil, err
+	}
+	f, err := a.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	as.o.Runtime.AuthChanged(server)
+	return f, nil
+}
+
+// BeginUser starts user's sign-in of a per-user server, starting the
+// user's instance if needed (ForUser).
+func (as *Authorizers) BeginUser(ctx context.Context, server, user string) (*oauth.Flow, error) {
+	a, err := as.ForUser(ctx, server, user)
+	if err != nil {
+		return nil, err
+	}
+	return a.Begin(ctx)
+}
+
+// Complete ends the sign-in of server whose state the redirect's query
+// names (ForRedirect) with that query.
+func (as *Authorizers) Complete(ctx context.Context, server string, redirect url.Values) error {
+	a, err := as.ForRedirect(server, redirect)
+	if err != nil {
+		return err
+	}
+	return a.Complete(ctx, redirect)
+}
+
+// SignIn runs a whole sign-in of server with the host's own identity,
+// browser doing the browser step (nil: a sign-in that needs one fails),
+// and tells the runtime of the change when the browser step starts and
+// when it ends.
+func (as *Authorizers) SignIn(ctx context.Context, server string, browser Browser) error {
+	a, err := as.Get(server)
+	if err != nil {
+		return err
+	}
+	err = a.SignIn(ctx, func(ctx context.Context, p oauth.Prompt) (url.Values, error) {
+		as.o.Runtime.AuthChanged(server)
+		if browser == nil {
+			return nil, errors.New("no browser to sign in with")
+		}
+		return browser(ctx, p.Server, "", p)
+	})
+	as.o.Runtime.AuthChanged(server)
+	return err
+}
+
+// SignOut forgets server's token and client registrations and tells the
+// runtime.
+func (as *Authorizers) SignOut(ctx context.Context, server string) error {
+	a, err := as.Get(server)
+	if err != nil {
+		return err
+	}
+	if err := a.Logout(ctx); err != nil {
+		return err
+	}
+	as.o.Runtime.AuthChanged(server)
+	return nil
+}
+
+// SignOutUser forgets user's token of a per-user server.
+func (as *Authorizers) SignOutUser(ctx context.Context, server, user string) error {
+	a, err := as.ForUser(ctx, server, user)
+	if err != nil {
+		return err
+	}
+	return a.Logout(ctx)
+}
+
+// SecretStore is a secret store's oauth section, as oauth.Store.
+func SecretStore(s *secrets.Store) oauth.Store { return secretStore{s} }
+
+type secretStore struct{ s *secrets.Store }
+
+func (o secretStore) Load(key string) ([]byte, error) { return o.s.LoadOAuth(key) }
+
+func (o secretStore) Save(key string, b []byte) error { return o.s.SaveOAuth(key, b) }
