@@ -5,9 +5,7 @@ import (
 	"net/url"
 
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
-	"github.com/mcpvisor/mcpvisor/internal/registry"
 	"github.com/mcpvisor/mcpvisor/internal/signin"
-	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // Authorization of remote servers (the MCP specification's OAuth 2.1
@@ -125,18 +123,3 @@ func (h *Host) SignOut(ctx context.Context, server string) error {
 // AuthStatuses reports the authorization of every server that has an
 // authorizer, by name.
 func (h *Host) AuthStatuses() []AuthStatus { return h.auth.Statuses() }
-
-// authorizeUnstarted gives a server that Options.Only leaves unstarted its
-// authorizer, so that its sign-in can be shown and changed (auth status,
-// auth logout) without starting it.
-func (h *Host) authorizeUnstarted(rec persistence.ServerRecord) {
-	sc, err := registry.Config(rec)
-	if err != nil {
-		return
-	}
-	spec, err := serverSpec(sc, h.lookupFor(sc.Name), h.opts.Environ)
-	if err != nil {
-		return
-	}
-	_ = h.auth.Authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser)
-}

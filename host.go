@@ -349,7 +349,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()
 	h.tasks = h.newTaskPoller()
-	h.reg = registry.New(journal, secrets, h.rt, registryHost{h}, registry.Specs{Restart: opts.Restart,
+	h.reg = registry.New(journal, secrets, h.rt, registry.Specs{Restart: opts.Restart,
 		StopGrace: opts.StopGrace, TermGrace: opts.TermGrace, MaxFrame: opts.MaxFrame, Environ: opts.Environ,
 		Lookup: h.lookupFor, Inputs: h.inputs, Authorize: h.auth.Authorize}, opts.Logger)
 	h.pipe = h.newPipeline()

@@ -64,12 +64,6 @@ func (h *Host) searchListed() bool {
 	return !h.opts.NoHostTools && h.hostTools.SearchListed()
 }
 
-// isHostTool reports whether tool is one of the host's own tools, as this
-// host serves them.
-func (h *Host) isHostTool(tool string) bool {
-	return !h.opts.NoHostTools && hosttools.Is(tool)
-}
-
 // hostToolStage answers the host's own tools (unless Options.NoHostTools):
 // their calls never reach a server.
 func (h *Host) hostToolStage(next CallFunc) CallFunc {

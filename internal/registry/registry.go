@@ -31,13 +31,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
-// Host is what the registry asks of the host that owns it.
-type Host interface {
-	// Unstarted is told of each row Load leaves unstarted (not in its
-	// only list), so that the host can still show and change its sign-in.
-	Unstarted(rec persistence.ServerRecord)
-}
-
 // Registry is the registry over one host's journal and runtime: its rows
 // are the journal's; it holds what resolving an entry learnt (Unresolved,
 // Validates).
@@ -45,7 +38,6 @@ type Registry struct {
 	journal *actors.Journal
 	secrets *secrets.Store // a server's literal credentials: the journal keeps none
 	rt      *actors.Runtime
-	host    Host
 	specs   Specs
 	logger  *slog.Logger
 
@@ -56,11 +48,11 @@ type Registry struct {
 
 // New returns the registry kept in j for the servers of rt, their
 // credentials in s, entries resolved with specs.
-func New(j *actors.Journal, s *secrets.Store, rt *actors.Runtime, host Host, specs Specs, logger *slog.Logger) *Registry {
+func New(j *actors.Journal, s *secrets.Store, rt *actors.Runtime, specs Specs, logger *slog.Logger) *Registry {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Registry{journal: j, secrets: s, rt: rt, host: host, specs: specs, logger: logger, unresolved: map[string]config.Server{}}
+	return &Registry{journal: j, secrets: s, rt: rt, specs: specs, logger: logger, unresolved: map[string]config.Server{}}
 }
 
 // Load reconciles the registry with the config file cfg (nil: none),
@@ -160,7 +152,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 	specs := make([]actors.ServerSpec, 0, len(order))
 	for _, name := range order {
 		if only != nil && !slices.Contains(only, name) {
-			r.host.Unstarted(byName[name])
+			r.authorizeUnstarted(byName[name])
 			continue
 		}
 		rec := byName[name]
@@ -310,4 +302,21 @@ func (r *Registry) seal(sc config.Server) (config.Server, error) {
 // rejects.
 func (r *Registry) keepSecrets(keep func(server string) bool) error {
 	return r.secrets.KeepOnly(keep, keep)
+}
+
+// authorizeUnstarted gives a server that Load leaves unstarted (not in its
+// only list) its authorizer, so that its sign-in can still be shown and
+// changed (auth status, auth logout) without starting it.
+func (r *Registry) authorizeUnstarted(rec persistence.ServerRecord) {
+	sc, err := Config(rec)
+	if err != nil || r.specs.Authorize == nil {
+		return
+	}
+	var lookup func(string) (string, bool)
+	if r.specs.Lookup != nil {
+		lookup = r.specs.Lookup(sc.Name)
+	}
+	if spec, err := actors.SpecOf(sc, lookup, r.specs.Environ); err == nil {
+		_ = r.specs.Authorize(&spec, sc.OAuth != nil && sc.OAuth.PerUser)
+	}
 }
