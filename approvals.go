@@ -2,8 +2,6 @@ package mcpvisor
 
 import (
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 )
@@ -18,11 +16,6 @@ func approvalRequest(p hosttools.Pending) ApprovalRequest {
 	return ApprovalRequest{ID: p.ID, Scope: r.Scope, Tool: r.Tool, Arguments: r.Arguments, Server: r.Server,
 		Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes,
 		Created: r.Created, Deadline: p.Deadline}
-}
-
-// newApprovalInbox is the host's approval inbox (Options.ApprovalInbox).
-func newApprovalInbox(deadline time.Duration, log *slog.Logger) *hosttools.Inbox {
-	return hosttools.NewInbox(deadline, log)
 }
 
 // Approvals lists the host-tool calls waiting in the approval inbox

@@ -23,19 +23,7 @@ var _ member.Host = clusterHost{}
 // that belong to it are the caller's (flows.Askers.Pick attributes them as it
 // would a local call's).
 func (c clusterHost) Run(ctx context.Context, r member.Run) (json.RawMessage, error) {
-	h := c.h
-	if r.Ask != nil {
-		a := &flows.Asker{Ctx: ctx, Server: r.Server, Scope: r.Scope, Client: r.Client, Delegate: r.Ask}
-		if r.TaskID != "" {
-			a.Task.Store(&r.TaskID)
-		}
-		h.flows.Askers().Add(a)
-		defer h.flows.Askers().Remove(a)
-	}
-	if r.Method == "" {
-		return h.rt.Call(ctx, r.Tool, r.Params, r.Meta, r.Options)
-	}
-	return h.rt.Request(ctx, r.Server, r.Method, r.Params, r.Options)
+	return c.h.flows.Forwarded(ctx, c.h.rt, r)
 }
 
 // Flows are the flows of the call ctx belongs to (flows.Of): a server's

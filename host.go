@@ -310,7 +310,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		alwaysOn:  map[string]bool{},
 		closing:   make(chan struct{}),
 		broker:    elicit.NewBroker(elicit.BrokerOptions{Deadline: opts.ElicitationDeadline, Logger: opts.Logger}),
-		approvals: newApprovalInbox(opts.ApprovalDeadline, opts.Logger),
+		approvals: hosttools.NewInbox(opts.ApprovalDeadline, opts.Logger),
 	}
 	h.bg, h.stopBg = context.WithCancel(context.Background())
 	h.flows = h.newFlows()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/pipeline"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -71,4 +73,22 @@ func Of(ctx context.Context) (own *Asker, scope persistence.Scope, client string
 		return cl.asker, cl.scope, cl.client
 	}
 	return nil, persistence.Scope{}, ""
+}
+
+// Forwarded runs on rt a request another member of the cluster forwarded
+// here: the server's questions that belong to it go back to the caller
+// (Askers.Pick attributes them as it would a local call's).
+func (f *Flows) Forwarded(ctx context.Context, rt *actors.Runtime, r member.Run) (json.RawMessage, error) {
+	if r.Ask != nil {
+		a := &Asker{Ctx: ctx, Server: r.Server, Scope: r.Scope, Client: r.Client, Delegate: r.Ask}
+		if r.TaskID != "" {
+			a.Task.Store(&r.TaskID)
+		}
+		f.askers.Add(a)
+		defer f.askers.Remove(a)
+	}
+	if r.Method == "" {
+		return rt.Call(ctx, r.Tool, r.Params, r.Meta, r.Options)
+	}
+	return rt.Request(ctx, r.Server, r.Method, r.Params, r.Options)
 }
