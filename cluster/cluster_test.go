@@ -525,7 +525,19 @@ func TestClusterHistory(t *testing.T) {
 	if err := hosts[2].Session("agent-7", "").Activate(ctx, "s0"); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Now().Add(time.Second)
+	// Each member journals the grant when it applies it: ask about a
+	// moment after every member has (gossip may take more than a second
+	// on a loaded machine).
+	deadline = time.Now().Add(30 * time.Second)
+	for _, h := range hosts {
+		for !slices.Contains(h.Session("agent-7", "").Groups(), "s0") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the grant never reached every member: %v", h.Session("agent-7", "").Groups())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	at := time.Now()
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		access, err := hosts[0].ClusterWhoHadAccess(ctx, "mcp__s0__echo", at)
