@@ -18,7 +18,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
-	"github.com/mcpvisor/mcpvisor/internal/media"
 	"github.com/mcpvisor/mcpvisor/internal/member"
 	"github.com/mcpvisor/mcpvisor/internal/registry"
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
@@ -608,8 +607,8 @@ func (h *Host) newPipeline() *pipeline.Pipeline {
 		Granted: func(scope Scope, group string) bool {
 			return h.isAlwaysOn(group) || h.grants.Get(scope).Has(group)
 		},
-		Validates:      h.reg.Validates,
-		Media:          media.New(filepath.Join(o.DataDir, "media"), o.MediaURL, o.MaxMediaBytes),
+		Validates: h.reg.Validates,
+		MediaDir:  filepath.Join(o.DataDir, "media"), MediaURL: o.MediaURL, MaxMediaBytes: o.MaxMediaBytes,
 		MaxInputRounds: o.MaxInputRounds, TracerProvider: o.TracerProvider, Logger: o.Logger,
 	}
 	if !o.Journal.NoCallHistory {

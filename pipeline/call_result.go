@@ -37,7 +37,7 @@ func (p *Pipeline) resultStage(next Func) Func {
 				return nil, err
 			}
 		}
-		if err := res.render(p.cfg.Media); err != nil {
+		if err := res.render(p.media); err != nil {
 			// The result says which items were not saved; the reason is ours.
 			p.cfg.Logger.Warn("media not saved", "tool", c.Tool, "err", err)
 		}

@@ -150,8 +150,11 @@ type Config struct {
 	HostTools Middleware
 	// Middleware are the embedder's stages, the first outermost.
 	Middleware []Middleware
-	// Media writes the media items of results; nil: none are.
-	Media *media.Store
+	// MediaDir is where the media items of results are written, linked as
+	// MediaURL+name ("": /v1/media/), each at most MaxMediaBytes decoded
+	// (0: 32 MiB); MediaDir "": none are.
+	MediaDir, MediaURL string
+	MaxMediaBytes      int64
 	// MaxInputRounds bounds a request's input rounds (0:
 	// DefaultMaxInputRounds).
 	MaxInputRounds int
@@ -163,6 +166,7 @@ type Config struct {
 // Pipeline is a host's request pipeline, built once.
 type Pipeline struct {
 	cfg     Config
+	media   *media.Store // nil: no media files
 	schemas schemaCache
 	inbound tracing.Tracers // TraceRequest's
 	run     Func
@@ -190,6 +194,9 @@ func New(cfg Config) *Pipeline {
 		cfg.Logger = slog.Default()
 	}
 	p := &Pipeline{cfg: cfg}
+	if cfg.MediaDir != "" {
+		p.media = media.New(cfg.MediaDir, cfg.MediaURL, cfg.MaxMediaBytes)
+	}
 	stages := []Middleware{p.traceStage, p.recordStage}
 	for _, mw := range cfg.Middleware {
 		stages = append(stages, answered(mw))
