@@ -290,8 +290,13 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: ToolPolicy (or %s): %v", ErrConfig, ToolPolicyEnv, err)
 	}
+	// The data directory holds the journal, servers' logs and the secret
+	// store: its user's alone, whichever command makes it.
 	logDir := filepath.Join(opts.DataDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)

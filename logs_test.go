@@ -68,3 +68,34 @@ func openFDs(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// The data directory, its logs directory and a server's log are its
+// user's alone (issue 38: another user read servers' stderr), whatever
+// the process's umask and whichever command makes them.
+func TestDataDirIsPrivate(t *testing.T) {
+	data := t.TempDir() + "/data"
+	h := openHost(t, mcpvisor.Options{DataDir: data, Restart: mcpvisor.RestartPolicy{
+		InitialInterval: time.Hour, MaxInterval: time.Hour, RandomizationFactor: -1, MaxRestarts: -1,
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A command that cannot start still writes its lifecycle to its log.
+	if err := h.Register(ctx, mcpvisor.ServerConfig{Name: "gone", Command: "/nonexistent/mcp-server", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitSettled(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{data: 0o700, data + "/logs": 0o700, h.LogFile("gone"): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %04o, want %04o", path, got, want)
+		}
+	}
+}

@@ -283,7 +283,7 @@ func loadToken(data, tokenFile string) (token, path string, err error) {
 		if token == "" {
 			return "", "", fmt.Errorf("--token-file %s is empty", tokenFile)
 		}
-		return token, tokenFile, nil
+		return token, tokenFile, checkTokenFile(tokenFile, token)
 	}
 	path = filepath.Join(data, "token")
 	b, err := os.ReadFile(path)
@@ -291,7 +291,7 @@ func loadToken(data, tokenFile string) (token, path string, err error) {
 		if token = strings.TrimSpace(string(b)); token == "" {
 			return "", "", fmt.Errorf("%s is empty: delete it to have a new token generated", path)
 		}
-		return token, path, nil
+		return token, path, checkTokenFile(path, token)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", err
@@ -359,4 +359,24 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// minToken is the shortest bearer token serve accepts from a file: a
+// short one is guessed (a generated one has 64 hex digits).
+const minToken = 16
+
+// checkTokenFile refuses a token file another user can read, or one whose
+// token is short enough to guess, saying how to fix it.
+func checkTokenFile(path, token string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("token file %s is readable by other users (mode %04o): chmod 600 %s", path, perm, path)
+	}
+	if len(token) < minToken {
+		return fmt.Errorf("token file %s holds a %d-character token, at least %d needed: write a long random one, e.g. openssl rand -hex 32 > %s", path, len(token), minToken, path)
+	}
+	return nil
 }

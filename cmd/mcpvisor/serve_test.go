@@ -166,14 +166,14 @@ func TestServeTokenFile(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers": {}}`)
 	data := t.TempDir()
 	tf := filepath.Join(t.TempDir(), "tok")
-	if err := os.WriteFile(tf, []byte("given-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(tf, []byte("given-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := startServe(t, "--config", cfg, "--data", data, "--token-file", tf)
 	if s.tokenPath != tf {
 		t.Errorf("token in %q", s.tokenPath)
 	}
-	if code, body := get(t, s.url+"/v1/servers", "given-token"); code != http.StatusOK {
+	if code, body := get(t, s.url+"/v1/servers", "given-token-0123456789"); code != http.StatusOK {
 		t.Errorf("given token: %d %s", code, body)
 	}
 	if _, err := os.Stat(filepath.Join(data, "token")); !os.IsNotExist(err) {

@@ -249,7 +249,7 @@ func (m *Store) saveLine(kind, data, mimeType string, files *[]File, errs *[]err
 // write stores b as dir/name atomically: readers see the whole file or
 // none.
 func (m *Store) write(name string, b []byte) error {
-	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
 		return err
 	}
 	// The temporary name is not a valid media name, so it is never served.

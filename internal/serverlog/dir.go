@@ -44,7 +44,7 @@ func openDir(opts Options) (*Dir, error) {
 		opts.Now = time.Now
 	}
 	if opts.Dir != "" {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 			return nil, err
 		}
 	}

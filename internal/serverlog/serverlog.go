@@ -336,10 +336,12 @@ func (w *appender) open() bool {
 	if w.fail {
 		return false
 	}
-	file, err := os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// A server's stderr may hold anything it prints, secrets included: its
+	// log is its user's alone (0600, in a 0700 directory).
+	file, err := os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if errors.Is(err, os.ErrNotExist) && w.f.opts.Dir != "" {
-		if err = os.MkdirAll(w.f.opts.Dir, 0o755); err == nil {
-			file, err = os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err = os.MkdirAll(w.f.opts.Dir, 0o700); err == nil {
+			file, err = os.OpenFile(w.f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		}
 	}
 	if err == nil {
