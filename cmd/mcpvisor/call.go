@@ -13,6 +13,7 @@ import (
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
 	"github.com/mcpvisor/mcpvisor/sidecar"
+	"golang.org/x/term"
 )
 
 // call: one tool call, on a host of its own that starts only the tool's
@@ -185,7 +186,7 @@ func (c callReporter) progress(p mcpvisor.Progress) {
 		line += fmt.Sprintf("/%g", *p.Total)
 	}
 	if p.Message != "" {
-		line += ": " + p.Message
+		line += ": " + printable(p.Message)
 	}
 	fmt.Fprintln(c.w, line)
 }
@@ -226,12 +227,16 @@ func (o callOutcome) print(w io.Writer, f flags, tool string) error {
 		}
 	case o.isError:
 	case f.raw:
-		fmt.Fprintln(w, o.wire)
+		wire := o.wire
+		if terminal(w) {
+			wire = printableText(wire)
+		}
+		fmt.Fprintln(w, wire)
 	default:
 		writeResult(w, o.wire)
 	}
 	if o.isError {
-		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s returned an error: %s", tool, o.wire)}
+		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s returned an error: %s", tool, printableText(o.wire))}
 	}
 	return nil
 }
@@ -239,7 +244,13 @@ func (o callOutcome) print(w io.Writer, f flags, tool string) error {
 // writeResult prints a result's wire string: indented by two spaces when
 // it is a JSON object or array (structuredContent, or a text that is
 // JSON), as it is otherwise.
+//
+// On a terminal, what a terminal would not print as text is escaped
+// (printableText): a server's result cannot rewrite the screen.
 func writeResult(w io.Writer, wire string) {
+	if terminal(w) {
+		wire = printableText(wire)
+	}
 	if t := strings.TrimSpace(wire); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		var b bytes.Buffer
 		if json.Indent(&b, []byte(t), "", "  ") == nil {
@@ -248,4 +259,10 @@ func writeResult(w io.Writer, wire string) {
 		}
 	}
 	fmt.Fprintln(w, wire)
+}
+
+// terminal reports whether w is a terminal.
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

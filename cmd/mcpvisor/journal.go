@@ -128,7 +128,7 @@ func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
 		return
 	}
 	fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Received.Local().Format(time.DateTime),
-		ev.Server, ev.Method, ev.Status, ev.Params)
+		printable(ev.Server), printable(ev.Method), ev.Status, printable(string(ev.Params)))
 }
 
 func (p *eventPrinter) flush() { _ = p.tw.Flush() }
@@ -195,42 +195,7 @@ func cmdHistory(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if f.json {
-		enc := json.NewEncoder(stdout)
-		for _, r := range recs {
-			_ = enc.Encode(r)
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	defer tw.Flush()
-	if f.calls {
-		fmt.Fprintln(tw, "TIME\tSESSION\tTOOL\tDURATION\tOUTCOME\tBYTES\tERROR")
-		for _, r := range recs {
-			session := r.Scope.Session
-			if r.Scope.Stack != "" {
-				session += "/" + r.Scope.Stack
-			}
-			if session == "" {
-				session = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), session,
-				r.Tool, r.Duration.Round(time.Microsecond), r.Outcome, r.ResultSize, r.Error)
-		}
-		return nil
-	}
-	fmt.Fprintln(tw, "TIME\tSERVER\tTRANSITION\tPID\tDETAIL")
-	for _, r := range recs {
-		pid := "-"
-		if r.PID > 0 {
-			pid = strconv.Itoa(r.PID)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), r.Server, r.Transition, pid, r.Detail)
-		for _, line := range r.Stderr {
-			fmt.Fprintf(tw, "\t\t\t\t  stderr: %s\n", line)
-		}
-	}
-	return nil
+	return printHistory(stdout, recs, f.json, f.calls)
 }
 
 func cmdTasks(ctx context.Context, e *env) error {
@@ -309,4 +274,46 @@ func journalTasks(f flags, logger *slog.Logger, id string) ([]mcpvisor.TaskInfo,
 		return nil, err
 	}
 	return []mcpvisor.TaskInfo{ti}, nil
+}
+
+// printHistory writes history records: a JSON object per line with
+// asJSON, else a table of calls (calls) or of servers' lifecycles, with
+// every server-controlled text escaped (printable).
+func printHistory(stdout io.Writer, recs []mcpvisor.HistoryRecord, asJSON, calls bool) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, r := range recs {
+			_ = enc.Encode(r)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	if calls {
+		fmt.Fprintln(tw, "TIME\tSESSION\tTOOL\tDURATION\tOUTCOME\tBYTES\tERROR")
+		for _, r := range recs {
+			session := printable(r.Scope.Session)
+			if r.Scope.Stack != "" {
+				session += "/" + printable(r.Scope.Stack)
+			}
+			if session == "" {
+				session = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), session,
+				printable(r.Tool), r.Duration.Round(time.Microsecond), r.Outcome, r.ResultSize, printable(r.Error))
+		}
+		return nil
+	}
+	fmt.Fprintln(tw, "TIME\tSERVER\tTRANSITION\tPID\tDETAIL")
+	for _, r := range recs {
+		pid := "-"
+		if r.PID > 0 {
+			pid = strconv.Itoa(r.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"), printable(r.Server), r.Transition, pid, printable(r.Detail))
+		for _, line := range r.Stderr {
+			fmt.Fprintf(tw, "\t\t\t\t  stderr: %s\n", printable(line))
+		}
+	}
+	return nil
 }

@@ -395,10 +395,16 @@ func cmdApprovals(ctx context.Context, f flags, pos []string, stdout io.Writer) 
 // characters such as ESC, bidi overrides, zero-width characters) as Go
 // does in a quoted string: a model-chosen argument cannot rewrite the
 // line a person reads.
-func printable(s string) string {
+func printable(s string) string { return escape(s, false) }
+
+// printableText is printable for text of many lines: newlines and tabs
+// stay as they are.
+func printableText(s string) string { return escape(s, true) }
+
+func escape(s string, text bool) string {
 	var b strings.Builder
 	for _, r := range s {
-		if strconv.IsPrint(r) {
+		if strconv.IsPrint(r) || text && (r == '\n' || r == '\t') {
 			b.WriteRune(r)
 		} else {
 			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
