@@ -60,6 +60,10 @@ type Config struct {
 // Path and the warnings found before the errors (unknown fields, say), and
 // no servers, so that a caller can print the warnings with the error.
 func Load(path string) (*Config, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > MaxFileSize {
+		// Refused before it is read.
+		return &Config{Path: path}, &Error{msg: fmt.Sprintf("%s: the file is %d bytes, more than a configuration file may be (%d)", path, fi.Size(), MaxFileSize)}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return &Config{Path: path}, fmt.Errorf("config: %w", err)

@@ -21,6 +21,12 @@ import (
 // errors name fields alike. name, when not "", is the file's name for the
 // positions of syntax errors.
 func decodeDocument(name string, data []byte, d toolDialect) (json.RawMessage, *Error) {
+	if err := checkBounds(data, d.syntax()); err != nil {
+		if name != "" {
+			err.msg = name + ": " + err.msg
+		}
+		return nil, err
+	}
 	switch d.syntax() {
 	case syntaxTOML:
 		return decodeTOML(name, data)
