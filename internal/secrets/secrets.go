@@ -297,6 +297,35 @@ type Sealer struct {
 // APIKey seals an entry's API key.
 func (s *Sealer) APIKey(v string) string { return s.seal(Prefix+"APIKEY", v) }
 
+// URL seals the user information and the query of a server's URL
+// (https://user:token@host/mcp?key=...): either may carry a credential.
+// The rest stays as written, so the row still says where the server is.
+func (s *Sealer) URL(raw string) string {
+	if raw == "" || strings.Contains(raw, "${") {
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		authority = s.seal(Prefix+"URL_USERINFO", authority[:at]) + authority[at:]
+	}
+	if q := strings.IndexByte(tail, '?'); q >= 0 {
+		query, frag := tail[q+1:], ""
+		if h := strings.IndexByte(query, '#'); h >= 0 {
+			query, frag = query[:h], query[h:]
+		}
+		tail = tail[:q+1] + s.seal(Prefix+"URL_QUERY", query) + frag
+	}
+	return scheme + "://" + authority + tail
+}
+
 // Header seals the value of the header name.
 func (s *Sealer) Header(name, v string) string {
 	return s.seal(fmt.Sprintf("%sHEADER_%X", Prefix, name), v)

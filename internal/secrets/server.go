@@ -68,6 +68,7 @@ func (s *Store) DeriveKey(purpose string) []byte {
 func Seal(sc config.Server) (config.Server, map[string]string) {
 	var s Sealer
 	sc.APIKey = s.APIKey(sc.APIKey)
+	sc.URL = s.URL(sc.URL)
 	if len(sc.Headers) > 0 {
 		h := make(map[string]string, len(sc.Headers))
 		for k, v := range sc.Headers {

@@ -146,3 +146,29 @@ func TestResolver(t *testing.T) {
 		t.Errorf("server b resolved a's secret: %q", v)
 	}
 }
+
+// A server URL's user information and query are sealed like an API key
+// (issue 38: user:password@ and ?key= were kept in clear in the journal),
+// and expand back to the URL as written; a URL without them is left as it
+// is.
+func TestSealURL(t *testing.T) {
+	for _, tc := range []struct{ url, secret string }{
+		{"https://alice:s3cret@x.example/mcp?key=abc&v=2#frag", "s3cret"},
+		{"https://x.example/mcp?token=t0k", "t0k"},
+		{"https://tok3n@x.example", "tok3n"},
+	} {
+		sealed, values := Seal(config.Server{Name: "a", URL: tc.url})
+		if strings.Contains(sealed.URL, tc.secret) || !strings.Contains(sealed.URL, "${"+Prefix) {
+			t.Errorf("%s sealed as %s", tc.url, sealed.URL)
+		}
+		x, err := sealed.Expand(func(name string) (string, bool) { v, ok := values[name]; return v, ok })
+		if err != nil || x.URL != tc.url {
+			t.Errorf("%s: expanded back to %q, %v", tc.url, x.URL, err)
+		}
+	}
+	for _, plain := range []string{"https://x.example/mcp", "https://x.example/a@b/mcp", "${MCP_URL}?k=1"} {
+		if sealed, values := Seal(config.Server{Name: "a", URL: plain}); sealed.URL != plain || len(values) != 0 {
+			t.Errorf("%s sealed as %s (%v)", plain, sealed.URL, values)
+		}
+	}
+}
