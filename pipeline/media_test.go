@@ -112,8 +112,8 @@ func TestMediaRender(t *testing.T) {
 	if len(entries) != 3 {
 		t.Errorf("media dir holds %d entries, want the 3 files (no temporaries, nothing for refused items)", len(entries))
 	}
-	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o755 {
-		t.Errorf("media dir mode = %v, want 0755", fi.Mode().Perm())
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("media dir mode = %v, want 0700: the data directory is its user's alone", fi.Mode().Perm())
 	}
 
 	want := strings.Join([]string{
