@@ -112,16 +112,11 @@ func (ga *GossipActor) onGossipRequest(r *GossipRequest, ctx actor.Context) {
 	}
 	ga.ReceiveState(r.State, ctx)
 
-	memberState := ga.gossip.GetMemberStateDelta(r.FromMemberId)
-	if !memberState.HasState {
-		ctx.Logger().Warn("Got gossip request from member, but no state was found", slog.String("MemberId", r.FromMemberId))
-
-		// nothing to send, do not provide sender or state payload
-		ctx.Respond(&GossipResponse{})
-
-		return
-	}
-
+	// mcpvisor patch 19: the delta for the sender was computed here and
+	// thrown away (acking is off), and computing it marks it sent
+	// (GetMemberStateDelta writes the committed offsets): harmless while
+	// FromMemberId named the receiver, it lost every update for the
+	// sender once it named the sender.
 	ctx.Respond(&GossipResponse{})
 	return
 
