@@ -118,7 +118,7 @@ type Node struct {
 	members  []*pcluster.Member // the last topology's that placement counts (verified), sorted by address
 	topology []*pcluster.Member // the last topology's, all of them
 	byID     map[string]string  // the last topology's members' addresses, by id: who may send
-	verified map[string]bool    // ids of the members whose certificate a handshake proved, or that are being proved (false)
+	proofs   map[string]proof   // by member id: whether a handshake proved its certificate names it (TLS only)
 	rdv      *pcluster.Rendezvous
 	inbound  map[string]context.CancelFunc // requests forwarded to this member in flight, by id
 	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
@@ -199,7 +199,7 @@ func New(cfg Config) (*Node, error) {
 			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]outbound{}, rdv: pcluster.NewRendezvous(),
-		byID: map[string]string{}, verified: map[string]bool{},
+		byID: map[string]string{}, proofs: map[string]proof{},
 		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
 	n.probes, n.endProbes = context.WithCancel(context.Background())
 	ropts = append(ropts, remote.WithGate(gate{n}))
@@ -629,19 +629,31 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	for _, m := range members {
 		n.byID[m.Id] = m.Address()
 	}
-	for id := range n.verified {
+	for id := range n.proofs {
 		if _, ok := n.byID[id]; !ok {
-			delete(n.verified, id)
+			delete(n.proofs, id)
 		}
 	}
 	for _, m := range members {
-		if _, ok := n.verified[m.Id]; !ok && n.cfg.TLS != nil && m.Id != n.system.ID {
-			n.verified[m.Id] = false
+		if _, ok := n.proofs[m.Id]; !ok && n.cfg.TLS != nil && m.Id != n.system.ID {
+			n.proofs[m.Id] = proofPending
 			n.wg.Add(1)
 			go n.prove(m)
 		}
 	}
-	n.placeVerified()
+	if n.proving() {
+		// Placement waits for the new members' first handshakes, to
+		// change once: a member that counted none of the others for a
+		// moment would place every server on itself. Those that left
+		// count no more at once.
+		// This member counts from its first topology on.
+		n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
+			return m.Id != n.system.ID && !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
+		})
+		n.rdv.UpdateMembers(n.members)
+	} else {
+		n.placeVerified()
+	}
 	// The requests in flight to a member that left fail now, not when
 	// their deadline passes: whether they ran there is not known.
 	n.failOutbound(func(addr string) bool { return slices.Contains(left, addr) }, memberLeft{})
@@ -698,35 +710,62 @@ func cmpString(a, b string) int {
 // placed nothing.
 func (n *Node) placeVerified() {
 	n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
-		return n.cfg.TLS != nil && m.Id != n.system.ID && !n.verified[m.Id]
+		return n.cfg.TLS != nil && m.Id != n.system.ID && n.proofs[m.Id] != proven
 	})
 	n.rdv.UpdateMembers(n.members)
 }
 
+// proof is where a member's handshake is.
+type proof int
+
+const (
+	proofPending proof = iota // the first handshake has not ended
+	proofFailed               // it failed; another is tried now and then
+	proven
+)
+
+// proving is whether a member's first handshake has not ended, under n.mu.
+func (n *Node) proving() bool {
+	for _, p := range n.proofs {
+		if p == proofPending {
+			return true
+		}
+	}
+	return false
+}
+
 // prove makes a TLS handshake with m until one succeeds with the
-// certificate of m's name, or m leaves the topology, or the node stops;
-// then m counts (placeVerified) and OnPlacement is called.
+// certificate of m's name, or m leaves the topology, or the node stops.
+// When the first ends, and when one succeeds, placement counts the
+// members proven (once no first handshake is under way) and OnPlacement
+// is called.
 func (n *Node) prove(m *pcluster.Member) {
 	defer n.wg.Done()
 	wait := 100 * time.Millisecond
 	for warned := false; ; {
 		err := n.handshake(m)
 		n.mu.Lock()
-		_, current := n.verified[m.Id]
-		if err == nil && current {
-			n.verified[m.Id] = true
-			n.placeVerified()
+		was, current := n.proofs[m.Id]
+		place := false
+		if current && (err == nil || was == proofPending) {
+			n.proofs[m.Id] = proofFailed
+			if err == nil {
+				n.proofs[m.Id] = proven
+			}
+			if !n.proving() {
+				n.placeVerified()
+				place = true
+			}
 		}
 		n.mu.Unlock()
-		if !current {
-			return
-		}
-		if err == nil {
+		if place {
 			n.post(func() {
 				if n.cfg.OnPlacement != nil {
 					n.cfg.OnPlacement()
 				}
 			})
+		}
+		if !current || err == nil {
 			return
 		}
 		if !warned {
@@ -747,7 +786,7 @@ func (n *Node) prove(m *pcluster.Member) {
 func (n *Node) handshake(m *pcluster.Member) error {
 	cfg := n.cfg.TLS.ClientConfig()
 	cfg.NextProtos = []string{"h2"} // the member's gRPC server wants HTTP/2
-	ctx, cancel := context.WithTimeout(n.probes, 5*time.Second)
+	ctx, cancel := context.WithTimeout(n.probes, 3*time.Second)
 	defer cancel()
 	c, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", m.Address())
 	if err != nil {
