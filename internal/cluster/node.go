@@ -644,11 +644,11 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 	if n.proving() {
 		// Placement waits for the new members' first handshakes, to
 		// change once: a member that counted none of the others for a
-		// moment would place every server on itself. Those that left
+		// moment would place every server on itself (a member joining
+		// counts no one, itself included, until then). Those that left
 		// count no more at once.
-		// This member counts from its first topology on.
 		n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
-			return m.Id != n.system.ID && !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
+			return !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
 		})
 		n.rdv.UpdateMembers(n.members)
 	} else {
