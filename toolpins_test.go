@@ -329,13 +329,12 @@ func TestToolPinLookalikeName(t *testing.T) {
 	}
 }
 
-// A pin recorded before icons and _meta were pinned (hash version 1) does
-// not withhold its tool after the upgrade: the tool, listed as it was
-// approved, is exposed at once and its pin carried over to the current
-// hash, which from then on covers its icons and _meta.
-func TestToolPinVersion1Pin(t *testing.T) {
-	dir := t.TempDir()
-	opts := mcpvisor.Options{DataDir: dir, ToolPolicy: mcpvisor.ToolPolicyHold}
+// pinWithoutIconsAndMeta approves echo (listed with an icon and a
+// _meta.ui) on a host in dir, closes it, and rewrites echo's pin as if
+// the person had approved it without icons and _meta, its hashes recorded
+// under hash version version. It returns echo's definition as listed.
+func pinWithoutIconsAndMeta(t *testing.T, opts mcpvisor.Options, version int) toolpin.Definition {
+	t.Helper()
 	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
 	waitReady(t, h, "rp")
 	def := waitReview(t, h, "rp", "echo", anyReview).Definition
@@ -345,12 +344,11 @@ func TestToolPinVersion1Pin(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Rewrite echo's pin as version 1 left it: its hashes and definition
-	// without icons and _meta, no hash version.
-	store, err := persistence.Open(filepath.Join(dir, "journal"), persistence.Options{MaintenanceInterval: -1})
+	store, err := persistence.Open(filepath.Join(opts.DataDir, "journal"), persistence.Options{MaintenanceInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer store.Close()
 	pins, err := store.Pins()
 	if err != nil {
 		t.Fatal(err)
@@ -360,27 +358,31 @@ func TestToolPinVersion1Pin(t *testing.T) {
 	if len(def.Icons) == 0 || len(def.Meta) == 0 || toolpin.Hash(legacy) != toolpin.LegacyHash(def) {
 		t.Fatalf("echo lists no icons or _meta: %+v", def)
 	}
-	var rewritten bool
 	for _, p := range pins {
 		if p.Server == "rp" && p.Tool == "echo" {
 			if p.Approved != toolpin.Hash(def) || p.HashVersion != toolpin.HashVersion {
 				t.Fatalf("echo's pin before the rewrite: %+v", p)
 			}
-			p.Approved, p.Seen, p.Definition, p.HashVersion = toolpin.LegacyHash(def), toolpin.LegacyHash(def), toolpin.Canonical(legacy), 0
+			p.Approved, p.Seen, p.Definition, p.HashVersion = toolpin.LegacyHash(def), toolpin.LegacyHash(def), toolpin.Canonical(legacy), version
 			if _, err := store.Apply([]persistence.Op{persistence.PutPin(p)}); err != nil {
 				t.Fatal(err)
 			}
-			rewritten = true
+			return def
 		}
 	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !rewritten {
-		t.Fatalf("no pin of echo among %+v", pins)
-	}
+	t.Fatalf("no pin of echo among %+v", pins)
+	return def
+}
 
-	h = openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
+// A pin recorded before icons and _meta were pinned (hash version 1) does
+// not withhold its tool after the upgrade: the tool, listed as it was
+// approved, is exposed at once and its pin carried over to the current
+// hash, which from then on covers its icons and _meta.
+func TestToolPinVersion1Pin(t *testing.T) {
+	opts := mcpvisor.Options{DataDir: t.TempDir(), ToolPolicy: mcpvisor.ToolPolicyHold}
+	def := pinWithoutIconsAndMeta(t, opts, 0) // as version 1 left it
+
+	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
 	waitReady(t, h, "rp")
 	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"echo", "rug_pull"}) {
 		t.Errorf("tools after the upgrade: %v, want echo and rug_pull (approved before it)", got)
@@ -395,5 +397,23 @@ func TestToolPinVersion1Pin(t *testing.T) {
 	rv := waitReview(t, h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.State == "changed" })
 	if !rv.Held || rv.Approved != toolpin.Hash(def) || !strings.Contains(rv.Diff, "ui://mcptest/phish.html") {
 		t.Errorf("echo after its _meta changed under the carried-over pin: %+v", rv)
+	}
+}
+
+// The carry-over is for version 1 pins only: a tool approved under the
+// current version without icons and _meta that lists them later is
+// changed, though its legacy hash is the approved one.
+func TestToolPinIconsAddedAfterApproval(t *testing.T) {
+	opts := mcpvisor.Options{DataDir: t.TempDir(), ToolPolicy: mcpvisor.ToolPolicyHold}
+	pinWithoutIconsAndMeta(t, opts, toolpin.HashVersion)
+
+	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
+	waitReady(t, h, "rp")
+	rv := waitReview(t, h, "rp", "echo", anyReview)
+	if !rv.Held || rv.State != "changed" || !strings.Contains(rv.Diff, "icons: added") || !strings.Contains(rv.Diff, "_meta: added") {
+		t.Errorf("echo, approved without icons and _meta, listing them: %+v", rv)
+	}
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"rug_pull"}) {
+		t.Errorf("tools: %v, want echo withheld", got)
 	}
 }
