@@ -198,6 +198,10 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 	case pinned != "":
 		a.State = toolpin.StateChanged
 	}
+	var changes toolpin.Changes // from the approved definition
+	if a.State == toolpin.StateChanged {
+		changes = diffFrom(rec.Definition, def)
+	}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -209,7 +213,7 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 			h.Transition = "restored" // back to the approved definition
 		}
 		if a.State == toolpin.StateChanged {
-			h.Detail = bound(diffFrom(rec.Definition, def).String())
+			h.Detail = bound(changes.String())
 		}
 		if len(findings) > 0 {
 			h.Detail = strings.TrimSpace(h.Detail + "\n" + bound(findingsText(findings)))
@@ -232,6 +236,10 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 		pr.ops = append(pr.ops, persistence.PutPin(rec))
 		pr.changed = append(pr.changed, rec)
 	}
+	if upgraded {
+		pr.rt.logger.Info("tool pin carried over to the hash of icons and _meta", "server", pr.server, "tool", t.Name,
+			"state", string(a.State), "hashVersion", toolpin.HashVersion)
+	}
 	since, ok := b.since[id]
 	if !ok {
 		since = now
@@ -249,8 +257,8 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 		}
 		if a.State == toolpin.StateChanged {
 			rv.Approved = pinned
-			rv.Changes = diffFrom(rec.Definition, def)
-			rv.Diff = rv.Changes.String()
+			rv.Changes = changes
+			rv.Diff = changes.String()
 		}
 		pr.reviews = append(pr.reviews, rv)
 	}
@@ -264,7 +272,7 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 	case rejected:
 		pr.held[t.Name] = "its definition was rejected"
 	case a.State == toolpin.StateChanged:
-		pr.held[t.Name] = "its definition changed since it was approved" + changedParts(diffFrom(rec.Definition, def))
+		pr.held[t.Name] = "its definition changed since it was approved" + changedParts(changes)
 	default:
 		pr.held[t.Name] = "its definition has not been approved"
 	}
