@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -173,5 +174,23 @@ func TestCheckIconsAndMeta(t *testing.T) {
 	want := []string{RuleInvisibleUnicode + " icons/0/src", RuleDuplicateKey + " _meta/ui/resourceUri"}
 	if !slices.Equal(paths, want) {
 		t.Errorf("findings at %v, want %v", paths, want)
+	}
+}
+
+// scriptOf's sorted ranges agree with the standard library's script
+// tables (every 13th code point, to stay quick under -race).
+func TestScriptOfMatchesTables(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r += 13 {
+		want := ""
+		if unicode.IsLetter(r) {
+			for name, table := range unicode.Scripts {
+				if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
+					want = name
+				}
+			}
+		}
+		if got := scriptOf(r); got != want {
+			t.Fatalf("scriptOf(%U) = %q, want %q", r, got, want)
+		}
 	}
 }

@@ -26,8 +26,39 @@ var scriptsTogether = [][]string{
 	{"Latin", "Han", "Hangul"},
 }
 
-// frequentScripts are tried first: nearly every letter is in one of them.
-var frequentScripts = []string{"Latin", "Cyrillic", "Greek", "Han", "Hiragana", "Katakana", "Hangul", "Arabic", "Hebrew"}
+// scriptRange is a run of code points of one script.
+type scriptRange struct {
+	lo, hi rune
+	script string
+}
+
+// scriptRanges holds every script's ranges but Common's and Inherited's,
+// sorted, so that scriptOf is one binary search whatever the script.
+var scriptRanges = func() []scriptRange {
+	var out []scriptRange
+	add := func(lo, hi, stride rune, name string) {
+		if stride == 1 {
+			out = append(out, scriptRange{lo, hi, name})
+			return
+		}
+		for r := lo; r <= hi; r += stride {
+			out = append(out, scriptRange{r, r, name})
+		}
+	}
+	for name, table := range unicode.Scripts {
+		if name == "Common" || name == "Inherited" {
+			continue
+		}
+		for _, r := range table.R16 {
+			add(rune(r.Lo), rune(r.Hi), rune(r.Stride), name)
+		}
+		for _, r := range table.R32 {
+			add(rune(r.Lo), rune(r.Hi), rune(r.Stride), name)
+		}
+	}
+	slices.SortFunc(out, func(a, b scriptRange) int { return int(a.lo - b.lo) })
+	return out
+}()
 
 // scriptOf returns the script of a letter, or "" for a rune that is no
 // letter or whose script is Common or Inherited (shared by every script).
@@ -41,17 +72,19 @@ func scriptOf(r rune) string {
 	if !unicode.IsLetter(r) {
 		return ""
 	}
-	for _, name := range frequentScripts {
-		if unicode.Is(unicode.Scripts[name], r) {
-			return name
+	i, found := slices.BinarySearchFunc(scriptRanges, r, func(sr scriptRange, r rune) int {
+		switch {
+		case sr.hi < r:
+			return -1
+		case sr.lo > r:
+			return 1
 		}
+		return 0
+	})
+	if !found {
+		return ""
 	}
-	for name, table := range unicode.Scripts {
-		if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
-			return name
-		}
-	}
-	return ""
+	return scriptRanges[i].script
 }
 
 // latinDouble maps letters of other scripts that render as a Latin letter
