@@ -99,15 +99,16 @@
 // instructions in schema defaults and unknown keywords, a duplicate key.
 //
 // Over the real-tool corpus (testdata/toolcorpus, 7,823 definitions;
-// TestCorpusFigures prints the counts), mixed-script matches none (Chinese,
-// Japanese and Russian descriptions and names included), and the other
-// hold rules match 27 real tools: stray zero-width spaces in one vendor's descriptions, a sentence
+// TestCorpusFigures prints the counts), mixed-script matches none
+// (Chinese and Japanese descriptions included; TestCheckLookalikes holds
+// Russian, Greek and Korean ones), and the other hold rules match 27 real
+// tools: stray zero-width spaces in one vendor's descriptions, a sentence
 // saying ~/.ssh paths are rejected, one "DO NOT mention". Under hold such
 // a tool is held until approved anyway; the finding tells the person what
 // to read.
 //
 // The rules are a tripwire, not a proof: text rewritten to avoid them,
-// another language, or homoglyphs within one script pass. Pinning is the defence that does
-// not depend on them: whatever a tool says, under hold a person has read
-// it, and it cannot change afterwards unseen.
+// another language, or homoglyphs within one script pass. Pinning is the
+// defence that does not depend on them: whatever a tool says, under hold
+// a person has read it, and it cannot change afterwards unseen.
 package toolpin
