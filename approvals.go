@@ -48,7 +48,7 @@ func (h *Host) ResolveApproval(id string, allow bool, reason string) error {
 // too. "" is the embedder itself, which may decide any call.
 func (h *Host) ResolveApprovalAs(credential, id string, allow bool, reason string) error {
 	if p, ok := h.approvals.Get(id); ok && credential != "" && p.RaisedBy == credential {
-		return fmt.Errorf("%w: approval %q was raised with this credential", ErrSelfApproval, id)
+		return fmt.Errorf("approval %q: %w", id, ErrSelfApproval)
 	}
 	if !h.approvals.Resolve(id, hosttools.Decision{Allow: allow, Reason: reason}) {
 		return fmt.Errorf("%w: %q", ErrUnknownApproval, id)
