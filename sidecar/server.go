@@ -42,12 +42,12 @@ type Options struct {
 	DataDir string
 	// Logger receives the server's logs. nil: slog.Default().
 	Logger *slog.Logger
-	// Metrics, when set, is served at /metrics behind the token.
+	// Metrics, when set, is served at /metrics behind either token.
 	Metrics http.Handler
 	// Ops, when set, is served at /v1/ops and /v1/ops/stream, for the
 	// operations page and `mcpvisor top`; without it they answer 404.
 	Ops *Ops
-	// MCP, when set, is served at /mcp behind the token: the gateway's
+	// MCP, when set, is served at /mcp behind either token: the gateway's
 	// Streamable HTTP endpoint.
 	MCP http.Handler
 
@@ -187,7 +187,7 @@ func (s *Server) routes() {
 }
 
 // track accounts every request to its connection, when Serve holds it
-// (connTracker.begin): a request with the token makes the connection
+// (connTracker.begin): a request with a token makes the connection
 // authenticated; one without counts it against its address's limit, and
 // past that limit is refused with 503 and the connection closed.
 func (s *Server) track(next http.Handler) http.Handler {
