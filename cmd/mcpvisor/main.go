@@ -22,7 +22,9 @@ func commands() []command {
 			flags: []flagGroup{settleFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdRun(ctx, e.f, e.cfg, e.logger, e.stdout) }},
 		{name: "serve", summary: "supervise the servers behind the HTTP API (the sidecar), on loopback unless given TLS",
-			detail: "The token is in DIR/token unless --token-file names one. /mcp is every server as one MCP server\n" +
+			detail: "MCP clients get the gateway token, in DIR/token unless --token-file names one; the admin token,\n" +
+				"in DIR/admin-token unless --admin-token-file names one, is the CLI's and the inbox page's\n" +
+				"(servers, sign-in, approvals). /mcp is every server as one MCP server\n" +
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
 				"unless --approve-host-tools.",
 			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag,

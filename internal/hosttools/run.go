@@ -25,6 +25,28 @@ type Request struct {
 	Destructive bool
 	Changes     bool // the call changes the servers
 	Created     time.Time
+	// RaisedBy names the credential of the request that made the call
+	// (WithCredential), "" for none: a decision made with it is refused.
+	RaisedBy string
+}
+
+// credentialKey is the context key of WithCredential.
+type credentialKey struct{}
+
+// WithCredential returns ctx saying that what runs under it was asked for
+// by a request authenticated with the credential id: a name of it that is
+// no secret (a hash of a token, never the token). "" leaves ctx as it is.
+func WithCredential(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, credentialKey{}, id)
+}
+
+// CredentialOf is the credential WithCredential put on ctx, "" for none.
+func CredentialOf(ctx context.Context) string {
+	id, _ := ctx.Value(credentialKey{}).(string)
+	return id
 }
 
 // Decision answers a Request.
@@ -85,7 +107,7 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 		}
 		req := &Request{Scope: c.Scope, Tool: t.name, Arguments: bytes.Clone(c.Arguments), Server: p.server,
 			Summary: p.summary, Command: slices.Clone(p.command), Destructive: t.destructive,
-			Changes: t.mutates(), Created: time.Now()}
+			Changes: t.mutates(), Created: time.Now(), RaisedBy: CredentialOf(ctx)}
 		d, err := approve(ctx, req)
 		if req.Changes || err != nil || !d.Allow {
 			// Calls that change nothing, allowed, would only be noise
