@@ -58,7 +58,9 @@ func protectedMCP(t *testing.T, as *oauthtest.AuthServer) string {
 func registerProtected(t *testing.T, a *api, name string) *oauthtest.AuthServer {
 	t.Helper()
 	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
-	sc := mcpvisor.ServerConfig{Name: name, Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true}
+	// The authorization server listens on loopback too: oauth.allowPrivate.
+	sc := mcpvisor.ServerConfig{Name: name, Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true,
+		OAuth: &mcpvisor.OAuthConfig{AllowPrivate: true}}
 	if err := a.h.Register(context.Background(), sc); err != nil {
 		t.Fatalf("Register %s: %v", name, err)
 	}
@@ -292,7 +294,7 @@ func TestAuthPerUserThroughAPI(t *testing.T) {
 	a := openAPI(t, sidecar.Options{}, mcptest("plain"))
 	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
 	sc := mcpvisor.ServerConfig{Name: "team", Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true,
-		OAuth: &mcpvisor.OAuthConfig{PerUser: true}}
+		OAuth: &mcpvisor.OAuthConfig{PerUser: true, AllowPrivate: true}}
 	if err := a.h.Register(context.Background(), sc); err != nil {
 		t.Fatal(err)
 	}

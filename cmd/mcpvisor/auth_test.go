@@ -49,7 +49,7 @@ func protectedConfig(t *testing.T, as *oauthtest.AuthServer) string {
 	target, _ := url.Parse(backend.URL)
 	res := oauthtest.NewResource(t, as)
 	res.Next = http.StripPrefix("/mcp", httputil.NewSingleHostReverseProxy(target))
-	return writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write"}}}}`)
+	return writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write", "allowPrivate": true}}}}`)
 }
 
 func TestAuthLoginFlow(t *testing.T) {

@@ -208,7 +208,10 @@ func followRedirect(ctx context.Context, p mcpvisor.SignInPrompt) (neturl.Values
 // secret serve both a pre-registered browser sign-in and the client
 // credentials grant, told apart by the scenario.
 func oauthConfig(scenario, raw string) (*mcpvisor.OAuthConfig, error) {
-	cfg := &mcpvisor.OAuthConfig{ClientMetadataURL: clientMetadataURL}
+	// The runner's authorization servers listen on localhost too, on
+	// other ports than the MCP server's: allowPrivate covers only the
+	// server's own origin.
+	cfg := &mcpvisor.OAuthConfig{ClientMetadataURL: clientMetadataURL, AllowPrivate: true}
 	if raw == "" {
 		return cfg, nil
 	}

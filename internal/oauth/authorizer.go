@@ -65,6 +65,11 @@ type Config struct {
 	// Assertion is a JWT the workload already holds (workload identity
 	// federation), presented as the GrantJWTBearer assertion as it is.
 	Assertion string
+	// AllowPrivate lets the authorization requests reach loopback and
+	// private addresses other than the server's own origin (never
+	// link-local): the host's clients honour it (internal/signin), the
+	// Authorizer only names it in errors.
+	AllowPrivate bool
 }
 
 // Options are an Authorizer's surroundings.
