@@ -131,7 +131,7 @@ func TestOAuthSignInHookAndStoredToken(t *testing.T) {
 		// The platform's user signs in; the redirect reaches the platform,
 		// which hands its query back.
 		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.Get(p.URL)
+		resp, err := c.Get(p.AuthorizationURL)
 		if err != nil {
 			return nil, err
 		}

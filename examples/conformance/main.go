@@ -182,7 +182,9 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready 
 // redirect the authorization server answers with.
 func followRedirect(ctx context.Context, p mcpvisor.SignInPrompt) (neturl.Values, error) {
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	// The authorization URL itself, not the one-time start URL on the
+	// host's listener: this browser hands the redirect's query back.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.AuthorizationURL, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -260,8 +260,7 @@ func (a *Authorizer) Close() {
 func (a *Authorizer) HasFlow(state string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.flows[state]
-	return ok
+	return a.flowLocked(state) != nil
 }
 
 // Ready reports whether the Authorizer has a token to try: a server
