@@ -425,6 +425,7 @@ const loopbackAttempts = 8
 // loopback it listens on 127.0.0.1 alone. A free port whose [::1] side is
 // taken is given up for another; a fixed one is an error.
 func listenLoopback(port string) ([]net.Listener, error) {
+	var lastErr error
 	for range loopbackAttempts {
 		ln4, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
 		if err != nil {
@@ -435,15 +436,28 @@ func listenLoopback(port string) ([]net.Listener, error) {
 		switch {
 		case err == nil:
 			return []net.Listener{ln4, ln6}, nil
-		case !errors.Is(err, syscall.EADDRINUSE):
-			return []net.Listener{ln4}, nil // no IPv6 loopback here
+		case noIPv6Loopback(err):
+			return []net.Listener{ln4}, nil
 		}
+		// Taken, or failing for a reason not known to be harmless: the
+		// 127.0.0.1 side alone would leave [::1] to whoever holds it.
 		ln4.Close()
+		lastErr = err
 		if port != "0" && port != "" {
-			return nil, fmt.Errorf("port %s is taken on [::1] by another process: %w", port, err)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("port %s is taken on [::1] by another process: %w", port, err)
+			}
+			return nil, fmt.Errorf("listening on [::1]:%s: %w", port, err)
 		}
 	}
-	return nil, fmt.Errorf("%d free ports on 127.0.0.1 were all taken on [::1] by another process", loopbackAttempts)
+	return nil, fmt.Errorf("%d free ports on 127.0.0.1 could not be held on [::1] too: %w", loopbackAttempts, lastErr)
+}
+
+// noIPv6Loopback reports whether err, from listening on [::1], says the
+// machine has no IPv6 loopback (IPv6 disabled or absent), as opposed to
+// the port being held.
+func noIPv6Loopback(err error) bool {
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT) || errors.Is(err, syscall.EPROTONOSUPPORT)
 }
 
 // serve answers the flow's one-time start URL and the redirect on the
