@@ -3,7 +3,9 @@ package signin
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -93,7 +95,7 @@ func (r *originRouter) CloseIdleConnections() {
 }
 
 // originKey is u's origin, scheme://host:port, lower-cased, the port
-// explicit.
+// explicit, an IP literal in its canonical form.
 func originKey(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
@@ -106,8 +108,8 @@ func originKey(u *url.URL) string {
 		}
 	}
 	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.String() // one spelling of an IP literal
 	}
-	return scheme + "://" + host + ":" + port
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
