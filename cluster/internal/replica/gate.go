@@ -1,0 +1,107 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/member"
+)
+
+// The approval gate across a cluster. A registration another member made
+// is held to the gate a register_mcp call meets here: when its maker was
+// not an operator and no gate allowed it where it was made
+// (member.Provenance.Gated), and this member has a gate (an approver, the
+// approval inbox), it is registered here disabled and raised as an
+// approval (Host.ApproveServer), and runs here only once a person (or the
+// approver) allows it. A refusal leaves it disabled here; a later change
+// to its configuration is asked again; the changes that only enable or
+// disable it are applied once it is allowed. A change made on this
+// member (its operator's, or a register_mcp call its gate allowed)
+// decides it here.
+
+// gateState is where a registration stands at this member's gate.
+type gateState struct {
+	config  []byte // the sealed configuration decided, or being decided
+	allowed bool
+	cancel  context.CancelFunc // the question while it is asked
+}
+
+// hold reports whether the registration e (sc) must stay disabled here,
+// and raises it as an approval when it was not yet.
+func (r *Replica) hold(name string, e registryEntry, sc config.Server) bool {
+	if e.Origin.Gated() || !r.host.ApprovalGate() {
+		r.release(name)
+		return false
+	}
+	r.mu.Lock()
+	g, ok := r.gates[name]
+	if ok && bytes.Equal(g.config, e.Config) {
+		r.mu.Unlock()
+		return !g.allowed // decided, or being asked
+	}
+	if ok && g.cancel != nil {
+		g.cancel()
+	}
+	ctx, cancel := context.WithCancel(r.bg)
+	g = &gateState{config: e.Config, cancel: cancel}
+	r.gates[name] = g
+	r.mu.Unlock()
+	held := member.Held{Server: name, From: e.By, Config: sc, Provenance: e.Origin}
+	if !r.spawn(func() { defer cancel(); r.ask(ctx, g, held) }) {
+		cancel()
+	}
+	return true
+}
+
+// ask asks this member's gate about held, and once allowed applies the
+// registration's last change here.
+func (r *Replica) ask(ctx context.Context, g *gateState, held member.Held) {
+	allowed, err := r.host.ApproveServer(ctx, held)
+	r.mu.Lock()
+	current := r.gates[held.Server] == g
+	if current {
+		g.allowed, g.cancel = allowed, nil
+	}
+	e := r.registry[held.Server]
+	r.mu.Unlock()
+	switch {
+	case !current || ctx.Err() != nil:
+		return
+	case !allowed:
+		r.log.Warn("cluster: another member's registration was not approved here; it stays disabled", "server", held.Server, "by", held.From, "error", err)
+		return
+	}
+	r.log.Info("cluster: another member's registration approved here", "server", held.Server, "by", held.From)
+	if e.Deleted || !e.Enabled {
+		return
+	}
+	if err := r.host.ApplyServer(ctx, member.ServerChange{Name: held.Server, Enabled: true}); err != nil {
+		r.log.Warn("cluster: enabling an approved registration", "server", held.Server, "error", err)
+	}
+}
+
+// release forgets name's place at the gate: its registration needs none.
+func (r *Replica) release(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g, ok := r.gates[name]; ok {
+		if g.cancel != nil {
+			g.cancel()
+		}
+		delete(r.gates, name)
+	}
+}
+
+// decidedHere notes a change e made on this member: its registration is
+// allowed here. Callers hold r.mu.
+func (r *Replica) decidedHere(name string, e registryEntry) {
+	if g, ok := r.gates[name]; ok && g.cancel != nil {
+		g.cancel()
+	}
+	if e.Deleted {
+		delete(r.gates, name)
+		return
+	}
+	r.gates[name] = &gateState{config: e.Config, allowed: true}
+}
