@@ -116,6 +116,9 @@ func (c clusterHost) ApproveServer(ctx context.Context, held member.Held) (bool,
 		req.Summary += " at " + sc.URL
 	}
 	d, err := approve(ctx, req)
+	if ctx.Err() != nil {
+		return false, ctx.Err() // superseded, or the member leaves: nobody decided
+	}
 	if err != nil {
 		d = hosttools.Decision{Reason: err.Error()}
 	}

@@ -16,8 +16,8 @@ import (
 // approval (Host.ApproveServer), and runs here only once a person (or the
 // approver) allows it. A refusal leaves it disabled here; a later change
 // to its configuration is asked again; the changes that only enable or
-// disable it are applied once it is allowed. A change made on this
-// member (its operator's, or a register_mcp call its gate allowed)
+// disable it are applied once it is allowed. Enabling or registering it
+// on this member (its operator, or a register_mcp call its gate allowed)
 // decides it here.
 
 // gateState is where a registration stands at this member's gate.
@@ -93,15 +93,19 @@ func (r *Replica) release(name string) {
 	}
 }
 
-// decidedHere notes a change e made on this member: its registration is
-// allowed here. Callers hold r.mu.
+// decidedHere notes a change e made on this member: deleted, it is gone
+// from the gate; enabled (by its operator, or a register_mcp call its
+// gate allowed), it is allowed here. Disabling it decides nothing.
+// Callers hold r.mu.
 func (r *Replica) decidedHere(name string, e registryEntry) {
+	if !e.Deleted && !e.Enabled {
+		return
+	}
 	if g, ok := r.gates[name]; ok && g.cancel != nil {
 		g.cancel()
 	}
-	if e.Deleted {
-		delete(r.gates, name)
-		return
+	delete(r.gates, name)
+	if e.Enabled {
+		r.gates[name] = &gateState{config: e.Config, allowed: true}
 	}
-	r.gates[name] = &gateState{config: e.Config, allowed: true}
 }
