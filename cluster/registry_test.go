@@ -235,3 +235,55 @@ func TestClusterForgedRegistryEntryIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A registration whose register_mcp call a person allowed on the member
+// where it was made carries that approval: a member with a gate of its
+// own runs it without asking again, once it is placed there.
+func TestClusterRegistrationApprovedWhereMadeRunsEverywhere(t *testing.T) {
+	members := cluster.InProcess()
+	a := openTapped(t, members, mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup}, ApprovalInbox: true}, nil, new(cluster.Wire))
+	b := openTapped(t, members, mcpvisor.Options{ApprovalInbox: true}, nil, new(cluster.Wire))
+	waitMembers(t, 2, a, b)
+	ctx := featureCtx(t)
+
+	args, _ := json.Marshal(map[string]any{"name": "approved", "transport": "stdio", "command": bin.mcptest, "args": []string{"-name", "approved"}})
+	done := make(chan error, 1)
+	go func() {
+		res, err := a.Session("chat", "").Call(ctx, mcpvisor.ToolRegister, args)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("register_mcp: %s", res.Text)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(a.Approvals()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("register_mcp does not wait in the approval inbox of the member it is made on")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := a.ResolveApproval(a.Approvals()[0].ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitMembers(t, 1, b)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		st, _ := findStatus(b, "approved")
+		if st.Node == "" && st.State == mcpvisor.StateReady && st.PID != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the approved registration on the other member: %+v (approvals there: %+v)", st, b.Approvals())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if as := b.Approvals(); len(as) != 0 {
+		t.Errorf("the other member asks again: %+v", as)
+	}
+}
