@@ -148,10 +148,12 @@ func (r *Replica) mergeRegistry(entries map[string]registryEntry) {
 		v, err := r.vouch(ctx, c.key, c.e)
 		if err != nil {
 			r.log.Warn("cluster: refusing a registry change no member vouches for", "server", c.key, "by", c.e.By, "error", err)
+			r.retryVouch(c.key, c.e, err)
 			continue
 		}
 		e := v.Entry
 		r.mu.Lock()
+		delete(r.vouchTries, vouchQuery{Server: c.key, stamp: c.e.stamp})
 		if old, ok := r.registry[c.key]; ok && !e.newer(old.stamp) {
 			r.mu.Unlock()
 			continue // a newer change was made or merged meanwhile

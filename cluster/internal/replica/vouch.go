@@ -42,6 +42,49 @@ type vouched struct {
 	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
+// errRefused marks a member's answer that it holds no such change, as
+// against no answer: a change some member refused is not asked again.
+var errRefused = errors.New("refused")
+
+func forwardedVouch(name string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(forwarded{Op: opVouch, Server: name, Params: params})
+	return b
+}
+
+// vouchRetries bound how often a change no member answered for (each
+// unreachable, or out of time) is asked again, a second apart and then
+// twice as long each time, in case its maker was only out of reach.
+const vouchRetries = 4
+
+// retryVouch merges e again later, when no member refused it and it was
+// asked fewer than vouchRetries times.
+func (r *Replica) retryVouch(name string, e registryEntry, err error) {
+	if errors.Is(err, errRefused) {
+		return
+	}
+	key := vouchQuery{Server: name, stamp: e.stamp}
+	r.mu.Lock()
+	n := r.vouchTries[key]
+	if n >= vouchRetries {
+		delete(r.vouchTries, key)
+		r.mu.Unlock()
+		return
+	}
+	r.vouchTries[key] = n + 1
+	r.mu.Unlock()
+	r.spawn(func() {
+		select {
+		case <-time.After(time.Second << n):
+		case <-r.bg.Done():
+			return
+		}
+		select {
+		case r.merges <- sharedView{Registry: map[string]registryEntry{name: e}}:
+		case <-r.bg.Done():
+		}
+	})
+}
+
 // vouch asks the members, the one that made e first, for the change e
 // stands for, and returns the first answer that holds it.
 func (r *Replica) vouch(ctx context.Context, name string, e registryEntry) (vouched, error) {
@@ -64,9 +107,12 @@ func (r *Replica) vouch(ctx context.Context, name string, e registryEntry) (vouc
 	var errs []error
 	for _, m := range ask {
 		actx, cancel := context.WithTimeout(ctx, vouchTimeout)
-		raw, err := r.forward(actx, m, forwarded{Op: opVouch, Server: name, Params: params}, nil)
+		raw, err := r.n().Forward(actx, m, forwardedVouch(name, params), nil)
 		cancel()
 		if err != nil {
+			if !errors.Is(err, member.ErrUnreachable) && !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %s: %w", errRefused, m, err)
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -76,7 +122,7 @@ func (r *Replica) vouch(ctx context.Context, name string, e registryEntry) (vouc
 			continue
 		}
 		if v.Entry.stamp != e.stamp {
-			errs = append(errs, fmt.Errorf("%s answered another change", m))
+			errs = append(errs, fmt.Errorf("%w: %s answered another change", errRefused, m))
 			continue
 		}
 		return v, nil
