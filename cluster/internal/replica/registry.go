@@ -153,7 +153,7 @@ func (r *Replica) mergeRegistry(entries map[string]registryEntry) {
 		}
 		e := v.Entry
 		r.mu.Lock()
-		delete(r.vouchTries, vouchQuery{Server: c.key, stamp: c.e.stamp})
+		delete(r.retries, vouchQuery{Server: c.key, stamp: c.e.stamp})
 		if old, ok := r.registry[c.key]; ok && !e.newer(old.stamp) {
 			r.mu.Unlock()
 			continue // a newer change was made or merged meanwhile

@@ -64,13 +64,13 @@ func (r *Replica) retryVouch(name string, e registryEntry, err error) {
 	}
 	key := vouchQuery{Server: name, stamp: e.stamp}
 	r.mu.Lock()
-	n := r.vouchTries[key]
+	n := r.retries[key]
 	if n >= vouchRetries {
-		delete(r.vouchTries, key)
+		delete(r.retries, key)
 		r.mu.Unlock()
 		return
 	}
-	r.vouchTries[key] = n + 1
+	r.retries[key] = n + 1
 	r.mu.Unlock()
 	r.spawn(func() {
 		select {
