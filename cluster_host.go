@@ -178,7 +178,10 @@ func provenance(ctx context.Context) member.Provenance {
 	}
 	p := member.Provenance{By: member.ByTool, Session: scope.Session}
 	if a, ok := hosttools.ApprovalOf(ctx); ok {
-		p.ApprovedBy, p.ApprovedAt = a.By, a.At
+		p.ApprovedBy, p.ApprovedAt = member.ApprovedByApprover, a.At
+		if a.By == hosttools.ByInbox {
+			p.ApprovedBy = member.ApprovedInInbox
+		}
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -120,22 +121,41 @@ func TestClusterRegistrySecretsCrossSealed(t *testing.T) {
 	}
 }
 
-// A registration that a register_mcp call made on a member with no
-// approval gate is held on a member with one: listed in its approval
-// inbox, registered there disabled, and run there only once a person
-// allows it. An operator's registration is not held.
+// A registration that a register_mcp call made on a member where no
+// person allowed it (no gate there, or an approver that allows every
+// call, as --approve-host-tools) is held on a member with an approval
+// inbox: listed there, registered there disabled, and run there only once
+// a person allows it. An operator's registration is not held.
 func TestClusterRegistrationHeldForApproval(t *testing.T) {
+	allowAll := func(context.Context, *mcpvisor.ApprovalRequest) (mcpvisor.ApprovalDecision, error) {
+		return mcpvisor.ApprovalDecision{Allow: true}, nil
+	}
+	for _, tc := range []struct {
+		name  string
+		maker mcpvisor.Options
+	}{
+		{"no gate where made", mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup}}},
+		{"an approver that allows all where made", mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup}, Approve: allowAll}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testHeldForApproval(t, tc.maker) })
+	}
+}
+
+func testHeldForApproval(t *testing.T, maker mcpvisor.Options) {
 	members := cluster.InProcess()
-	var wireA, wireB cluster.Wire
-	a := openTapped(t, members, mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup}}, nil, &wireA)
-	b := openTapped(t, members, mcpvisor.Options{ApprovalInbox: true}, nil, &wireB)
+	a := openTapped(t, members, maker, nil, new(cluster.Wire))
+	b := openTapped(t, members, mcpvisor.Options{ApprovalInbox: true}, nil, new(cluster.Wire))
 	waitMembers(t, 2, a, b)
 	ctx := featureCtx(t)
 
 	args, _ := json.Marshal(map[string]any{"name": "held", "transport": "stdio", "command": bin.mcptest, "args": []string{"-name", "held"}})
-	res, err := a.Session("chat", "").Call(ctx, mcpvisor.ToolRegister, args)
-	if err != nil || res.IsError {
-		t.Fatalf("register_mcp on the member without a gate: %v %v", err, res)
+	// Its answer says whether it is ready, which depends on the member it
+	// is placed on: held on b, it is not.
+	if _, err := a.Session("chat", "").Call(ctx, mcpvisor.ToolRegister, args); err != nil {
+		t.Fatalf("register_mcp: %v", err)
+	}
+	if _, ok := findStatus(a, "held"); !ok {
+		t.Fatal("register_mcp did not register the server where it was made")
 	}
 	if err := a.Register(ctx, mcptest("byoperator")); err != nil {
 		t.Fatal(err)
@@ -267,6 +287,17 @@ func TestClusterRegistrationApprovedWhereMadeRunsEverywhere(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	// The other member has taken it from this one before it leaves.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if _, ok := findStatus(b, "approved"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other member does not list the registration")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

@@ -41,9 +41,15 @@ type Approver func(ctx context.Context, req *Request) (Decision, error)
 // belongs to (ApprovalOf).
 type Approval struct {
 	Scope persistence.Scope
-	By    string // "approver" (Options.Approve) or "inbox" (a person)
+	By    string // ByApprover or ByInbox
 	At    time.Time
 }
+
+// Who allowed a call (Approval.By).
+const (
+	ByApprover = "approver" // Options.Approve
+	ByInbox    = "inbox"    // a person, in the approval inbox (Options.Inbox)
+)
 
 type approvalKey struct{}
 
@@ -131,9 +137,9 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 		}
 	}
 	if hostApproval != nil {
-		a := Approval{Scope: c.Scope, By: "inbox", At: time.Now()}
+		a := Approval{Scope: c.Scope, By: ByInbox, At: time.Now()}
 		if ts.opts.Approve != nil {
-			a.By = "approver"
+			a.By = ByApprover
 		}
 		ctx = context.WithValue(ctx, approvalKey{}, a)
 	}

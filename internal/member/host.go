@@ -119,15 +119,23 @@ type Provenance struct {
 	By      string `json:"by"`                // ByOperator or ByTool
 	Session string `json:"session,omitempty"` // a register_mcp call's session
 	// ApprovedBy is how the gate of the member where it was made allowed
-	// a register_mcp call ("approver": Options.Approve; "inbox": a person
-	// in the approval inbox), at ApprovedAt; "" when no gate decided it.
+	// a register_mcp call (ApprovedInInbox, ApprovedByApprover), at
+	// ApprovedAt; "" when no gate decided it.
 	ApprovedBy string    `json:"approvedBy,omitempty"`
 	ApprovedAt time.Time `json:"approvedAt,omitzero"`
 }
 
 // Gated reports whether p needs no further approval: an operator's, or
-// a gate allowed it where it was made.
-func (p Provenance) Gated() bool { return p.By == ByOperator || p.ApprovedBy != "" }
+// a person allowed it in the approval inbox where it was made. One an
+// approver allowed (a policy, such as --approve-host-tools) is put to
+// each member's own gate, which may be a stricter one.
+func (p Provenance) Gated() bool { return p.By == ByOperator || p.ApprovedBy == ApprovedInInbox }
+
+// How a register_mcp call was allowed (Provenance.ApprovedBy).
+const (
+	ApprovedInInbox    = "inbox"    // a person, in the approval inbox
+	ApprovedByApprover = "approver" // the host's approver (Options.Approve)
+)
 
 // Held is a registration another member made, held for this member's
 // approval gate (Host.ApproveServer). Config's secrets are references.

@@ -10,11 +10,11 @@ import (
 
 // The approval gate across a cluster. A registration another member made
 // is held to the gate a register_mcp call meets here: when its maker was
-// not an operator and no gate allowed it where it was made
-// (member.Provenance.Gated), and this member has a gate (an approver, the
-// approval inbox), it is registered here disabled and raised as an
-// approval (Host.ApproveServer), and runs here only once a person (or the
-// approver) allows it. A refusal leaves it disabled here; a later change
+// not an operator and no person allowed it in the approval inbox where it
+// was made (member.Provenance.Gated), and this member has a gate (an
+// approver, the approval inbox), it is registered here disabled and put
+// to that gate (Host.ApproveServer), and runs here only once a person (or
+// the approver) allows it. A refusal leaves it disabled here; a later change
 // to its configuration is asked again; the changes that only enable or
 // disable it are applied once it is allowed. Enabling or registering it
 // on this member (its operator, or a register_mcp call its gate allowed)
