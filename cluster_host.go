@@ -1,6 +1,7 @@
 package mcpvisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
+	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/registry"
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
@@ -84,6 +87,24 @@ func (c clusterHost) ServerSecrets(server string, names []string) (map[string]st
 		}
 	}
 	return out, nil
+}
+
+// Allowed reports whether server's registry row here is enabled with
+// the configuration sc.
+func (c clusterHost) Allowed(server string, sc config.Server) bool {
+	row, ok, err := c.h.reg.Row(server)
+	if err != nil || !ok || !row.Enabled {
+		return false
+	}
+	mine, err := registry.Config(row)
+	if err != nil {
+		return false
+	}
+	// Both are sealed: the row as stored, sc as gossiped.
+	sc.Name, sc.Enabled, mine.Enabled = server, false, false
+	a, errA := json.Marshal(sc)
+	b, errB := json.Marshal(mine)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // ApprovalGate reports whether a register_mcp call here waits for a

@@ -318,3 +318,72 @@ func TestClusterRegistrationApprovedWhereMadeRunsEverywhere(t *testing.T) {
 		t.Errorf("the other member asks again: %+v", as)
 	}
 }
+
+// A registration allowed on a member stays allowed there when the member
+// starts again: its journal holds it enabled with that configuration, so
+// the gossip that brings it back does not hold it again.
+func TestClusterHeldApprovalSurvivesRestart(t *testing.T) {
+	members := cluster.InProcess()
+	a := openTapped(t, members, mcpvisor.Options{AlwaysOn: []string{mcpvisor.ConfigGroup}}, nil, new(cluster.Wire))
+	dirB := t.TempDir()
+	b := openTapped(t, members, mcpvisor.Options{DataDir: dirB, ApprovalInbox: true}, nil, new(cluster.Wire))
+	waitMembers(t, 2, a, b)
+	ctx := featureCtx(t)
+
+	args, _ := json.Marshal(map[string]any{"name": "held", "transport": "stdio", "command": bin.mcptest, "args": []string{"-name", "held"}})
+	if _, err := a.Session("chat", "").Call(ctx, mcpvisor.ToolRegister, args); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(b.Approvals()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no approval raised")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := b.ResolveApproval(b.Approvals()[0].ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	enabledAfter := func(h *mcpvisor.Host, since time.Time) string {
+		recs, err := h.Journal().History(mcpvisor.HistoryFilter{Kind: mcpvisor.HistoryLifecycle, Server: "held", Since: since})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := ""
+		for _, r := range recs {
+			if r.Transition == "enabled" || r.Transition == "disabled" {
+				last = r.Transition
+			}
+		}
+		return last
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for enabledAfter(b, time.Time{}) != "enabled" {
+		if time.Now().After(deadline) {
+			t.Fatal("the approved registration is not enabled on the member that approved it")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	b = openTapped(t, members, mcpvisor.Options{DataDir: dirB, ApprovalInbox: true}, nil, new(cluster.Wire))
+	// The gossip brings the registration back: applied, it is enabled
+	// again, or held (disabled) again.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		last := enabledAfter(b, restarted)
+		if last == "enabled" {
+			break
+		}
+		if last == "disabled" || time.Now().After(deadline) {
+			t.Fatalf("after the restart, held is %q on the member that approved it (approvals: %+v)", last, b.Approvals())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if as := b.Approvals(); len(as) != 0 {
+		t.Errorf("asked again after a restart: %+v", as)
+	}
+}

@@ -37,6 +37,12 @@ type Host interface {
 	// registration from another member that no gate approved is then held
 	// for it too (ApproveServer).
 	ApprovalGate() bool
+	// Allowed reports whether server is registered here enabled with
+	// the configuration sc (secrets as references, the enabled flag
+	// aside): a registration held for the gate is registered disabled
+	// until allowed, so one found enabled was allowed here before (or
+	// needed no approval then). It does not block.
+	Allowed(server string, sc config.Server) bool
 	// ApproveServer asks this member's approval gate whether a
 	// registration another member made, that no gate approved, may run
 	// here. It blocks until a person decides, the gate's deadline passes

@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/member"
@@ -34,11 +35,18 @@ func (r *Replica) hold(name string, e registryEntry, sc config.Server) bool {
 		r.release(name)
 		return false
 	}
+	before := r.host.Allowed(name, sc)
 	r.mu.Lock()
 	g, ok := r.gates[name]
 	if ok && bytes.Equal(g.config, e.Config) {
 		r.mu.Unlock()
 		return !g.allowed // decided, or being asked
+	}
+	if !ok && before {
+		// Allowed before this member last started: its journal says so.
+		r.gates[name] = &gateState{config: e.Config, allowed: true}
+		r.mu.Unlock()
+		return false
 	}
 	if ok && g.cancel != nil {
 		g.cancel()
@@ -54,8 +62,10 @@ func (r *Replica) hold(name string, e registryEntry, sc config.Server) bool {
 	return true
 }
 
-// ask asks this member's gate about held, and once allowed applies the
-// registration's last change here.
+// ask asks this member's gate about held, and once allowed has the merge
+// goroutine apply the registration's last change here (enableAllowed):
+// applied there, in order with the changes merged, it cannot be undone
+// by one being applied.
 func (r *Replica) ask(ctx context.Context, g *gateState, held member.Held) {
 	allowed, err := r.host.ApproveServer(ctx, held)
 	r.mu.Lock()
@@ -63,7 +73,6 @@ func (r *Replica) ask(ctx context.Context, g *gateState, held member.Held) {
 	if current {
 		g.allowed, g.cancel = allowed, nil
 	}
-	e := r.registry[held.Server]
 	r.mu.Unlock()
 	switch {
 	case !current || ctx.Err() != nil:
@@ -73,11 +82,26 @@ func (r *Replica) ask(ctx context.Context, g *gateState, held member.Held) {
 		return
 	}
 	r.log.Info("cluster: another member's registration approved here", "server", held.Server, "by", held.From)
-	if e.Deleted || !e.Enabled {
+	select {
+	case r.allowed <- held.Server:
+	case <-r.bg.Done():
+	}
+}
+
+// enableAllowed enables server here, from the merge goroutine, if its
+// registration is allowed here now and its last change enables it.
+func (r *Replica) enableAllowed(server string) {
+	r.mu.Lock()
+	g, e := r.gates[server], r.registry[server]
+	ok := g != nil && g.allowed && bytes.Equal(g.config, e.Config) && !e.Deleted && e.Enabled
+	r.mu.Unlock()
+	if !ok {
 		return
 	}
-	if err := r.host.ApplyServer(ctx, member.ServerChange{Name: held.Server, Enabled: true}); err != nil {
-		r.log.Warn("cluster: enabling an approved registration", "server", held.Server, "error", err)
+	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+	defer cancel()
+	if err := r.host.ApplyServer(ctx, member.ServerChange{Name: server, Enabled: true}); err != nil {
+		r.log.Warn("cluster: enabling an approved registration", "server", server, "error", err)
 	}
 }
 

@@ -231,7 +231,8 @@ func (r *Replica) sharedSnapshot() (sharedView, bool) {
 
 // mergeLoop merges the shared state the others publish (by gossip) or
 // push (by tell), one at a time: two changes to one entry are applied in
-// the order they won.
+// the order they won. It also enables the registrations allowed at this
+// member's gate (gate.go), between them.
 func (r *Replica) mergeLoop() {
 	for {
 		select {
@@ -239,6 +240,8 @@ func (r *Replica) mergeLoop() {
 			r.mergeRegistry(sv.Registry)
 			r.mergeGrants(sv.Grants)
 			r.mergePins(sv.Pins)
+		case server := <-r.allowed:
+			r.enableAllowed(server)
 		case <-r.bg.Done():
 			return
 		}

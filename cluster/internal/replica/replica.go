@@ -59,6 +59,7 @@ type Replica struct {
 	clock    int64                               // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}                       // a change to publish
 	merges   chan sharedView                     // shared state from the others, merged in order (mergeLoop)
+	allowed  chan string                         // registrations allowed at this member's gate, enabled by mergeLoop
 
 	shared atomic.Bool // the shared state changed since it was last published
 
@@ -112,7 +113,7 @@ type remoteServer struct {
 // place). The servers are registered after it, so each starts where the
 // cluster places it; none starts before the first membership is known.
 func New(host member.Host, log *slog.Logger, newNode func(member.Hooks) (member.Node, error)) (*Replica, error) {
-	r := &Replica{host: host, log: log, newNode: newNode, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, gates: map[string]*gateState{}, retries: map[vouchQuery]int{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), wake: make(chan struct{}, 1)}
+	r := &Replica{host: host, log: log, newNode: newNode, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, gates: map[string]*gateState{}, retries: map[vouchQuery]int{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), allowed: make(chan string, 16), wake: make(chan struct{}, 1)}
 	r.bg, r.stopBg = context.WithCancel(context.Background())
 	node, err := r.makeNode()
 	if err != nil {
