@@ -44,6 +44,10 @@ type Options struct {
 	// cluster's CA signed and accepts only peers that do. Without it the
 	// members talk in clear.
 	TLS *TLS
+
+	// wrap, when set, stands between the replica and its member: tests
+	// read what the member publishes and tells through it.
+	wrap func(member.Node) member.Node
 }
 
 // TLS is a member's certificate and key and the cluster's CA, PEM files,
@@ -91,8 +95,12 @@ func (o Options) newMember(hooks member.Hooks) (member.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cluster.New(cluster.Config{
+	node, err := cluster.New(cluster.Config{
 		Name: o.Name, Provider: provider, Listen: o.Listen, Advertise: o.Advertise, Labels: o.Labels, TLS: mtls, Gossip: o.Gossip,
 		Handler: hooks.Handler, OnPlacement: hooks.OnPlacement, OnState: hooks.OnState, OnTell: hooks.OnTell, OnLost: hooks.OnLost, Logger: hooks.Logger,
 	})
+	if err != nil || o.wrap == nil {
+		return node, err
+	}
+	return o.wrap(node), nil
 }

@@ -59,6 +59,37 @@ type Decision struct {
 // call is abandoned. An error denies the call with the error's text.
 type Approver func(ctx context.Context, req *Request) (Decision, error)
 
+// Approval is how the host's gate allowed the host-tool call a run
+// belongs to (ApprovalOf).
+type Approval struct {
+	Scope persistence.Scope
+	By    string // ByApprover or ByInbox
+	At    time.Time
+}
+
+// Who allowed a call (Approval.By).
+const (
+	ByApprover = "approver" // Options.Approve
+	ByInbox    = "inbox"    // a person, in the approval inbox (Options.Inbox)
+)
+
+type approvalKey struct{}
+
+// ApprovalOf is the approval of the host-tool call ctx runs (its run's
+// context), and whether it is one the host's gate allowed.
+func ApprovalOf(ctx context.Context) (Approval, bool) {
+	a, ok := ctx.Value(approvalKey{}).(Approval)
+	return a, ok
+}
+
+// ByTool reports whether ctx runs a host-tool call, gated or not.
+func ByTool(ctx context.Context) (persistence.Scope, bool) {
+	s, ok := ctx.Value(toolKey{}).(persistence.Scope)
+	return s, ok
+}
+
+type toolKey struct{}
+
 // Call is one call of a host tool.
 type Call struct {
 	Scope     persistence.Scope // who calls; empty for the embedder's own call
@@ -127,6 +158,13 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 			return toolError("%s was not approved (%s)", t.name, why), nil
 		}
 	}
+	if hostApproval != nil {
+		a := Approval{Scope: c.Scope, By: ByInbox, At: time.Now()}
+		if ts.opts.Approve != nil {
+			a.By = ByApprover
+		}
+		ctx = context.WithValue(ctx, approvalKey{}, a)
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = ts.opts.CallTimeout
@@ -134,7 +172,7 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 	if timeout <= 0 {
 		timeout = actors.DefaultCallTimeout
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithTimeout(context.WithValue(ctx, toolKey{}, c.Scope), timeout)
 	defer cancel()
 	res, err := p.run(rctx, c.Scope)
 	if err != nil && ctx.Err() != nil {
