@@ -23,9 +23,18 @@ type SignInPrompt struct {
 	Server string
 	// User is the platform user to sign in (a per-user server); "" for
 	// the host's own identity.
-	User        string
-	URL         string
-	RedirectURI string
+	User string
+	// URL is what to open in a browser. With a loopback redirect URI it is
+	// a one-time URL on the host's redirect listener that sends the
+	// browser on to the authorization server: it holds no secret and may
+	// go on a command line, and the listener takes the redirect only from
+	// a browser that came through it.
+	URL string
+	// AuthorizationURL is the authorization server's URL itself, state and
+	// PKCE challenge included, for a SignInFunc that follows the flow on
+	// its own and returns the redirect's query. Keep it off command lines.
+	AuthorizationURL string
+	RedirectURI      string
 }
 
 // SignInFunc drives the browser step of a sign-in for the embedder (it
@@ -50,11 +59,12 @@ func browser(f SignInFunc) signin.Browser {
 		return nil
 	}
 	return func(ctx context.Context, server, user string, p oauth.Prompt) (url.Values, error) {
-		return f(ctx, SignInPrompt{Server: server, User: user, URL: p.URL, RedirectURI: p.RedirectURI})
+		return f(ctx, SignInPrompt{Server: server, User: user, URL: p.URL, AuthorizationURL: p.AuthorizationURL, RedirectURI: p.RedirectURI})
 	}
 }
 
-// SignIn is a sign-in in progress: the URL to open, and its end.
+// SignIn is a sign-in in progress: the URL to open (as SignInPrompt's),
+// and its end.
 type SignIn struct {
 	Server      string
 	URL         string

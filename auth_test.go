@@ -45,6 +45,15 @@ func oauthServer(t *testing.T, as *oauthtest.AuthServer) (*oauthtest.Resource, s
 	return res, res.MCPURL()
 }
 
+// oauthHTTPServer is httpServer for a server behind oauthServer: its
+// authorization server listens on another loopback port, which
+// oauth.allowPrivate lets the host reach.
+func oauthHTTPServer(name, url string) mcpvisor.ServerConfig {
+	sc := httpServer(name, url)
+	sc.OAuth = &mcpvisor.OAuthConfig{AllowPrivate: true}
+	return sc
+}
+
 // browse is a person's browser: it opens u and follows every redirect, to
 // the host's loopback listener at the end.
 func browse(t *testing.T, u string) {
@@ -63,7 +72,7 @@ func TestOAuthNeedsAuthThenSignIn(t *testing.T) {
 	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
 	_, mcpURL := oauthServer(t, as)
 	onEvent, events := eventSink()
-	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, httpServer("web", mcpURL))
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, oauthHTTPServer("web", mcpURL))
 
 	// The 401 parks the server: no restarts, no backoff.
 	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
@@ -122,7 +131,7 @@ func TestOAuthSignInHookAndStoredToken(t *testing.T) {
 		// The platform's user signs in; the redirect reaches the platform,
 		// which hands its query back.
 		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.Get(p.URL)
+		resp, err := c.Get(p.AuthorizationURL)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +145,7 @@ func TestOAuthSignInHookAndStoredToken(t *testing.T) {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	onEvent, events := eventSink()
-	h := openHost(t, mcpvisor.Options{DataDir: dir, SignIn: signIn, SecretKey: key, Logger: logger, OnEvent: onEvent}, httpServer("web", mcpURL))
+	h := openHost(t, mcpvisor.Options{DataDir: dir, SignIn: signIn, SecretKey: key, Logger: logger, OnEvent: onEvent}, oauthHTTPServer("web", mcpURL))
 	waitReady(t, h, "web")
 	call(t, h, "mcp__web__echo", `{}`)
 	if len(prompts) != 1 || prompts[0].Server != "web" {
@@ -199,7 +208,7 @@ func TestOAuthSignInHookAndStoredToken(t *testing.T) {
 		t.Error("the host opened an encrypted secret store without its key")
 	}
 	authorizations := len(as.Requests("authorize"))
-	h2 := openHost(t, mcpvisor.Options{DataDir: dir, SecretKey: key}, httpServer("web", mcpURL))
+	h2 := openHost(t, mcpvisor.Options{DataDir: dir, SecretKey: key}, oauthHTTPServer("web", mcpURL))
 	waitReady(t, h2, "web")
 	call(t, h2, "mcp__web__echo", `{}`)
 	if n := len(as.Requests("authorize")); n != authorizations {
@@ -220,7 +229,7 @@ func TestOAuthRevokedAndSignOut(t *testing.T) {
 		browse(t, p.URL)
 		return nil, nil // the loopback listener got the redirect
 	}
-	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, httpServer("web", mcpURL))
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, oauthHTTPServer("web", mcpURL))
 	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
 	if err := h.SignInWith(context.Background(), "web", browser); err != nil {
 		t.Fatalf("SignInWith: %v", err)
@@ -266,8 +275,8 @@ func TestOAuthPerUser(t *testing.T) {
 		browse(t, p.URL)
 		return nil, nil
 	}
-	sc := httpServer("web", mcpURL)
-	sc.OAuth = &mcpvisor.OAuthConfig{PerUser: true}
+	sc := oauthHTTPServer("web", mcpURL)
+	sc.OAuth.PerUser = true
 	h := openHost(t, mcpvisor.Options{SignIn: signIn}, sc)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -345,7 +354,7 @@ func TestOAuthTypeScriptSDKServer(t *testing.T) {
 		browse(t, p.URL)
 		return nil, nil
 	}
-	h := openHost(t, mcpvisor.Options{SignIn: signIn}, httpServer("sdk", mcpURL))
+	h := openHost(t, mcpvisor.Options{SignIn: signIn}, oauthHTTPServer("sdk", mcpURL)) // its authorization server has a port of its own
 	waitReady(t, h, "sdk")
 	res := call(t, h, "mcp__sdk__greet", `{"name":"mcpvisor"}`)
 	if !strings.Contains(res.Wire(), "Hello, mcpvisor") {
@@ -413,7 +422,7 @@ func TestOAuthCloseEndsSignIn(t *testing.T) {
 	}
 	h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
 		DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), SignIn: signIn,
-		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{httpServer("web", mcpURL)}},
+		Config: &mcpvisor.Config{Servers: []mcpvisor.ServerConfig{oauthHTTPServer("web", mcpURL)}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,9 @@ var (
 
 	// Host tools.
 	ErrUnknownApproval = errors.New("unknown approval") // no such pending host-tool call (decided, expired, abandoned)
+	// ErrSelfApproval: the credential that raised an approval may not
+	// answer it (Host.ResolveApprovalAs).
+	ErrSelfApproval = errors.New("the credential that raised an approval cannot decide it")
 
 	// ErrConfig is wrapped by every error that reports an invalid
 	// configuration, including JSON syntax errors.

@@ -456,7 +456,7 @@ func (h *Host) Register(ctx context.Context, sc ServerConfig) error {
 	}
 	h.inputs.AskAll(h.bg)
 	if r := h.replicating(ctx); r != nil {
-		r.ServerChanged(member.ServerChange{Name: sc.Name, Config: &sc, Enabled: sc.Enabled})
+		r.ServerChanged(member.ServerChange{Name: sc.Name, Config: &sc, Enabled: sc.Enabled, Provenance: provenance(ctx)})
 	}
 	return nil
 }

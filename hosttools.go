@@ -100,7 +100,8 @@ func hostApprover(f ApprovalFunc) hosttools.Approver {
 	}
 	return func(ctx context.Context, r *hosttools.Request) (hosttools.Decision, error) {
 		d, err := f(ctx, &ApprovalRequest{Scope: r.Scope, Tool: r.Tool, Arguments: r.Arguments, Server: r.Server,
-			Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes, Created: r.Created})
+			Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes, Created: r.Created,
+			RaisedBy: r.RaisedBy})
 		return hosttools.Decision(d), err
 	}
 }

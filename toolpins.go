@@ -11,7 +11,7 @@ import (
 
 // Tool pinning: what the host does when a server lists a tool definition
 // that no person approved (a new server's tools, a new tool, a changed
-// description or schema), set host-wide (Options.ToolPolicy) and per
+// description, schema, icon or _meta), set host-wide (Options.ToolPolicy) and per
 // server (ServerConfig.ToolPolicy).
 const (
 	// ToolPolicyOff: every tool is exposed as listed; nothing is pinned.
@@ -36,7 +36,7 @@ type (
 	// found.
 	ToolReview = actors.ToolReview
 	// ToolDefinition is what is pinned of a tool: name, title,
-	// description, input and output schema, annotations.
+	// description, input and output schema, annotations, icons, _meta.
 	ToolDefinition = toolpin.Definition
 	// ToolChange is one difference between two definitions.
 	ToolChange = toolpin.Change

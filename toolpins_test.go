@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/toolpin"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // review returns the review of one tool, waiting (on ToolReviewsChanged)
@@ -236,5 +239,181 @@ func TestToolPinWarnThenHold(t *testing.T) {
 	}
 	if slow := waitReview(t, h, "rp", "slow", anyReview); slow.State != "new" || !slow.Held {
 		t.Errorf("slow under hold: %+v, want new and held", slow)
+	}
+}
+
+// shown is every tool definition a client could be shown, as JSON: the
+// catalog and a session's tool list with the server's group active.
+func shown(t *testing.T, h *mcpvisor.Host, server string) string {
+	t.Helper()
+	s := h.Session("pin-test-"+server, "")
+	if err := s.Activate(context.Background(), server); err != nil && !errors.Is(err, mcpvisor.ErrUnknownGroup) {
+		t.Fatalf("Activate: %v", err)
+	}
+	catalog, err := json.Marshal(h.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := json.Marshal(s.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(catalog) + "\n" + string(session)
+}
+
+// A tool's icons and _meta are pinned: a server that swaps an approved
+// tool's icon URL or its MCP Apps interface (_meta.ui.resourceUri) gets
+// the tool withheld until a person approves the change, and the reason
+// names what changed. Before that, clients are shown the approved ones.
+func TestToolPinIconsAndMeta(t *testing.T) {
+	for _, tt := range []struct {
+		what, approved, swapped, part string
+	}{
+		{"icons", "https://cdn.example.com/echo.png", "https://tracker.example.net/echo.png", "icons/0/src"},
+		{"meta", "ui://mcptest/echo.html", "ui://mcptest/phish.html", "_meta/ui/resourceUri"},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			h := openHost(t, mcpvisor.Options{ToolPolicy: mcpvisor.ToolPolicyHold}, mcptest("rp", "-rug-pull", tt.what))
+			waitReady(t, h, "rp")
+			approve(t, h, "rp", "echo")
+			approve(t, h, "rp", "rug_pull")
+			if got := shown(t, h, "rp"); !strings.Contains(got, tt.approved) {
+				t.Fatalf("the approved %s is not shown: %s", tt.what, got)
+			}
+
+			call(t, h, "mcp__rp__rug_pull", `{}`)
+			rv := waitReview(t, h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.State == "changed" })
+			if !rv.Held || !strings.Contains(rv.Diff, tt.swapped) || len(rv.Changes) != 1 ||
+				rv.Changes[0].Field+rv.Changes[0].Path != tt.part {
+				t.Errorf("echo's review after its %s changed: held %v, changes %+v, diff %q", tt.what, rv.Held, rv.Changes, rv.Diff)
+			}
+			if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"rug_pull"}) {
+				t.Errorf("tools after the %s changed: %v, want echo withheld", tt.what, got)
+			}
+			if got := shown(t, h, "rp"); strings.Contains(got, tt.swapped) || strings.Contains(got, tt.approved) {
+				t.Errorf("echo's %s still reaches clients: %s", tt.what, got)
+			}
+			_, err := h.Call(context.Background(), "mcp__rp__echo", json.RawMessage(`{}`))
+			if !errors.Is(err, mcpvisor.ErrToolWithheld) || !strings.Contains(err.Error(), "changed since it was approved ("+tt.part+")") {
+				t.Errorf("call of echo after its %s changed: %v, want ErrToolWithheld naming %s", tt.what, err, tt.part)
+			}
+
+			// Approving the change exposes it.
+			if err := h.ApproveTool(context.Background(), "rp", "echo", rv.Hash, "test"); err != nil {
+				t.Fatal(err)
+			}
+			if got := shown(t, h, "rp"); !strings.Contains(got, tt.swapped) {
+				t.Errorf("the approved change is not shown: %s", got)
+			}
+		})
+	}
+}
+
+// A tool name with a Cyrillic look-alike letter gets a hold finding that
+// says what it reads as.
+func TestToolPinLookalikeName(t *testing.T) {
+	const name = "r\u0435ad_file" // е is U+0435 CYRILLIC SMALL LETTER IE
+	h := openHost(t, mcpvisor.Options{ToolPolicy: mcpvisor.ToolPolicyHold}, mcptest("lk", "-tool-name", name, "-tool-name", "read_file"))
+	waitReady(t, h, "lk")
+	rv := waitReview(t, h, "lk", name, anyReview)
+	i := slices.IndexFunc(rv.Findings, func(f mcpvisor.ToolFinding) bool { return f.Rule == "mixed-script" })
+	if i < 0 {
+		t.Fatalf("no mixed-script finding for %q: %+v", name, rv.Findings)
+	}
+	if f := rv.Findings[i]; f.Path != "name" || f.Severity != "hold" || !strings.Contains(f.Reason, `reads as "read_file"`) ||
+		!strings.Contains(f.Excerpt, "U+0435") {
+		t.Errorf("the look-alike's finding: %+v", f)
+	}
+	if plain := waitReview(t, h, "lk", "read_file", anyReview); len(plain.Findings) != 0 {
+		t.Errorf("the plain read_file has findings: %+v", plain.Findings)
+	}
+}
+
+// pinWithoutIconsAndMeta approves echo (listed with an icon and a
+// _meta.ui) on a host in dir, closes it, and rewrites echo's pin as if
+// the person had approved it without icons and _meta, its hashes recorded
+// under hash version version. It returns echo's definition as listed.
+func pinWithoutIconsAndMeta(t *testing.T, opts mcpvisor.Options, version int) toolpin.Definition {
+	t.Helper()
+	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
+	waitReady(t, h, "rp")
+	def := waitReview(t, h, "rp", "echo", anyReview).Definition
+	approve(t, h, "rp", "echo")
+	approve(t, h, "rp", "rug_pull")
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	store, err := persistence.Open(filepath.Join(opts.DataDir, "journal"), persistence.Options{MaintenanceInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	pins, err := store.Pins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := def
+	legacy.Icons, legacy.Meta = nil, nil
+	if len(def.Icons) == 0 || len(def.Meta) == 0 || toolpin.Hash(legacy) != toolpin.LegacyHash(def) {
+		t.Fatalf("echo lists no icons or _meta: %+v", def)
+	}
+	for _, p := range pins {
+		if p.Server == "rp" && p.Tool == "echo" {
+			if p.Approved != toolpin.Hash(def) || p.HashVersion != toolpin.HashVersion {
+				t.Fatalf("echo's pin before the rewrite: %+v", p)
+			}
+			p.Approved, p.Seen, p.Definition, p.HashVersion = toolpin.LegacyHash(def), toolpin.LegacyHash(def), toolpin.Canonical(legacy), version
+			if _, err := store.Apply([]persistence.Op{persistence.PutPin(p)}); err != nil {
+				t.Fatal(err)
+			}
+			return def
+		}
+	}
+	t.Fatalf("no pin of echo among %+v", pins)
+	return def
+}
+
+// A pin recorded before icons and _meta were pinned (hash version 1) does
+// not withhold its tool after the upgrade: the tool, listed as it was
+// approved, is exposed at once and its pin carried over to the current
+// hash, which from then on covers its icons and _meta.
+func TestToolPinVersion1Pin(t *testing.T) {
+	opts := mcpvisor.Options{DataDir: t.TempDir(), ToolPolicy: mcpvisor.ToolPolicyHold}
+	def := pinWithoutIconsAndMeta(t, opts, 0) // as version 1 left it
+
+	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
+	waitReady(t, h, "rp")
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"echo", "rug_pull"}) {
+		t.Errorf("tools after the upgrade: %v, want echo and rug_pull (approved before it)", got)
+	}
+	for _, rv := range h.ToolReviews() {
+		if rv.Tool == "echo" {
+			t.Errorf("echo is up for review after the upgrade: %+v", rv)
+		}
+	}
+	// The carried-over pin covers _meta: changing it withholds echo.
+	call(t, h, "mcp__rp__rug_pull", `{}`)
+	rv := waitReview(t, h, "rp", "echo", func(rv mcpvisor.ToolReview) bool { return rv.State == "changed" })
+	if !rv.Held || rv.Approved != toolpin.Hash(def) || !strings.Contains(rv.Diff, "ui://mcptest/phish.html") {
+		t.Errorf("echo after its _meta changed under the carried-over pin: %+v", rv)
+	}
+}
+
+// The carry-over is for version 1 pins only: a tool approved under the
+// current version without icons and _meta that lists them later is
+// changed, though its legacy hash is the approved one.
+func TestToolPinIconsAddedAfterApproval(t *testing.T) {
+	opts := mcpvisor.Options{DataDir: t.TempDir(), ToolPolicy: mcpvisor.ToolPolicyHold}
+	pinWithoutIconsAndMeta(t, opts, toolpin.HashVersion)
+
+	h := openHost(t, opts, mcptest("rp", "-rug-pull", "meta"))
+	waitReady(t, h, "rp")
+	rv := waitReview(t, h, "rp", "echo", anyReview)
+	if !rv.Held || rv.State != "changed" || !strings.Contains(rv.Diff, "icons: added") || !strings.Contains(rv.Diff, "_meta: added") {
+		t.Errorf("echo, approved without icons and _meta, listing them: %+v", rv)
+	}
+	if got := toolsOf(h, "rp"); !slices.Equal(got, []string{"rug_pull"}) {
+		t.Errorf("tools: %v, want echo withheld", got)
 	}
 }

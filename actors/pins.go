@@ -176,16 +176,20 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 	id := pinID{pr.server, t.Name}
 	now := time.Now()
 
+	hash := toolpin.Hash(def)
 	b.mu.Lock()
 	rec := b.pins[id]
 	rec.Server, rec.Tool = pr.server, t.Name
+	upgraded := false
+	if rec.HashVersion < toolpin.HashVersion && (rec.Approved != "" || rec.Rejected != "" || rec.Seen != "") {
+		rec, upgraded = upgradePin(rec, def, hash), true
+	}
 	pinned := rec.Approved
 	if rec.Unattended && pr.policy == toolpin.PolicyHold {
 		pinned = ""
 	}
 	b.mu.Unlock()
 
-	hash := toolpin.Hash(def)
 	findings := b.check(hash, def)
 	a := toolpin.Assessment{Hash: hash, Findings: findings, State: toolpin.StateNew}
 	switch {
@@ -193,6 +197,10 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 		a.State = toolpin.StateUnchanged
 	case pinned != "":
 		a.State = toolpin.StateChanged
+	}
+	var changes toolpin.Changes // from the approved definition
+	if a.State == toolpin.StateChanged {
+		changes = diffFrom(rec.Definition, def)
 	}
 
 	b.mu.Lock()
@@ -205,12 +213,12 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 			h.Transition = "restored" // back to the approved definition
 		}
 		if a.State == toolpin.StateChanged {
-			h.Detail = bound(diffFrom(rec.Definition, def).String())
+			h.Detail = bound(changes.String())
 		}
 		if len(findings) > 0 {
 			h.Detail = strings.TrimSpace(h.Detail + "\n" + bound(findingsText(findings)))
 		}
-		rec.Seen = hash
+		rec.Seen, rec.HashVersion = hash, toolpin.HashVersion
 		b.since[id] = now
 		if pr.policy == toolpin.PolicyWarn && rec.Approved == "" {
 			rec.Approved, rec.Definition, rec.At, rec.Unattended = hash, toolpin.Canonical(def), now, true
@@ -223,6 +231,14 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 			pr.rt.logger.Warn("tool definition "+string(h.Transition), "server", pr.server, "tool", t.Name,
 				"policy", string(pr.policy), "findings", len(findings))
 		}
+	} else if upgraded {
+		b.pins[id] = rec
+		pr.ops = append(pr.ops, persistence.PutPin(rec))
+		pr.changed = append(pr.changed, rec)
+	}
+	if upgraded {
+		pr.rt.logger.Info("tool pin carried over to the hash of icons and _meta", "server", pr.server, "tool", t.Name,
+			"state", string(a.State), "hashVersion", toolpin.HashVersion)
 	}
 	since, ok := b.since[id]
 	if !ok {
@@ -241,8 +257,8 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 		}
 		if a.State == toolpin.StateChanged {
 			rv.Approved = pinned
-			rv.Changes = diffFrom(rec.Definition, def)
-			rv.Diff = rv.Changes.String()
+			rv.Changes = changes
+			rv.Diff = changes.String()
 		}
 		pr.reviews = append(pr.reviews, rv)
 	}
@@ -256,11 +272,56 @@ func (pr *pinReview) admit(t *protocol.Tool) bool {
 	case rejected:
 		pr.held[t.Name] = "its definition was rejected"
 	case a.State == toolpin.StateChanged:
-		pr.held[t.Name] = "its definition changed since it was approved"
+		pr.held[t.Name] = "its definition changed since it was approved" + changedParts(changes)
 	default:
 		pr.held[t.Name] = "its definition has not been approved"
 	}
 	return false
+}
+
+// upgradePin carries a pin recorded under an older toolpin.HashVersion
+// (before icons and _meta were pinned) over to this one. Each of its
+// hashes that is the legacy hash of the definition listed now becomes that
+// definition's hash, so a tool approved or rejected before the upgrade
+// keeps its standing when listed as it was then, whatever icons and _meta
+// it lists: version 1 exposed those unpinned, and this first listing is
+// what they are pinned to. A hash that matches nothing stays: the tool
+// reads as changed, its icons and _meta shown as added. Done once per
+// pin: the record then carries the current version, and its legacy hashes
+// are never compared again, so a later change of icons or _meta alone
+// cannot pass as the pin of version 1.
+func upgradePin(rec persistence.PinRecord, def toolpin.Definition, hash string) persistence.PinRecord {
+	legacy := toolpin.LegacyHash(def)
+	if rec.Approved == legacy {
+		rec.Approved, rec.Definition = hash, toolpin.Canonical(def)
+	}
+	if rec.Rejected == legacy {
+		rec.Rejected = hash
+	}
+	if rec.Seen == legacy {
+		rec.Seen = hash
+	}
+	rec.HashVersion = toolpin.HashVersion
+	return rec
+}
+
+// changedParts names the parts of a definition a change touched, for the
+// reason a call to a withheld tool gets: " (description, icons/0/src)".
+func changedParts(cs toolpin.Changes) string {
+	var parts []string
+	for _, c := range cs {
+		p := c.Field + c.Path
+		if !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return ""
+	case len(parts) > 6:
+		parts = append(parts[:6], fmt.Sprintf("%d more", len(parts)-6))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // finish journals what the listing recorded. Watchers of the reviews are
@@ -367,6 +428,7 @@ func (r *Runtime) DecideTool(ctx context.Context, server, tool, hash string, all
 	if allow {
 		h.Transition = "approved"
 		rec.Approved, rec.Definition, rec.At, rec.By, rec.Unattended = hash, toolpin.Canonical(rv.Definition), now, by, false
+		rec.HashVersion = toolpin.HashVersion
 		if rec.Rejected == hash {
 			rec.Rejected = ""
 		}

@@ -110,6 +110,7 @@ func oauthConfig(o *config.OAuth) *oauth.Config {
 		IDPClientSecret:         o.IDPClientSecret,
 		IDToken:                 o.IDToken,
 		Assertion:               o.Assertion,
+		AllowPrivate:            o.AllowPrivate,
 	}
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = nil

@@ -56,6 +56,10 @@ type Options struct {
 	// command through it, read and decide what it holds): never in
 	// production. docs/security.md ("Cluster").
 	InsecureLoopback bool
+
+	// wrap, when set, stands between the replica and its member: tests
+	// read what the member publishes and tells through it.
+	wrap func(member.Node) member.Node
 }
 
 // The errors of a member that does not start.
@@ -116,9 +120,13 @@ func (o Options) newMember(hooks member.Hooks) (member.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cluster.New(cluster.Config{
+	node, err := cluster.New(cluster.Config{
 		Name: o.Name, Provider: provider, Listen: o.Listen, Advertise: o.Advertise, Labels: o.Labels, Gossip: o.Gossip,
 		TLS: mtls, Member: o.Member, InsecureLoopback: o.InsecureLoopback,
 		Handler: hooks.Handler, OnPlacement: hooks.OnPlacement, OnState: hooks.OnState, OnTell: hooks.OnTell, OnLost: hooks.OnLost, Logger: hooks.Logger,
 	})
+	if err != nil || o.wrap == nil {
+		return node, err
+	}
+	return o.wrap(node), nil
 }

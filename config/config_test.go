@@ -214,7 +214,8 @@ func TestParseOAuth(t *testing.T) {
 		"machine": {"type": "http", "url": "https://x.example/mcp", "oauth": {
 			"grantType": "jwt_bearer", "idpTokenEndpoint": "http://127.0.0.1:8081/token", "idToken": "${ID_TOKEN}",
 			"tokenEndpointAuthMethod": "private_key_jwt", "privateKey": "${KEY}", "signingAlg": "ES256", "keyId": "k1", "dpop": true,
-			"clientMetadataUrl": "https://client.example/mcp.json", "authServerMetadataUrl": "https://as.example/.well-known/oauth-authorization-server"}}}}`)
+			"clientMetadataUrl": "https://client.example/mcp.json", "authServerMetadataUrl": "https://as.example/.well-known/oauth-authorization-server",
+			"allowPrivate": true}}}}`)
 	f, err := parseFile("", data, Options{Lookup: lookupOf(map[string]string{"G_SECRET": "s", "ID_TOKEN": "t", "KEY": "k"})})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,8 @@ func TestParseOAuth(t *testing.T) {
 		{Name: "machine", Type: "http", URL: "https://x.example/mcp", Enabled: true, OAuth: &OAuth{
 			GrantType: "jwt_bearer", IDPTokenEndpoint: "http://127.0.0.1:8081/token", IDToken: "${ID_TOKEN}",
 			TokenEndpointAuthMethod: "private_key_jwt", PrivateKey: "${KEY}", SigningAlg: "ES256", KeyID: "k1", DPoP: true,
-			ClientMetadataURL: "https://client.example/mcp.json", AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server"}},
+			ClientMetadataURL: "https://client.example/mcp.json", AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server",
+			AllowPrivate: true}},
 	}
 	if diff := cmp.Diff(want, f.Servers); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

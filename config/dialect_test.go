@@ -822,3 +822,32 @@ func FuzzParseDotenv(f *testing.F) {
 		}
 	})
 }
+
+func TestOAuthURLWarnings(t *testing.T) {
+	const local = "http://127.0.0.1:9000/.well-known/oauth-authorization-server"
+	tests := []struct {
+		name string
+		sc   Server
+		want []string
+	}{
+		{"loopback metadata", Server{Name: "x", URL: "http://localhost:3000/mcp", AllowPrivate: true, OAuth: &OAuth{AuthServerMetadataURL: local}},
+			[]string{`server "x": oauth.authServerMetadataUrl http://127.0.0.1:9000/.well-known/oauth-authorization-server is a loopback address, which mcpvisor refuses for authorization requests by default (the server's allowPrivate covers its own origin only): set allowPrivate in the server's oauth object`}},
+		{"private idp", Server{Name: "x", URL: "https://mcp.example/mcp", OAuth: &OAuth{IDPTokenEndpoint: "https://10.0.0.5/token?k=v"}},
+			[]string{`server "x": oauth.idpTokenEndpoint https://10.0.0.5/token is a private address, which mcpvisor refuses for authorization requests by default (the server's allowPrivate covers its own origin only): set allowPrivate in the server's oauth object`}},
+		{"link-local even with the opt-in", Server{Name: "x", URL: "https://mcp.example/mcp", OAuth: &OAuth{AllowPrivate: true, IDPTokenEndpoint: "http://169.254.169.254/token"}},
+			[]string{`server "x": oauth.idpTokenEndpoint http://169.254.169.254/token is a link-local address, which mcpvisor refuses for authorization requests even with oauth.allowPrivate`}},
+		{"opted in", Server{Name: "x", URL: "http://localhost:3000/mcp", AllowPrivate: true, OAuth: &OAuth{AllowPrivate: true, AuthServerMetadataURL: local}}, nil},
+		{"the server's own origin", Server{Name: "x", URL: "http://127.0.0.1:9000/mcp", AllowPrivate: true, OAuth: &OAuth{AuthServerMetadataURL: local}}, nil},
+		{"own origin, but no allowPrivate", Server{Name: "x", URL: "http://127.0.0.1:9000/mcp", OAuth: &OAuth{AuthServerMetadataURL: local}},
+			[]string{`server "x": oauth.authServerMetadataUrl http://127.0.0.1:9000/.well-known/oauth-authorization-server is a loopback address, which mcpvisor refuses for authorization requests by default (the server's allowPrivate covers its own origin only): set allowPrivate in the server's oauth object`}},
+		{"public", Server{Name: "x", URL: "https://mcp.example/mcp", OAuth: &OAuth{AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server"}}, nil},
+		{"no oauth object", Server{Name: "x", URL: "http://localhost:3000/mcp"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.sc.oauthURLWarnings(nil)); diff != "" {
+				t.Errorf("oauthURLWarnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

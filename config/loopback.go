@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -65,4 +66,67 @@ func addressKind(host string) string {
 		return "an unspecified"
 	}
 	return ""
+}
+
+// oauthURLWarnings warns of the oauth object's urls the host fetches
+// itself (authServerMetadataUrl, idpTokenEndpoint) written as localhost or
+// a loopback or private address while oauth.allowPrivate is not set: the
+// server's allowPrivate covers its own origin only, so such a url is
+// refused at sign-in unless it is on that origin. A link-local one is
+// refused even with oauth.allowPrivate. The urls are shown without user
+// info, query or fragment.
+func (c Server) oauthURLWarnings(lookup func(string) (string, bool)) []string {
+	if c.OAuth == nil {
+		return nil
+	}
+	if t, ok := c.Transport(); !ok || t == protocol.TransportStdio {
+		return nil
+	}
+	parse := func(raw string) *url.URL {
+		expanded, _, err := expandRefs(raw, lookup, unsetMarker)
+		if err != nil || strings.Contains(expanded, unsetMarker) {
+			return nil
+		}
+		u, err := url.Parse(expanded)
+		if err != nil || u.Host == "" {
+			return nil
+		}
+		return u
+	}
+	own := ""
+	if u := parse(c.URL); u != nil && c.AllowPrivate {
+		own = urlOrigin(u)
+	}
+	var out []string
+	for _, f := range []struct{ field, raw string }{
+		{"authServerMetadataUrl", c.OAuth.AuthServerMetadataURL},
+		{"idpTokenEndpoint", c.OAuth.IDPTokenEndpoint},
+	} {
+		u := parse(f.raw)
+		if u == nil {
+			continue
+		}
+		kind := addressKind(u.Hostname())
+		shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+		switch {
+		case kind == "":
+		case kind == "a link-local":
+			out = append(out, fmt.Sprintf("server %q: oauth.%s %s is a link-local address, which mcpvisor refuses for authorization requests even with oauth.allowPrivate",
+				c.Name, f.field, shown.String()))
+		case c.OAuth.AllowPrivate, own != "" && urlOrigin(u) == own:
+		default:
+			out = append(out, fmt.Sprintf("server %q: oauth.%s %s is %s address, which mcpvisor refuses for authorization requests by default (the server's allowPrivate covers its own origin only): set allowPrivate in the server's oauth object",
+				c.Name, f.field, shown.String(), kind))
+		}
+	}
+	return out
+}
+
+// urlOrigin is u's scheme, host and port, the port explicit.
+func urlOrigin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(net.JoinHostPort(u.Hostname(), port))
 }

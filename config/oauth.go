@@ -75,6 +75,13 @@ type OAuth struct {
 	// connection: a call names its user (the host's CallOptions.User) and goes to that
 	// user's own instance of the server; a call that names none is refused.
 	PerUser bool `json:"perUser,omitempty"`
+	// AllowPrivate lets the authorization server's endpoints (its
+	// metadata, registration, token and revocation endpoints, and the
+	// protected resource metadata) live on loopback or a private network.
+	// The server's own allowPrivate covers only the server's origin; a
+	// link-local address (a cloud metadata service) is refused even with
+	// this.
+	AllowPrivate bool `json:"allowPrivate,omitempty"`
 }
 
 // grantJWTBearerAlias is the short spelling of oauth.GrantJWTBearer that
@@ -180,6 +187,8 @@ func decodeOAuth(sc *Server, m jsonMember) (*OAuth, []string, []*Error) {
 			err = decodeBoolField(sc, field, &o.DPoP)
 		case "perUser":
 			err = decodeBoolField(sc, field, &o.PerUser)
+		case "allowPrivate":
+			err = decodeBoolField(sc, field, &o.AllowPrivate)
 		case "clientName":
 			err = decodeStringField(sc, field, &o.ClientName)
 		case "idpTokenEndpoint":

@@ -306,6 +306,7 @@ func (p *parser) server(re rawEntry) (Server, bool) {
 	p.warn(bare...)
 	p.warn(sc.unusedFieldWarnings()...)
 	p.warn(sc.privateURLWarning(p.opts.Lookup, p.dialect))
+	p.warn(sc.oauthURLWarnings(p.opts.Lookup)...)
 	p.fail(errs...)
 	return sc, true
 }

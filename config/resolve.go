@@ -155,6 +155,7 @@ func (o *OAuth) expand(expand func(field, s string) string) *OAuth {
 		IDToken:                 x("idToken", o.IDToken),
 		Assertion:               x("assertion", o.Assertion),
 		PerUser:                 o.PerUser,
+		AllowPrivate:            o.AllowPrivate,
 	}
 }
 

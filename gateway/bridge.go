@@ -153,7 +153,7 @@ func (g *Gateway) bridgeHTTP(w http.ResponseWriter, r *http.Request, s *session,
 // nil when the gateway is closed.
 func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 	// The call outlives the request that started it, but keeps its trace.
-	ctx, cancel := context.WithCancel(withTraceOf(context.Background(), s.ctx))
+	ctx, cancel := context.WithCancel(withCallerOf(context.Background(), s.ctx))
 	call := &session{g: g, id: newSessionID(), hs: s.hs, ctx: ctx, cancel: cancel, modern: true, bridge: true,
 		caps: s.caps, rawCaps: s.rawCaps,
 		inflight: map[string]context.CancelFunc{}, outbound: map[string]chan protocol.Message{},

@@ -390,7 +390,7 @@ func (s *session) handle(from context.Context, msg protocol.Message, send func([
 	}
 	ctx, done := s.track(msg.ID)
 	defer done()
-	return s.serve(withTraceOf(ctx, from), msg, send)
+	return s.serve(withCallerOf(ctx, from), msg, send)
 }
 
 // begin registers a request for cancellation before it is served off the

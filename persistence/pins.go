@@ -37,6 +37,10 @@ type PinRecord struct {
 	// Seen is the hash of the definition the server last listed (every
 	// policy but off), so a change is detected and journaled once.
 	Seen string `msgpack:"seen,omitempty"`
+	// HashVersion is the toolpin.HashVersion the hashes were recorded
+	// under; 0 for version 1, from before icons and _meta were pinned.
+	// The runtime carries such a pin over when the tool is next listed.
+	HashVersion int `msgpack:"hashVersion,omitempty"`
 }
 
 func (r *PinRecord) schemaVersion() *int { return &r.V }

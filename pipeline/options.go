@@ -165,6 +165,10 @@ type ApprovalRequest struct {
 	Changes  bool
 	Created  time.Time
 	Deadline time.Time // zero unless the request waits in the inbox
+	// RaisedBy names the credential of the request that made the call
+	// (mcpvisor.WithCredential: a hash, never a secret), "" for none. A
+	// decision made with the same credential is refused.
+	RaisedBy string
 }
 
 // LogValue keeps Arguments, which may hold secrets, out of logs.

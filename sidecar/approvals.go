@@ -3,6 +3,8 @@ package sidecar
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/mcpvisor/mcpvisor"
 )
 
 // The approval inbox: host-tool calls that change the registry
@@ -23,7 +25,9 @@ func (s *Server) approvalViews() []ApprovalView {
 }
 
 // resolveApproval answers one pending call: {"decision": "allow"|"deny",
-// "reason": "..."}. A reason goes to the model with a denial.
+// "reason": "..."}. A reason goes to the model with a denial. A call
+// raised by a request with this request's token is refused, 403
+// "self_approval": whoever asked for a change does not approve it.
 func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Decision string `json:"decision"`
@@ -41,7 +45,7 @@ func (s *Server) resolveApproval(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, fmt.Sprintf("decision must be allow or deny, not %q", req.Decision))
 		return
 	}
-	if err := s.h.ResolveApproval(r.PathValue("id"), allow, req.Reason); err != nil {
+	if err := s.h.ResolveApprovalAs(mcpvisor.CredentialOf(r.Context()), r.PathValue("id"), allow, req.Reason); err != nil {
 		writeErr(w, err)
 		return
 	}

@@ -49,8 +49,8 @@ func waitApprovals(t *testing.T, ctx context.Context, h *mcpvisor.Host, n int) [
 	}
 }
 
-// callInBackground POSTs body to /v1/call and returns a channel with the
-// answer. The request is cancelled, and waited for, when the test ends,
+// callInBackground POSTs body to /v1/call with the gateway token, as an
+// MCP client calls, and returns a channel with the answer. The request is cancelled, and waited for, when the test ends,
 // before the sidecar closes.
 func (a *api) callInBackground(ctx context.Context, body any) <-chan response {
 	a.t.Helper()
@@ -64,7 +64,7 @@ func (a *api) callInBackground(ctx context.Context, body any) <-chan response {
 	done := make(chan response, 1)
 	wg.Go(func() {
 		req, _ := http.NewRequestWithContext(ctx, "POST", a.ts.URL+"/v1/call", bytes.NewReader(raw))
-		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Authorization", "Bearer "+testGatewayToken)
 		resp, err := a.ts.Client().Do(req)
 		if err != nil {
 			done <- response{body: []byte(err.Error())}

@@ -58,7 +58,9 @@ func protectedMCP(t *testing.T, as *oauthtest.AuthServer) string {
 func registerProtected(t *testing.T, a *api, name string) *oauthtest.AuthServer {
 	t.Helper()
 	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
-	sc := mcpvisor.ServerConfig{Name: name, Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true}
+	// The authorization server listens on loopback too: oauth.allowPrivate.
+	sc := mcpvisor.ServerConfig{Name: name, Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true,
+		OAuth: &mcpvisor.OAuthConfig{AllowPrivate: true}}
 	if err := a.h.Register(context.Background(), sc); err != nil {
 		t.Fatalf("Register %s: %v", name, err)
 	}
@@ -174,8 +176,10 @@ func TestAuthSignInThroughAPI(t *testing.T) {
 	}
 	var si sidecar.SignInView
 	r.json(t, &si)
-	if si.Server != "remote" || !strings.HasPrefix(si.URL, as.Issuer()+"/authorize?") ||
-		!strings.HasPrefix(si.RedirectURI, "http://localhost:") {
+	// The URL is the one-time start URL on the host's redirect listener:
+	// the CLI puts it on $BROWSER's command line.
+	if si.Server != "remote" || !strings.HasPrefix(si.URL, strings.TrimSuffix(si.RedirectURI, "/callback")+"/mcpvisor-sign-in/") ||
+		strings.Contains(si.URL, "state=") || !strings.HasPrefix(si.RedirectURI, "http://localhost:") {
 		t.Fatalf("sign-in %+v", si)
 	}
 	if v, _ := a.authOf("remote"); !v.Pending {
@@ -215,9 +219,13 @@ func TestAuthSignInThroughAPI(t *testing.T) {
 	if len(as.Tokens("access")) == 0 {
 		t.Fatal("the authorization server issued no access token: nothing was checked")
 	}
+	clientIDs := map[string]bool{}
+	for _, r := range as.Requests("authorize") {
+		clientIDs[r.ClientID] = true
+	}
 	for _, b := range bodies {
 		for _, secret := range issued {
-			if strings.Contains(si.URL, "client_id=client-"+secret+"&") {
+			if clientIDs[secret] {
 				continue // the client id, public by design
 			}
 			if strings.Contains(b, secret) {
@@ -262,8 +270,8 @@ func TestUISignInInBrowser(t *testing.T) {
 	}
 	waitFor("the sign-in link", `!!document.querySelector("#servers a.sign-in-url")`)
 	opened, err := chromedp.Run(bctx, chromedp.Evaluate[[][]string](`window.opened`))
-	if err != nil || len(opened) != 1 || opened[0][1] != "_blank" || !strings.HasPrefix(opened[0][0], as.Issuer()+"/authorize?") {
-		t.Fatalf("window.open calls %q (%v), want one of the authorization URL in _blank", opened, err)
+	if err != nil || len(opened) != 1 || opened[0][1] != "_blank" || !strings.HasPrefix(opened[0][0], "http://localhost:") || !strings.Contains(opened[0][0], "/mcpvisor-sign-in/") {
+		t.Fatalf("window.open calls %q (%v), want one of the one-time sign-in URL in _blank", opened, err)
 	}
 	href, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers a.sign-in-url").href`))
 	if err != nil || href != opened[0][0] {
@@ -292,7 +300,7 @@ func TestAuthPerUserThroughAPI(t *testing.T) {
 	a := openAPI(t, sidecar.Options{}, mcptest("plain"))
 	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
 	sc := mcpvisor.ServerConfig{Name: "team", Type: "http", URL: protectedMCP(t, as), AllowPrivate: true, Enabled: true,
-		OAuth: &mcpvisor.OAuthConfig{PerUser: true}}
+		OAuth: &mcpvisor.OAuthConfig{PerUser: true, AllowPrivate: true}}
 	if err := a.h.Register(context.Background(), sc); err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,41 @@
 //	h, _ := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: dir, Inbox: true, ApprovalInbox: true})
 //	defer h.Close()
 //	ln, _ := net.Listen("tcp", "127.0.0.1:7071")
-//	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: dir})
+//	api := sidecar.New(h, sidecar.Options{Token: gatewayToken, AdminToken: adminToken, DataDir: dir})
 //	err := api.Serve(ctx, ln) // until ctx ends; then calls in flight are cancelled
 //
-// Every /v1 route needs "Authorization: Bearer <token>". On a loopback
+// Every /v1 route needs "Authorization: Bearer <token>", with one of two
+// tokens. The gateway token (Options.Token) is what an MCP client or an
+// agent platform is given; the admin token (Options.AdminToken) stays with
+// the person, their CLI and the inbox page, and is taken everywhere:
+//
+//	route                                          gateway token   admin token
+//	/mcp, GET /metrics                             yes             yes
+//	GET /v1/servers, tools, catalog, auth,         yes             yes
+//	  events, events/stream, history, cluster,
+//	  ops, ops/stream, elicitations, approvals,
+//	  inbox/stream, tools/reviews, tasks, media
+//	POST /v1/call (a tool call, as at /mcp)        yes             yes
+//	POST /v1/sessions/{s}/activate, end            yes             yes
+//	GET /v1/servers/{name}/log (its stderr)        no              yes
+//	PUT, DELETE /v1/servers/{name}                 no              yes
+//	POST /v1/servers/{name}/enable, disable,       no              yes
+//	  restart
+//	POST, DELETE /v1/servers/{name}/auth           no              yes
+//	POST /v1/approvals/{id}                        no              yes
+//	POST /v1/elicitations/{id}                     no              yes
+//	POST /v1/tools/reviews/decide                  no              yes
+//	POST /v1/events/ack                            no              yes
+//
+// The gateway token on an admin route is 403 "admin_required". Whoever
+// raised an approval cannot answer it: a host-tool call made with a token
+// (at /mcp or POST /v1/call) records which (mcpvisor.WithCredential: a
+// hash, never the token), and POST /v1/approvals/{id} with that same token
+// is 403 "self_approval", even the admin token's. Without AdminToken the
+// one token is both, as before there were two, and the rule holds for it
+// too: what it raises only the embedder (Host.ResolveApproval) decides.
+//
+// On a loopback
 // listener a /v1 request must name localhost, a loopback address or one of
 // Options.AllowedHosts as Host (against DNS rebinding), and one that
 // changes state from a browser must come from a loopback origin, the

@@ -13,7 +13,9 @@ import (
 // Stable error codes of the API's JSON errors.
 const (
 	CodeUnauthorized        = "unauthorized"
-	CodeForbidden           = "forbidden" // Host or Origin refused (DNS rebinding, another site's page)
+	CodeForbidden           = "forbidden"      // Host or Origin refused (DNS rebinding, another site's page)
+	CodeAdminRequired       = "admin_required" // the route changes state and needs the admin token, not the gateway token
+	CodeSelfApproval        = "self_approval"  // an approval answered with the token whose request raised it
 	CodeNotFound            = "not_found"
 	CodeInvalidRequest      = "invalid_request"
 	CodeInvalidConfig       = "invalid_config"
@@ -97,6 +99,8 @@ func classify(err error) ErrorView {
 		e.status, e.Code = http.StatusNotFound, CodeUnknownTask
 	case errors.Is(err, mcpvisor.ErrUnknownEvent):
 		e.status, e.Code = http.StatusNotFound, CodeUnknownEvent
+	case errors.Is(err, mcpvisor.ErrSelfApproval):
+		e.status, e.Code = http.StatusForbidden, CodeSelfApproval
 	case errors.Is(err, mcpvisor.ErrNotGranted):
 		e.status, e.Code = http.StatusForbidden, CodeNotGranted
 	case errors.Is(err, mcpvisor.ErrToolWithheld):

@@ -26,7 +26,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-const testToken = "s3cret-token"
+// The test sidecar's tokens: testToken is the admin token, which every
+// route takes; testGatewayToken the gateway token, an MCP client's.
+const (
+	testToken        = "s3cret-token"
+	testGatewayToken = "gateway-s3cret-token"
+)
 
 func mcptest(name string, args ...string) mcpvisor.ServerConfig {
 	return mcpvisor.ServerConfig{Name: name, Type: "stdio", Command: mcptestBin,
@@ -69,7 +74,7 @@ func openAPIHost(t *testing.T, hopts mcpvisor.Options, sopts sidecar.Options, se
 		}
 	})
 	if sopts.Token == "" {
-		sopts.Token = testToken
+		sopts.Token, sopts.AdminToken = testGatewayToken, testToken
 	}
 	sopts.DataDir = data
 	sopts.Logger = slog.New(slog.DiscardHandler)

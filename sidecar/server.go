@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -27,21 +26,28 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// Token is the bearer token every /v1 route (and /metrics) requires.
-	// It must not be empty: New panics otherwise.
+	// Token is the gateway token: the bearer token of /mcp, /metrics,
+	// calls, sessions and the /v1 routes that read (doc.go has the
+	// table). It must not be empty: New panics otherwise.
 	Token string
+	// AdminToken is the admin token, which every route takes, those that
+	// change servers, sign-ins and decisions included. It must differ
+	// from Token: New panics otherwise. "": Token is both, as before
+	// there were two (a setup to split: an MCP client given the token
+	// may then change the servers).
+	AdminToken string
 	// DataDir is the host's data directory, where GET /v1/media serves
 	// DataDir/media from. "": mcpvisor.DefaultDataDir. (Server logs are
 	// found through the Host: Host.LogFile.)
 	DataDir string
 	// Logger receives the server's logs. nil: slog.Default().
 	Logger *slog.Logger
-	// Metrics, when set, is served at /metrics behind the token.
+	// Metrics, when set, is served at /metrics behind either token.
 	Metrics http.Handler
 	// Ops, when set, is served at /v1/ops and /v1/ops/stream, for the
 	// operations page and `mcpvisor top`; without it they answer 404.
 	Ops *Ops
-	// MCP, when set, is served at /mcp behind the token: the gateway's
+	// MCP, when set, is served at /mcp behind either token: the gateway's
 	// Streamable HTTP endpoint.
 	MCP http.Handler
 
@@ -79,7 +85,7 @@ type Options struct {
 type Server struct {
 	h       *mcpvisor.Host
 	opts    Options
-	token   []byte
+	tokens  []bearer
 	log     *slog.Logger
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the connection accounting (track)
@@ -93,6 +99,9 @@ func New(h *mcpvisor.Host, opts Options) *Server {
 	if opts.Token == "" {
 		panic("sidecar: empty Options.Token")
 	}
+	if opts.AdminToken == opts.Token {
+		panic("sidecar: Options.AdminToken is Options.Token")
+	}
 	if opts.DataDir == "" {
 		opts.DataDir = mcpvisor.DefaultDataDir
 	}
@@ -102,7 +111,7 @@ func New(h *mcpvisor.Host, opts Options) *Server {
 	opts.Limits = opts.Limits.withDefaults()
 	opts.AllowedOrigins = slices.Clone(opts.AllowedOrigins)
 	opts.AllowedHosts = slices.Clone(opts.AllowedHosts)
-	s := &Server{h: h, opts: opts, token: []byte(opts.Token), log: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{h: h, opts: opts, tokens: bearers(opts.Token, opts.AdminToken), log: opts.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -121,77 +130,64 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.Handle("GET /ui/", s.ui())
 	if s.opts.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.auth(s.opts.Metrics))
+		s.mux.Handle("GET /metrics", s.auth(gatewayAccess, s.opts.Metrics))
 	}
 	if s.opts.MCP != nil {
-		s.mux.Handle("/mcp", s.auth(s.opts.MCP))
+		s.mux.Handle("/mcp", s.auth(gatewayAccess, s.opts.MCP))
 	}
-	v1 := map[string]http.HandlerFunc{
-		"GET /v1/servers":                      s.listServers,
-		"PUT /v1/servers/{name}":               s.putServer,
-		"DELETE /v1/servers/{name}":            s.deleteServer,
-		"POST /v1/servers/{name}/enable":       s.enableServer,
-		"POST /v1/servers/{name}/disable":      s.disableServer,
-		"POST /v1/servers/{name}/restart":      s.restartServer,
-		"GET /v1/ops":                          s.ops,
-		"GET /v1/ops/stream":                   s.opsStream,
-		"GET /v1/servers/{name}/log":           s.serverLog,
-		"POST /v1/servers/{name}/auth":         s.signIn,
-		"DELETE /v1/servers/{name}/auth":       s.signOut,
-		"GET /v1/auth":                         s.listAuth,
-		"GET /v1/tools":                        s.tools,
-		"GET /v1/catalog":                      s.catalog,
-		"POST /v1/call":                        s.call,
-		"POST /v1/sessions/{session}/activate": s.activate,
-		"POST /v1/sessions/{session}/end":      s.endSession,
-		"GET /v1/events":                       s.events,
-		"POST /v1/events/ack":                  s.ackEvents,
-		"GET /v1/history":                      s.history,
-		"GET /v1/cluster":                      s.cluster,
-		"GET /v1/events/stream":                s.eventStream,
-		"GET /v1/elicitations":                 s.elicitations,
-		"GET /v1/inbox/stream":                 s.inboxStream,
-		"POST /v1/elicitations/{id}":           s.resolveElicitation,
-		"GET /v1/approvals":                    s.approvals,
-		"POST /v1/approvals/{id}":              s.resolveApproval,
-		"GET /v1/tools/reviews":                s.toolReviews,
-		"POST /v1/tools/reviews/decide":        s.decideToolReview,
-		"GET /v1/tasks":                        s.tasks,
-		"GET /v1/tasks/{id}":                   s.task,
-		"GET /v1/media/{file}":                 s.media,
+	// Each route's token: the gateway token reads, makes calls and keeps
+	// sessions, as an MCP client at /mcp does; whatever changes servers,
+	// sign-ins or what a person decides takes the admin token (the table
+	// in doc.go).
+	v1 := map[string]struct {
+		h      http.HandlerFunc
+		access access
+	}{
+		"GET /v1/servers":                      {s.listServers, gatewayAccess},
+		"PUT /v1/servers/{name}":               {s.putServer, adminAccess},
+		"DELETE /v1/servers/{name}":            {s.deleteServer, adminAccess},
+		"POST /v1/servers/{name}/enable":       {s.enableServer, adminAccess},
+		"POST /v1/servers/{name}/disable":      {s.disableServer, adminAccess},
+		"POST /v1/servers/{name}/restart":      {s.restartServer, adminAccess},
+		"GET /v1/ops":                          {s.ops, gatewayAccess},
+		"GET /v1/ops/stream":                   {s.opsStream, gatewayAccess},
+		"GET /v1/servers/{name}/log":           {s.serverLog, adminAccess}, // a server's stderr may hold its secrets
+		"POST /v1/servers/{name}/auth":         {s.signIn, adminAccess},
+		"DELETE /v1/servers/{name}/auth":       {s.signOut, adminAccess},
+		"GET /v1/auth":                         {s.listAuth, gatewayAccess},
+		"GET /v1/tools":                        {s.tools, gatewayAccess},
+		"GET /v1/catalog":                      {s.catalog, gatewayAccess},
+		"POST /v1/call":                        {s.call, gatewayAccess},
+		"POST /v1/sessions/{session}/activate": {s.activate, gatewayAccess},
+		"POST /v1/sessions/{session}/end":      {s.endSession, gatewayAccess},
+		"GET /v1/events":                       {s.events, gatewayAccess},
+		"POST /v1/events/ack":                  {s.ackEvents, adminAccess},
+		"GET /v1/history":                      {s.history, gatewayAccess},
+		"GET /v1/cluster":                      {s.cluster, gatewayAccess},
+		"GET /v1/events/stream":                {s.eventStream, gatewayAccess},
+		"GET /v1/elicitations":                 {s.elicitations, gatewayAccess},
+		"GET /v1/inbox/stream":                 {s.inboxStream, gatewayAccess},
+		"POST /v1/elicitations/{id}":           {s.resolveElicitation, adminAccess},
+		"GET /v1/approvals":                    {s.approvals, gatewayAccess},
+		"POST /v1/approvals/{id}":              {s.resolveApproval, adminAccess},
+		"GET /v1/tools/reviews":                {s.toolReviews, gatewayAccess},
+		"POST /v1/tools/reviews/decide":        {s.decideToolReview, adminAccess},
+		"GET /v1/tasks":                        {s.tasks, gatewayAccess},
+		"GET /v1/tasks/{id}":                   {s.task, gatewayAccess},
+		"GET /v1/media/{file}":                 {s.media, gatewayAccess},
 	}
-	for pattern, h := range v1 {
-		s.mux.Handle(pattern, s.auth(s.guard(h)))
+	for pattern, route := range v1 {
+		s.mux.Handle(pattern, s.auth(route.access, s.guard(route.h)))
 	}
 	// Anything else under /v1 is a JSON 404, after the token check, so
 	// that an unauthenticated client learns nothing of the routes.
-	s.mux.Handle("/v1/", s.auth(s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.Handle("/v1/", s.auth(gatewayAccess, s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "no such route: "+r.Method+" "+r.URL.Path)
 	}))))
 }
 
-// validToken reports whether r carries "Authorization: Bearer <token>",
-// compared in constant time.
-func (s *Server) validToken(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) == 1
-}
-
-// auth requires the token (validToken).
-func (s *Server) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.validToken(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpvisor"`)
-			writeError(w, ErrorView{status: http.StatusUnauthorized, Code: CodeUnauthorized,
-				Message: "missing or wrong bearer token"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // track accounts every request to its connection, when Serve holds it
-// (connTracker.begin): a request with the token makes the connection
+// (connTracker.begin): a request with a token makes the connection
 // authenticated; one without counts it against its address's limit, and
 // past that limit is refused with 503 and the connection closed.
 func (s *Server) track(next http.Handler) http.Handler {

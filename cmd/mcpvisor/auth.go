@@ -32,11 +32,13 @@ func interactive() bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// browserSignIn is the browser step for the CLI: it opens the
-// authorization URL with $BROWSER (the convention xdg-open and others
-// honour: a colon-separated list of commands, %s standing for the URL),
-// else xdg-open, and always prints it; the redirect comes back to the
-// host's loopback listener.
+// browserSignIn is the browser step for the CLI: it opens the sign-in URL
+// with $BROWSER (the convention xdg-open and others honour: a
+// colon-separated list of commands, %s standing for the URL), else
+// xdg-open, and always prints it; the redirect comes back to the host's
+// loopback listener. That URL is the flow's one-time start URL, never the
+// authorization URL: a browser's command line is readable by every local
+// user, and the state and PKCE challenge must not be.
 func browserSignIn(w io.Writer) mcpvisor.SignInFunc {
 	return func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
 		fmt.Fprintf(w, "mcpvisor: server %q needs you to sign in. Open this URL in a browser:\n\n  %s\n\nWaiting for the redirect to %s ...\n", p.Server, p.URL, p.RedirectURI)

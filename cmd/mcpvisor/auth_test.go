@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func protectedConfig(t *testing.T, as *oauthtest.AuthServer) string {
 	target, _ := url.Parse(backend.URL)
 	res := oauthtest.NewResource(t, as)
 	res.Next = http.StripPrefix("/mcp", httputil.NewSingleHostReverseProxy(target))
-	return writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write"}}}}`)
+	return writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+res.MCPURL()+`", "allowPrivate": true, "oauth": {"scopes": "read write", "allowPrivate": true}}}}`)
 }
 
 func TestAuthLoginFlow(t *testing.T) {
@@ -68,8 +69,10 @@ func TestAuthLoginFlow(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "signed in to web") || !strings.Contains(stdout, "scopes read write") {
 		t.Fatalf("auth login: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "/authorize?") {
-		t.Errorf("auth login did not print the authorization URL: %q", stderr)
+	// The one-time start URL on the redirect listener, never the
+	// authorization URL with its state.
+	if !strings.Contains(stderr, "/mcpvisor-sign-in/") || strings.Contains(stderr, "state=") {
+		t.Errorf("auth login did not print the one-time sign-in URL alone: %q", stderr)
 	}
 
 	stdout, stderr, code = cliRun(t, "", append([]string{"call", "mcp__web__echo", `{"a":1}`}, common...)...)
@@ -118,13 +121,75 @@ func TestAuthLoginThroughSidecar(t *testing.T) {
 	startServe(t, "--config", cfg, "--data", data)
 	common := []string{"--config", cfg, "--data", data}
 
-	stdout, stderr, code := cliRun(t, conformanceBin+" -browse", append([]string{"auth", "login", "web"}, common...)...)
+	browser, argv := recordingBrowser(t)
+	stdout, stderr, code := cliRun(t, browser, append([]string{"auth", "login", "web"}, common...)...)
 	if code != 0 || !strings.Contains(stdout, "signed in to web") {
 		t.Fatalf("auth login through the sidecar: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+	checkBrowserArgv(t, argv)
 	stdout, _, code = cliRun(t, "", append([]string{"auth", "--json"}, common...)...)
 	var sts []mcpvisor.AuthStatus
 	if err := json.Unmarshal([]byte(stdout), &sts); err != nil || code != 0 || len(sts) != 1 || !sts[0].SignedIn {
 		t.Fatalf("auth status through the sidecar: exit %d, %q (%v)", code, stdout, err)
+	}
+}
+
+// recordingBrowser is a $BROWSER that writes its command line to a file
+// (what any local user reads in /proc/PID/cmdline) and then browses as
+// conformance -browse does.
+func recordingBrowser(t *testing.T) (browser, argvFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	argvFile = filepath.Join(dir, "argv")
+	browser = filepath.Join(dir, "browser")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$0\" \"$@\" >> " + argvFile + "\nexec " + conformanceBin + " -browse \"$@\"\n"
+	if err := os.WriteFile(browser, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return browser, argvFile
+}
+
+// checkBrowserArgv: the browser was started on the one-time start URL,
+// with no state or PKCE challenge on its command line, and that URL does
+// not sign anyone in a second time.
+func checkBrowserArgv(t *testing.T, argvFile string) {
+	t.Helper()
+	b, err := os.ReadFile(argvFile)
+	if err != nil {
+		t.Fatalf("the browser never ran: %v", err)
+	}
+	argv := string(b)
+	for _, secret := range []string{"state=", "code_challenge", "client_id", "/authorize"} {
+		if strings.Contains(argv, secret) {
+			t.Errorf("the browser's command line holds %q: %q", secret, argv)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(argv), "\n")
+	start := lines[len(lines)-1]
+	if !strings.Contains(start, "/mcpvisor-sign-in/") {
+		t.Fatalf("the browser's command line %q has no one-time sign-in URL", argv)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := c.Get(start); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode/100 == 3 {
+			t.Errorf("the one-time URL %s redirected again: HTTP %d to %s", start, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+}
+
+// The browser-argv attack, rerun: auth login starts $BROWSER with a URL
+// that holds nothing a local process could race the redirect with.
+func TestAuthLoginBrowserArgvHoldsNoState(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	cfg := protectedConfig(t, as)
+	browser, argv := recordingBrowser(t)
+	stdout, stderr, code := cliRun(t, browser, "auth", "login", "web", "--wait", "10s", "--config", cfg, "--data", t.TempDir())
+	if code != 0 || !strings.Contains(stdout, "signed in to web") {
+		t.Fatalf("auth login: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	checkBrowserArgv(t, argv)
+	if n := len(as.Requests("token")); n != 1 {
+		t.Errorf("%d token requests, want 1", n)
 	}
 }

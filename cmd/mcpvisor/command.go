@@ -92,8 +92,8 @@ type flags struct {
 	once     bool
 
 	// serve
-	listen, tokenFile, tlsCert, tlsKey string
-	allowedHosts, allowedOrigins       string // serve: --allowed-hosts, --allowed-origins
+	listen, tokenFile, adminTokenFile, tlsCert, tlsKey string
+	allowedHosts, allowedOrigins                       string // serve: --allowed-hosts, --allowed-origins
 	// serve --cluster
 	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen    string
 	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA, consul string

@@ -2,7 +2,7 @@
 // thin shell over the package mcpvisor API that Go platforms embed.
 //
 //	mcpvisor run --config FILE [--wait D]       supervise in the foreground until interrupted
-//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
+//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
 //	               [--cluster NAME (--etcd URLS | --provider consul [--consul URL] | --provider kubernetes [--k8s-namespace NS --k8s-api URL --k8s-token-file F --k8s-ca-file F]
 //	                | --provider automanaged --peers ADDRS --member-listen ADDR) [--cluster-ttl D]
 //	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]

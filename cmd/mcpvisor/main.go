@@ -22,7 +22,9 @@ func commands() []command {
 			flags: []flagGroup{settleFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdRun(ctx, e.f, e.cfg, e.logger, e.stdout) }},
 		{name: "serve", summary: "supervise the servers behind the HTTP API (the sidecar), on loopback unless given TLS",
-			detail: "The token is in DIR/token unless --token-file names one. /mcp is every server as one MCP server\n" +
+			detail: "MCP clients get the gateway token, in DIR/token unless --token-file names one; the admin token,\n" +
+				"in DIR/admin-token unless --admin-token-file names one, is the CLI's and the inbox page's\n" +
+				"(servers, sign-in, approvals). /mcp is every server as one MCP server\n" +
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
 				"unless --approve-host-tools.",
 			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag,
@@ -158,8 +160,9 @@ func commands() []command {
 				return cmdAuthStatus(ctx, e.f, e.cfg, e.logger, e.stdout)
 			}},
 		{name: "auth login", args: "NAME", summary: "sign in to a remote server that needs OAuth, in a browser",
-			detail: "Opens the authorization URL with $BROWSER, else xdg-open, and prints it; the redirect comes back\n" +
-				"to a loopback listener (the server's oauth.callbackPort, else a free port). The token is kept in\n" +
+			detail: "Opens a one-time sign-in URL with $BROWSER, else xdg-open, and prints it: it is on the loopback\n" +
+				"listener (the server's oauth.callbackPort, else a free port), sends the browser on to the\n" +
+				"authorization server once, and takes the redirect back from that browser only. The token is kept in\n" +
 				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.",
 			setup: setupHost, flags: []flagGroup{waitFlag},
 			run: func(ctx context.Context, e *env) error {

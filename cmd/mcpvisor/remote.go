@@ -31,6 +31,9 @@ type sidecarInfo struct {
 	URL       string `json:"url"`
 	PID       int    `json:"pid"`
 	TokenFile string `json:"token_file"`
+	// AdminTokenFile holds the admin token, which the CLI sends for all
+	// but its tool calls; empty when the token of TokenFile is both.
+	AdminTokenFile string `json:"admin_token_file,omitempty"`
 	// CertFile is the certificate an HTTPS sidecar serves (absolute
 	// path), which the CLI pins; empty for plain HTTP.
 	CertFile string `json:"cert_file,omitempty"`
@@ -54,10 +57,12 @@ func removeSidecarNote(data string) { _ = os.Remove(filepath.Join(data, sidecarN
 
 // remote is a client of the sidecar running on a data directory.
 type remote struct {
-	base, token string
-	client      *http.Client
-	info        sidecarInfo
-	data        string
+	// token is the gateway token; adminToken the admin token, "" when
+	// token is both.
+	base, token, adminToken string
+	client                  *http.Client
+	info                    sidecarInfo
+	data                    string
 }
 
 // requestTimeout bounds an API request whose context has no deadline of
@@ -105,6 +110,13 @@ func findSidecar(ctx context.Context, f flags) (*remote, error) {
 		return nil, fmt.Errorf("sidecar at %s: token: %w", info.URL, err)
 	}
 	r.token = strings.TrimSpace(string(tok))
+	if info.AdminTokenFile != "" {
+		tok, err := os.ReadFile(info.AdminTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar at %s: admin token: %w", info.URL, err)
+		}
+		r.adminToken = strings.TrimSpace(string(tok))
+	}
 	return r, nil
 }
 
@@ -226,7 +238,7 @@ func (r *remote) open(ctx context.Context, method, path string, body any, accept
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Authorization", "Bearer "+r.tokenFor(method, path))
 	req.Header.Set("Accept", accept)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -245,6 +257,17 @@ func (r *remote) open(ctx context.Context, method, path string, body any, accept
 		return nil, &apiError{status: resp.StatusCode, code: e.Error.Code, message: e.Error.Message}
 	}
 	return nil, fmt.Errorf("sidecar: HTTP %d", resp.StatusCode)
+}
+
+// tokenFor is the token a request sends: the gateway token for a tool
+// call, as any MCP client makes it, so that the person may answer with
+// the CLI (admin token) an approval the call raises; the admin token for
+// everything else, the changes of state included.
+func (r *remote) tokenFor(method, path string) string {
+	if r.adminToken == "" || method == http.MethodPost && path == "/v1/call" {
+		return r.token
+	}
+	return r.adminToken
 }
 
 // apiError is an error the sidecar's API answered: its HTTP status, its

@@ -31,7 +31,8 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.listen, "listen", defaultListen, "the `ADDR` to serve the HTTP API on; a non-loopback one needs --tls-cert and --tls-key")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) `FILE` to serve HTTPS with")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
-	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token; default DIR/token, generated (mode 0600) on first start")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the gateway token, an MCP client's (/mcp, calls, reads); default DIR/token, generated (mode 0600) on first start")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "`FILE` holding the admin token, the person's (the CLI's and the inbox page's: servers, sign-in, approvals); default DIR/admin-token, generated with DIR/token. Without one, the gateway token is both, with a warning")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
 	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
 	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), consul (--consul), kubernetes (Leases; in a pod by default, else --k8s-*), or automanaged (--peers, --member-listen: one machine or tests)")
@@ -133,9 +134,16 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	token, tokenPath, err := loadToken(data, tokenFile)
+	tokens, err := loadTokens(data, tokenFile, f.adminTokenFile)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if tokens.admin == "" {
+		logger.Warn("one token is both the gateway token and the admin token: an MCP client given it may change the servers, "+
+			"and approvals its requests raise cannot be answered with it; split them: "+
+			"openssl rand -hex 32 > "+filepath.Join(data, adminTokenName)+" && chmod 600 "+filepath.Join(data, adminTokenName)+
+			" (or --admin-token-file FILE), restart, and give MCP clients only "+tokens.gatewayPath+"; the CLI finds the admin token itself",
+			"token_file", tokens.gatewayPath)
 	}
 
 	ctx, stop := signalContext(ctx)
@@ -178,7 +186,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 
 	// The sidecar's Serve bounds connections and, when ctx ends, cancels
 	// the calls in flight with a clear error before it returns.
-	api := sidecar.New(h, sidecar.Options{Token: token, DataDir: data, Logger: logger,
+	api := sidecar.New(h, sidecar.Options{Token: tokens.gateway, AdminToken: tokens.admin, DataDir: data, Logger: logger,
 		Metrics: metrics.Handler(), Ops: ops, MCP: g.Handler(), TLSConfig: tlsConfig,
 		AllowedOrigins: splitList(f.allowedOrigins), AllowedHosts: splitList(f.allowedHosts)})
 	served := make(chan error, 1)
@@ -190,7 +198,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// The CLI's other commands find the sidecar through this note: it is
 	// written before "listening" is said, so whoever waits for that line
 	// finds the sidecar.
-	absToken, _ := filepath.Abs(tokenPath)
+	absToken, _ := filepath.Abs(tokens.gatewayPath)
 	var abs []string
 	for _, c := range config {
 		a, _ := filepath.Abs(c)
@@ -198,6 +206,9 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	}
 	absConfig := strings.Join(abs, ", ")
 	info := sidecarInfo{URL: scheme + "://" + dialAddr(ln.Addr()), PID: os.Getpid(), TokenFile: absToken, Config: absConfig}
+	if tokens.admin != "" {
+		info.AdminTokenFile, _ = filepath.Abs(tokens.adminPath)
+	}
 	if tlsConfig != nil {
 		info.CertFile, _ = filepath.Abs(tlsCert)
 	}
@@ -205,7 +216,10 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 		logger.Warn("could not write the sidecar note; the CLI will not find this sidecar", "err", err)
 	}
 	defer removeSidecarNote(data)
-	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokenPath)
+	if tokens.admin != "" {
+		fmt.Fprintf(stderr, "mcpvisor serve: admin token in %s (the CLI's and the inbox page's; MCP clients get the token below)\n", tokens.adminPath)
+	}
+	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokens.gatewayPath)
 
 	select {
 	case err := <-served: // Serve returns before ctx ends only if the listener fails
@@ -277,49 +291,108 @@ func checkLoopback(addr string) error {
 	return fmt.Errorf("--listen %q: listening on a non-loopback address needs TLS: pass --tls-cert and --tls-key, or use 127.0.0.1 or [::1]", addr)
 }
 
-// loadToken reads the token from tokenFile, or from data/token, which is
-// created with a fresh random token (mode 0600) when absent.
+// The token files serve keeps in its data directory.
+const (
+	tokenName      = "token"
+	adminTokenName = "admin-token"
+)
+
+// serveTokens are the sidecar's bearer tokens and the files they are in.
+type serveTokens struct {
+	gateway, gatewayPath string
+	// admin is "" when the gateway token is both (a setup from before
+	// there were two).
+	admin, adminPath string
+}
+
+// loadTokens reads the gateway token (loadToken) and the admin token:
+// from adminTokenFile, else from data/admin-token. A data directory
+// without tokens gets both, generated; one that has only data/token, or
+// a --token-file without an admin token, keeps the one token for both.
+func loadTokens(data, tokenFile, adminTokenFile string) (serveTokens, error) {
+	_, err := os.Stat(filepath.Join(data, tokenName))
+	fresh := tokenFile == "" && errors.Is(err, fs.ErrNotExist)
+	var t serveTokens
+	if t.gateway, t.gatewayPath, err = loadToken(data, tokenFile); err != nil {
+		return serveTokens{}, err
+	}
+	path := filepath.Join(data, adminTokenName)
+	if adminTokenFile != "" {
+		t.admin, t.adminPath, err = readToken(adminTokenFile, "--admin-token-file", "--admin-token-file "+adminTokenFile+" is empty")
+	} else {
+		t.admin, t.adminPath, err = readToken(path, "", path+" is empty: delete it to have the one token serve as both")
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && fresh:
+			t.admin, err = generateToken(data, path)
+			t.adminPath = path
+		case errors.Is(err, fs.ErrNotExist):
+			return t, nil
+		}
+	}
+	if err != nil {
+		return serveTokens{}, err
+	}
+	if t.admin == t.gateway {
+		return serveTokens{}, fmt.Errorf("the admin token in %s is the gateway token in %s: write another, e.g. openssl rand -hex 32 > %s", t.adminPath, t.gatewayPath, t.adminPath)
+	}
+	return t, nil
+}
+
+// loadToken reads the gateway token from tokenFile, or from data/token,
+// which is created with a fresh random token (mode 0600) when absent.
 func loadToken(data, tokenFile string) (token, path string, err error) {
 	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return "", "", fmt.Errorf("--token-file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return "", "", fmt.Errorf("--token-file %s is empty", tokenFile)
-		}
-		return token, tokenFile, checkTokenFile(tokenFile, token)
+		return readToken(tokenFile, "--token-file", "--token-file "+tokenFile+" is empty")
 	}
-	path = filepath.Join(data, "token")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return "", "", fmt.Errorf("%s is empty: delete it to have a new token generated", path)
-		}
-		return token, path, checkTokenFile(path, token)
+	path = filepath.Join(data, tokenName)
+	token, _, err = readToken(path, "", path+" is empty: delete it to have a new token generated")
+	if errors.Is(err, fs.ErrNotExist) {
+		token, err = generateToken(data, path)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", "", err
-	}
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return "", "", err
-	}
-	raw := make([]byte, tokenBytes)
-	rand.Read(raw)
-	token = hex.EncodeToString(raw)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", "", err
 	}
-	if _, err := f.WriteString(token + "\n"); err != nil {
-		f.Close()
+	return token, path, nil
+}
+
+// readToken reads the token in path, held to checkTokenFile. A failure
+// to read it is prefixed with flag, when the path came from one; an
+// empty file is refused with the message empty.
+func readToken(path, flag, empty string) (token, _ string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if flag != "" {
+			err = fmt.Errorf("%s: %w", flag, err)
+		}
 		return "", "", err
 	}
-	if err := f.Close(); err != nil {
+	if token = strings.TrimSpace(string(b)); token == "" {
+		return "", "", errors.New(empty)
+	}
+	if err := checkTokenFile(path, token); err != nil {
 		return "", "", err
 	}
 	return token, path, nil
+}
+
+// generateToken writes a fresh random token to path (mode 0600, never
+// over an existing file), in data (made 0700 if absent).
+func generateToken(data, path string) (string, error) {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return "", err
+	}
+	raw := make([]byte, tokenBytes)
+	rand.Read(raw)
+	token := hex.EncodeToString(raw)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return token, f.Close()
 }
 
 // hostToolApproval is the Options.Approve of --approve-host-tools: every

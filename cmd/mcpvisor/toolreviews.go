@@ -198,6 +198,12 @@ func printReview(w io.Writer, rv mcpvisor.ToolReview) {
 	if len(def.InputSchema) > 0 {
 		fmt.Fprintf(w, "  input schema: %s\n", printable(string(def.InputSchema)))
 	}
+	if len(def.Icons) > 0 {
+		fmt.Fprintf(w, "  icons: %s\n", printable(string(def.Icons)))
+	}
+	if len(def.Meta) > 0 {
+		fmt.Fprintf(w, "  _meta: %s\n", printable(string(def.Meta)))
+	}
 }
 
 // printLines writes text a line at a time, each escaped and indented.

@@ -57,7 +57,8 @@ func findReview(rvs []mcpvisor.ToolReview, tool string) (mcpvisor.ToolReview, bo
 func TestToolReviewsStandalone(t *testing.T) {
 	hold := []string{mcpvisor.ToolPolicyEnv + "=" + mcpvisor.ToolPolicyHold}
 	dir := t.TempDir()
-	cfg := writeConfig(t, `{"mcpServers": {"rp": {"command": "MCPTEST"}, "notes": {"command": "NOTES"}}}`)
+	// echo lists an icon and an MCP Apps _meta.ui: pinned, so shown.
+	cfg := writeConfig(t, `{"mcpServers": {"rp": {"command": "MCPTEST", "args": ["-rug-pull", "meta"]}, "notes": {"command": "NOTES"}}}`)
 	cli := func(args ...string) (string, string, int) {
 		t.Helper()
 		return cliExecEnv(hold, append(args, "--config", cfg, "--data", dir)...)
@@ -78,7 +79,8 @@ func TestToolReviewsStandalone(t *testing.T) {
 
 	out, errOut, code = cli("tools", "review")
 	for _, want := range []string{"server rp  tool echo  new  HELD  since ", "  hash: " + echo.Hash + "\n",
-		"  description:\n    Return the call's arguments as JSON text.\n", "server notes  tool add  new  HELD"} {
+		"  description:\n    Return the call's arguments as JSON text.\n", "server notes  tool add  new  HELD",
+		`  icons: [{"src":"https://cdn.example.com/echo.png",`, `  _meta: {"ui":{"resourceUri":"ui://mcptest/echo.html"}}`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("tools review (exit %d, %s) lacks %q:\n%s", code, errOut, want, out)
 		}

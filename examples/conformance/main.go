@@ -182,7 +182,9 @@ func drive(ctx context.Context, logger *slog.Logger, dataDir, url string, ready 
 // redirect the authorization server answers with.
 func followRedirect(ctx context.Context, p mcpvisor.SignInPrompt) (neturl.Values, error) {
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	// The authorization URL itself, not the one-time start URL on the
+	// host's listener: this browser hands the redirect's query back.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.AuthorizationURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,10 @@ func followRedirect(ctx context.Context, p mcpvisor.SignInPrompt) (neturl.Values
 // secret serve both a pre-registered browser sign-in and the client
 // credentials grant, told apart by the scenario.
 func oauthConfig(scenario, raw string) (*mcpvisor.OAuthConfig, error) {
-	cfg := &mcpvisor.OAuthConfig{ClientMetadataURL: clientMetadataURL}
+	// The runner's authorization servers listen on localhost too, on
+	// other ports than the MCP server's: allowPrivate covers only the
+	// server's own origin.
+	cfg := &mcpvisor.OAuthConfig{ClientMetadataURL: clientMetadataURL, AllowPrivate: true}
 	if raw == "" {
 		return cfg, nil
 	}

@@ -95,6 +95,16 @@ func (b *Inbox) Resolve(id string, d Decision) bool {
 	return true
 }
 
+// Get returns the pending call id; false when none is (answered,
+// expired, abandoned). It never blocks.
+func (b *Inbox) Get(id string) (Pending, bool) {
+	e, ok := b.in.Get(id)
+	if !ok {
+		return Pending{}, false
+	}
+	return pending(e), true
+}
+
 // Pending lists the calls waiting, oldest first. It never blocks.
 func (b *Inbox) Pending() []Pending {
 	es := b.in.Pending()

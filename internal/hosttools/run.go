@@ -25,6 +25,28 @@ type Request struct {
 	Destructive bool
 	Changes     bool // the call changes the servers
 	Created     time.Time
+	// RaisedBy names the credential of the request that made the call
+	// (WithCredential), "" for none: a decision made with it is refused.
+	RaisedBy string
+}
+
+// credentialKey is the context key of WithCredential.
+type credentialKey struct{}
+
+// WithCredential returns ctx saying that what runs under it was asked for
+// by a request authenticated with the credential id: a name of it that is
+// no secret (a hash of a token, never the token). "" leaves ctx as it is.
+func WithCredential(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, credentialKey{}, id)
+}
+
+// CredentialOf is the credential WithCredential put on ctx, "" for none.
+func CredentialOf(ctx context.Context) string {
+	id, _ := ctx.Value(credentialKey{}).(string)
+	return id
 }
 
 // Decision answers a Request.
@@ -36,6 +58,37 @@ type Decision struct {
 // Approver decides a call before it runs. It may block; ctx ends when the
 // call is abandoned. An error denies the call with the error's text.
 type Approver func(ctx context.Context, req *Request) (Decision, error)
+
+// Approval is how the host's gate allowed the host-tool call a run
+// belongs to (ApprovalOf).
+type Approval struct {
+	Scope persistence.Scope
+	By    string // ByApprover or ByInbox
+	At    time.Time
+}
+
+// Who allowed a call (Approval.By).
+const (
+	ByApprover = "approver" // Options.Approve
+	ByInbox    = "inbox"    // a person, in the approval inbox (Options.Inbox)
+)
+
+type approvalKey struct{}
+
+// ApprovalOf is the approval of the host-tool call ctx runs (its run's
+// context), and whether it is one the host's gate allowed.
+func ApprovalOf(ctx context.Context) (Approval, bool) {
+	a, ok := ctx.Value(approvalKey{}).(Approval)
+	return a, ok
+}
+
+// ByTool reports whether ctx runs a host-tool call, gated or not.
+func ByTool(ctx context.Context) (persistence.Scope, bool) {
+	s, ok := ctx.Value(toolKey{}).(persistence.Scope)
+	return s, ok
+}
+
+type toolKey struct{}
 
 // Call is one call of a host tool.
 type Call struct {
@@ -85,7 +138,7 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 		}
 		req := &Request{Scope: c.Scope, Tool: t.name, Arguments: bytes.Clone(c.Arguments), Server: p.server,
 			Summary: p.summary, Command: slices.Clone(p.command), Destructive: t.destructive,
-			Changes: t.mutates(), Created: time.Now()}
+			Changes: t.mutates(), Created: time.Now(), RaisedBy: CredentialOf(ctx)}
 		d, err := approve(ctx, req)
 		if req.Changes || err != nil || !d.Allow {
 			// Calls that change nothing, allowed, would only be noise
@@ -105,6 +158,13 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 			return toolError("%s was not approved (%s)", t.name, why), nil
 		}
 	}
+	if hostApproval != nil {
+		a := Approval{Scope: c.Scope, By: ByInbox, At: time.Now()}
+		if ts.opts.Approve != nil {
+			a.By = ByApprover
+		}
+		ctx = context.WithValue(ctx, approvalKey{}, a)
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = ts.opts.CallTimeout
@@ -112,7 +172,7 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 	if timeout <= 0 {
 		timeout = actors.DefaultCallTimeout
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithTimeout(context.WithValue(ctx, toolKey{}, c.Scope), timeout)
 	defer cancel()
 	res, err := p.run(rctx, c.Scope)
 	if err != nil && ctx.Err() != nil {

@@ -27,6 +27,27 @@ type Host interface {
 	// Register, Unregister or SetEnabled would (journaled), without
 	// telling the replica of it again. It blocks until done.
 	ApplyServer(ctx context.Context, c ServerChange) error
+	// ServerSecrets are the values of the references to the secret store
+	// (names) that server's registration here holds, for a member that
+	// applies the registration (the registry's gossip carries the
+	// references only). It does not block.
+	ServerSecrets(server string, names []string) (map[string]string, error)
+	// ApprovalGate reports whether this member holds a model's
+	// register_mcp for approval (an approver, or the approval inbox): a
+	// registration from another member that no gate approved is then held
+	// for it too (ApproveServer).
+	ApprovalGate() bool
+	// Allowed reports whether server is registered here enabled with
+	// the configuration sc (secrets as references, the enabled flag
+	// aside): a registration held for the gate is registered disabled
+	// until allowed, so one found enabled was allowed here before (or
+	// needed no approval then). It does not block.
+	Allowed(server string, sc config.Server) bool
+	// ApproveServer asks this member's approval gate whether a
+	// registration another member made, that no gate approved, may run
+	// here. It blocks until a person decides, the gate's deadline passes
+	// (denied) or ctx ends.
+	ApproveServer(ctx context.Context, r Held) (bool, error)
 	// ApplyGrants makes another member's change to a scope's grants
 	// here, as Session.Activate or End would (journaled), without telling
 	// the replica of it again. It blocks until done.
@@ -80,10 +101,55 @@ type Flows struct {
 type ServerChange struct {
 	Name string
 	// Config is the server's configuration when it was registered (nil:
-	// only enabled or disabled, or deleted).
+	// only enabled or disabled, or deleted). In a change another member
+	// made (Host.ApplyServer) its secret values are references to the
+	// secret store, and Secrets holds their values, by reference name.
 	Config  *config.Server
+	Secrets map[string]string
 	Enabled bool
 	Deleted bool
+	// Provenance is who made the registration (with Config).
+	Provenance Provenance
+}
+
+// Who made a registration (Provenance.By).
+const (
+	ByOperator = "operator" // the embedder's Register: the admin API, the CLI through a sidecar
+	ByTool     = "tool"     // a register_mcp call (a model's, or one made for it)
+)
+
+// Provenance is who made a registration, and the approval it got where
+// it was made: what decides whether another member holds it for its own
+// approval gate (docs/design.md, "Cluster").
+type Provenance struct {
+	By      string `json:"by"`                // ByOperator or ByTool
+	Session string `json:"session,omitempty"` // a register_mcp call's session
+	// ApprovedBy is how the gate of the member where it was made allowed
+	// a register_mcp call (ApprovedInInbox, ApprovedByApprover), at
+	// ApprovedAt; "" when no gate decided it.
+	ApprovedBy string    `json:"approvedBy,omitempty"`
+	ApprovedAt time.Time `json:"approvedAt,omitzero"`
+}
+
+// Gated reports whether p needs no further approval: an operator's, or
+// a person allowed it in the approval inbox where it was made. One an
+// approver allowed (a policy, such as --approve-host-tools) is put to
+// each member's own gate, which may be a stricter one.
+func (p Provenance) Gated() bool { return p.By == ByOperator || p.ApprovedBy == ApprovedInInbox }
+
+// How a register_mcp call was allowed (Provenance.ApprovedBy).
+const (
+	ApprovedInInbox    = "inbox"    // a person, in the approval inbox
+	ApprovedByApprover = "approver" // the host's approver (Options.Approve)
+)
+
+// Held is a registration another member made, held for this member's
+// approval gate (Host.ApproveServer). Config's secrets are references.
+type Held struct {
+	Server     string
+	From       string // the member that made it
+	Config     config.Server
+	Provenance Provenance
 }
 
 // Grants are a scope's grants after a change: its groups, or its end.

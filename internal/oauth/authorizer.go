@@ -65,6 +65,11 @@ type Config struct {
 	// Assertion is a JWT the workload already holds (workload identity
 	// federation), presented as the GrantJWTBearer assertion as it is.
 	Assertion string
+	// AllowPrivate lets the authorization requests reach loopback and
+	// private addresses other than the server's own origin (never
+	// link-local): the host's clients honour it (internal/signin), the
+	// Authorizer only names it in errors.
+	AllowPrivate bool
 }
 
 // Options are an Authorizer's surroundings.
@@ -255,8 +260,7 @@ func (a *Authorizer) Close() {
 func (a *Authorizer) HasFlow(state string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.flows[state]
-	return ok
+	return a.flowLocked(state) != nil
 }
 
 // Ready reports whether the Authorizer has a token to try: a server

@@ -31,11 +31,12 @@ var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func (c *fakeClock) Now() time.Time          { return epoch.Add(time.Duration(c.offset.Load())) }
 func (c *fakeClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// fetchBrowser is a Browser that GETs the authorization URL without
-// following the redirect and returns the redirect's query.
+// fetchBrowser is a Browser that GETs the authorization URL itself (no
+// listener involved) without following the redirect and returns the
+// redirect's query.
 func fetchBrowser(ctx context.Context, p oauth.Prompt) (url.Values, error) {
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.AuthorizationURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func TestIssuerInResponse(t *testing.T) {
 			if err != nil {
 				t.Fatal(h.leaks.see(err))
 			}
-			q, err := fetchBrowser(ctx, oauth.Prompt{URL: f.URL})
+			q, err := fetchBrowser(ctx, oauth.Prompt{AuthorizationURL: f.AuthorizationURL})
 			if err != nil {
 				t.Fatal(err)
 			}

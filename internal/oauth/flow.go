@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -14,6 +16,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
@@ -30,26 +34,54 @@ type Browser func(ctx context.Context, p Prompt) (url.Values, error)
 
 // Prompt is one sign-in to show.
 type Prompt struct {
-	Server      string
-	URL         string // the authorization URL to open
-	RedirectURI string
+	Server string
+	// URL is what to open in a browser: with a loopback redirect URI, the
+	// flow's one-time start URL on its listener (Flow.URL), which holds no
+	// secret; else the authorization URL.
+	URL string
+	// AuthorizationURL is the authorization server's URL itself, state and
+	// PKCE challenge in its query: for a Browser that follows the flow on
+	// its own and returns the redirect's query. Never put it on a command
+	// line (any local user can read one), and note that the loopback
+	// listener refuses a redirect whose browser did not come through URL.
+	AuthorizationURL string
+	RedirectURI      string
 }
+
+// startPath is where a flow's loopback listener answers its one-time start
+// URL: startPath + an id of its own.
+const startPath = "/mcpvisor-sign-in/"
 
 // Flow is one authorization code flow in progress.
 type Flow struct {
-	URL         string
-	RedirectURI string
+	// URL is what to open in a browser. With a loopback redirect URI it is
+	// a one-time URL on the flow's own listener (http://localhost:PORT/
+	// mcpvisor-sign-in/ID) that redirects to AuthorizationURL once: it
+	// can go on a command line ($BROWSER's), where any local user may read
+	// it, for whoever opens it first gets the sign-in and the listener then
+	// refuses the rest (a second visit ends the flow). Without a listener it is
+	// AuthorizationURL.
+	URL string
+	// AuthorizationURL is the authorization server's URL, with state and
+	// the PKCE challenge.
+	AuthorizationURL string
+	RedirectURI      string
 
 	state    string
 	verifier string
+	startID  string // the one-time start URL's; "" without a listener
 	scopes   []string
 	disc     *Discovery
 	client   Client
-	ln       net.Listener
+	lns      []net.Listener
 	srv      *http.Server
 	expiry   *time.Timer
 	done     chan struct{} // closed when Complete ends it
 	err      error
+
+	// started is set when the start URL is first visited: only then does
+	// the listener take a redirect.
+	started atomic.Bool
 }
 
 // Done is closed when the flow has ended; Err then tells how.
@@ -93,9 +125,9 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 		}
 		a.mu.Unlock()
 	}
-	f.RedirectURI, f.ln, err = listenRedirect(want)
+	f.RedirectURI, f.lns, err = listenRedirect(want)
 	if err != nil && want != a.cfg.RedirectURI {
-		f.RedirectURI, f.ln, err = listenRedirect(a.cfg.RedirectURI) // that port is taken now
+		f.RedirectURI, f.lns, err = listenRedirect(a.cfg.RedirectURI) // that port is taken now
 	}
 	if err != nil {
 		return nil, a.failed("signing in", err)
@@ -126,7 +158,13 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 	if strings.Contains(m.AuthorizationEndpoint, "?") {
 		sep = "&"
 	}
-	f.URL = m.AuthorizationEndpoint + sep + q.Encode()
+	f.AuthorizationURL = m.AuthorizationEndpoint + sep + q.Encode()
+	f.URL = f.AuthorizationURL
+	if len(f.lns) > 0 {
+		f.startID = randomString(24)
+		u, _ := url.Parse(f.RedirectURI)
+		f.URL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: startPath + f.startID}).String()
+	}
 	// A new sign-in supersedes the ones not completed (a second click, a
 	// browser tab closed): their listeners close; none outlives
 	// signInTimeout.
@@ -138,7 +176,7 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 		o.end(fmt.Errorf("%w: superseded by a newer sign-in", ErrAuthorization))
 	}
 	f.expiry = time.AfterFunc(signInTimeout, func() { a.abandon(f) })
-	if f.ln != nil {
+	if len(f.lns) > 0 {
 		f.serve(a)
 	}
 	return f, nil
@@ -176,10 +214,18 @@ func (a *Authorizer) scopes(d *Discovery, extra []string) []string {
 // Complete ends the flow the redirect's query q belongs to (by its state):
 // it checks iss (RFC 9207) and redeems the code.
 func (a *Authorizer) Complete(ctx context.Context, q url.Values) error {
+	return a.completeFlow(ctx, nil, q)
+}
+
+// completeFlow is Complete; with only set, the state must be only's (a
+// redirect that reached only's listener).
+func (a *Authorizer) completeFlow(ctx context.Context, only *Flow, q url.Values) error {
 	a.mu.Lock()
-	f := a.flows[q.Get("state")]
-	if f != nil {
+	f := a.flowLocked(q.Get("state"))
+	if f != nil && (only == nil || f == only) {
 		delete(a.flows, f.state)
+	} else {
+		f = nil
 	}
 	a.mu.Unlock()
 	if f == nil {
@@ -261,7 +307,7 @@ func (a *Authorizer) signIn(ctx context.Context, browser Browser, extra []string
 		return err
 	}
 	defer a.abandon(f)
-	q, err := browser(ctx, Prompt{Server: a.opts.Server, URL: f.URL, RedirectURI: f.RedirectURI})
+	q, err := browser(ctx, Prompt{Server: a.opts.Server, URL: f.URL, AuthorizationURL: f.AuthorizationURL, RedirectURI: f.RedirectURI})
 	if err != nil {
 		return a.failed("signing in", err)
 	}
@@ -278,13 +324,32 @@ func (a *Authorizer) signIn(ctx context.Context, browser Browser, extra []string
 
 // abandon ends f if nothing completed it.
 func (a *Authorizer) abandon(f *Flow) {
+	a.abandonWith(f, fmt.Errorf("%w: abandoned", ErrAuthorization))
+}
+
+// abandonWith ends f with err if nothing completed it.
+func (a *Authorizer) abandonWith(f *Flow, err error) {
 	a.mu.Lock()
-	_, open := a.flows[f.state]
-	delete(a.flows, f.state)
+	open := a.flows[f.state] == f
+	if open {
+		delete(a.flows, f.state)
+	}
 	a.mu.Unlock()
 	if open {
-		f.end(fmt.Errorf("%w: abandoned", ErrAuthorization))
+		f.end(err)
 	}
+}
+
+// flowLocked returns the flow in progress whose state is state, compared
+// in constant time; a.mu held.
+func (a *Authorizer) flowLocked(state string) *Flow {
+	var found *Flow
+	for s, f := range a.flows {
+		if subtle.ConstantTimeCompare([]byte(s), []byte(state)) == 1 {
+			found = f
+		}
+	}
+	return found
 }
 
 func (f *Flow) end(err error) {
@@ -302,8 +367,8 @@ func (f *Flow) close() {
 	if f.expiry != nil {
 		f.expiry.Stop()
 	}
-	if f.ln != nil {
-		f.ln.Close() // the port is free for the next sign-in at once
+	for _, ln := range f.lns {
+		ln.Close() // the port is free for the next sign-in at once
 	}
 	if f.srv != nil {
 		// Shut down, not closed: the browser's "signed in" page is being
@@ -316,11 +381,11 @@ func (f *Flow) close() {
 	}
 }
 
-// listenRedirect opens the loopback listener of a loopback redirect URI
+// listenRedirect opens the loopback listeners of a loopback redirect URI
 // (http on localhost, 127.0.0.1 or ::1; port 0 or none: a free port) and
 // returns the URI with its actual port. Other redirect URIs are returned as
 // they are: the embedder receives the redirect.
-func listenRedirect(uri string) (string, net.Listener, error) {
+func listenRedirect(uri string) (string, []net.Listener, error) {
 	if uri == "" {
 		uri = "http://localhost:0/callback"
 	}
@@ -332,29 +397,102 @@ func listenRedirect(uri string) (string, net.Listener, error) {
 	if u.Scheme != "http" || (host != "localhost" && host != "127.0.0.1" && host != "::1") {
 		return uri, nil, nil
 	}
-	addr := "127.0.0.1"
+	var lns []net.Listener
 	if host == "::1" {
-		addr = "::1"
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, u.Port()))
-	if err != nil {
+		ln, err := net.Listen("tcp6", net.JoinHostPort("::1", u.Port()))
+		if err != nil {
+			return "", nil, fmt.Errorf("oauth: listening for the redirect on %s: %v", u.Host, err)
+		}
+		lns = []net.Listener{ln}
+	} else if lns, err = listenLoopback(u.Port()); err != nil {
 		return "", nil, fmt.Errorf("oauth: listening for the redirect on %s: %v", u.Host, err)
 	}
-	u.Host = net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	u.Host = net.JoinHostPort(host, fmt.Sprint(lns[0].Addr().(*net.TCPAddr).Port))
 	if u.Path == "" {
 		u.Path = "/callback"
 	}
-	return u.String(), ln, nil
+	return u.String(), lns, nil
 }
 
-// serve answers the redirect on the flow's loopback listener.
+// loopbackAttempts bounds the free ports listenLoopback tries whose [::1]
+// side someone else holds.
+const loopbackAttempts = 8
+
+// listenLoopback listens on port (0: a free one) of both loopback
+// families, 127.0.0.1 and [::1]: a browser may resolve localhost to
+// either, and a port held on one family only would let another local
+// process take the redirect on the other. Where the machine has no IPv6
+// loopback it listens on 127.0.0.1 alone. A free port whose [::1] side is
+// taken is given up for another; a fixed one is an error.
+func listenLoopback(port string) ([]net.Listener, error) {
+	var lastErr error
+	for range loopbackAttempts {
+		ln4, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			return nil, err
+		}
+		p := fmt.Sprint(ln4.Addr().(*net.TCPAddr).Port)
+		ln6, err := net.Listen("tcp6", net.JoinHostPort("::1", p))
+		switch {
+		case err == nil:
+			return []net.Listener{ln4, ln6}, nil
+		case noIPv6Loopback(err):
+			return []net.Listener{ln4}, nil
+		}
+		// Taken, or failing for a reason not known to be harmless: the
+		// 127.0.0.1 side alone would leave [::1] to whoever holds it.
+		ln4.Close()
+		lastErr = err
+		if port != "0" && port != "" {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("port %s is taken on [::1] by another process: %w", port, err)
+			}
+			return nil, fmt.Errorf("listening on [::1]:%s: %w", port, err)
+		}
+	}
+	return nil, fmt.Errorf("%d free ports on 127.0.0.1 could not be held on [::1] too: %w", loopbackAttempts, lastErr)
+}
+
+// noIPv6Loopback reports whether err, from listening on [::1], says the
+// machine has no IPv6 loopback (IPv6 disabled or absent), as opposed to
+// the port being held.
+func noIPv6Loopback(err error) bool {
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT) || errors.Is(err, syscall.EPROTONOSUPPORT)
+}
+
+// serve answers the flow's one-time start URL and the redirect on the
+// flow's loopback listeners.
 func (f *Flow) serve(a *Authorizer) {
 	u, _ := url.Parse(f.RedirectURI)
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+startPath+"{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		if subtle.ConstantTimeCompare([]byte(r.PathValue("id")), []byte(f.startID)) != 1 {
+			http.NotFound(w, r)
+			return
+		}
+		if f.started.Swap(true) {
+			// Opened twice: the URL went somewhere else too (it was on a
+			// command line). Whoever came first may be signing in to an
+			// account of their own: this sign-in must not complete.
+			a.abandonWith(f, fmt.Errorf("%w: the sign-in URL was opened more than once; sign in again", ErrAuthorization))
+			http.Error(w, "This sign-in link was already used; the sign-in is cancelled. Start it again.", http.StatusGone)
+			return
+		}
+		http.Redirect(w, r, f.AuthorizationURL, http.StatusSeeOther)
+	})
 	mux.HandleFunc("GET "+u.Path, func(w http.ResponseWriter, r *http.Request) {
-		err := a.Complete(r.Context(), r.URL.Query())
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		var err error
+		if !f.started.Load() {
+			// Nobody opened the start URL: this is not the browser's
+			// redirect.
+			err = fmt.Errorf("%w for server %q: the sign-in was not started from this machine's link", ErrNoFlow, a.opts.Server)
+		} else {
+			err = a.completeFlow(r.Context(), f, r.URL.Query())
+		}
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, "<!doctype html><title>Sign-in failed</title><p>Sign-in to %s failed: %s</p>", html.EscapeString(a.opts.Server), html.EscapeString(err.Error()))
@@ -363,7 +501,9 @@ func (f *Flow) serve(a *Authorizer) {
 		fmt.Fprintf(w, "<!doctype html><title>Signed in</title><p>Signed in to %s. You can close this window.</p>", html.EscapeString(a.opts.Server))
 	})
 	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go f.srv.Serve(f.ln)
+	for _, ln := range f.lns {
+		go f.srv.Serve(ln)
+	}
 }
 
 // clientFor returns the client identity to use with d's authorization

@@ -3,6 +3,7 @@ package outbound
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 )
 
 // nonPublicPrefixes are the ranges that are not globally routable and that
@@ -61,6 +62,66 @@ func CheckAddr(a netip.Addr) error {
 	return nil
 }
 
+// cloudMetadata are the instance metadata services' addresses outside the
+// link-local ranges: AWS's IPv6 endpoint is a unique local address.
+var cloudMetadata = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+}
+
+// CheckLinkLocal returns an error wrapping ErrPrivateAddress if a is
+// link-local (169.254.0.0/16, fe80::/10, also inside an IPv4-mapped, NAT64
+// or 6to4 address) or a cloud metadata service's address (169.254.169.254,
+// fd00:ec2::254): what a client allowed private addresses still refuses
+// when Options.DenyLinkLocal is set.
+func CheckLinkLocal(a netip.Addr) error {
+	if reason := linkLocal(a); reason != "" {
+		return fmt.Errorf("%w: %s (%s)", ErrPrivateAddress, a, reason)
+	}
+	return nil
+}
+
+// linkLocal returns why a is refused even to a client allowed private
+// addresses with DenyLinkLocal, or "".
+func linkLocal(a netip.Addr) string {
+	if !a.IsValid() {
+		return "invalid address"
+	}
+	a = a.Unmap().WithZone("")
+	if slices.Contains(cloudMetadata, a) {
+		return "cloud metadata service"
+	}
+	if v4 := embeddedV4(a); v4.IsValid() {
+		if reason := linkLocal(v4); reason != "" {
+			return "embeds " + v4.String() + ", " + reason
+		}
+		return ""
+	}
+	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() {
+		if a == netip.AddrFrom4([4]byte{169, 254, 169, 254}) {
+			return "link-local, cloud metadata service"
+		}
+		return "link-local"
+	}
+	return ""
+}
+
+// embeddedV4 is the IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4
+// (2002::/16) address, which a gateway would connect to; invalid for any
+// other address.
+func embeddedV4(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return netip.Addr{}
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	}
+	return netip.Addr{}
+}
+
 // nonPublic returns why a is not globally routable, or "" if it is.
 func nonPublic(a netip.Addr) string {
 	if !a.IsValid() {
@@ -81,21 +142,11 @@ func nonPublic(a netip.Addr) string {
 	case a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast(), a.IsMulticast():
 		return "multicast"
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[12:16]))
-		case sixToFour.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[2:6]))
+	if v4 := embeddedV4(a); v4.IsValid() {
+		if reason := nonPublic(v4); reason != "" {
+			return "embeds " + v4.String() + ", " + reason
 		}
-		if v4.IsValid() {
-			if reason := nonPublic(v4); reason != "" {
-				return "embeds " + v4.String() + ", " + reason
-			}
-			return ""
-		}
+		return ""
 	}
 	for _, p := range nonPublicPrefixes {
 		if p.prefix.Contains(a) {

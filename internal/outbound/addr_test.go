@@ -113,3 +113,54 @@ func TestCheckAddrTricks(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLinkLocal: what a client allowed private addresses still
+// refuses with DenyLinkLocal: link-local in every spelling and the cloud
+// metadata services, but not loopback or private.
+func TestCheckLinkLocal(t *testing.T) {
+	tests := []struct {
+		addr   string
+		reason string // "" for an address it allows
+	}{
+		{"127.0.0.1", ""},
+		{"::1", ""},
+		{"10.0.0.1", ""},
+		{"192.168.1.1", ""},
+		{"fd12:3456::1", ""},
+		{"8.8.8.8", ""},
+		{"64:ff9b::7f00:1", ""},
+
+		{"169.254.169.254", "cloud metadata service"},
+		{"169.254.0.1", "link-local"},
+		{"169.254.255.255", "link-local"},
+		{"::ffff:169.254.169.254", "cloud metadata service"},
+		{"64:ff9b::a9fe:a9fe", "embeds 169.254.169.254, link-local"},
+		{"2002:a9fe:a9fe::1", "embeds 169.254.169.254, link-local"},
+		{"fe80::1", "link-local"},
+		{"fe80::1%eth0", "link-local"},
+		{"febf::1", "link-local"},
+		{"ff02::1", "link-local"},
+		{"224.0.0.251", "link-local"},
+		{"fd00:ec2::254", "cloud metadata service"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			err := CheckLinkLocal(netip.MustParseAddr(tt.addr))
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("CheckLinkLocal = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrPrivateAddress) {
+				t.Fatalf("CheckLinkLocal = %v, want ErrPrivateAddress", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.reason) {
+				t.Fatalf("CheckLinkLocal = %q, want %q", msg, tt.reason)
+			}
+		})
+	}
+	if err := CheckLinkLocal(netip.Addr{}); !errors.Is(err, ErrPrivateAddress) {
+		t.Errorf("CheckLinkLocal(invalid) = %v, want ErrPrivateAddress", err)
+	}
+}

@@ -42,6 +42,12 @@ type Options struct {
 	// addresses CheckAddr refuses, for a server on this machine or network.
 	// Such a client then follows no redirect at all.
 	AllowPrivate bool
+	// DenyLinkLocal refuses link-local addresses (169.254.0.0/16, fe80::/10)
+	// and the cloud metadata services' addresses even with AllowPrivate:
+	// for requests whose URLs a remote party chooses (an authorization
+	// server's endpoints), where loopback and private may be opted into
+	// but an instance's metadata service never is (CheckLinkLocal).
+	DenyLinkLocal bool
 	// Resolver resolves host names. nil: net.DefaultResolver.
 	Resolver Resolver
 	// Dial makes the TCP connection to an address the dialer has already
@@ -108,10 +114,11 @@ func (o Options) withDefaults() Options {
 func NewClient(opts Options) *http.Client {
 	o := opts.withDefaults()
 	d := &guardedDialer{
-		allowPrivate: o.AllowPrivate,
-		resolver:     o.Resolver,
-		dial:         o.Dial,
-		timeout:      o.DialTimeout,
+		allowPrivate:  o.AllowPrivate,
+		denyLinkLocal: o.DenyLinkLocal,
+		resolver:      o.Resolver,
+		dial:          o.Dial,
+		timeout:       o.DialTimeout,
 	}
 	t := &http.Transport{
 		Proxy:                  nil,
@@ -147,10 +154,11 @@ func redirectPolicy(allowPrivate bool, maxRedirects int) func(*http.Request, []*
 
 // guardedDialer resolves, checks and then dials IP literals only.
 type guardedDialer struct {
-	allowPrivate bool
-	resolver     Resolver
-	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
-	timeout      time.Duration
+	allowPrivate  bool
+	denyLinkLocal bool
+	resolver      Resolver
+	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
+	timeout       time.Duration
 }
 
 // DialContext connects to address, a host and a port, as http.Transport
@@ -180,11 +188,18 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, address string
 	} else if len(addrs) == 0 {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}}
 	}
-	if !d.allowPrivate {
+	refused := nonPublic
+	switch {
+	case d.allowPrivate && d.denyLinkLocal:
+		refused = linkLocal
+	case d.allowPrivate:
+		refused = nil
+	}
+	if refused != nil {
 		// Every address, not just the first: the dialer below may fall
 		// back to any of them.
 		for _, a := range addrs {
-			if reason := nonPublic(a); reason != "" {
+			if reason := refused(a); reason != "" {
 				if literal.IsValid() {
 					return nil, fmt.Errorf("%w: %s (%s)", ErrPrivateAddress, a, reason)
 				}

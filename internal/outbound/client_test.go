@@ -537,3 +537,35 @@ func TestNoLeakAfterCloseIdleConnections(t *testing.T) {
 	c.CloseIdleConnections()
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestDenyLinkLocal: a client allowed private addresses with DenyLinkLocal
+// dials loopback and private addresses but never a link-local one (the
+// cloud metadata service), whether literal or resolved.
+func TestDenyLinkLocal(t *testing.T) {
+	rec := &recorder{}
+	resolver := fakeResolver{
+		"nas.example":      {netip.MustParseAddr("192.168.1.10")},
+		"metadata.example": {netip.MustParseAddr("169.254.169.254")},
+		"mixed.example":    {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("fe80::1")},
+	}
+	c := NewClient(Options{AllowPrivate: true, DenyLinkLocal: true, Resolver: resolver, Dial: rec.Dial})
+	defer c.CloseIdleConnections()
+	get(t, c, "http://nas.example:8080/")
+	get(t, c, "http://127.0.0.1:8080/")
+	get(t, c, "http://[::1]:8080/")
+	for _, u := range []string{
+		"http://169.254.169.254/latest/meta-data/",
+		"http://metadata.example/latest/meta-data/",
+		"http://mixed.example:8080/",
+		"http://[fe80::1%25eth0]:8080/",
+		"http://[::ffff:169.254.169.254]/",
+		"http://[fd00:ec2::254]/",
+	} {
+		if _, err := get(t, c, u); !errors.Is(err, ErrPrivateAddress) {
+			t.Errorf("GET %s: err = %v, want ErrPrivateAddress", u, err)
+		}
+	}
+	if diff := cmp.Diff([]string{"192.168.1.10:8080", "127.0.0.1:8080", "[::1]:8080"}, rec.Addrs()); diff != "" {
+		t.Fatalf("Dial addresses (-want +got):\n%s", diff)
+	}
+}

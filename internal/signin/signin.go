@@ -33,7 +33,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/oauth"
-	"github.com/mcpvisor/mcpvisor/internal/outbound"
 	"github.com/mcpvisor/mcpvisor/internal/secrets"
 )
 
@@ -71,10 +70,8 @@ type Authorizers struct {
 	mu sync.Mutex
 	m  map[string]*entry
 	// clients make the authorization requests (discovery, registration,
-	// tokens) of every authorizer, by AllowPrivate: they are rare, and one
-	// client (one pool) per remote server would cost each of thousands of
-	// servers a transport for nothing.
-	clients [2]*http.Client
+	// tokens) of every authorizer, by what they may reach (authClient).
+	clients [clientKinds]*http.Client
 	// perUser is set once any per-user server exists: until then a call
 	// does not look its server up here.
 	perUser atomic.Bool
@@ -106,19 +103,6 @@ func New(o Options) *Authorizers {
 		o.Log = slog.Default()
 	}
 	return &Authorizers{o: o, m: map[string]*entry{}}
-}
-
-// client is the outbound client for authorization requests of servers
-// that may (or may not) reach private addresses; as.mu held.
-func (as *Authorizers) client(allowPrivate bool) *http.Client {
-	i := 0
-	if allowPrivate {
-		i = 1
-	}
-	if as.clients[i] == nil {
-		as.clients[i] = outbound.NewClient(outbound.Options{AllowPrivate: allowPrivate})
-	}
-	return as.clients[i]
 }
 
 // Authorize gives spec its authorizer (spec.Auth): the one it had when
@@ -175,7 +159,7 @@ func (as *Authorizers) newAuthorizer(spec *actors.ServerSpec, cfg oauth.Config, 
 		Server:   spec.Name,
 		User:     user,
 		URL:      spec.URL,
-		HTTP:     as.client(spec.AllowPrivate),
+		HTTP:     as.authClient(spec.URL, spec.AllowPrivate, cfg.AllowPrivate),
 		Store:    as.o.Store,
 		Key:      key,
 		Browser:  browser,

@@ -46,6 +46,7 @@ type Rule struct {
 // IDs of the rules.
 const (
 	RuleInvisibleUnicode    = "invisible-unicode"
+	RuleMixedScript         = "mixed-script"
 	RuleDuplicateKey        = "duplicate-key"
 	RuleInvalidJSON         = "invalid-json"
 	RuleHiddenText          = "schema-hidden-text"
@@ -183,8 +184,9 @@ var patternRules = []rule{
 
 var otherRules = []Rule{
 	{RuleInvisibleUnicode, SeverityHold, "zero-width, bidirectional, tag and other format characters in any string"},
+	{RuleMixedScript, SeverityHold, "look-alike letters: a name or word mixing scripts (Latin with Cyrillic, Greek…), a name wholly of Latin doubles, a name in fullwidth or mathematical letters"},
 	{RuleDuplicateKey, SeverityHold, "a JSON object with a member name twice: readers disagree on which counts"},
-	{RuleInvalidJSON, SeverityHold, "a schema or annotations field that is not JSON"},
+	{RuleInvalidJSON, SeverityHold, "a schema, annotations, icons or _meta field that is not JSON"},
 	{RuleHiddenText, SeverityWarn, "long text in a schema's descriptions, titles, defaults, enums, examples, $comment or unknown keywords"},
 	{RuleLongDescription, SeverityWarn, fmt.Sprintf("a description over %d characters", MaxDescription)},
 }
@@ -218,16 +220,22 @@ func Holds(fs []Finding) bool {
 }
 
 // Check runs the description checks over a definition: its name, title,
-// description, annotations and every string of its schemas. It needs no
+// description, annotations, every string of its schemas, and every string
+// and member name of its icons and _meta. It needs no
 // network and is deterministic; each rule reports at most one finding per
 // field (the first match), in the order fields appear. It is safe for
 // concurrent use.
 func Check(def Definition) []Finding {
 	c := &checker{seen: map[string]bool{}}
 	c.invisible("name", def.Name)
+	if excerpt, reason, ok := nameLookalike(def.Name); ok {
+		c.add(RuleMixedScript, "name", excerpt, reason)
+	}
 	c.invisible("title", def.Title)
+	c.lookalike("title", def.Title)
 	c.prose("title", def.Title)
 	c.invisible("description", def.Description)
+	c.lookalike("description", def.Description)
 	c.prose("description", def.Description)
 	if n := utf8.RuneCountInString(def.Description); n > MaxDescription {
 		c.add(RuleLongDescription, "description", shorten(def.Description, 2*excerptContext),
@@ -236,6 +244,8 @@ func Check(def Definition) []Finding {
 	c.json("inputSchema", def.InputSchema, true)
 	c.json("outputSchema", def.OutputSchema, true)
 	c.json("annotations", def.Annotations, false)
+	c.json("icons", def.Icons, false)
+	c.json("_meta", def.Meta, false)
 	return c.findings
 }
 
@@ -250,6 +260,12 @@ func (c *checker) add(ruleID, path, excerpt, reason string) {
 	}
 	c.seen[ruleID+"\x00"+path] = true
 	c.findings = append(c.findings, Finding{Rule: ruleID, Severity: ruleSeverity(ruleID), Path: path, Excerpt: excerpt, Reason: reason})
+}
+
+func (c *checker) lookalike(path, s string) {
+	if excerpt, reason, ok := wordLookalike(s); ok {
+		c.add(RuleMixedScript, path, excerpt, reason)
+	}
 }
 
 func (c *checker) invisible(path, s string) {
@@ -293,9 +309,10 @@ func (c *checker) json(field string, raw json.RawMessage, schema bool) {
 	c.everyString(field, n)
 	if schema {
 		c.schema(field, n)
-	} else {
+	} else if field == "annotations" {
 		// Annotations: only the title is text a model may read.
 		if t := n.get("title"); t != nil && t.kind == kindString {
+			c.lookalike(field+"/title", t.s)
 			c.prose(field+"/title", t.s)
 		}
 	}
@@ -366,11 +383,18 @@ func (c *checker) schema(path string, n *node) {
 		switch {
 		case schemaMaps[m.key] && m.val.kind == kindObject:
 			for _, sub := range m.val.obj {
+				if m.key == "properties" {
+					// A parameter's name is an identifier too.
+					if excerpt, reason, ok := nameLookalike(sub.key); ok {
+						c.add(RuleMixedScript, p+"/"+escapePointer(sub.key), excerpt, reason)
+					}
+				}
 				c.schema(p+"/"+escapePointer(sub.key), sub.val)
 			}
 		case schemaValues[m.key]:
 			c.schema(p, m.val)
 		case schemaProse[m.key] && m.val.kind == kindString:
+			c.lookalike(p, m.val.s)
 			c.prose(p, m.val.s)
 			c.long(p, m.val.s, MaxSchemaProse, "a long "+m.key+" inside a schema")
 		case schemaData[m.key], !schemaOther[m.key]:

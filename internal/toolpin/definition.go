@@ -5,14 +5,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// Definition is what is pinned of a tool: everything a model reads of it
-// and everything that shapes a call to it. Icons, execution and _meta are
-// not pinned: a model does not read them, and a change to them does not
-// change what a call does.
+// Definition is what is pinned of a tool: everything a model reads of it,
+// everything that shapes a call to it, and what a client shows or acts on
+// beside it: its icons (a person sees them, and fetches their URLs) and
+// its _meta (MCP Apps' _meta.ui.resourceUri names the interface a client
+// renders for the tool). Only execution is not pinned: it says whether
+// the host may run a call as a task, which the host handles itself and
+// which changes neither what the tool does nor what anyone is shown.
 //
 // JSON fields hold raw JSON as the server sent it; Canonical and Hash read
 // them as described there. The JSON form of a Definition is what a journal
@@ -26,7 +30,15 @@ type Definition struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
 }
+
+// HashVersion is the version of Hash's canonical form. Version 1 left out
+// icons and _meta; version 2 (this one) keeps them. A definition without
+// either hashes alike in both (LegacyHash(def) == Hash(def)), so only the
+// pins of tools that list icons or _meta differ between them.
+const HashVersion = 2
 
 // FromTool takes the pinned fields of a tools/list entry.
 func FromTool(t protocol.Tool) Definition {
@@ -40,6 +52,13 @@ func FromTool(t protocol.Tool) Definition {
 	if t.Annotations != nil {
 		// A struct of strings and *bool always marshals.
 		d.Annotations, _ = json.Marshal(t.Annotations)
+	}
+	if len(t.Icons) > 0 {
+		// A slice of plain structs always marshals.
+		d.Icons, _ = json.Marshal(t.Icons)
+	}
+	if len(t.Meta) > 0 {
+		d.Meta = t.Meta
 	}
 	return d
 }
@@ -60,22 +79,43 @@ func FromTool(t protocol.Tool) Definition {
 //     an empty title are dropped, then an empty object, like null or
 //     absent annotations, is left out. So nil, {} and
 //     {"destructiveHint":true} hash alike: they tell a client the same.
+//   - icons: absent when absent, null or []; otherwise the array as
+//     written (order, sizes, theme and mime type all count).
+//   - _meta: absent when absent, null or {}; otherwise the object as
+//     written, every key included: no key of a tool's _meta is volatile
+//     in the spec or in the extensions that use it (MCP Apps' ui, the
+//     OpenAI Apps SDK's openai/*), and each says something a client acts
+//     on.
 //
 // Schemas are otherwise hashed as written: key order, whitespace and the
 // spelling of numbers do not count, everything else does (a schema with
 // "properties":{} differs from one without).
 //
 // A field holding invalid JSON is kept out of band as
-// "invalid<Field>": hex of its bytes, so it cannot collide with any valid
-// definition. The host never builds such a Definition from the wire.
+// "invalid<Field>" (invalidMeta for _meta): hex of its bytes, so it cannot
+// collide with any valid definition. The host never builds such a
+// Definition from the wire.
 func Canonical(def Definition) []byte {
 	return appendCanonical(nil, canonicalNode(def))
 }
 
 // Hash returns "sha256:" followed by the lower-case hex SHA-256 of
-// Canonical(def).
+// Canonical(def): the hash of version HashVersion.
 func Hash(def Definition) string {
-	sum := sha256.Sum256(Canonical(def))
+	return hashOf(Canonical(def))
+}
+
+// LegacyHash returns the hash version 1 gave def: Hash of def without its
+// icons and _meta. A host uses it to carry a pin recorded by version 1
+// over to this one: the definition it approved is the one listed when the
+// legacy hashes agree.
+func LegacyHash(def Definition) string {
+	def.Icons, def.Meta = nil, nil
+	return hashOf(Canonical(def))
+}
+
+func hashOf(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
@@ -85,7 +125,8 @@ func canonicalNode(def Definition) *node {
 	addRaw := func(key string, raw json.RawMessage, parse func(json.RawMessage) (*node, bool)) {
 		n, ok := parse(raw)
 		if !ok {
-			add("invalid"+string(key[0]-'a'+'A')+key[1:], &node{kind: kindString, s: hex.EncodeToString(raw)})
+			name := strings.TrimPrefix(key, "_")
+			add("invalid"+strings.ToUpper(name[:1])+name[1:], &node{kind: kindString, s: hex.EncodeToString(raw)})
 			return
 		}
 		if n != nil {
@@ -111,6 +152,20 @@ func canonicalNode(def Definition) *node {
 			return nil, true
 		}
 		return n, true
+	})
+	addRaw("icons", def.Icons, func(raw json.RawMessage) (*node, bool) {
+		n, ok := optionalNode(raw)
+		if ok && n != nil && n.kind == kindArray && len(n.arr) == 0 {
+			return nil, true
+		}
+		return n, ok
+	})
+	addRaw("_meta", def.Meta, func(raw json.RawMessage) (*node, bool) {
+		n, ok := optionalNode(raw)
+		if ok && n != nil && n.kind == kindObject && len(n.obj) == 0 {
+			return nil, true
+		}
+		return n, ok
 	})
 	return obj
 }

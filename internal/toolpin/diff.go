@@ -21,7 +21,7 @@ const (
 // whether to approve it.
 type Change struct {
 	// Field is name, title, description, inputSchema, outputSchema,
-	// annotations, or definition when the canonical forms differ in a way
+	// annotations, icons, _meta, or definition when the canonical forms differ in a way
 	// no other change shows (a duplicate object member, invalid JSON).
 	Field string `json:"field"`
 	// Path is a JSON pointer (RFC 6901) inside Field, e.g.
@@ -76,7 +76,7 @@ func Diff(old, new Definition) Changes {
 	text("description", old.Description, new.Description)
 
 	on, nn := canonicalNode(old), canonicalNode(new)
-	for _, field := range []string{"inputSchema", "outputSchema", "annotations"} {
+	for _, field := range []string{"inputSchema", "outputSchema", "annotations", "icons", "_meta"} {
 		o, n := on.get(field), nn.get(field)
 		if field == "annotations" {
 			o, n = withDefaultHints(o), withDefaultHints(n)

@@ -18,12 +18,18 @@
 // # Pinning
 //
 // A Definition is a tool's name, title, description, input and output
-// schema and annotations. Hash digests its canonical JSON form (Canonical:
-// RFC 8785 over the fields, with absent, null and empty fields that mean
-// the same folded together), so key order, whitespace and number spelling
-// never change a pin, and any change to text, schema or hints does. Diff
-// shows a person what changed: per field, schema members by JSON pointer,
-// long texts as a word diff.
+// schema, annotations, icons and _meta. Hash digests its canonical JSON
+// form (Canonical: RFC 8785 over the fields, with absent, null and empty
+// fields that mean the same folded together), so key order, whitespace
+// and number spelling never change a pin, and any change to text, schema,
+// hints, an icon or a _meta value (MCP Apps' _meta.ui.resourceUri) does.
+// Diff shows a person what changed: per field, schema, icons and _meta
+// members by JSON pointer, long texts as a word diff.
+//
+// HashVersion 1 left icons and _meta out. LegacyHash is that hash, so a
+// host can carry a pin version 1 recorded over to version 2 when the tool
+// it approved is listed again; a tool without icons or _meta hashes alike
+// in both.
 //
 // A Policy (off, warn, hold) says what the host does: nothing; pin, check,
 // expose and report; or pin, check and withhold any tool whose definition
@@ -32,8 +38,8 @@
 // # Description checks
 //
 // Check runs a small rule set over the name, title, description,
-// annotations title and every string of the schemas. It reads text as a
-// model does: zero-width and other invisible runes are dropped and tag
+// annotations title, every string of the schemas, the icons and _meta.
+// It reads text as a model does: zero-width and other invisible runes are dropped and tag
 // characters read as the ASCII they encode before the patterns run, so
 // "ig\u200bnore" still matches. Each rule reports at most one finding per
 // field. Severity hold means the finding alone is reason to withhold the
@@ -45,9 +51,17 @@
 //	                            (U+E0000–U+E007F), runs of variation selectors, any other format (Cf) character;
 //	                            in any string or member name. Not flagged: a ZWJ inside an emoji sequence, ZWJ
 //	                            and ZWNJ beside letters of scripts that need them (Arabic, Indic…), the tags of a
-//	                            subdivision flag, one variation selector after its base.
+//	                            subdivision flag, one variation selector after its base. Icons and _meta are
+//	                            searched too, as are their member names.
+//	mixed-script          hold  look-alike letters: a name, or a word of a title, description or schema
+//	                            description, whose letters are of scripts no language writes together (Latin with
+//	                            Cyrillic or Greek: "rеad_file" with U+0435; UTS #39's highly restrictive sets, so
+//	                            Latin with Han, kana, Bopomofo or Hangul passes); a name or parameter name wholly
+//	                            of Cyrillic, Greek, Armenian or Cherokee letters that each have a Latin double
+//	                            ("ехес"); a name in compatibility forms (fullwidth, mathematical, letterlike).
+//	                            The reason says what it reads as; the excerpt marks each odd letter ⟨е U+0435⟩.
 //	duplicate-key         hold  a JSON object naming a member twice: readers disagree on which value counts.
-//	invalid-json          hold  a schema or annotations field that is not JSON.
+//	invalid-json          hold  a schema, annotations, icons or _meta field that is not JSON.
 //	schema-hidden-text    warn  a schema description or title over MaxSchemaProse (1,000) characters; a string
 //	                            in default, enum, examples, const, $comment or a keyword JSON Schema does not
 //	                            define over MaxSchemaData (200). Clients rarely show these; models read them.
@@ -85,14 +99,16 @@
 // instructions in schema defaults and unknown keywords, a duplicate key.
 //
 // Over the real-tool corpus (testdata/toolcorpus, 7,823 definitions;
-// TestCorpusFigures prints the counts), the hold rules match 27 real
+// TestCorpusFigures prints the counts), mixed-script matches none
+// (Chinese and Japanese descriptions included; TestCheckLookalikes holds
+// Russian, Greek and Korean ones), and the other hold rules match 27 real
 // tools: stray zero-width spaces in one vendor's descriptions, a sentence
 // saying ~/.ssh paths are rejected, one "DO NOT mention". Under hold such
 // a tool is held until approved anyway; the finding tells the person what
 // to read.
 //
 // The rules are a tripwire, not a proof: text rewritten to avoid them,
-// another language, or homoglyphs pass. Pinning is the defence that does
-// not depend on them: whatever a tool says, under hold a person has read
-// it, and it cannot change afterwards unseen.
+// another language, or homoglyphs within one script pass. Pinning is the
+// defence that does not depend on them: whatever a tool says, under hold
+// a person has read it, and it cannot change afterwards unseen.
 package toolpin

@@ -38,8 +38,10 @@ func FuzzCanonical(f *testing.F) {
 	f.Add("add", "Adds.", []byte(`{"type":"object","properties":{"a":{}}}`), []byte(`{"readOnlyHint":true}`))
 	f.Add("", "", []byte(`null`), []byte(`{}`))
 	f.Add("x", "\u200b", []byte(`{`), []byte(`[1]`))
+	f.Add("r\u0435ad_file", "p\u0430ssword", []byte(`{"ui":{"resourceUri":"ui://a"}}`), []byte(`[{"src":"https://a/b.png"}]`))
 	f.Fuzz(func(t *testing.T, name, desc string, schema, annotations []byte) {
-		def := Definition{Name: name, Description: desc, InputSchema: schema, OutputSchema: schema, Annotations: annotations}
+		def := Definition{Name: name, Description: desc, InputSchema: schema, OutputSchema: schema, Annotations: annotations,
+			Icons: annotations, Meta: schema}
 		out := Canonical(def)
 		_ = Hash(def)
 		_ = Check(def)

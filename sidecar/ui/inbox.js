@@ -637,7 +637,8 @@
     node.append(el("p", { class: "label" }, "Description, exactly as a model reads it:"));
     if (def.description) node.append(visible(el("pre", { class: "description" }), def.description, true));
     else node.append(el("p", { class: "empty" }, "(none)"));
-    for (const [field, label] of [["inputSchema", "Input schema:"], ["outputSchema", "Output schema:"], ["annotations", "Annotations:"]]) {
+    for (const [field, label] of [["inputSchema", "Input schema:"], ["outputSchema", "Output schema:"], ["annotations", "Annotations:"],
+      ["icons", "Icons (as listed; not fetched):"], ["_meta", "_meta (clients act on it: MCP Apps' ui.resourceUri is the interface they render):"]]) {
       if (def[field] === undefined && field !== "inputSchema") continue;
       node.append(el("p", { class: "label" }, label));
       if (def[field] === undefined) node.append(el("p", { class: "empty" }, "(none)"));

@@ -20,6 +20,9 @@ type fakeCluster struct {
 	hooks   member.Hooks
 	nodes   []*fakeNode
 	join    chan struct{} // when set, a node made from now on joins once it is closed
+	// others are more members, which forward answers for; nil: alone.
+	others  []string
+	forward func(addr string, body []byte) ([]byte, error)
 }
 
 func (c *fakeCluster) NewReplica(h member.Host, log *slog.Logger) (member.Replica, error) {
@@ -32,14 +35,17 @@ func (c *fakeCluster) newMember(h member.Hooks) (member.Node, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hooks = h
-	n := &fakeNode{join: c.join}
+	n := &fakeNode{join: c.join, others: c.others, forward: c.forward}
 	c.nodes = append(c.nodes, n)
 	return n, nil
 }
 
-// fakeNode is a member alone in its cluster.
+// fakeNode is a member alone in its cluster, or with others that only
+// answer forwarded requests.
 type fakeNode struct {
 	join    chan struct{}
+	others  []string
+	forward func(addr string, body []byte) ([]byte, error)
 	mu      sync.Mutex
 	joined  bool
 	stopped bool
@@ -69,14 +75,17 @@ func (n *fakeNode) state() (joined, stopped bool) {
 
 func (n *fakeNode) Name() string                { return "fake" }
 func (n *fakeNode) Self() string                { return "fake:1" }
-func (n *fakeNode) Members() []string           { return []string{"fake:1"} }
+func (n *fakeNode) Members() []string           { return append([]string{"fake:1"}, n.others...) }
 func (n *fakeNode) Labels() map[string][]string { return nil }
 func (n *fakeNode) Owner(string, string) string { return "fake:1" }
 func (n *fakeNode) Publish(string, []byte)      {}
 func (n *fakeNode) Published() map[string]int64 { return nil }
 func (n *fakeNode) Tell(string, []byte)         {}
-func (n *fakeNode) Forward(context.Context, string, []byte, *member.Reverse) ([]byte, error) {
-	return nil, errors.New("fake: alone")
+func (n *fakeNode) Forward(_ context.Context, addr string, body []byte, _ *member.Reverse) ([]byte, error) {
+	if n.forward == nil {
+		return nil, errors.New("fake: alone")
+	}
+	return n.forward(addr, body)
 }
 
 // A member that lost its place and is joining again when the host closes

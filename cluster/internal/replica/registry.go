@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/config"
 	"github.com/mcpvisor/mcpvisor/internal/member"
+	"github.com/mcpvisor/mcpvisor/internal/secrets"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -25,6 +26,16 @@ import (
 // has them, so a change outlives the member that made it. The servers of
 // the configuration file are the same file on every member, and are not
 // in it unless changed at run time.
+//
+// What crosses by gossip holds no secret: a registration is published
+// sealed, its secret values (as the journal seals them: apiKey, header
+// and env values, a URL's user information and query, the OAuth
+// secrets) replaced by references, and a member that takes a change
+// asks a member for it directly, over the member transport, rather than
+// trusting the gossip: the member that made it, else any that took it,
+// answers with the change and the values of its references, or refuses
+// a change it does not hold (vouch.go). A registration that no approval
+// gate allowed where it was made waits for this member's (gate.go).
 
 // stamp orders the changes to one entry of the shared state.
 type stamp struct {
@@ -74,9 +85,15 @@ func mergeNewer[E interface{ stamped() stamp }](r *Replica, local, entries map[s
 
 // registryEntry is the last change to one server at run time.
 type registryEntry struct {
-	Config  json.RawMessage `json:"config,omitempty"` // the ServerConfig, when registered at run time
+	// Config is the ServerConfig, when registered at run time, sealed:
+	// its secret values are references to the secret store (secrets.Seal),
+	// whose values a member fetches from one that holds them (vouch.go).
+	Config  json.RawMessage `json:"config,omitempty"`
 	Enabled bool            `json:"enabled"`
 	Deleted bool            `json:"deleted,omitempty"`
+	// Origin is who made the registration (Config), kept by the changes
+	// that only enable or disable it.
+	Origin member.Provenance `json:"origin,omitzero"`
 	stamp
 }
 
@@ -85,44 +102,68 @@ func (r *Replica) recordRegistry(name string, e registryEntry) {
 	r.mu.Lock()
 	e.stamp = r.nextStamp()
 	if e.Config == nil && !e.Deleted {
-		e.Config = r.registry[name].Config // enabling keeps a run-time registration's config
+		// Enabling keeps a run-time registration's config, and who made it.
+		e.Config, e.Origin = r.registry[name].Config, r.registry[name].Origin
 	}
 	r.registry[name] = e
+	r.decidedHere(name, e)
 	r.mu.Unlock()
 	r.republish()
 	r.push(sharedView{Registry: map[string]registryEntry{name: e}})
 }
 
 // ServerChanged records a change to a server made on this member
-// (Register, Unregister, SetEnabled), which it replicates.
+// (Register, Unregister, SetEnabled), which it replicates. A
+// registration's secret values stay here: the entry refers to them.
 func (r *Replica) ServerChanged(c member.ServerChange) {
 	switch {
 	case c.Deleted:
 		r.forgetPins(c.Name)
 		r.recordRegistry(c.Name, registryEntry{Deleted: true})
 	case c.Config != nil:
-		b, err := json.Marshal(c.Config)
+		sealed, _ := secrets.Seal(*c.Config)
+		b, err := json.Marshal(sealed)
 		if err != nil {
 			return
 		}
-		r.recordRegistry(c.Name, registryEntry{Config: b, Enabled: c.Enabled})
+		r.recordRegistry(c.Name, registryEntry{Config: b, Enabled: c.Enabled, Origin: c.Provenance})
 	default:
 		r.recordRegistry(c.Name, registryEntry{Enabled: c.Enabled})
 	}
 }
 
 // mergeRegistry applies the entries of a member's view that are newer than
-// this member's, in a stable order.
+// this member's, in a stable order: each as a member that holds it vouches
+// for it (vouch.go), never as the view says, and not at all when none
+// does.
 func (r *Replica) mergeRegistry(entries map[string]registryEntry) {
-	todo := mergeNewer(r, r.registry, entries)
+	todo := r.newerRegistry(entries)
 	if len(todo) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	defer cancel()
+	merged := false
 	for _, c := range todo {
-		if err := r.apply(ctx, c.key, c.e); err != nil {
-			r.log.Warn("cluster: applying another member's registry change", "server", c.key, "by", c.e.By, "error", err)
+		v, err := r.vouch(ctx, c.key, c.e)
+		if err != nil {
+			r.log.Warn("cluster: refusing a registry change no member vouches for", "server", c.key, "by", c.e.By, "error", err)
+			r.retryVouch(c.key, c.e, err)
+			continue
+		}
+		e := v.Entry
+		r.mu.Lock()
+		delete(r.retries, vouchQuery{Server: c.key, stamp: c.e.stamp})
+		if old, ok := r.registry[c.key]; ok && !e.newer(old.stamp) {
+			r.mu.Unlock()
+			continue // a newer change was made or merged meanwhile
+		}
+		r.registry[c.key] = e
+		r.clock = max(r.clock, e.Version)
+		r.mu.Unlock()
+		merged = true
+		if err := r.apply(ctx, c.key, e, v.Secrets); err != nil {
+			r.log.Warn("cluster: applying another member's registry change", "server", c.key, "by", e.By, "error", err)
 		}
 		// The member that runs it may have published its new state
 		// before this change arrived (the two are gossiped apart).
@@ -130,19 +171,43 @@ func (r *Replica) mergeRegistry(entries map[string]registryEntry) {
 			r.showView(c.key, owner)
 		}
 	}
-	r.republish()
+	if merged {
+		r.republish()
+	}
 }
 
-// apply makes one change here as the member that made it did.
-func (r *Replica) apply(ctx context.Context, name string, e registryEntry) error {
-	c := member.ServerChange{Name: name, Enabled: e.Enabled, Deleted: e.Deleted}
+// newerRegistry are the entries that win over this member's, oldest
+// change first; they are not taken yet.
+func (r *Replica) newerRegistry(entries map[string]registryEntry) []keyed[registryEntry] {
+	var todo []keyed[registryEntry]
+	r.mu.Lock()
+	for k, e := range entries {
+		if old, ok := r.registry[k]; !ok || e.newer(old.stamp) {
+			todo = append(todo, keyed[registryEntry]{k, e})
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(todo, func(a, b keyed[registryEntry]) int { return cmp.Compare(a.e.Version, b.e.Version) })
+	return todo
+}
+
+// apply makes one change here as the member that made it did, with the
+// values of the registration's secrets; a registration this member's
+// approval gate must decide first is made disabled, and held (gate.go).
+func (r *Replica) apply(ctx context.Context, name string, e registryEntry, values map[string]string) error {
+	c := member.ServerChange{Name: name, Enabled: e.Enabled, Deleted: e.Deleted, Provenance: e.Origin}
 	if !e.Deleted && e.Config != nil {
 		var sc config.Server
 		if err := json.Unmarshal(e.Config, &sc); err != nil {
 			return err
 		}
 		sc.Name, sc.Enabled = name, e.Enabled
-		c.Config = &sc
+		c.Config, c.Secrets = &sc, values
+		if r.hold(name, e, sc) {
+			c.Enabled, sc.Enabled = false, false
+		}
+	} else {
+		r.release(name)
 	}
 	if err := r.host.ApplyServer(ctx, c); err != nil {
 		return err
@@ -166,7 +231,8 @@ func (r *Replica) sharedSnapshot() (sharedView, bool) {
 
 // mergeLoop merges the shared state the others publish (by gossip) or
 // push (by tell), one at a time: two changes to one entry are applied in
-// the order they won.
+// the order they won. It also enables the registrations allowed at this
+// member's gate (gate.go), between them.
 func (r *Replica) mergeLoop() {
 	for {
 		select {
@@ -174,6 +240,8 @@ func (r *Replica) mergeLoop() {
 			r.mergeRegistry(sv.Registry)
 			r.mergeGrants(sv.Grants)
 			r.mergePins(sv.Pins)
+		case server := <-r.allowed:
+			r.enableAllowed(server)
 		case <-r.bg.Done():
 			return
 		}

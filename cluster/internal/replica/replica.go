@@ -52,11 +52,14 @@ type Replica struct {
 	registry map[string]registryEntry            // run-time registry changes (registry.go)
 	grants   map[string]grantEntry               // each scope's grants after its last change
 	pins     map[string]pinEntry                 // each tool's pin after its last change
+	gates    map[string]*gateState               // registrations at this member's approval gate (gate.go)
+	retries  map[vouchQuery]int                  // registry changes no member answered for, asked again (vouch.go)
 	placedBy []string                            // the membership the servers were last placed by
 	relays   map[string]context.CancelFunc       // tasks whose progress is relayed to their caller, by server and id
 	clock    int64                               // the registry's hybrid clock: the last version made or seen
 	wake     chan struct{}                       // a change to publish
 	merges   chan sharedView                     // shared state from the others, merged in order (mergeLoop)
+	allowed  chan string                         // registrations allowed at this member's gate, enabled by mergeLoop
 
 	shared atomic.Bool // the shared state changed since it was last published
 
@@ -110,7 +113,7 @@ type remoteServer struct {
 // place). The servers are registered after it, so each starts where the
 // cluster places it; none starts before the first membership is known.
 func New(host member.Host, log *slog.Logger, newNode func(member.Hooks) (member.Node, error)) (*Replica, error) {
-	r := &Replica{host: host, log: log, newNode: newNode, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), wake: make(chan struct{}, 1)}
+	r := &Replica{host: host, log: log, newNode: newNode, views: map[string]memberView{}, catalogs: map[string]map[string]serverCatalog{}, registry: map[string]registryEntry{}, grants: map[string]grantEntry{}, pins: map[string]pinEntry{}, gates: map[string]*gateState{}, retries: map[vouchQuery]int{}, relays: map[string]context.CancelFunc{}, merges: make(chan sharedView, 64), allowed: make(chan string, 16), wake: make(chan struct{}, 1)}
 	r.bg, r.stopBg = context.WithCancel(context.Background())
 	node, err := r.makeNode()
 	if err != nil {
@@ -559,6 +562,9 @@ func (r *Replica) serve(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	if f.Op == opDecide {
 		return r.serveDecision(ctx, f.Params)
+	}
+	if f.Op == opVouch {
+		return r.serveVouch(ctx, f.Params)
 	}
 	if f.Op != "" {
 		return r.serveJournal(f.Op, f.Params)

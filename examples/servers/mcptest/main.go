@@ -52,6 +52,7 @@ type config struct {
 	tasks                bool
 	taskState            string
 	toolNames            []string
+	rugPull              string
 }
 
 func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
@@ -83,6 +84,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.eventAtStart, "event-at-start", false, `send a custom "event/test" {"n":0} notification once notifications/initialized arrives`)
 	fs.BoolVar(&c.tasks, "tasks", true, "declare the tasks capability and answer tasks/* (sleep_task needs it); -tasks=false turns it off")
 	fs.StringVar(&c.taskState, "task-state", "", "keep every task as `DIR`/<taskId>.json; a server restarted on DIR answers for them and finishes a sleep_task left working")
+	fs.StringVar(&c.rugPull, "rug-pull", "description", "what the tool rug_pull changes of echo: `WHAT` is description (poisoned), icons (its icon's URL) or meta (its _meta.ui.resourceUri); with icons or meta echo lists an icon and a _meta.ui from the start")
 	fs.Func("tool-name", "add a tool named `NAME` (any string; repeatable) that answers \"called <the name it was called by>\"", func(name string) error {
 		c.toolNames = append(c.toolNames, name)
 		return nil
@@ -93,6 +95,11 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	switch c.rugPull {
+	case "description", "icons", "meta":
+	default:
+		return nil, fmt.Errorf("-rug-pull %q: want description, icons or meta", c.rugPull)
 	}
 	return &c, nil
 }

@@ -16,6 +16,9 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Icons        []Icon          `json:"icons,omitempty"`
+	// Meta is listed as the tool's _meta (MCP Apps: {"ui":{"resourceUri":…}}).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 	// TaskSupport is listed as execution.taskSupport: "" (left out, which
 	// means "forbidden"), TaskSupportForbidden, TaskSupportOptional or
 	// TaskSupportRequired. It matters only when Options.Tasks is set.
@@ -59,6 +62,13 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// Icon is one of a tool's icons.
+type Icon struct {
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
 }
 
 // Annotations are the ToolAnnotations hints. Nil pointers are left out, so
