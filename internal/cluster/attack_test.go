@@ -266,6 +266,34 @@ func TestAttackersAreRefused(t *testing.T) {
 		rec.wait(t, "the connection refused", func(r *records) bool { return r.refusals == before+1 })
 	})
 
+	t.Run("a member gossiping for a made-up member", func(t *testing.T) {
+		// b's own certificate and id: the state it relays of a member id
+		// not in the topology is not merged, its own is.
+		s, err := stream(t, a.Self(), load(ca, "b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := connect(s, bID); err != nil {
+			t.Fatal(err)
+		}
+		mine, _ := anypb.New(wrapperspb.Bytes([]byte(`{"from":"` + b.Self() + `","state":"eyJ4IjoxfQ=="}`)))
+		evil, _ := anypb.New(wrapperspb.Bytes([]byte(`{"from":"127.0.0.1:1","state":"eyJ4IjoxfQ=="}`)))
+		req := &pcluster.GossipRequest{FromMemberId: bID, State: &pcluster.GossipState{Members: map[string]*pcluster.GossipMemberState{
+			"evil~1": {Values: map[string]*pcluster.GossipKeyValue{statePrefix + "registry/pwn": {SequenceNumber: 1 << 40, Value: evil}}},
+			bID:      {Values: map[string]*pcluster.GossipKeyValue{statePrefix + "marker": {SequenceNumber: 1 << 40, Value: mine}}},
+		}}}
+		data, typeName, err := remote.Serialize(req, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := &remote.MessageBatch{TypeNames: []string{typeName}, Targets: []*actor.PID{actor.NewPID(a.Self(), pcluster.DefaultGossipActorName)},
+			Envelopes: []*remote.MessageEnvelope{{MessageData: data}}}
+		if err := s.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: batch}}); err != nil {
+			t.Fatal(err)
+		}
+		rec.wait(t, "b's own state merged", func(r *records) bool { return slices.Contains(r.forStates, b.Self()+" marker") })
+	})
+
 	rec.mu.Lock()
 	if len(rec.handled)+len(rec.told) > 0 || slices.ContainsFunc(rec.forStates, func(s string) bool { return strings.Contains(s, "pwn") }) {
 		t.Errorf("a forgery reached the member: handled %q, told %q, states %q", rec.handled, rec.told, rec.forStates)
