@@ -39,24 +39,49 @@ type Options struct {
 	// Gossip is the interval of the members' gossip rounds, which carry
 	// each member's servers' status and tools to the others (0: 300 ms).
 	Gossip time.Duration
-	// TLS, when set, secures the connections between members both ways
-	// (gossip, forwarded calls): each member presents a certificate the
-	// cluster's CA signed and accepts only peers that do. Without it the
-	// members talk in clear.
+	// TLS secures the connections between members both ways (gossip,
+	// forwarded calls, the automanaged membership's endpoint): each
+	// member presents a certificate the cluster's CA signed and accepts
+	// only peers that do. It is required: without it the host does not
+	// open (ErrNoTLS), unless InsecureLoopback.
 	TLS *TLS
+	// Member is this member's name, which must be its certificate's
+	// CommonName ("": the certificate's). A member whose certificate
+	// names another does not start (ErrMemberName).
+	Member string
+	// InsecureLoopback lets the members talk without TLS, for tests of
+	// several members on one machine: only when Listen and Advertise are
+	// loopback addresses (ErrNotLoopback), with a warning in the log.
+	// Then any process on the machine can speak for a member (run a
+	// command through it, read and decide what it holds): never in
+	// production. docs/security.md ("Cluster").
+	InsecureLoopback bool
 
 	// wrap, when set, stands between the replica and its member: tests
 	// read what the member publishes and tells through it.
 	wrap func(member.Node) member.Node
 }
 
+// The errors of a member that does not start.
+var (
+	// ErrNoTLS: Options.TLS is not set, nor InsecureLoopback.
+	ErrNoTLS = cluster.ErrNoTLS
+	// ErrNotLoopback: InsecureLoopback off loopback.
+	ErrNotLoopback = cluster.ErrNotLoopback
+	// ErrMemberName: Options.Member is not the certificate's name.
+	ErrMemberName = cluster.ErrMemberName
+)
+
 // TLS is a member's certificate and key and the cluster's CA, PEM files,
 // read each time the member joins (so a member that joins again takes a
-// renewed certificate). A peer's name is not checked: members are reached
-// at the addresses they advertise (pod IPs that change), and holding a
-// certificate of the cluster's CA is what makes one a member; give the
-// cluster a CA of its own. The certificates need both client and server
-// authentication in their extended key usage.
+// renewed certificate). A member's name is its certificate's CommonName
+// (letters, digits, '.', '-', '_'): its id in the cluster begins with
+// it, and a connection, a message or gossip that claims a member is
+// taken only from a peer whose certificate names that member. A peer's
+// address is not checked: members are reached at the addresses they
+// advertise (pod IPs that change). Give the cluster a CA of its own, and
+// each member a certificate of its own name. The certificates need both
+// client and server authentication in their extended key usage.
 type TLS struct {
 	CertFile, KeyFile, CAFile string
 }
@@ -96,7 +121,8 @@ func (o Options) newMember(hooks member.Hooks) (member.Node, error) {
 		return nil, err
 	}
 	node, err := cluster.New(cluster.Config{
-		Name: o.Name, Provider: provider, Listen: o.Listen, Advertise: o.Advertise, Labels: o.Labels, TLS: mtls, Gossip: o.Gossip,
+		Name: o.Name, Provider: provider, Listen: o.Listen, Advertise: o.Advertise, Labels: o.Labels, Gossip: o.Gossip,
+		TLS: mtls, Member: o.Member, InsecureLoopback: o.InsecureLoopback,
 		Handler: hooks.Handler, OnPlacement: hooks.OnPlacement, OnState: hooks.OnState, OnTell: hooks.OnTell, OnLost: hooks.OnLost, Logger: hooks.Logger,
 	})
 	if err != nil || o.wrap == nil {

@@ -43,7 +43,7 @@ func openClusterWith(t testing.TB, members cluster.Members, n int, options func(
 	hosts := make([]*mcpvisor.Host, n)
 	for i := range n {
 		opts := options(i)
-		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, InsecureLoopback: true}
 		if c, ok := opts.Cluster.(cluster.Options); ok {
 			co.TLS = c.TLS
 		}
@@ -440,7 +440,7 @@ func TestClusterNodeLabel(t *testing.T) {
 	servers := append(mcptests(4), heavy)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, InsecureLoopback: true}
 		if i == 1 {
 			co.Labels = []string{"gpu"}
 		}
@@ -668,7 +668,7 @@ func clusterPartition(t *testing.T, members func(i int) cluster.Members, cutOff,
 	servers := mcptests(6)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := cluster.Options{Name: "test", Members: members(i), Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: members(i), Gossip: 50 * time.Millisecond, InsecureLoopback: true}
 		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
 	}
 	for _, h := range hosts {
@@ -814,7 +814,7 @@ func TestClusterAutomanaged(t *testing.T) {
 	servers := mcptests(6)
 	var hosts []*mcpvisor.Host
 	for i := range 3 {
-		co := cluster.Options{Name: "test", Members: cluster.Automanaged(cluster.AutomanagedOptions{Listen: listens[i], Peers: listens}), Gossip: 50 * time.Millisecond}
+		co := cluster.Options{Name: "test", Members: cluster.Automanaged(cluster.AutomanagedOptions{Listen: listens[i], Peers: listens}), Gossip: 50 * time.Millisecond, InsecureLoopback: true}
 		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: co}, servers...))
 	}
 	for _, h := range hosts {
@@ -987,7 +987,7 @@ func TestClusterToolReviews(t *testing.T) {
 	members := cluster.InProcess()
 	var hosts []*mcpvisor.Host
 	for range 2 {
-		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, held))
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, InsecureLoopback: true}}, held))
 	}
 	for _, h := range hosts {
 		waitAllReady(t, h, 1)
@@ -1233,7 +1233,7 @@ func TestClusterJoinsRunEachServerOnce(t *testing.T) {
 	for i := range 3 {
 		members := kubernetes.Members(kubernetes.Options{APIServer: api.URL, Namespace: "agents", CAFile: api.CAFile,
 			TokenFile: api.Token(t, fmt.Sprintf("m%d", i))})
-		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond}}, servers...))
+		hosts = append(hosts, openHost(t, mcpvisor.Options{Cluster: cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, InsecureLoopback: true}}, servers...))
 		// Sample, until the new member is in every member's view and
 		// every server runs: a server with a process on two members at
 		// one sample ran twice.
@@ -1281,7 +1281,7 @@ func TestClusterOverMutualTLS(t *testing.T) {
 	members := cluster.InProcess()
 	servers := mcptests(4)
 	hosts := openClusterWith(t, members, 3, func(i int) mcpvisor.Options {
-		cert, key := ca.Issue(t, fmt.Sprintf("member %d", i))
+		cert, key := ca.Issue(t, fmt.Sprintf("member-%d", i))
 		return mcpvisor.Options{Cluster: cluster.Options{TLS: &cluster.TLS{CertFile: cert, KeyFile: key, CAFile: ca.File}}}
 	}, servers...)
 	on := placed(t, hosts)
@@ -1292,11 +1292,38 @@ func TestClusterOverMutualTLS(t *testing.T) {
 			}
 		}
 	}
-	cert, _ := ca.Issue(t, "no key")
+	cert, _ := ca.Issue(t, "no-key")
 	_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Cluster: cluster.Options{Name: "test", Members: members,
 		TLS: &cluster.TLS{CertFile: cert, KeyFile: "/nonexistent/key.pem", CAFile: ca.File}}})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/key.pem") {
 		t.Errorf("a member without its key: %v", err)
+	}
+}
+
+// A member does not start without mutual TLS, unless told to be
+// insecure on loopback; nor off loopback when insecure; nor under a name
+// its certificate does not give.
+func TestClusterRequiresTLS(t *testing.T) {
+	ca := certtest.NewCA(t, "cluster CA")
+	cert, key := ca.Issue(t, "member-0")
+	for _, tc := range []struct {
+		name string
+		co   cluster.Options
+		want error
+	}{
+		{"no TLS", cluster.Options{}, cluster.ErrNoTLS},
+		{"insecure off loopback", cluster.Options{InsecureLoopback: true, Listen: "0.0.0.0:0"}, cluster.ErrNotLoopback},
+		{"insecure, advertised off loopback", cluster.Options{InsecureLoopback: true, Advertise: "10.1.2.3:7000"}, cluster.ErrNotLoopback},
+		{"another name", cluster.Options{Member: "member-1", TLS: &cluster.TLS{CertFile: cert, KeyFile: key, CAFile: ca.File}}, cluster.ErrMemberName},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			co := tc.co
+			co.Name, co.Members = "test", cluster.InProcess()
+			_, err := mcpvisor.Open(context.Background(), mcpvisor.Options{DataDir: t.TempDir(), Cluster: co})
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+		})
 	}
 }
 

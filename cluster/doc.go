@@ -17,6 +17,9 @@
 //			Name:    "agents",
 //			Members: etcd.Members(etcd.Options{Endpoints: []string{"http://etcd:2379"}}),
 //			Listen:  "0.0.0.0:7946", Advertise: podIP + ":7946",
+//			// Required: this member's certificate (its CommonName is
+//			// the member's name) and the cluster's CA.
+//			TLS: &cluster.TLS{CertFile: "member.pem", KeyFile: "member-key.pem", CAFile: "cluster-ca.pem"},
 //		},
 //	})
 package cluster

@@ -26,7 +26,10 @@ func Example() {
 		defer os.RemoveAll(dir)
 		h, err := mcpvisor.Open(context.Background(), mcpvisor.Options{
 			DataDir: dir,
-			Cluster: cluster.Options{Name: "agents", Members: members},
+			// Two members in one process talk on loopback: across
+			// machines, each member has TLS (a certificate of the
+			// cluster's CA, named for it).
+			Cluster: cluster.Options{Name: "agents", Members: members, InsecureLoopback: true},
 		})
 		if err != nil {
 			log.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // tells w records.
 func openTapped(t *testing.T, members cluster.Members, opts mcpvisor.Options, labels []string, w *cluster.Wire) *mcpvisor.Host {
 	t.Helper()
-	co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, Labels: labels}
+	co := cluster.Options{Name: "test", Members: members, Gossip: 50 * time.Millisecond, Labels: labels, InsecureLoopback: true}
 	opts.Cluster = cluster.Tap(co, w)
 	return openHost(t, opts)
 }

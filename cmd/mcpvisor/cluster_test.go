@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -95,14 +97,10 @@ func TestServeCluster(t *testing.T) {
 		serveCluster(t, func(int) []string { return []string{"--etcd", etcd} })
 	})
 	t.Run("kubernetes", func(t *testing.T) {
-		// With the members over mutual TLS, as in a pod network.
 		api := k8stest.New(t)
-		ca := certtest.NewCA(t, "cluster CA")
 		serveCluster(t, func(i int) []string {
-			cert, key := ca.Issue(t, fmt.Sprintf("member %d", i))
 			return []string{"--provider", "kubernetes", "--k8s-api", api.URL, "--k8s-namespace", "agents",
-				"--k8s-ca-file", api.CAFile, "--k8s-token-file", api.Token(t, fmt.Sprintf("m%d", i)),
-				"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-ca", ca.File}
+				"--k8s-ca-file", api.CAFile, "--k8s-token-file", api.Token(t, fmt.Sprintf("m%d", i))}
 		})
 	})
 	t.Run("consul", func(t *testing.T) {
@@ -136,7 +134,17 @@ func TestServeCluster(t *testing.T) {
 	})
 }
 
+// memberTLS are the flags of member i of a cluster over mutual TLS with
+// ca: a certificate of its own, named member-i.
+func memberTLS(t *testing.T, ca *certtest.CA, i int) []string {
+	cert, key := ca.Issue(t, fmt.Sprintf("member-%d", i))
+	return []string{"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-ca", ca.File}
+}
+
+// serveCluster runs three serve processes over mutual TLS, as a cluster
+// must, with the membership's flags of each.
 func serveCluster(t *testing.T, membership func(i int) []string) {
+	ca := certtest.NewCA(t, "cluster CA")
 	var entries []string
 	for i := range 6 {
 		entries = append(entries, fmt.Sprintf(`"s%d": {"command": "MCPTEST"}`, i))
@@ -152,7 +160,7 @@ func serveCluster(t *testing.T, membership func(i int) []string) {
 	for i := range 3 {
 		data := filepath.Join(t.TempDir(), "data"+strconv.Itoa(i))
 		nodes = append(nodes, startServeProcess(t, append([]string{"--config", cfg, "--data", data, "--token-file", tokenFile,
-			"--cluster", "test"}, membership(i)...)...))
+			"--cluster", "test"}, append(membership(i), memberTLS(t, ca, i)...)...)...))
 	}
 	for _, n := range nodes {
 		waitClusterReady(t, n, token, 6, 30*time.Second)
@@ -305,10 +313,11 @@ func TestLegacyClientElicitedThroughAnotherMember(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ca := certtest.NewCA(t, "cluster CA")
 	var sidecars []*serveProcess
 	for i := range 2 {
-		sidecars = append(sidecars, startServeProcess(t, "--config", cfg, "--data", filepath.Join(t.TempDir(), "data"+strconv.Itoa(i)),
-			"--token-file", tokenFile, "--activate", "all", "--cluster", "elicit", "--etcd", etcd))
+		sidecars = append(sidecars, startServeProcess(t, append([]string{"--config", cfg, "--data", filepath.Join(t.TempDir(), "data"+strconv.Itoa(i)),
+			"--token-file", tokenFile, "--activate", "all", "--cluster", "elicit", "--etcd", etcd}, memberTLS(t, ca, i)...)...))
 	}
 	for _, s := range sidecars {
 		s.waitTool(t, token, "mcp__old__ask")
@@ -344,4 +353,20 @@ func TestLegacyClientElicitedThroughAnotherMember(t *testing.T) {
 		t.Errorf("the client's elicitation handler was asked for %v; want [name] then [color]", fields)
 	}
 	checkCallWire(t, clientLegacy, true, "ask-old", ask, 2)
+}
+
+// serve --cluster without the members' TLS does not start: it names the
+// flags it needs, and the insecure one.
+func TestServeClusterNeedsTLS(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	out, err := exec.Command(cliBin, "serve", "--listen", "127.0.0.1:0", "--config", cfg, "--data", t.TempDir(), "--cluster", "test", "--etcd", "http://127.0.0.1:1").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("serve --cluster without TLS: %v\n%s", err, out)
+	}
+	for _, flag := range []string{"--cluster-tls-cert", "--cluster-tls-key", "--cluster-ca", "--cluster-insecure-loopback"} {
+		if !strings.Contains(string(out), flag) {
+			t.Errorf("the error does not name %s: %s", flag, out)
+		}
+	}
 }

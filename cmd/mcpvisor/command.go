@@ -97,6 +97,8 @@ type flags struct {
 	// serve --cluster
 	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen    string
 	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA, consul string
+	clusterMember                                                                                   string
+	clusterInsecureLoopback                                                                         bool
 	clusterTTL                                                                                      time.Duration
 }
 

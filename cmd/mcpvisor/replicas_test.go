@@ -45,7 +45,9 @@ func TestModernClientAcrossSidecars(t *testing.T) {
 func TestModernClientAcrossClusterMembers(t *testing.T) {
 	peers.ClientV2(t)
 	etcd := etcdtest.Start(t)
-	modernAcrossSidecars(t, "--cluster", "modern", "--etcd", etcd)
+	// Both sidecars take the same flags: they talk without TLS, on
+	// loopback (the cluster's own tests run over mutual TLS).
+	modernAcrossSidecars(t, "--cluster", "modern", "--etcd", etcd, "--cluster-insecure-loopback")
 }
 
 func modernAcrossSidecars(t *testing.T, extra ...string) {

@@ -47,9 +47,11 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.etcd, "etcd", "http://127.0.0.1:2379", "the etcd client `URLS`, comma-separated, that keep the cluster's members (--provider etcd)")
 	fs.StringVar(&f.clusterListen, "cluster-listen", "127.0.0.1:0", "the `ADDR` this member listens on for the other members (gRPC)")
 	fs.StringVar(&f.clusterLabels, "cluster-labels", "", "`LABELS`, comma-separated, this member offers: a server whose config names a \"node\" runs only on members labelled so")
-	fs.StringVar(&f.clusterTLSCert, "cluster-tls-cert", "", "PEM certificate `FILE` this member presents to the others, signed by --cluster-ca (with --cluster-tls-key): the members then talk over mutual TLS")
+	fs.StringVar(&f.clusterTLSCert, "cluster-tls-cert", "", "PEM certificate `FILE` this member presents to the others, signed by --cluster-ca (with --cluster-tls-key; required with --cluster): the members talk over mutual TLS, and a member's name is its certificate's CommonName")
 	fs.StringVar(&f.clusterTLSKey, "cluster-tls-key", "", "PEM private key `FILE` of --cluster-tls-cert")
 	fs.StringVar(&f.clusterCA, "cluster-ca", "", "PEM `FILE` of the cluster's CA: only members with a certificate it signed are reached or accepted")
+	fs.StringVar(&f.clusterMember, "cluster-member", "", "this member's `NAME`, which must be its --cluster-tls-cert's CommonName (default: the certificate's)")
+	fs.BoolVar(&f.clusterInsecureLoopback, "cluster-insecure-loopback", false, "INSECURE, for tests on one machine: let the members talk without TLS, when --cluster-listen, --advertise and --member-listen are loopback; any local process can then run commands through a member")
 	fs.StringVar(&f.advertise, "advertise", "", "the `ADDR` the other members reach this one at, when not --cluster-listen's")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "`NAMES`, comma-separated, that requests to /mcp and /v1 on a loopback --listen may give as Host besides localhost and loopback addresses (a reverse proxy that keeps the client's Host); any other is refused, against DNS rebinding")
 }
@@ -59,9 +61,13 @@ func clusterOptions(f flags) (mcpvisor.Cluster, error) {
 	if f.cluster == "" {
 		return nil, nil
 	}
-	co := cluster.Options{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels)}
+	co := cluster.Options{Name: f.cluster, Listen: f.clusterListen, Advertise: f.advertise, Labels: splitList(f.clusterLabels),
+		Member: f.clusterMember, InsecureLoopback: f.clusterInsecureLoopback}
 	switch set := btoi(f.clusterTLSCert != "") + btoi(f.clusterTLSKey != "") + btoi(f.clusterCA != ""); set {
 	case 0:
+		if !f.clusterInsecureLoopback {
+			return nil, &exitError{code: 2, msg: "serve: --cluster needs mutual TLS between the members: --cluster-tls-cert, --cluster-tls-key and --cluster-ca (or, for tests on one machine, --cluster-insecure-loopback)"}
+		}
 	case 3:
 		co.TLS = &cluster.TLS{CertFile: f.clusterTLSCert, KeyFile: f.clusterTLSKey, CAFile: f.clusterCA}
 	default:

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,13 @@ type AutomanagedConfig struct {
 // parallel, with a timeout of the interval; the members are those that
 // answered, in this cluster.
 //
+// With the cluster's mutual TLS (the node hands it over: Secure) the
+// endpoint is HTTPS, served and asked with the members' certificates both
+// ways, and a peer counts only when its certificate names the member id
+// it answers: a process at a --peers address without a certificate of
+// the cluster's CA is never a member. Without TLS (insecure loopback)
+// it listens on loopback only.
+//
 // It needs no store, and so it has no authority: a member cut off from
 // the others counts them gone and places their servers on itself, so
 // during a partition a server can run on both sides; and protoactor never
@@ -50,6 +58,7 @@ type AutomanagedProvider struct {
 
 	srv    *http.Server
 	client *http.Client
+	tls    *MutualTLS
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -79,6 +88,27 @@ type memberAnswer struct {
 	MemberEntry
 }
 
+// Secure serves and asks over mtls (nil: in clear, which only a
+// loopback Listen may): the node calls it before the member starts.
+func (p *AutomanagedProvider) Secure(mtls *MutualTLS) error {
+	if mtls == nil {
+		host, _, err := net.SplitHostPort(p.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("cluster: automanaged: listen address %q: %w", p.cfg.Listen, err)
+		}
+		return loopbackOnly(host, "")
+	}
+	p.tls = mtls
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = mtls.ClientConfig()
+	p.client = &http.Client{Timeout: p.cfg.Interval, Transport: t}
+	return nil
+}
+
+// Secured is a provider that serves or asks over the network on its own
+// (automanaged): the node hands it its TLS, or nil, before it starts.
+type Secured interface{ Secure(*MutualTLS) error }
+
 func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
 	self, err := SelfEntry(c)
 	if err != nil {
@@ -96,6 +126,9 @@ func (p *AutomanagedProvider) StartMember(c *pcluster.Cluster) error {
 		_ = json.NewEncoder(w).Encode(memberAnswer{Cluster: p.name, MemberEntry: p.self})
 	})
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if p.tls != nil {
+		ln = tls.NewListener(ln, p.tls.ServerConfig())
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.wg.Add(2)
 	go func() {
@@ -162,7 +195,11 @@ func (p *AutomanagedProvider) poll() {
 }
 
 func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
-	req, err := http.NewRequestWithContext(p.ctx, http.MethodGet, "http://"+peer+"/_member", nil)
+	scheme := "http://"
+	if p.tls != nil {
+		scheme = "https://"
+	}
+	req, err := http.NewRequestWithContext(p.ctx, http.MethodGet, scheme+peer+"/_member", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +211,9 @@ func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
 	var a memberAnswer
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<16)).Decode(&a) != nil || a.Cluster != p.name {
 		return nil, fmt.Errorf("peer %s: not a member of %q", peer, p.name)
+	}
+	if p.tls != nil && (resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 || resp.TLS.PeerCertificates[0].Subject.CommonName != MemberName(a.ID)) {
+		return nil, fmt.Errorf("peer %s: %w: it answers as member %q", peer, ErrMemberName, a.ID)
 	}
 	b, _ := json.Marshal(a.MemberEntry)
 	return DecodeMember(b), nil

@@ -16,6 +16,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,11 +86,20 @@ type Config struct {
 	// member should stop what it runs and join again as a new Node.
 	OnLost func()
 	Logger *slog.Logger
-	// TLS, when set, secures every connection between members both ways
-	// (gossip and forwarded requests): only members with a certificate of
-	// the cluster's CA are reached or accepted. Without it they talk in
-	// clear.
+	// TLS secures every connection between members both ways (gossip and
+	// forwarded requests): only members with a certificate of the
+	// cluster's CA are reached or accepted, and what arrives over a
+	// connection is held to the name its peer's certificate gives. It is
+	// needed unless InsecureLoopback.
 	TLS *MutualTLS
+	// Member is this member's name: its certificate's CommonName ("":
+	// taken from the certificate; another is an error). Without TLS, ""
+	// is "member".
+	Member string
+	// InsecureLoopback lets a member start without TLS when it listens,
+	// and is reached, on loopback only: for tests of several members on
+	// one machine. Any local process can then speak for a member.
+	InsecureLoopback bool
 	// Gossip is the interval of gossip rounds (0: protoactor's 300 ms);
 	// Heartbeat the time after which a member that stopped gossiping is
 	// blocked (0: 20 s).
@@ -105,7 +115,10 @@ type Node struct {
 	log    *slog.Logger
 
 	mu       sync.Mutex
-	members  []*pcluster.Member // the last topology's, sorted by address
+	members  []*pcluster.Member // the last topology's that placement counts (verified), sorted by address
+	topology []*pcluster.Member // the last topology's, all of them
+	byID     map[string]string  // the last topology's members' addresses, by id: who may send
+	proofs   map[string]proof   // by member id: whether a handshake proved its certificate names it (TLS only)
 	rdv      *pcluster.Rendezvous
 	inbound  map[string]context.CancelFunc // requests forwarded to this member in flight, by id
 	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
@@ -113,12 +126,14 @@ type Node struct {
 
 	published map[string]int64 // bytes published (Publish), by kind of state; under mu
 
-	events  chan func()   // OnPlacement and OnState calls, in order
-	started chan struct{} // closed when Start returns the node: no callback runs before
-	subs    []*actorEventSub
-	done    chan struct{}
-	stop    sync.Once // Stop's: the host's Close and a lost member's rejoin may both stop it
-	wg      sync.WaitGroup
+	events    chan func()   // OnPlacement and OnState calls, in order
+	started   chan struct{} // closed when Start returns the node: no callback runs before
+	subs      []*actorEventSub
+	done      chan struct{}
+	probes    context.Context // ends with done: the handshakes in flight
+	endProbes context.CancelFunc
+	stop      sync.Once // Stop's: the host's Close and a lost member's rejoin may both stop it
+	wg        sync.WaitGroup
 }
 
 var _ member.Node = (*Node)(nil)
@@ -137,6 +152,27 @@ func New(cfg Config) (*Node, error) {
 	host, port, err := listenAddr(cfg.Listen)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.TLS != nil:
+		if cfg.Member != "" && cfg.Member != cfg.TLS.Name() {
+			return nil, fmt.Errorf("%w: this member is named %q, its certificate %q", ErrMemberName, cfg.Member, cfg.TLS.Name())
+		}
+		cfg.Member = cfg.TLS.Name()
+	case !cfg.InsecureLoopback:
+		return nil, ErrNoTLS
+	default:
+		if err := loopbackOnly(host, cfg.Advertise); err != nil {
+			return nil, err
+		}
+		if cfg.Member == "" {
+			cfg.Member = "member"
+		}
+		if err := checkMemberName(cfg.Member); err != nil {
+			return nil, err
+		}
+		cfg.Logger.Warn("cluster: INSECURE: the members talk without TLS (insecure loopback): any process on this machine can speak for a member and run commands through it; for tests only",
+			"cluster", cfg.Name, "listen", net.JoinHostPort(host, strconv.Itoa(port)))
 	}
 	if port == 0 {
 		// protoactor's remote panics when it cannot listen: find the port
@@ -163,8 +199,15 @@ func New(cfg Config) (*Node, error) {
 			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]outbound{}, rdv: pcluster.NewRendezvous(),
+		byID: map[string]string{}, proofs: map[string]proof{},
 		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
+	n.probes, n.endProbes = context.WithCancel(context.Background())
+	ropts = append(ropts, remote.WithGate(gate{n}))
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
+	// The member's id begins with its name, which its certificate gives
+	// (MemberName): what arrives over a connection is held to it. The
+	// rest stays unique to this join.
+	n.system.ID = cfg.Member + memberSep + n.system.ID
 	// The kind's actor is never activated: placement is by rendezvous on
 	// the members that serve the kind, and calls go to the node actor.
 	// A member label is one more kind the member serves.
@@ -178,6 +221,11 @@ func New(cfg Config) (*Node, error) {
 	opts := []pcluster.ConfigOption{pcluster.WithKinds(kinds...), pcluster.WithRequestTimeout(5 * time.Second)}
 	if cfg.Heartbeat > 0 {
 		opts = append(opts, pcluster.WithHeartbeatExpiration(cfg.Heartbeat))
+	}
+	if sp, ok := cfg.Provider.(Secured); ok {
+		if err := sp.Secure(cfg.TLS); err != nil {
+			return nil, err
+		}
 	}
 	if l, ok := cfg.Provider.(Losable); ok && cfg.OnLost != nil {
 		l.OnLost(cfg.OnLost)
@@ -539,6 +587,7 @@ func (n *Node) stopDispatch() {
 		s.unsubscribe()
 	}
 	close(n.done)
+	n.endProbes()
 	n.wg.Wait()
 }
 
@@ -575,8 +624,36 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 		left = append(left, m.Address())
 	}
 	n.mu.Lock()
-	n.members = members
-	n.rdv.UpdateMembers(members)
+	n.topology = members
+	clear(n.byID)
+	for _, m := range members {
+		n.byID[m.Id] = m.Address()
+	}
+	for id := range n.proofs {
+		if _, ok := n.byID[id]; !ok {
+			delete(n.proofs, id)
+		}
+	}
+	for _, m := range members {
+		if _, ok := n.proofs[m.Id]; !ok && n.cfg.TLS != nil && m.Id != n.system.ID {
+			n.proofs[m.Id] = proofPending
+			n.wg.Add(1)
+			go n.prove(m)
+		}
+	}
+	if n.proving() {
+		// Placement waits for the new members' first handshakes, to
+		// change once: a member that counted none of the others for a
+		// moment would place every server on itself (a member joining
+		// counts no one, itself included, until then). Those that left
+		// count no more at once.
+		n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
+			return !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
+		})
+		n.rdv.UpdateMembers(n.members)
+	} else {
+		n.placeVerified()
+	}
 	// The requests in flight to a member that left fail now, not when
 	// their deadline passes: whether they ran there is not known.
 	n.failOutbound(func(addr string) bool { return slices.Contains(left, addr) }, memberLeft{})
@@ -605,6 +682,14 @@ func (n *Node) onGossip(key string, u *pcluster.GossipUpdate) {
 	if json.Unmarshal(b.Value, &p) != nil || p.From == "" || p.From == n.Self() {
 		return
 	}
+	// A state is its member's: one that names another member's address
+	// is not taken.
+	n.mu.Lock()
+	addr, ok := n.byID[u.MemberID]
+	n.mu.Unlock()
+	if !ok || addr != p.From {
+		return
+	}
 	n.post(func() { n.cfg.OnState(p.From, key, p.State) })
 }
 
@@ -616,4 +701,191 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// placeVerified counts, for placement and forwarding, the members of the
+// topology that a handshake proved hold the certificate of the name
+// their id gives (all of them without TLS), under n.mu: a member that
+// is announced (in etcd, at a --peers address) but cannot prove it is
+// placed nothing.
+func (n *Node) placeVerified() {
+	n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
+		return n.cfg.TLS != nil && m.Id != n.system.ID && n.proofs[m.Id] != proven
+	})
+	n.rdv.UpdateMembers(n.members)
+}
+
+// proof is where a member's handshake is.
+type proof int
+
+const (
+	proofPending proof = iota // the first handshake has not ended
+	proofFailed               // it failed; another is tried now and then
+	proven
+)
+
+// proving is whether a member's first handshake has not ended, under n.mu.
+func (n *Node) proving() bool {
+	for _, p := range n.proofs {
+		if p == proofPending {
+			return true
+		}
+	}
+	return false
+}
+
+// prove makes a TLS handshake with m until one succeeds with the
+// certificate of m's name, or m leaves the topology, or the node stops.
+// When the first ends, and when one succeeds, placement counts the
+// members proven (once no first handshake is under way) and OnPlacement
+// is called.
+func (n *Node) prove(m *pcluster.Member) {
+	defer n.wg.Done()
+	wait := 100 * time.Millisecond
+	for warned := false; ; {
+		err := n.handshake(m)
+		n.mu.Lock()
+		was, current := n.proofs[m.Id]
+		place := false
+		if current && (err == nil || was == proofPending) {
+			n.proofs[m.Id] = proofFailed
+			if err == nil {
+				n.proofs[m.Id] = proven
+			}
+			if !n.proving() {
+				n.placeVerified()
+				place = true
+			}
+		}
+		n.mu.Unlock()
+		if place {
+			n.post(func() {
+				if n.cfg.OnPlacement != nil {
+					n.cfg.OnPlacement()
+				}
+			})
+		}
+		if !current || err == nil {
+			return
+		}
+		if !warned {
+			warned = true
+			n.log.Warn("cluster: a member of the topology failed the TLS handshake; nothing is placed on it", "member", m.Id, "addr", m.Address(), "err", err)
+		}
+		select {
+		case <-time.After(wait):
+			wait = min(2*wait, 5*time.Second)
+		case <-n.probes.Done():
+			return
+		}
+	}
+}
+
+// handshake connects to m over the cluster's TLS and checks that its
+// certificate names m's member name.
+func (n *Node) handshake(m *pcluster.Member) error {
+	cfg := n.cfg.TLS.ClientConfig()
+	cfg.NextProtos = []string{"h2"} // the member's gRPC server wants HTTP/2
+	ctx, cancel := context.WithTimeout(n.probes, 3*time.Second)
+	defer cancel()
+	c, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", m.Address())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cs := c.(*tls.Conn).ConnectionState()
+	if got := cs.PeerCertificates[0].Subject.CommonName; got != MemberName(m.Id) {
+		return fmt.Errorf("%w: member %s presents the certificate of %q", ErrMemberName, m.Id, got)
+	}
+	return nil
+}
+
+// loopbackOnly refuses listen and advertise hosts that are not loopback:
+// without TLS a member is open to whoever reaches it.
+func loopbackOnly(listen, advertise string) error {
+	hosts := []string{listen}
+	if advertise != "" {
+		h, _, err := net.SplitHostPort(advertise)
+		if err != nil {
+			h = advertise
+		}
+		hosts = append(hosts, h)
+	}
+	for _, h := range hosts {
+		if h == "localhost" {
+			continue
+		}
+		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("%w: %q is not a loopback address", ErrNotLoopback, h)
+		}
+	}
+	return nil
+}
+
+// gate is what the member's remote accepts from the network: from
+// current members only, over a connection whose certificate names the
+// member the connection claims to be, and only what the node actor and
+// the gossip expect (no system messages: no remote Stop or PoisonPill).
+type gate struct{ n *Node }
+
+func (g gate) Connect(ctx context.Context, systemID string) error {
+	return g.n.claims(ctx, systemID)
+}
+
+// claims checks that a connection claiming member id is over TLS from a
+// peer whose certificate names id's member.
+func (n *Node) claims(ctx context.Context, id string) error {
+	if n.cfg.TLS == nil {
+		return nil
+	}
+	name, ok := peerName(ctx)
+	if !ok {
+		return errors.New("cluster: a connection without a certificate")
+	}
+	if MemberName(id) != name {
+		return fmt.Errorf("%w: a peer with the certificate of %q claims member id %q", ErrMemberName, name, id)
+	}
+	return nil
+}
+
+func (g gate) Deliver(ctx context.Context, systemID string, target, sender *actor.PID, message any) error {
+	n := g.n
+	if systemID == "" {
+		return errors.New("cluster: a message on a connection that did not say whose it is")
+	}
+	if err := n.claims(ctx, systemID); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	addr, member := n.byID[systemID]
+	n.mu.Unlock()
+	if !member {
+		return fmt.Errorf("cluster: %s is not a member", systemID)
+	}
+	if sender != nil && sender.Address != addr {
+		return fmt.Errorf("cluster: member %s (%s) sends as %s", systemID, addr, sender.Address)
+	}
+	switch message.(type) {
+	case actor.SystemMessage, actor.AutoReceiveMessage:
+		return fmt.Errorf("cluster: a %T from the network", message)
+	}
+	switch {
+	case target.Id == nodeActorName:
+		if _, ok := message.(*wrapperspb.BytesValue); !ok {
+			return fmt.Errorf("cluster: a %T for the node actor", message)
+		}
+	case target.Id == pcluster.DefaultGossipActorName:
+		r, ok := message.(*pcluster.GossipRequest)
+		if !ok {
+			return fmt.Errorf("cluster: a %T for the gossip", message)
+		}
+		if r.FromMemberId != systemID {
+			return fmt.Errorf("cluster: member %s gossips as %s", systemID, r.FromMemberId)
+		}
+	case strings.HasPrefix(target.Id, "future$"):
+		// An answer to a request of this member's (gossip's).
+	default:
+		return fmt.Errorf("cluster: a message for %q", target.Id)
+	}
+	return nil
 }

@@ -32,7 +32,7 @@ func testNodes(t *testing.T, n int) []*Node {
 	for i := range n {
 		var self *Node
 		var once sync.Once
-		cfg := Config{Name: "t", Provider: test.NewTestProvider(agent), Gossip: 50 * time.Millisecond}
+		cfg := Config{Name: "t", Provider: test.NewTestProvider(agent), Gossip: 50 * time.Millisecond, InsecureLoopback: true}
 		cfg.Handler = func(ctx context.Context, body []byte) ([]byte, error) {
 			switch string(body) {
 			case `"fail"`:

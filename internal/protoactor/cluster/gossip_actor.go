@@ -19,6 +19,7 @@ type empty struct{}
 type GossipActor struct {
 	gossipRequestTimeout time.Duration
 	gossip               Gossip
+	myID                 string // mcpvisor patch 19
 
 	/// Message throttler
 	throttler actor.ShouldThrottle
@@ -32,6 +33,7 @@ func NewGossipActor(requestTimeout time.Duration, myID string, getBlockedMembers
 	gossipActor := GossipActor{
 		gossipRequestTimeout: requestTimeout,
 		gossip:               informer,
+		myID:                 myID,
 	}
 
 	gossipActor.throttler = actor.NewThrottleWithLogger(logger, 3, 60*time.Second, func(logger *slog.Logger, counter int32) {
@@ -97,28 +99,24 @@ func (ga *GossipActor) onGossipRequest(r *GossipRequest, ctx actor.Context) {
 	if ga.throttler() == actor.Open {
 		ctx.Logger().Debug("OnGossipRequest", slog.Any("sender", ctx.Sender()))
 	}
-	ga.ReceiveState(r.State, ctx)
-
+	// mcpvisor patch 19: the state was merged before the sender was
+	// checked, so gossip from anyone who could reach the actor was taken
+	// (and FromMemberId named the receiver, below): merge only a
+	// member's.
 	if !GetCluster(ctx.ActorSystem()).MemberList.ContainsMemberID(r.FromMemberId) {
 		ctx.Logger().Warn("Got gossip request from unknown member", slog.String("MemberId", r.FromMemberId))
 
-		// nothing to send, do not provide sender or state payload
-		// ctx.Respond(&GossipResponse{State: &GossipState{Members: make(map[string]*GossipState_GossipMemberState)}})
-		ctx.Respond(&GossipResponse{})
-
+		// No answer: an answer commits the sender's offsets, and its
+		// state, not taken, would never be sent again once it is known.
 		return
 	}
+	ga.ReceiveState(r.State, ctx)
 
-	memberState := ga.gossip.GetMemberStateDelta(r.FromMemberId)
-	if !memberState.HasState {
-		ctx.Logger().Warn("Got gossip request from member, but no state was found", slog.String("MemberId", r.FromMemberId))
-
-		// nothing to send, do not provide sender or state payload
-		ctx.Respond(&GossipResponse{})
-
-		return
-	}
-
+	// mcpvisor patch 19: the delta for the sender was computed here and
+	// thrown away (acking is off), and computing it marks it sent
+	// (GetMemberStateDelta writes the committed offsets): harmless while
+	// FromMemberId named the receiver, it lost every update for the
+	// sender once it named the sender.
 	ctx.Respond(&GossipResponse{})
 	return
 
@@ -169,8 +167,20 @@ func (ga *GossipActor) onSendGossipState(ctx actor.Context) {
 }
 
 func (ga *GossipActor) ReceiveState(remoteState *GossipState, ctx actor.Context) {
+	// mcpvisor patch 19: a member's state is taken only while it is a
+	// member: gossip naming made-up member ids is not merged.
+	if remoteState == nil {
+		return
+	}
+	members := GetCluster(ctx.ActorSystem()).MemberList
+	known := &GossipState{Members: make(map[string]*GossipMemberState, len(remoteState.Members))}
+	for id, st := range remoteState.Members {
+		if members.ContainsMemberID(id) {
+			known.Members[id] = st
+		}
+	}
 	// stream our updates
-	updates := ga.gossip.ReceiveState(remoteState)
+	updates := ga.gossip.ReceiveState(known)
 	for _, update := range updates {
 		ctx.ActorSystem().EventStream.Publish(update)
 	}
@@ -190,7 +200,7 @@ func (ga *GossipActor) sendGossipForMember(member *Member, memberStateDelta *Mem
 	// writer, on another goroutine, is still serializing this request: a
 	// data race, and a torn message. Send a copy.
 	msg := GossipRequest{
-		FromMemberId: member.Id,
+		FromMemberId: ga.myID, // mcpvisor patch 19: it named the receiver
 		State:        proto.Clone(memberStateDelta.State).(*GossipState),
 	}
 	future := ctx.RequestFuture(pid, &msg, ga.gossipRequestTimeout)

@@ -80,3 +80,10 @@ func WithGracefulStopTimeout(d time.Duration) ConfigOption {
 		config.GracefulStopTimeout = d
 	}
 }
+
+// WithGate sets Config.Gate (mcpvisor patch 19).
+func WithGate(g Gate) ConfigOption {
+	return func(config *Config) {
+		config.Gate = g
+	}
+}

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -61,4 +62,20 @@ type Config struct {
 	// other members to close their streams, after which the server is
 	// stopped (mcpvisor patch 11; it was fixed at 10 s). 0: 10 s.
 	GracefulStopTimeout time.Duration
+	// Gate, when set, decides what the endpoint reader accepts from the
+	// network (mcpvisor patch 19: it accepted any message, system
+	// messages included, from anyone who could open a stream).
+	Gate Gate
+}
+
+// Gate decides what the endpoint reader accepts from a stream. ctx is the
+// stream's (grpc/peer gives its peer and TLS state).
+type Gate interface {
+	// Connect is given the system id a stream's ConnectRequest claims; an
+	// error refuses the connection and ends the stream.
+	Connect(ctx context.Context, systemID string) error
+	// Deliver is given each message before it is delivered, with the
+	// system id the stream claimed ("" when it sent no ConnectRequest); an
+	// error drops the message.
+	Deliver(ctx context.Context, systemID string, target, sender *actor.PID, message interface{}) error
 }

@@ -70,6 +70,10 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 		}
 	}()
 
+	// mcpvisor patch 19: the system id the stream claimed, which the
+	// gate holds every message of the stream to.
+	var systemID string
+	dropped := false
 	for {
 		msg, err := stream.Recv()
 		switch {
@@ -88,6 +92,14 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 		case *RemoteMessage_ConnectRequest:
 			s.remote.Logger().Debug("EndpointReader received connect request", slog.Any("message", t.ConnectRequest))
 			c := t.ConnectRequest
+			if sc, ok := c.ConnectionType.(*ConnectRequest_ServerConnection); ok && s.remote.config.Gate != nil {
+				if err := s.remote.config.Gate.Connect(stream.Context(), sc.ServerConnection.SystemId); err != nil {
+					s.remote.Logger().Warn("EndpointReader refused a connection", slog.String("systemId", sc.ServerConnection.SystemId), slog.Any("error", err))
+					_ = stream.Send(&RemoteMessage{MessageType: &RemoteMessage_ConnectResponse{ConnectResponse: &ConnectResponse{Blocked: true, MemberId: s.remote.actorSystem.ID}}})
+					return err
+				}
+				systemID = sc.ServerConnection.SystemId
+			}
 			_, err := s.OnConnectRequest(stream, c)
 			if err != nil {
 				s.remote.Logger().Error("EndpointReader failed to handle connect request", slog.Any("error", err))
@@ -95,7 +107,23 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 			}
 		case *RemoteMessage_MessageBatch:
 			m := t.MessageBatch
-			err := s.onMessageBatch(m)
+			err := s.onMessageBatch(m, func(target, sender *actor.PID, message interface{}) bool {
+				g := s.remote.config.Gate
+				if g == nil {
+					return true
+				}
+				err := g.Deliver(stream.Context(), systemID, target, sender, message)
+				if err != nil {
+					// Once per stream at Warn: a peer that keeps trying
+					// must not flood the log.
+					level := slog.LevelDebug
+					if !dropped {
+						level, dropped = slog.LevelWarn, true
+					}
+					s.remote.Logger().Log(context.Background(), level, "EndpointReader dropped a message", slog.String("systemId", systemID), slog.String("target", target.String()), slog.Any("error", err))
+				}
+				return err == nil
+			})
 			if err != nil {
 				s.remote.Logger().Error("EndpointReader failed to handle message batch", slog.Any("error", err))
 				return err
@@ -127,7 +155,7 @@ func (s *endpointReader) OnConnectRequest(stream Remoting_ReceiveServer, c *Conn
 	return false, nil
 }
 
-func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
+func (s *endpointReader) onMessageBatch(m *MessageBatch, accept func(target, sender *actor.PID, message interface{}) bool) error {
 	var (
 		sender *actor.PID
 		target *actor.PID
@@ -157,6 +185,10 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 				s.remote.Logger().Error("EndpointReader failed to deserialize", slog.Any("error", err))
 				return err
 			}
+		}
+
+		if !accept(target, sender, message) {
+			continue
 		}
 
 		switch msg := message.(type) {
