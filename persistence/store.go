@@ -96,6 +96,11 @@ type Store struct {
 	lastEvent, lastHistory atomic.Uint64
 	pending                atomic.Int64
 
+	recovery Recovery // what Open found and did; set before Open returns
+
+	marksMu sync.Mutex // one marks file write at a time
+	marks   Marks      // last written, guarded by marksMu
+
 	pruneChunk int          // records per Prune read transaction; tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
 }
@@ -139,17 +144,37 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(dir, logger, opts.Compress))
+	rec, err := inspectBeforeOpen(dir, opts.Now(), logger)
+	if err != nil {
+		return nil, err
+	}
+	var db *badger.DB
+	err = guard(func() (err error) {
+		db, err = badger.Open(badgerOptions(dir, logger, opts.Compress))
+		return err
+	})
 	if err != nil {
 		if isLockFailure(err) {
 			return nil, &lockedError{dir: dir, cause: err}
 		}
+		if isDamage(err) {
+			return nil, rec.refuse(dir, logger, err)
+		}
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: logger, db: db, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
-	if err := s.load(); err != nil {
-		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
+	if err := guard(s.load); err != nil {
+		err = errors.Join(err, db.Close())
+		if isDamage(err) {
+			return nil, rec.refuse(dir, logger, err)
+		}
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
+	s.countLoss(&rec)
+	s.recovery = rec
+	s.writeMarks()
+	s.wg.Add(1)
+	go s.keepMarks(time.Second)
 	if opts.MaintenanceInterval > 0 {
 		s.wg.Add(1)
 		go s.maintain(opts.MaintenanceInterval)
@@ -279,6 +304,7 @@ func (s *Store) Close() error {
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("journal %s: close: %w", s.dir, err)
 		}
+		s.writeMarks()
 	})
 	return s.closeErr
 }
