@@ -41,11 +41,12 @@ var (
 	ErrNoUser    = signin.ErrNoUser   // a per-user server (oauth.perUser) called without CallOptions.User
 
 	// The journal and the grants.
-	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
-	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
-	ErrUnknownGroup  = actors.ErrUnknownGroup
-	ErrNotGranted    = pipeline.ErrNotGranted
-	ErrInvalidScope  = errors.New("invalid session or stack id")
+	ErrJournalLocked  = persistence.ErrLocked       // another process holds the data directory's journal
+	ErrJournalDamaged = persistence.ErrDamaged      // the journal's files are damaged; it was not opened (its files are copied aside)
+	ErrUnknownEvent   = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
+	ErrUnknownGroup   = actors.ErrUnknownGroup
+	ErrNotGranted     = pipeline.ErrNotGranted
+	ErrInvalidScope   = errors.New("invalid session or stack id")
 
 	// Flows: elicitation and tasks.
 	ErrUnknownElicitation = errors.New("unknown elicitation") // no such pending elicitation (answered, expired)

@@ -144,7 +144,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
+	// Inspected under Badger's lock, so that a running host's journal is
+	// reported in use rather than its compactions taken for damage; the
+	// lock is let go for Badger to take it.
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	rec, err := inspectBeforeOpen(dir, opts.Now(), logger)
+	unlock()
 	if err != nil {
 		return nil, err
 	}
