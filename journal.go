@@ -92,11 +92,10 @@ func JournalDir(dataDir string) string {
 
 // InspectJournal checks a data directory's journal without opening or
 // changing it: its MANIFEST against its tables, every table's checksums,
-// and its WALs' tails. It reads the whole journal. A running host may be
-// compacting meanwhile, which can show as a table missing; inspect a
-// journal no host holds for a verdict.
+// and its WALs' tails. It reads the whole journal. It fails with an error
+// wrapping ErrJournalLocked while a host holds the journal.
 func InspectJournal(dataDir string) (JournalInspection, error) {
-	return persistence.Inspect(JournalDir(dataDir))
+	return persistence.Check(JournalDir(dataDir))
 }
 
 // SetJournalAside moves every file of a data directory's journal into a

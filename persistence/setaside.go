@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,4 +36,19 @@ func SetAside(dir string) (string, error) {
 		}
 	}
 	return q, syncDir(dir)
+}
+
+// Check is Inspect under Badger's lock on dir, for a verdict no running
+// host's compactions can blur. It fails with an error wrapping ErrLocked
+// while a Store holds dir.
+func Check(dir string) (Inspection, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return Inspection{Dir: dir, Findings: []Finding{}}, nil
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return Inspection{Dir: dir}, err
+	}
+	defer unlock()
+	return Inspect(dir)
 }
