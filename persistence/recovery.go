@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Open's policy on damage: it never lets Badger delete or truncate what it
@@ -173,6 +175,17 @@ func (s *Store) countLoss(rec *Recovery) {
 		s.lastHistory.Store(m.History)
 	}
 	if rec.LostEvents > 0 || rec.LostHistory > 0 {
+		// The raised marks are committed, so the loss is counted once and
+		// the lost seqs stay unused after the next start too.
+		err := s.db.Update(func(txn *badger.Txn) error {
+			if err := txn.Set([]byte(keyEventMark), encodeMark(s.reservedEvent)); err != nil {
+				return err
+			}
+			return txn.Set([]byte(keyHistoryMark), encodeMark(s.reservedHistory))
+		})
+		if err != nil {
+			s.log.Error("journal marks not raised past the lost records", "err", err)
+		}
 		s.log.Error("journal lost records: they were committed before it was last closed or killed, and are not in it now",
 			"events", rec.LostEvents, "history", rec.LostHistory, "quarantine", rec.Quarantine)
 	}
