@@ -202,31 +202,35 @@ func (in *Inspection) checkManifest(dir string, tables map[uint64]string) {
 // every block's checksum. Badger's own open checks none by default, and a
 // table cut short makes it panic.
 func (in *Inspection) checkTable(dir, name string) {
+	path := filepath.Join(dir, name)
 	var keys uint32
-	err := guard(func() error {
-		// The first open reads the index, for the compression the table
-		// was written with (it may differ from today's option) and its
-		// key count; the second verifies the blocks.
-		t, err := openTable(filepath.Join(dir, name), options.None, options.NoVerification)
-		if err != nil {
-			return err
+	var err error
+	// A table keeps the compression it was written with, which may differ
+	// from today's option, and Badger reads a block on opening it; so each
+	// compression is tried until the index opens, and it says which.
+	for _, c := range []options.CompressionType{options.None, options.Snappy, options.ZSTD} {
+		err = guard(func() error {
+			t, err := openTable(path, c, options.NoVerification)
+			if err != nil {
+				return err
+			}
+			keys = t.KeyCount()
+			compression := t.CompressionType()
+			if err := t.MmapFile.Close(-1); err != nil {
+				return err
+			}
+			t, err = openTable(path, compression, options.OnTableRead)
+			if err != nil {
+				return err
+			}
+			return t.MmapFile.Close(-1)
+		})
+		if err == nil {
+			in.Records += int64(keys)
+			return
 		}
-		keys = t.KeyCount()
-		compression := t.CompressionType()
-		if err := t.MmapFile.Close(-1); err != nil {
-			return err
-		}
-		t, err = openTable(filepath.Join(dir, name), compression, options.OnTableRead)
-		if err != nil {
-			return err
-		}
-		return t.MmapFile.Close(-1)
-	})
-	if err != nil {
-		in.add(Finding{File: name, Problem: "damaged: " + firstLine(err.Error()), Records: int64(keys), Fatal: true})
-		return
 	}
-	in.Records += int64(keys)
+	in.add(Finding{File: name, Problem: "damaged: " + firstLine(err.Error()), Records: int64(keys), Fatal: true})
 }
 
 // openTable maps a table file read-only; closing its MmapFile with -1
