@@ -36,16 +36,8 @@ func providerNodes(t *testing.T, n int, provider func(i int) pcluster.ClusterPro
 	for i := range n {
 		lost[i] = &atomic.Bool{}
 		l := lost[i]
-		node, err := New(Config{Name: "provider test", Provider: provider(i), Gossip: 50 * time.Millisecond, InsecureLoopback: true, OnLost: func() { l.Store(true) },
+		nodes[i] = joined(t, Config{Name: "provider test", Provider: provider(i), Gossip: 50 * time.Millisecond, InsecureLoopback: true, OnLost: func() { l.Store(true) },
 			Handler: func(ctx context.Context, body []byte) ([]byte, error) { return body, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := node.Join(); err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = node
-		t.Cleanup(node.Stop)
 	}
 	return nodes, lost
 }
