@@ -24,3 +24,9 @@ type EventRate = actors.EventRate
 // interval's count is also journaled as an "mcpvisor/events_dropped" event.
 // Safe for concurrent use.
 func (h *Host) EventsRateLimited() map[string]uint64 { return h.rt.EventsRateLimited() }
+
+// MethodEventsLagged is the method of the last record a bounded journal
+// subscription (Journal.SubscribeBounded, the sidecar's event stream)
+// delivers when it fell behind: params {"skipped": N, "after": ID}; resume
+// after ID.
+const MethodEventsLagged = actors.MethodEventsLagged

@@ -109,10 +109,13 @@ func (s *liveSub) take() (evs []persistence.EventRecord, lagged bool, skipped ui
 }
 
 // follow feeds out, a subscriber's channel, until ctx ends or the journal
-// closes: from the store while it catches up, then from the fan-out. When
-// it falls behind the fan-out, bounded ends it with a MethodEventsLagged
-// record; otherwise it goes back to the store where it left off.
-func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, out chan<- persistence.EventRecord, bounded bool) {
+// closes: from the store while it catches up, then from sub, its queue in
+// the fan-out, which it joined first so that no commit falls between the
+// two (one under way may reach both: f.After skips it the second time).
+// When it falls behind the fan-out, bounded ends it with a
+// MethodEventsLagged record; otherwise it goes back to the store where it
+// left off.
+func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, sub *liveSub, out chan<- persistence.EventRecord, bounded bool) {
 	f.Limit = storePage
 	send := func(ev persistence.EventRecord) bool {
 		select {
@@ -141,13 +144,6 @@ func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, out cha
 		}
 	}
 	for {
-		if !catchUp() {
-			return
-		}
-		sub := j.fanout.add(f, j.liveBuffer)
-		// What was committed between the last read and joining the
-		// fan-out is in the store; what comes after, in the queue (both,
-		// for a commit under way: f.After skips it the second time).
 		lagged, skipped, ok := false, uint64(0), catchUp()
 		for ok && !lagged {
 			select {
@@ -180,5 +176,6 @@ func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, out cha
 			send(persistence.EventRecord{Method: MethodEventsLagged, Params: params})
 			return
 		}
+		sub = j.fanout.add(f, j.liveBuffer)
 	}
 }

@@ -43,9 +43,10 @@ func (j *Journal) Events(f persistence.EventFilter) ([]persistence.EventRecord, 
 // they are committed, oldest first, until ctx ends or the journal closes;
 // then the channel is closed. f.Limit is ignored. A subscriber that keeps
 // up is handed each commit's events by the writer, into a bounded queue
-// (JournalOptions.LiveBuffer); one that falls behind holds no more memory
-// in the journal and never slows its writer: it reads from the store where
-// it left off, then joins again. Nothing is skipped.
+// (JournalOptions.LiveBuffer), from the moment Subscribe returns; one that
+// falls behind holds no more memory in the journal and never slows its
+// writer: it reads from the store where it left off, then joins again.
+// Nothing is skipped.
 func (j *Journal) Subscribe(ctx context.Context, f persistence.EventFilter) <-chan persistence.EventRecord {
 	return j.subscribe(ctx, f, false)
 }
@@ -62,11 +63,14 @@ func (j *Journal) SubscribeBounded(ctx context.Context, f persistence.EventFilte
 
 func (j *Journal) subscribe(ctx context.Context, f persistence.EventFilter, bounded bool) <-chan persistence.EventRecord {
 	out := make(chan persistence.EventRecord, 64)
+	// Joined before returning: every commit after Subscribe returns
+	// reaches the subscriber, however late its goroutine starts.
+	sub := j.fanout.add(f, j.liveBuffer)
 	j.subs.Add(1)
 	go func() {
 		defer j.subs.Done()
 		defer close(out)
-		j.follow(ctx, f, out, bounded)
+		j.follow(ctx, f, sub, out, bounded)
 	}()
 	return out
 }
