@@ -30,7 +30,7 @@ func TestFloodOverTheRateIsSummarised(t *testing.T) {
 	)
 	summaries := make(chan mcpvisor.Event, 64)
 	h := openHost(t, mcpvisor.Options{
-		EventRate: mcpvisor.EventRate{PerSecond: rate, Burst: burst, Interval: 20 * time.Millisecond},
+		EventRate: mcpvisor.EventRate{PerSecond: rate, Burst: burst, Interval: 20 * time.Millisecond, ReadPace: -1},
 		OnEvent: func(ev mcpvisor.Event) {
 			if ev.Method == mcpvisor.MethodEventsDrops {
 				summaries <- ev

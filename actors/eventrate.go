@@ -26,6 +26,12 @@ type EventRate struct {
 	Burst int
 	// Interval is how often the dropped counts are summarised. 0: 1 s.
 	Interval time.Duration
+	// ReadPace bounds how many events per second a server's reader takes
+	// in, all methods together: past it the reader waits, so the server
+	// blocks on its own output instead of taking the host's CPU to be read
+	// and dropped. Its own calls' answers wait behind its flood; no one
+	// else's do. 0: 20 × PerSecond; <0: unbounded.
+	ReadPace float64
 }
 
 // DefaultEventRate is EventRate.PerSecond's default: well above what a
@@ -49,6 +55,9 @@ func (o EventRate) withDefaults() EventRate {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
+	if o.ReadPace == 0 {
+		o.ReadPace = 20 * o.PerSecond
+	}
 	return o
 }
 
@@ -63,6 +72,33 @@ type eventLimiter struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	dirty   bool // holds drops the next summary has not taken
+
+	paceMu   sync.Mutex
+	paceDebt float64 // events read past ReadPace, not yet waited for
+	paceLast time.Time
+}
+
+// pace makes the reader that calls it wait once it has read past
+// ReadPace: a millisecond's worth of events at a time, so a flood costs
+// one timer per millisecond rather than one per event.
+func (l *eventLimiter) pace(now time.Time) {
+	if l == nil || l.rate.PerSecond < 0 || l.rate.ReadPace < 0 {
+		return
+	}
+	l.paceMu.Lock()
+	if !l.paceLast.IsZero() {
+		l.paceDebt = max(0, l.paceDebt-now.Sub(l.paceLast).Seconds()*l.rate.ReadPace)
+	}
+	l.paceLast = now
+	l.paceDebt++
+	var wait time.Duration
+	if slack := max(l.rate.ReadPace/1000, float64(l.rate.Burst)); l.paceDebt > slack {
+		wait = time.Duration((l.paceDebt - slack/2) / l.rate.ReadPace * float64(time.Second))
+	}
+	l.paceMu.Unlock()
+	if wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 type bucket struct {

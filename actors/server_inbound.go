@@ -196,7 +196,9 @@ func (a *serverActor) eventSink() func(*protocol.Message) bool {
 		now := time.Now()
 		// Past the server's rate the event is counted, not journaled:
 		// a flood then costs the journal and the subscribers a bounded
-		// share, and its reader no time waiting for the disk.
+		// share. Past its read pace this reader waits: the server then
+		// blocks on its own output rather than taking the host's CPU.
+		entry.events.pace(now)
 		if !entry.events.allow(msg.Method, now) {
 			return true
 		}
