@@ -46,6 +46,10 @@ type JournalOptions struct {
 	// most this much of them. Durable writes, Close and a queue a quarter
 	// full end the wait at once. 0: DefaultLinger (5 ms); <0: no wait.
 	Linger time.Duration
+	// LiveBuffer bounds the committed events waiting for one subscriber
+	// (Subscribe, SubscribeBounded) before it has lagged. 0:
+	// DefaultLiveBuffer (4,096).
+	LiveBuffer int
 	// NoCallHistory turns off the history of tool calls (read by the
 	// host, which records the calls).
 	NoCallHistory bool
@@ -128,16 +132,18 @@ type Journal struct {
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
 
-	subs      sync.WaitGroup // Subscribe's goroutines, joined by Close
-	ownsStore bool           // opened by OpenJournal: Close closes it
-	closeOnce sync.Once
-	closeErr  error
-	done      chan struct{}
+	subs       sync.WaitGroup // Subscribe's goroutines, joined by Close
+	fanout     eventFanout    // each commit's events to the subscribers that keep up
+	liveBuffer int
+	ownsStore  bool // opened by OpenJournal: Close closes it
+	closeOnce  sync.Once
+	closeErr   error
+	done       chan struct{}
 }
 
 // NewJournal starts the writer for store: its goroutine runs until Close.
 // The caller keeps owning store and closes it after Journal.Close. Only
-// Queue, PaceWait and Linger of opts concern it. logger receives write
+// Queue, PaceWait, Linger and LiveBuffer of opts concern it. logger receives write
 // failures and overflow reports; nil discards them.
 func NewJournal(store *persistence.Store, opts JournalOptions, logger *slog.Logger) *Journal {
 	if logger == nil {
@@ -169,6 +175,10 @@ func NewJournal(store *persistence.Store, opts JournalOptions, logger *slog.Logg
 		exited:  make(chan struct{}),
 		notify:  make(chan struct{}),
 		done:    make(chan struct{}),
+	}
+	j.liveBuffer = opts.LiveBuffer
+	if j.liveBuffer <= 0 {
+		j.liveBuffer = DefaultLiveBuffer
 	}
 	go j.run()
 	return j
@@ -605,6 +615,7 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 		w.done(applied, err)
 	}
 	if len(applied.Events) > 0 {
+		j.fanout.publish(applied.Events)
 		j.wake()
 	}
 }

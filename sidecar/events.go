@@ -87,6 +87,9 @@ func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
 
 // eventStream sends the events journaled from now on (or after ?after=ID)
 // as SSE "event" events, with the list's filters, until the client leaves.
+// A client that reads too slowly to keep up gets a "lagged" event,
+// {"skipped": N, "after": ID}, and the stream ends: it resumes with
+// ?after=ID, and meanwhile costs the journal and the other streams nothing.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilter(r)
 	if err != nil {
@@ -104,7 +107,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	limit := f.Limit
 	f.Limit = 0
 	ctx, cancel := context.WithCancel(r.Context())
-	ch := s.h.Journal().Subscribe(ctx, f)
+	ch := s.h.Journal().SubscribeBounded(ctx, f)
 	// Cancelling ends the subscription; draining it lets its goroutine
 	// exit before the handler returns.
 	defer func() {
@@ -121,6 +124,10 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		case ev, ok := <-ch:
 			if !ok {
 				return // the journal closed
+			}
+			if ev.Method == mcpvisor.MethodEventsLagged {
+				_ = sse.event("lagged", ev.Params)
+				return
 			}
 			if sse.event("event", ev) != nil {
 				return

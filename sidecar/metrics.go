@@ -196,6 +196,7 @@ type hostCollector struct {
 	serverState, serverRestarts, serverTools, pendingCalls *prometheus.Desc
 
 	eventsIngested, eventsDropped, eventsPending *prometheus.Desc
+	eventsRateLimited                            *prometheus.Desc
 
 	journalCommits, journalRecords, journalWriteFailures *prometheus.Desc
 	journalQueued, journalSize                           *prometheus.Desc
@@ -216,9 +217,10 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 		serverTools:    d("server_tools", "Tools in each server's current catalog.", "server"),
 		pendingCalls:   d("pending_calls", "Requests in flight on each ready server's connection.", "server"),
 
-		eventsIngested: d("events_ingested_total", "Server events committed to the journal since the host started."),
-		eventsDropped:  d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
-		eventsPending:  d("events_pending", "Events in the journal not yet acknowledged."),
+		eventsIngested:    d("events_ingested_total", "Server events committed to the journal since the host started."),
+		eventsDropped:     d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
+		eventsPending:     d("events_pending", "Events in the journal not yet acknowledged."),
+		eventsRateLimited: d("events_rate_limited_total", "Events each server pushed past its rate bound (Options.EventRate), dropped and summarised in the journal.", "server"),
 
 		journalCommits:       d("journal_commits_total", "Journal transactions committed (one sync each)."),
 		journalRecords:       d("journal_records_total", "Records committed to the journal."),
@@ -237,7 +239,7 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.serverState, c.serverRestarts, c.serverTools, c.pendingCalls,
-		c.eventsIngested, c.eventsDropped, c.eventsPending,
+		c.eventsIngested, c.eventsDropped, c.eventsPending, c.eventsRateLimited,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
 		c.elicitationsPending, c.approvalsPending,
 		c.authSignedIn, c.authExpiry,
@@ -267,6 +269,9 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for server, n := range c.host.PendingCalls() {
 		gauge(c.pendingCalls, float64(n), server)
+	}
+	for server, n := range c.host.EventsRateLimited() {
+		ch <- prometheus.MustNewConstMetric(c.eventsRateLimited, prometheus.CounterValue, float64(n), server)
 	}
 
 	w, s := c.host.Journal().Stats()
