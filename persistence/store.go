@@ -116,6 +116,7 @@ type Store struct {
 	// without locks.
 	lastEvent, lastHistory atomic.Uint64
 	pending                atomic.Int64
+	lastLSM, lastVLog      atomic.Int64 // Stats' last sizes
 
 	pruneChunk int          // records per Prune read transaction; tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
@@ -354,19 +355,28 @@ type Stats struct {
 	PendingEvents                int64
 }
 
-// Stats reports sizes and counters. It does not block on Apply. After
-// Close the byte counts are zero.
+// Stats reports sizes and counters. It does not block: while the store is
+// being closed or reopened it reports the sizes it last saw. After Close
+// the byte counts are zero.
 func (s *Store) Stats() Stats {
 	st := Stats{
 		LastEventSeq:   s.lastEvent.Load(),
 		LastHistorySeq: s.lastHistory.Load(),
 		PendingEvents:  s.pending.Load(),
 	}
-	if s.acquire() != nil {
+	// Never wait for the lock: a reopen holds it while Badger flushes,
+	// and a scrape must not wait on the disk. Then the last sizes do.
+	if !s.closeMu.TryRLock() {
+		st.LSMBytes, st.VLogBytes = s.lastLSM.Load(), s.lastVLog.Load()
 		return st
 	}
 	defer s.closeMu.RUnlock()
+	if s.closed {
+		return st
+	}
 	st.LSMBytes, st.VLogBytes = dirSizes(s.dir)
+	s.lastLSM.Store(st.LSMBytes)
+	s.lastVLog.Store(st.VLogBytes)
 	return st
 }
 

@@ -54,11 +54,14 @@ func openAPI(t *testing.T, sopts sidecar.Options, servers ...mcpvisor.ServerConf
 }
 
 // openAPIHost is openAPI with hopts for the Host (its approval options,
-// AlwaysOn); the config, data directory, logger, grace periods, restart
+// AlwaysOn, a DataDir); the config, data directory unless given, logger, grace periods, restart
 // policy and Inbox are set here.
 func openAPIHost(t *testing.T, hopts mcpvisor.Options, sopts sidecar.Options, servers ...mcpvisor.ServerConfig) *api {
 	t.Helper()
-	data := t.TempDir()
+	data := hopts.DataDir
+	if data == "" {
+		data = t.TempDir()
+	}
 	hopts.Config, hopts.DataDir, hopts.Inbox = &mcpvisor.Config{Servers: servers}, data, true
 	hopts.Logger = slog.New(slog.DiscardHandler)
 	hopts.StopGrace, hopts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
