@@ -584,13 +584,18 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		n += len(w.ops)
 	}
-	if n > 0 && j.store.Disk().ReadOnly {
+	readOnly := j.store.Disk().ReadOnly
+	if n > 0 && readOnly {
 		// Nothing can be written: fail at once, and keep the drop counts
 		// for the first commit once the space returns.
 		j.finish(writes, ingested, persistence.Applied{}, fmt.Errorf("journal %s: %w", j.store.Dir(), persistence.ErrDiskFull))
 		return true
 	}
-	drops, dropCounts := j.takeDrops(time.Now())
+	var drops []persistence.Op
+	var dropCounts map[string]uint64
+	if !readOnly {
+		drops, dropCounts = j.takeDrops(time.Now())
+	}
 	if n+len(drops) == 0 {
 		// Writes of no ops, if any, are committed as they stand.
 		for _, w := range writes {
@@ -611,7 +616,9 @@ func (j *Journal) commit() bool {
 		j.restoreDrops(dropCounts)
 	}
 	j.finish(writes, ingested, applied, err)
-	return true
+	// Drop counts alone that failed wait for the next write: retrying
+	// them at once would spin on a store that keeps failing.
+	return err == nil || n > 0
 }
 
 func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {

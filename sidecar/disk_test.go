@@ -1,6 +1,8 @@
 package sidecar_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -8,8 +10,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/hosttest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
@@ -129,5 +133,80 @@ func TestDiskFullUnderLiveHost(t *testing.T) {
 	a.do("GET", "/healthz", nil).json(t, &health)
 	if health["status"] != "ok" || health["journal"] != "" {
 		t.Fatalf("/healthz after recovery = %v", health)
+	}
+}
+
+// A host started on a full disk starts, read-only, instead of dying at
+// every start (a crash loop under systemd), and its servers answer.
+func TestHostStartsOnFullDisk(t *testing.T) {
+	mnt := mountTmpfs(t, 64<<20)
+	data := filepath.Join(mnt, "data")
+	hopts := mcpvisor.Options{DataDir: data, Journal: mcpvisor.JournalOptions{DiskReserve: 16 << 20}}
+	first := hosttest.Open(t, hopts, mcptest("t"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := first.WaitReady(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fillDisk(t, mnt, 0)
+
+	// A server added to the file while the disk is full is started too,
+	// though the registry cannot journal it.
+	a := openAPIHost(t, hopts, sidecar.Options{}, mcptest("t"), mcptest("u"))
+	if !a.h.Journal().Disk().ReadOnly {
+		t.Fatal("the journal opened writable on a full disk")
+	}
+	for _, tool := range []string{"mcp__t__echo", "mcp__u__echo"} {
+		if r := a.do("POST", "/v1/call", map[string]any{"tool": tool, "arguments": map[string]any{"text": "hi"}}); r.status != http.StatusOK {
+			t.Fatalf("%s on a full disk: %d %s", tool, r.status, r.body)
+		}
+	}
+	var health map[string]string
+	a.do("GET", "/healthz", nil).json(t, &health)
+	if health["journal"] != mcpvisor.JournalReadOnlyDiskFull {
+		t.Fatalf("/healthz = %v", health)
+	}
+}
+
+// A stalled journal (its writer blocked, as on a frozen disk) delays
+// journal writes, never /healthz, /metrics or a call.
+func TestStalledJournalBlocksNoCall(t *testing.T) {
+	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
+	a := openAPI(t, sidecar.Options{Metrics: m.Handler()}, mcptest("t"))
+	m.Watch(a.h)
+	j := a.h.Journal()
+
+	// done runs on the journal's writer goroutine: blocking in it stalls
+	// every commit after this one, as a write stuck on the disk would.
+	stalled, release := make(chan struct{}), make(chan struct{})
+	j.WriteAsync(nil, func(error) {
+		close(stalled)
+		<-release
+	})
+	<-stalled
+	defer close(release)
+	before, _ := j.Stats()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := j.Ack(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a durable write while the journal is stalled = %v, want it still waiting at its deadline", err)
+	}
+	for range 3 {
+		if r := a.do("GET", "/healthz", nil); r.status != http.StatusOK {
+			t.Fatalf("/healthz while the journal is stalled: %d", r.status)
+		}
+		if r := a.do("GET", "/metrics", nil); r.status != http.StatusOK {
+			t.Fatalf("/metrics while the journal is stalled: %d", r.status)
+		}
+		if r := a.do("POST", "/v1/call", map[string]any{"tool": "mcp__t__echo", "arguments": map[string]any{"text": "hi"}}); r.status != http.StatusOK {
+			t.Fatalf("a call while the journal is stalled: %d %s", r.status, r.body)
+		}
+	}
+	if after, _ := j.Stats(); after.Commits != before.Commits || after.Queued < 3 {
+		t.Fatalf("the journal was not stalled: commits %d -> %d, %d queued", before.Commits, after.Commits, after.Queued)
 	}
 }
