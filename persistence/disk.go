@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -27,7 +28,8 @@ import (
 // at all: however full the disk then gets, nothing faults. Writes fail
 // with ErrDiskFull; reads go on. When the free space is back above the
 // reserve and a quarter, the store reopens Badger writable by itself. A
-// store opened on a disk already short starts read-only.
+// store opened on a disk already short starts read-only; a new one is made
+// first if at least 8 MiB are free, else Open fails with ErrDiskFull.
 
 // DefaultDiskReserve is Options.DiskReserve's default: what Badger may need
 // after the store stops accepting writes: the flush of its three 16 MiB
@@ -35,6 +37,17 @@ import (
 // each, rewritten before the old ones are deleted) when it closes to
 // reopen read-only, and headroom for the value log's last file.
 const DefaultDiskReserve = 256 << 20
+
+// minCreateFree is the least free space in which a new journal is made
+// (then opened read-only) on a disk short of the reserve: Badger's first
+// files take a MiB and a few pages.
+const minCreateFree = 8 << 20
+
+// isEmptyDir reports whether dir holds no file at all: a new journal.
+func isEmptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 0
+}
 
 // DefaultDiskCheckInterval is Options.DiskCheckInterval's default.
 const DefaultDiskCheckInterval = time.Second

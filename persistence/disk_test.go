@@ -117,12 +117,30 @@ func TestDiskShortTurnsReadOnlyAndBack(t *testing.T) {
 	}
 }
 
-func TestOpenNewJournalOnShortDiskFails(t *testing.T) {
+func TestOpenNewJournalOnShortDisk(t *testing.T) {
 	disk := &fakeDisk{}
 	disk.free.Store(1 << 20)
-	_, err := Open(filepath.Join(t.TempDir(), "j"), Options{MaintenanceInterval: -1, DiskReserve: 64 << 20, freeSpace: disk.space})
+	opts := Options{MaintenanceInterval: -1, DiskReserve: 64 << 20, freeSpace: disk.space}
+	_, err := Open(filepath.Join(t.TempDir(), "j"), opts)
 	if !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("Open of a new journal on a full disk = %v, want ErrDiskFull", err)
+	}
+
+	// Room for Badger's first files, not for the reserve: made, read-only.
+	disk.free.Store(32 << 20)
+	s, err := Open(filepath.Join(t.TempDir(), "j"), opts)
+	if err != nil {
+		t.Fatalf("Open of a new journal on a short disk: %v", err)
+	}
+	defer s.Close()
+	if !s.Disk().ReadOnly {
+		t.Fatal("a new journal on a short disk is writable")
+	}
+	if evs, err := s.Events(EventFilter{}); err != nil || len(evs) != 0 {
+		t.Fatalf("Events of a new read-only journal: %v, %v", evs, err)
+	}
+	if _, err := s.Apply([]Op{event(1)}); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("Apply = %v, want ErrDiskFull", err)
 	}
 }
 

@@ -168,6 +168,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		logger.Warn("journal: checking free space", "err", err)
 	}
+	created := false
+	if readOnly && isEmptyDir(dir) && disk.lastFree.Load() >= minCreateFree {
+		// Badger opens read-only only what exists: make the journal
+		// (a few pages), then reopen it read-only below.
+		db, err := badger.Open(badgerOptions(dir, logger, opts.Compress))
+		if err == nil {
+			err = db.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: creating on a short disk: %w", dir, err)
+		}
+		created = true
+	}
 	db, err := badger.Open(badgerOptions(dir, logger, opts.Compress).WithReadOnly(readOnly))
 	if err != nil {
 		if isLockFailure(err) {
@@ -185,7 +198,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if readOnly {
 		disk.setReadOnly(true, opts.Now())
 		logger.Error("journal: read-only: disk full; writes fail until space returns",
-			"free", disk.lastFree.Load(), "reserve", disk.reserve)
+			"free", disk.lastFree.Load(), "reserve", disk.reserve, "created", created)
 	}
 	if opts.MaintenanceInterval > 0 {
 		s.wg.Add(1)
