@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -388,7 +389,6 @@ func (j *Journal) takeDrops(now time.Time) ([]persistence.Op, map[string]uint64)
 		params, _ := json.Marshal(map[string]uint64{"dropped": n})
 		ops = append(ops, persistence.AppendEvent(persistence.EventRecord{
 			Server: s, Method: persistence.MethodEventsDropped, Params: params, Received: now}))
-		j.logger.Warn("journal: records dropped", "server", s, "count", n)
 	}
 	taken := j.dropped
 	j.dropped = map[string]uint64{}
@@ -613,7 +613,11 @@ func (j *Journal) commit() bool {
 	ops = append(ops, drops...)
 	applied, err := j.store.Apply(ops)
 	if err != nil {
-		j.restoreDrops(dropCounts)
+		j.restoreDrops(dropCounts) // logged by the commit that journals them
+	} else {
+		for _, s := range slices.Sorted(maps.Keys(dropCounts)) {
+			j.logger.Warn("journal: records dropped", "server", s, "count", dropCounts[s])
+		}
 	}
 	j.finish(writes, ingested, applied, err)
 	// Drop counts alone that failed wait for the next write: retrying
