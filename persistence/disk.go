@@ -3,6 +3,7 @@ package persistence
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -69,6 +70,8 @@ type diskWatch struct {
 	reserve  uint64 // 0: not watched
 	interval time.Duration
 	free     func(dir string) (uint64, error)
+
+	probe *os.File // probeName, rewritten before each commit; nil if it could not be made
 
 	readOnly atomic.Bool
 	since    atomic.Int64 // unix nanoseconds, when readOnly
@@ -147,6 +150,42 @@ func (s *Store) Disk() DiskState {
 	return st
 }
 
+// probeName is the one-byte file in the journal's directory the store
+// rewrites with write(2) before each commit. On a frozen filesystem
+// (fsfreeze, a snapshot) that write blocks in the kernel, where the Go
+// runtime does not wait for it, instead of Badger's next write faulting on
+// a mapped page, which the runtime cannot preempt: one such fault held
+// every goroutine of the host, /healthz included, at the next garbage
+// collection until the thaw.
+const probeName = "disk.probe"
+
+// openProbe makes the probe file, once the store is writable.
+func (s *Store) openProbe() {
+	if s.disk.probe != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, probeName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err == nil {
+		if _, err = f.WriteAt([]byte{0}, 0); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		s.log.Warn("journal: no disk probe; a frozen disk may stall the host", "err", err)
+		return
+	}
+	s.disk.probe = f
+}
+
+// awaitDisk returns once a write to the disk goes through: at once, unless
+// the filesystem is frozen. It gives up (and lets the commit try) on an
+// error.
+func (d *diskWatch) awaitDisk() {
+	if d.probe != nil {
+		d.probe.WriteAt([]byte{0}, 0)
+	}
+}
+
 // writable fails with ErrDiskFull when the store is read-only or the disk
 // has just fallen short (then the watcher is told to switch at once). The
 // caller holds writeMu.
@@ -159,6 +198,7 @@ func (s *Store) writable() error {
 		s.log.Warn("journal: checking free space", "err", err)
 	}
 	if !short {
+		s.disk.awaitDisk()
 		return nil
 	}
 	select {
@@ -223,6 +263,9 @@ func (s *Store) reopen(readOnly bool) {
 	}
 	s.db = db
 	s.disk.setReadOnly(readOnly, s.opts.Now())
+	if !readOnly {
+		s.openProbe()
+	}
 	if readOnly {
 		s.log.Error("journal: read-only: disk full; writes fail until space returns",
 			"free", s.disk.lastFree.Load(), "reserve", s.disk.reserve)

@@ -195,6 +195,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
 	}
+	if !readOnly {
+		s.openProbe()
+	}
 	if readOnly {
 		disk.setReadOnly(true, opts.Now())
 		logger.Error("journal: read-only: disk full; writes fail until space returns",
@@ -330,6 +333,9 @@ func (s *Store) Close() error {
 		s.closeMu.Lock()
 		defer s.closeMu.Unlock()
 		s.closed = true
+		if s.disk.probe != nil {
+			s.disk.probe.Close()
+		}
 		if s.db == nil { // a failed reopen closed it
 			return
 		}
