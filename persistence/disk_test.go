@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -262,5 +264,120 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	sw.await(t, false)
 	if _, err := s.Apply([]Op{event(1)}); err != nil {
 		t.Fatalf("Apply once space returned: %v", err)
+	}
+}
+
+// mountExt4 makes an ext4 filesystem of size bytes in a loop device and
+// mounts it, or skips the test where it cannot.
+func mountExt4(t *testing.T, size int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a loop device needs root")
+	}
+	img := filepath.Join(t.TempDir(), "fs.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
+		t.Skipf("mkfs.ext4: %v: %s", err, out)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("mount -o loop: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// blockedThreads counts this process's threads in uninterruptible sleep:
+// on a frozen filesystem, a write waiting for the thaw.
+func blockedThreads(t *testing.T) int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/self/task/*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread ended
+		}
+		// pid (comm) state ...: the state follows the last ')'.
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'D' {
+			n++
+		}
+	}
+	return n
+}
+
+// A commit on a frozen filesystem waits in the kernel, not on a page fault
+// of Badger's memory maps: a garbage collection (a stop of the world) still
+// completes. Without the probe it waited for the thaw, and so did every
+// goroutine of the host.
+func TestFrozenDiskStopsNoWorld(t *testing.T) {
+	mnt := mountExt4(t, 256<<20)
+	if _, err := exec.LookPath("fsfreeze"); err != nil {
+		t.Skip("no fsfreeze")
+	}
+	s, err := Open(filepath.Join(mnt, "journal"), Options{MaintenanceInterval: -1, DiskReserve: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Apply([]Op{event(1)}); err != nil {
+		t.Fatal(err)
+	}
+
+	if out, err := exec.Command("fsfreeze", "-f", mnt).CombinedOutput(); err != nil {
+		t.Skipf("fsfreeze: %v: %s", err, out)
+	}
+	thaw := func() { exec.Command("fsfreeze", "-u", mnt).Run() } // fails once thawed
+	defer thaw()
+	// Should the world stop until the thaw, no goroutine of this process
+	// could thaw it: a watchdog process does, and leaves a mark, and the
+	// test fails instead of hanging.
+	mark := filepath.Join(t.TempDir(), "thawed")
+	watchdog := exec.Command("sh", "-c", `sleep 10; touch "$2"; fsfreeze -u "$1"`, "watchdog", mnt, mark)
+	if err := watchdog.Start(); err != nil {
+		thaw()
+		t.Fatal(err)
+	}
+	defer func() {
+		watchdog.Process.Kill()
+		watchdog.Wait()
+	}()
+
+	applied := make(chan error, 1)
+	go func() {
+		_, err := s.Apply([]Op{event(2)})
+		applied <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for blockedThreads(t) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no thread waits on the frozen filesystem")
+		}
+		runtime.Gosched()
+	}
+	runtime.GC()
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("a garbage collection waited for the frozen filesystem's thaw")
+	}
+	select {
+	case err := <-applied:
+		t.Fatalf("Apply returned on a frozen filesystem: %v", err)
+	default:
+	}
+	thaw()
+	if err := <-applied; err != nil {
+		t.Fatalf("Apply after the thaw: %v", err)
 	}
 }
