@@ -502,7 +502,19 @@ func (j *Journal) stop(ctx context.Context) error {
 	}
 	close(j.done)
 	j.wake()
+	j.reportUnjournaledDrops()
 	return err
+}
+
+// reportUnjournaledDrops logs the drop counts the journal could not
+// journal before it closed (a read-only journal's): the loss is then
+// reported with its count in the log, as it is in Stats.
+func (j *Journal) reportUnjournaledDrops() {
+	j.dropMu.Lock()
+	defer j.dropMu.Unlock()
+	for _, s := range slices.Sorted(maps.Keys(j.dropped)) {
+		j.logger.Error("journal: records dropped, and their count not journaled", "server", s, "count", j.dropped[s])
+	}
 }
 
 // journalWrite is one writer's ops.
