@@ -43,6 +43,7 @@ var (
 	// The journal and the grants.
 	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
 	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
+	ErrDiskFull      = persistence.ErrDiskFull     // the journal is read-only: less than its reserve is free on its disk
 	ErrUnknownGroup  = actors.ErrUnknownGroup
 	ErrNotGranted    = pipeline.ErrNotGranted
 	ErrInvalidScope  = errors.New("invalid session or stack id")

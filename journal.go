@@ -29,6 +29,9 @@ type (
 	JournalStats = actors.JournalStats
 	// StoreStats are the store's sizes and sequence high-water marks.
 	StoreStats = persistence.Stats
+	// DiskState is what the journal last saw of its disk's free space
+	// (Journal.Disk).
+	DiskState = persistence.DiskState
 	// ServerRecord is one server of the registry: its origin, whether it is
 	// enabled, and its entry as JSON with ${VAR} references unexpanded.
 	ServerRecord = persistence.ServerRecord
@@ -51,6 +54,10 @@ const (
 	HistoryTool       = persistence.HistoryTool // a tool definition seen, changed, approved or rejected
 	MethodEventsDrops = persistence.MethodEventsDropped
 )
+
+// JournalReadOnlyDiskFull is JournalStats.ReadOnly, and /healthz's
+// "journal", while the journal's disk has less than its reserve free.
+const JournalReadOnlyDiskFull = actors.ReadOnlyDiskFull
 
 // JournalOptions configure the journal kept in DataDir/journal. The zero
 // value is the defaults.

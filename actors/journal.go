@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -63,7 +64,16 @@ type JournalOptions struct {
 	// Durability is the same either way, and a journal written with one
 	// setting opens with the other.
 	Compress bool
+	// DiskReserve is the free space the journal keeps on its filesystem:
+	// below it the journal turns read-only (writes fail with
+	// persistence.ErrDiskFull, records from servers are dropped and
+	// counted) until the space returns, instead of Badger dying of SIGBUS.
+	// 0: persistence.DefaultDiskReserve (256 MiB); <0: not watched.
+	DiskReserve int64
 }
+
+// ReadOnlyDiskFull is JournalStats.ReadOnly while the disk is short.
+const ReadOnlyDiskFull = "read-only: disk full"
 
 // DefaultPaceWait is JournalOptions.PaceWait's default.
 const DefaultPaceWait = time.Second
@@ -81,6 +91,13 @@ type JournalStats struct {
 	Dropped       uint64 // ingested records dropped because the queue was full or a write failed
 	Queued        int64  // ingested records waiting now
 	WriteFailures uint64
+	// ReadOnly says why the journal accepts no writes now ("read-only:
+	// disk full"); empty when it does.
+	ReadOnly string
+	// DiskFree and DiskReserve: the space free on the journal's
+	// filesystem at the last check, and the reserve below which it turns
+	// read-only (0: not watched).
+	DiskFree, DiskReserve uint64
 }
 
 // Journal is the host's memory: the server registry, the events servers
@@ -107,8 +124,9 @@ type Journal struct {
 	pace   time.Duration
 	linger time.Duration
 
-	queued atomic.Int64
-	stats  struct {
+	queued  atomic.Int64
+	failing atomic.Bool // the last commit failed: log the next failure only once it succeeded again
+	stats   struct {
 		commits, records, events, dropped, failures atomic.Uint64
 	}
 
@@ -381,7 +399,6 @@ func (j *Journal) takeDrops(now time.Time) ([]persistence.Op, map[string]uint64)
 		params, _ := json.Marshal(map[string]uint64{"dropped": n})
 		ops = append(ops, persistence.AppendEvent(persistence.EventRecord{
 			Server: s, Method: persistence.MethodEventsDropped, Params: params, Received: now}))
-		j.logger.Warn("journal: records dropped", "server", s, "count", n)
 	}
 	taken := j.dropped
 	j.dropped = map[string]uint64{}
@@ -413,19 +430,31 @@ func (j *Journal) wake() {
 	j.notifyMu.Unlock()
 }
 
+// Disk reports what the journal last saw of its disk's free space, and
+// whether it is read-only for want of it. It does not block.
+func (j *Journal) Disk() persistence.DiskState { return j.store.Disk() }
+
 // Done is closed when the journal has closed.
 func (j *Journal) Done() <-chan struct{} { return j.done }
 
 // Stats returns the writer's counters and the store's sizes.
+// It does not wait for the writer.
 func (j *Journal) Stats() (JournalStats, persistence.Stats) {
-	return JournalStats{
+	disk := j.store.Disk()
+	w := JournalStats{
 		Commits:       j.stats.commits.Load(),
 		Records:       j.stats.records.Load(),
 		Events:        j.stats.events.Load(),
 		Dropped:       j.stats.dropped.Load(),
 		Queued:        j.queued.Load(),
 		WriteFailures: j.stats.failures.Load(),
-	}, j.store.Stats()
+		DiskFree:      disk.Free,
+		DiskReserve:   disk.Reserve,
+	}
+	if disk.ReadOnly {
+		w.ReadOnly = ReadOnlyDiskFull
+	}
+	return w, j.store.Stats()
 }
 
 // closeTimeout bounds Close's flush: a store that does not return leaves
@@ -483,7 +512,19 @@ func (j *Journal) stop(ctx context.Context) error {
 	}
 	close(j.done)
 	j.wake()
+	j.reportUnjournaledDrops()
 	return err
+}
+
+// reportUnjournaledDrops logs the drop counts the journal could not
+// journal before it closed (a read-only journal's): the loss is then
+// reported with its count in the log, as it is in Stats.
+func (j *Journal) reportUnjournaledDrops() {
+	j.dropMu.Lock()
+	defer j.dropMu.Unlock()
+	for _, s := range slices.Sorted(maps.Keys(j.dropped)) {
+		j.logger.Error("journal: records dropped, and their count not journaled", "server", s, "count", j.dropped[s])
+	}
 }
 
 // journalWrite is one writer's ops.
@@ -565,7 +606,18 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		n += len(w.ops)
 	}
-	drops, dropCounts := j.takeDrops(time.Now())
+	readOnly := j.store.Disk().ReadOnly
+	if n > 0 && readOnly {
+		// Nothing can be written: fail at once, and keep the drop counts
+		// for the first commit once the space returns.
+		j.finish(writes, ingested, persistence.Applied{}, fmt.Errorf("journal %s: %w", j.store.Dir(), persistence.ErrDiskFull))
+		return true
+	}
+	var drops []persistence.Op
+	var dropCounts map[string]uint64
+	if !readOnly {
+		drops, dropCounts = j.takeDrops(time.Now())
+	}
 	if n+len(drops) == 0 {
 		// Writes of no ops, if any, are committed as they stand.
 		for _, w := range writes {
@@ -583,10 +635,16 @@ func (j *Journal) commit() bool {
 	ops = append(ops, drops...)
 	applied, err := j.store.Apply(ops)
 	if err != nil {
-		j.restoreDrops(dropCounts)
+		j.restoreDrops(dropCounts) // logged by the commit that journals them
+	} else {
+		for _, s := range slices.Sorted(maps.Keys(dropCounts)) {
+			j.logger.Warn("journal: records dropped", "server", s, "count", dropCounts[s])
+		}
 	}
 	j.finish(writes, ingested, applied, err)
-	return true
+	// Drop counts alone that failed wait for the next write: retrying
+	// them at once would spin on a store that keeps failing.
+	return err == nil || n > 0
 }
 
 func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {
@@ -596,13 +654,18 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 	}
 	if err != nil {
 		j.stats.failures.Add(1)
-		j.logger.Error("journal: commit failed", "err", err)
+		if !j.failing.Swap(true) { // a full disk fails every commit: say it once
+			j.logger.Error("journal: commit failed; records from servers are dropped and counted until commits succeed", "err", err)
+		}
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
 		for _, in := range ingested {
 			j.drop(in.server, 1)
 		}
 	} else {
+		if j.failing.Swap(false) {
+			j.logger.Warn("journal: commits succeed again")
+		}
 		j.stats.commits.Add(1)
 		n := len(ingested)
 		for _, w := range writes {

@@ -25,6 +25,7 @@ func OpenJournal(dir string, opts JournalOptions, logger *slog.Logger) (*Journal
 		EventRetention:   opts.EventRetention,
 		HistoryRetention: opts.HistoryRetention,
 		Compress:         opts.Compress,
+		DiskReserve:      opts.DiskReserve,
 	})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,15 @@
 //
 // The package example (example_test.go) runs that end to end.
 //
+// # A full disk
+//
+// The store keeps Options.DiskReserve (256 MiB) free on its filesystem.
+// Below it, it reopens Badger read-only, and Apply and Prune fail with
+// ErrDiskFull while reads go on; when the space returns it reopens
+// writable by itself (Disk reports the state). Badger writes through
+// memory maps, so without the reserve a full disk is a SIGBUS, not an
+// error; disk.go has the reasoning.
+//
 // # Writing
 //
 // One writer does group commit: the caller hands Apply a batch of many ops

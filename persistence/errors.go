@@ -11,4 +11,5 @@ var (
 	ErrUnknownEvent  = errors.New("unknown event")
 	ErrInvalidRecord = errors.New("journal record is invalid")
 	ErrInvalidFilter = errors.New("journal filter is invalid")
+	ErrDiskFull      = errors.New("journal is read-only: disk full")
 )

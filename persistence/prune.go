@@ -33,6 +33,9 @@ func (s *Store) Prune() (PruneResult, error) {
 	defer s.closeMu.RUnlock()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.writable(); err != nil {
+		return res, err
+	}
 
 	now := s.opts.Now()
 	n, err := pruneWhere(s, prefixGwTask, func(key []byte, t GatewayTaskRecord) ([]mutation, bool) {
@@ -137,6 +140,9 @@ func (s *Store) RunValueLogGC() error {
 	defer s.closeMu.RUnlock()
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
+	if s.disk.readOnly.Load() {
+		return fmt.Errorf("journal %s: value log gc: %w", s.dir, ErrDiskFull)
+	}
 	for !s.stopping() {
 		err := s.db.RunValueLogGC(0.5)
 		if errors.Is(err, badger.ErrNoRewrite) {

@@ -58,6 +58,26 @@ type Options struct {
 	// with, so a journal may be reopened either way.
 	Compress bool
 
+	// DiskReserve is the free space, in bytes, the store keeps on its
+	// filesystem for Badger's own writes: below it the store turns
+	// read-only (writes fail with ErrDiskFull) until the space returns
+	// (disk.go tells why). 0 means DefaultDiskReserve (256 MiB); negative
+	// turns the watch off.
+	DiskReserve int64
+
+	// DiskCheckInterval is how often the free space is checked besides
+	// before each commit (and, when read-only, how soon a return of the
+	// space is seen). 0 means DefaultDiskCheckInterval (1 s).
+	DiskCheckInterval time.Duration
+
+	// freeSpace, when set (by tests), stands for statfs: the bytes free on
+	// dir's filesystem.
+	freeSpace func(dir string) (uint64, error)
+
+	// reopened, when set (by tests), is called after the store switched
+	// between writable and read-only.
+	reopened func(readOnly bool)
+
 	// maintained, when set (by tests), is called after each maintenance run.
 	maintained func(PruneResult, error)
 }
@@ -69,7 +89,8 @@ type Store struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
-	db   *badger.DB
+	db   *badger.DB // swapped by reopen under closeMu; nil once closed
+	disk *diskWatch
 
 	// closeMu is held shared by every operation and exclusively by Close,
 	// so Close waits for operations in flight and later ones see closed.
@@ -95,6 +116,7 @@ type Store struct {
 	// without locks.
 	lastEvent, lastHistory atomic.Uint64
 	pending                atomic.Int64
+	lastLSM, lastVLog      atomic.Int64 // Stats' last sizes
 
 	pruneChunk int          // records per Prune read transaction; tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
@@ -139,20 +161,55 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	db, err := badger.Open(badgerOptions(dir, logger, opts.Compress))
+	disk := newDiskWatch(opts)
+	// A disk already short opens read-only: opening writable would write a
+	// new write-ahead log through a memory map, and die of it.
+	readOnly, err := disk.short(dir)
+	if err != nil {
+		logger.Warn("journal: checking free space", "err", err)
+	}
+	created := false
+	if readOnly && isEmptyDir(dir) && disk.lastFree.Load() >= minCreateFree {
+		// Badger opens read-only only what exists: make the journal
+		// (a few pages), then reopen it read-only below.
+		db, err := badger.Open(badgerOptions(dir, logger, opts.Compress))
+		if err == nil {
+			err = db.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: creating on a short disk: %w", dir, err)
+		}
+		created = true
+	}
+	db, err := badger.Open(badgerOptions(dir, logger, opts.Compress).WithReadOnly(readOnly))
 	if err != nil {
 		if isLockFailure(err) {
 			return nil, &lockedError{dir: dir, cause: err}
 		}
+		if readOnly {
+			return nil, fmt.Errorf("journal %s: open: %w (%d bytes free, %d kept in reserve): %w", dir, ErrDiskFull, disk.lastFree.Load(), disk.reserve, err)
+		}
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
-	s := &Store{dir: dir, opts: opts, log: logger, db: db, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
+	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
+	}
+	if !readOnly {
+		s.openProbe()
+	}
+	if readOnly {
+		disk.setReadOnly(true, opts.Now())
+		logger.Error("journal: read-only: disk full; writes fail until space returns",
+			"free", disk.lastFree.Load(), "reserve", disk.reserve, "created", created)
 	}
 	if opts.MaintenanceInterval > 0 {
 		s.wg.Add(1)
 		go s.maintain(opts.MaintenanceInterval)
+	}
+	if disk.reserve > 0 {
+		s.wg.Add(1)
+		go s.watchDisk()
 	}
 	return s, nil
 }
@@ -276,9 +333,16 @@ func (s *Store) Close() error {
 		s.closeMu.Lock()
 		defer s.closeMu.Unlock()
 		s.closed = true
+		if s.disk.probe != nil {
+			s.disk.probe.Close()
+		}
+		if s.db == nil { // a failed reopen closed it
+			return
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("journal %s: close: %w", s.dir, err)
 		}
+		s.db = nil
 	})
 	return s.closeErr
 }
@@ -310,19 +374,28 @@ type Stats struct {
 	PendingEvents                int64
 }
 
-// Stats reports sizes and counters. It does not block on Apply. After
-// Close the byte counts are zero.
+// Stats reports sizes and counters. It does not block: while the store is
+// being closed or reopened it reports the sizes it last saw. After Close
+// the byte counts are zero.
 func (s *Store) Stats() Stats {
 	st := Stats{
 		LastEventSeq:   s.lastEvent.Load(),
 		LastHistorySeq: s.lastHistory.Load(),
 		PendingEvents:  s.pending.Load(),
 	}
-	if s.acquire() != nil {
+	// Never wait for the lock: a reopen holds it while Badger flushes,
+	// and a scrape must not wait on the disk. Then the last sizes do.
+	if !s.closeMu.TryRLock() {
+		st.LSMBytes, st.VLogBytes = s.lastLSM.Load(), s.lastVLog.Load()
 		return st
 	}
 	defer s.closeMu.RUnlock()
+	if s.closed {
+		return st
+	}
 	st.LSMBytes, st.VLogBytes = dirSizes(s.dir)
+	s.lastLSM.Store(st.LSMBytes)
+	s.lastVLog.Store(st.VLogBytes)
 	return st
 }
 
@@ -358,6 +431,9 @@ func (s *Store) maintain(interval time.Duration) {
 		case <-s.stop:
 			return
 		case <-ticker.C:
+		}
+		if s.disk.readOnly.Load() {
+			continue // both would write
 		}
 		res, err := s.Prune()
 		if err == nil {

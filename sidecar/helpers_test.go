@@ -54,11 +54,15 @@ func openAPI(t *testing.T, sopts sidecar.Options, servers ...mcpvisor.ServerConf
 }
 
 // openAPIHost is openAPI with hopts for the Host (its approval options,
-// AlwaysOn, a restart policy); the config, data directory, logger, grace
-// periods, restart policy (unless hopts has one) and Inbox are set here.
+// AlwaysOn, a restart policy, a DataDir); the config, data directory
+// (unless hopts has one), logger, grace periods, restart policy (unless
+// hopts has one) and Inbox are set here.
 func openAPIHost(t *testing.T, hopts mcpvisor.Options, sopts sidecar.Options, servers ...mcpvisor.ServerConfig) *api {
 	t.Helper()
-	data := t.TempDir()
+	data := hopts.DataDir
+	if data == "" {
+		data = t.TempDir()
+	}
 	hopts.Config, hopts.DataDir, hopts.Inbox = &mcpvisor.Config{Servers: servers}, data, true
 	hopts.Logger = slog.New(slog.DiscardHandler)
 	hopts.StopGrace, hopts.TermGrace = 500*time.Millisecond, 500*time.Millisecond

@@ -200,6 +200,7 @@ type hostCollector struct {
 
 	journalCommits, journalRecords, journalWriteFailures *prometheus.Desc
 	journalQueued, journalSize                           *prometheus.Desc
+	journalReadOnly, journalDiskFree                     *prometheus.Desc
 
 	elicitationsPending, approvalsPending *prometheus.Desc
 
@@ -227,6 +228,8 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 		journalWriteFailures: d("journal_write_failures_total", "Journal commits that failed."),
 		journalQueued:        d("journal_queued_records", "Records ingested from servers waiting for the journal's next commit."),
 		journalSize:          d("journal_size_bytes", "Size of the journal on disk, by part: lsm (tables) and vlog (value log, preallocated).", "part"),
+		journalReadOnly:      d("journal_read_only", "1 while the journal is read-only because less than its reserve is free on its disk (writes fail, records from servers are dropped and counted), else 0."),
+		journalDiskFree:      d("journal_disk_free_bytes", "Space free on the journal's filesystem at its last check."),
 
 		elicitationsPending: d("elicitations_pending", "Elicitations waiting in the built-in inbox for a person's answer."),
 		approvalsPending:    d("approvals_pending", "Host-tool calls (register_mcp, delete_mcp, toggle_item) waiting in the approval inbox for a person's decision."),
@@ -241,6 +244,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.serverState, c.serverRestarts, c.serverTools, c.pendingCalls,
 		c.eventsIngested, c.eventsDropped, c.eventsPending, c.eventsRateLimited,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
+		c.journalReadOnly, c.journalDiskFree,
 		c.elicitationsPending, c.approvalsPending,
 		c.authSignedIn, c.authExpiry,
 	} {
@@ -284,6 +288,12 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.journalQueued, float64(w.Queued))
 	gauge(c.journalSize, float64(s.LSMBytes), "lsm")
 	gauge(c.journalSize, float64(s.VLogBytes), "vlog")
+	readOnly := 0.0
+	if w.ReadOnly != "" {
+		readOnly = 1
+	}
+	gauge(c.journalReadOnly, readOnly)
+	gauge(c.journalDiskFree, float64(w.DiskFree))
 
 	gauge(c.elicitationsPending, float64(len(c.host.Elicitations())))
 	gauge(c.approvalsPending, float64(len(c.host.Approvals())))
