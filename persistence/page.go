@@ -19,6 +19,11 @@ const (
 	// that matches few records ends its page early, with a cursor, rather
 	// than reading the whole journal in one request.
 	PageScanBudget = 100 * MaxPageLimit
+	// PageBytes is about how much a page holds at most: a page whose
+	// records' payloads (an event's params, a call's arguments and result)
+	// pass it ends there, with a cursor, so a page of big records stays
+	// small. A single record bigger than that is still a page.
+	PageBytes = 8 << 20
 )
 
 // EventPage is one page of events, oldest first, and where the next page
@@ -51,6 +56,8 @@ func pageLimit(limit int) int {
 // pager collects one page while an iteration visits records in seq order.
 type pager[T any] struct {
 	limit, budget int
+	size          func(T) int // about how many bytes a record holds
+	bytes         int
 	out           []T
 	visited       int
 	last          uint64 // seq of the last record visited
@@ -70,8 +77,9 @@ func (p *pager[T]) visit(seq uint64, r T, match bool) bool {
 	p.last = seq
 	if match {
 		p.out = append(p.out, r)
+		p.bytes += p.size(r)
 	}
-	if len(p.out) == p.limit {
+	if len(p.out) == p.limit || p.bytes >= PageBytes {
 		p.full = true
 		return true
 	}
@@ -94,7 +102,9 @@ func (s *Store) EventsPage(f EventFilter) (EventPage, error) {
 	if f.After == math.MaxUint64 {
 		return EventPage{}, nil
 	}
-	p := pager[EventRecord]{limit: pageLimit(f.Limit), budget: s.pageBudget}
+	p := pager[EventRecord]{limit: pageLimit(f.Limit), budget: s.pageBudget, size: func(e EventRecord) int {
+		return 64 + len(e.Server) + len(e.Method) + len(e.Params)
+	}}
 	match := func(e EventRecord) bool {
 		return (f.Status == "" || e.Status == f.Status) && (f.Server == "" || e.Server == f.Server) &&
 			(f.Method == "" || e.Method == f.Method)
@@ -133,7 +143,13 @@ func (s *Store) HistoryPage(f HistoryFilter) (HistoryPage, error) {
 	if f.After == math.MaxUint64 {
 		return HistoryPage{}, nil
 	}
-	p := pager[HistoryRecord]{limit: pageLimit(f.Limit), budget: s.pageBudget}
+	p := pager[HistoryRecord]{limit: pageLimit(f.Limit), budget: s.pageBudget, size: func(h HistoryRecord) int {
+		n := 128 + len(h.Arguments) + len(h.Result) + len(h.Definition) + len(h.Detail) + len(h.Error)
+		for _, line := range h.Stderr {
+			n += len(line)
+		}
+		return n
+	}}
 	keep := func(h HistoryRecord) bool {
 		if f.Newest && h.Seq <= f.After {
 			return false

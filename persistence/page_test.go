@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -217,5 +218,25 @@ func TestPrunePendingByAge(t *testing.T) {
 	}
 	if st := s.Stats(); st.PendingEvents != 5 {
 		t.Errorf("PendingEvents = %d, want 5", st.PendingEvents)
+	}
+}
+
+// A page of big events ends once it holds about PageBytes.
+func TestEventsPageBoundsItsBytes(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	params := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	for range 4 {
+		ops := make([]Op, 0, 5)
+		for range 5 {
+			ops = append(ops, AppendEvent(EventRecord{Server: "a", Method: "m", Params: params}))
+		}
+		mustApply(t, s, ops...)
+	}
+	page, err := s.EventsPage(EventFilter{Limit: MaxPageLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := PageBytes/len(params) + 1; len(page.Events) != want || page.Next != uint64(want) {
+		t.Errorf("page of 1 MiB events: %d events, next %d; want %d and a cursor", len(page.Events), page.Next, want)
 	}
 }
