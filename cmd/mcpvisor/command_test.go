@@ -27,7 +27,7 @@ var commandFlags = map[string][]string{
 	"tools reject":         {"config", "data", "log-format", "log-level", "wait"},
 	"call":                 {"config", "data", "detach", "json", "log-format", "log-level", "raw"},
 	"status":               {"config", "data", "json", "log-format", "log-level", "wait"},
-	"events":               {"after", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
+	"events":               {"after", "all", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
 	"history":              {"calls", "data", "json", "limit", "log-format", "log-level", "server"},
 	"tasks":                {"data", "json", "log-format", "log-level", "pending"},
