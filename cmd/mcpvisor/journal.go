@@ -204,7 +204,7 @@ func cmdAck(ctx context.Context, e *env) error {
 // historyFlags are the flags of history alone.
 func historyFlags(fs *flag.FlagSet, f *flags) {
 	fs.BoolVar(&f.calls, "calls", false, "the tool calls instead of the server transitions")
-	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records")
+	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records (at most 1,000)")
 }
 
 func cmdHistory(ctx context.Context, e *env) error {
@@ -227,7 +227,8 @@ func cmdHistory(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		recs, err = j.History(filter)
+		page, err := j.HistoryPage(filter)
+		recs = page.Records
 		j.Close()
 		if err != nil {
 			return err
