@@ -31,8 +31,9 @@ const (
 type EventPage struct {
 	Events []EventRecord
 	// Next, when not 0, is the seq to pass as the filter's After to read
-	// on. 0 means nothing was left when the page was read (or, with Newest,
-	// that the page ends at the newest event).
+	// on. 0 means nothing was left when the page was read. With Newest it
+	// is the newest event's seq when the page was read (0 for none): what
+	// comes after the page begins there.
 	Next uint64
 }
 
@@ -113,6 +114,7 @@ func (s *Store) EventsPage(f EventFilter) (EventPage, error) {
 	if f.Status == EventPending {
 		after = max(after, s.pendingMark()-1)
 	}
+	newest := s.lastEvent.Load() // before the read: a later event is in the page or after this
 	err := s.view(func(txn *badger.Txn) error {
 		it := iteration{prefix: []byte(prefixEvent), start: seqKey(prefixEvent, after+1)}
 		if f.Newest {
@@ -129,7 +131,10 @@ func (s *Store) EventsPage(f EventFilter) (EventPage, error) {
 	page := EventPage{Events: p.out, Next: p.next}
 	if f.Newest {
 		slices.Reverse(page.Events)
-		page.Next = 0
+		page.Next = newest
+		if n := len(page.Events); n > 0 {
+			page.Next = max(newest, page.Events[n-1].Seq)
+		}
 	}
 	return page, err
 }

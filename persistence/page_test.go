@@ -84,8 +84,11 @@ func TestEventsPageFollowsCursors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(newest.Events) != 10 || newest.Events[0].Seq != n-9 || newest.Events[9].Seq != n || newest.Next != 0 {
-		t.Errorf("newest page: %d events from %d, next %d; want %d..%d, no cursor", len(newest.Events), newest.Events[0].Seq, newest.Next, n-9, n)
+	if len(newest.Events) != 10 || newest.Events[0].Seq != n-9 || newest.Events[9].Seq != n || newest.Next != n {
+		t.Errorf("newest page: %d events from %d, next %d; want %d..%d, next %d", len(newest.Events), newest.Events[0].Seq, newest.Next, n-9, n, n)
+	}
+	if none, _ := s.EventsPage(EventFilter{Newest: true, Server: "nobody"}); len(none.Events) != 0 || none.Next != n {
+		t.Errorf("newest page of no events: next %d, want the newest event %d (where following starts)", none.Next, n)
 	}
 }
 

@@ -51,7 +51,8 @@ func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
 
 // events lists one page of events, oldest first: ?limit= of them (100 by
 // default, at most 1,000) and, when there may be more, "next": the id to
-// pass as ?after= to read on.
+// pass as ?after= to read on. With ?newest=1 the page is the newest events
+// and "next" the newest id when it was read, where a stream goes on.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilter(r)
 	if err != nil {

@@ -81,9 +81,6 @@ func cmdEvents(ctx context.Context, e *env) error {
 		follow = func(ctx context.Context, after uint64, each func(mcpvisor.JournalEvent)) error {
 			sf := filter
 			sf.After = after
-			if after == 0 {
-				sf.After = j.LastEventSeq() // nothing listed: from now on
-			}
 			for ev := range j.Subscribe(ctx, sf) {
 				each(ev)
 			}
@@ -132,9 +129,9 @@ func listEvents(filter mcpvisor.EventFilter, f flags, page func(mcpvisor.EventFi
 		p.flush()
 		left -= len(pg.Events)
 		if filter.Newest {
-			// Following goes on after the newest listed; with none listed,
-			// from the newest event (after 0).
-			return after, nil
+			// Following goes on from the newest event when the page was
+			// read, whether the filter matched it or not.
+			return max(after, pg.Next), nil
 		}
 		if pg.Next == 0 {
 			return after, nil

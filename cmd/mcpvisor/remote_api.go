@@ -148,14 +148,12 @@ func (r *remote) events(ctx context.Context, filter mcpvisor.EventFilter) (mcpvi
 	return mcpvisor.EventPage{Events: out.Events, Next: out.Next}, err
 }
 
-// followEvents streams the events journaled after the event after (0:
-// from the newest) that the filters of f select (GET /v1/events/stream),
-// until ctx ends or the sidecar stops.
+// followEvents streams the events journaled after the event after that
+// the filters of f select (GET /v1/events/stream), until ctx ends or the
+// sidecar stops.
 func (r *remote) followEvents(ctx context.Context, f flags, after uint64, each func(mcpvisor.JournalEvent)) error {
 	q := eventQuery(f)
-	if after > 0 { // else the stream starts at the newest event
-		q.Set("after", strconv.FormatUint(after, 10))
-	}
+	q.Set("after", strconv.FormatUint(after, 10))
 	resp, err := r.open(ctx, http.MethodGet, "/v1/events/stream?"+q.Encode(), nil, "text/event-stream")
 	if err != nil {
 		return err
