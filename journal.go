@@ -19,6 +19,10 @@ type (
 	HistoryRecord = persistence.HistoryRecord
 	// HistoryFilter selects history records.
 	HistoryFilter = persistence.HistoryFilter
+	// EventPage is one page of a listing of events and the cursor to go on.
+	EventPage = persistence.EventPage
+	// HistoryPage is one page of a listing of history records.
+	HistoryPage = persistence.HistoryPage
 	// HistoryKind tells what a HistoryRecord reports.
 	HistoryKind = persistence.HistoryKind
 	// RawJSON is a JSON value a journal record keeps as bytes (an event's
@@ -41,6 +45,13 @@ type (
 const (
 	OriginConfig = persistence.OriginConfig // from the config file
 	OriginAPI    = persistence.OriginAPI    // from Register or a host tool
+)
+
+// Page bounds of Journal.EventsPage and Journal.HistoryPage, and of the
+// sidecar's listings.
+const (
+	DefaultPageLimit = persistence.DefaultPageLimit // a page's size when no limit is given
+	MaxPageLimit     = persistence.MaxPageLimit     // the largest page
 )
 
 // Event statuses and history kinds.

@@ -24,9 +24,17 @@ const DefaultJournalQueue = 1 << 14
 // compression (OpenJournal), the writer's queue, and what the host
 // journals of each call. The zero value is the defaults.
 type JournalOptions struct {
-	// EventRetention: processed events older than this are deleted. Pending
-	// events are never deleted. 0: 7 days; <0: forever.
+	// EventRetention: processed events older than this are deleted.
+	// 0: 7 days; <0: not by this rule.
 	EventRetention time.Duration
+	// PendingEventRetention: the oldest events, acknowledged or not, are
+	// deleted while older than this (counted and logged). 0: 30 days;
+	// <0: not by this rule.
+	PendingEventRetention time.Duration
+	// EventLimit: the journal keeps at most this many events, deleting
+	// the oldest processed ones first, then the oldest pending ones
+	// (counted and logged). 0: 100,000; <0: no limit.
+	EventLimit int
 	// HistoryRetention: history records older than this are deleted.
 	// 0: 30 days; <0: forever.
 	HistoryRetention time.Duration

@@ -21,11 +21,13 @@ func OpenJournal(dir string, opts JournalOptions, logger *slog.Logger) (*Journal
 		logger = slog.Default()
 	}
 	store, err := persistence.Open(dir, persistence.Options{
-		Logger:           logger,
-		EventRetention:   opts.EventRetention,
-		HistoryRetention: opts.HistoryRetention,
-		Compress:         opts.Compress,
-		DiskReserve:      opts.DiskReserve,
+		Logger:                logger,
+		EventRetention:        opts.EventRetention,
+		PendingEventRetention: opts.PendingEventRetention,
+		EventLimit:            opts.EventLimit,
+		HistoryRetention:      opts.HistoryRetention,
+		Compress:              opts.Compress,
+		DiskReserve:           opts.DiskReserve,
 	})
 	if err != nil {
 		return nil, err
@@ -39,6 +41,16 @@ func OpenJournal(dir string, opts JournalOptions, logger *slog.Logger) (*Journal
 func (j *Journal) Events(f persistence.EventFilter) ([]persistence.EventRecord, error) {
 	return j.store.Events(f)
 }
+
+// EventsPage lists one page of events, oldest first, and the cursor to go
+// on (persistence.Store.EventsPage): at most 1,000, 100 by default.
+func (j *Journal) EventsPage(f persistence.EventFilter) (persistence.EventPage, error) {
+	return j.store.EventsPage(f)
+}
+
+// LastEventSeq is the newest committed event's seq (0 for none), read
+// without touching the store: where a listing of what comes next starts.
+func (j *Journal) LastEventSeq() uint64 { return j.store.LastEventSeq() }
 
 // Subscribe delivers the events that match f and come after f.After, as
 // they are committed, oldest first, until ctx ends or the journal closes;
@@ -79,6 +91,11 @@ func (j *Journal) subscribe(ctx context.Context, f persistence.EventFilter, boun
 // History lists history records, oldest first.
 func (j *Journal) History(f persistence.HistoryFilter) ([]persistence.HistoryRecord, error) {
 	return j.store.History(f)
+}
+
+// HistoryPage is EventsPage for history records.
+func (j *Journal) HistoryPage(f persistence.HistoryFilter) (persistence.HistoryPage, error) {
+	return j.store.HistoryPage(f)
 }
 
 // WhoHadAccess answers which scopes (sessions, or stack frames of them)

@@ -21,6 +21,12 @@ const (
 	DefaultEventRetention      = 7 * 24 * time.Hour
 	DefaultHistoryRetention    = 30 * 24 * time.Hour
 	DefaultMaintenanceInterval = 10 * time.Minute
+	// DefaultPendingEventRetention: events nobody acknowledged are kept a
+	// month, so a consumer that stopped for a while finds them.
+	DefaultPendingEventRetention = 30 * 24 * time.Hour
+	// DefaultEventLimit is how many events a journal keeps at most:
+	// about 10 MiB of raw tables at ~100 bytes an event.
+	DefaultEventLimit = 100_000
 )
 
 // Options configures a Store. The zero value is ready to use; Open copies it.
@@ -30,9 +36,20 @@ type Options struct {
 	Logger *slog.Logger
 
 	// EventRetention: Prune deletes processed events whose ProcessedAt is
-	// older than this. 0 means DefaultEventRetention; negative keeps them
-	// forever. Pending events are never pruned.
+	// older than this. 0 means DefaultEventRetention; negative: this rule
+	// deletes none (PendingEventRetention and EventLimit still apply).
 	EventRetention time.Duration
+
+	// PendingEventRetention: Prune deletes the oldest events, pending or
+	// not, while their Received is older than this. 0 means
+	// DefaultPendingEventRetention; negative keeps them forever.
+	PendingEventRetention time.Duration
+
+	// EventLimit: while the journal holds more events than this, Prune
+	// deletes the oldest processed events, then, if that is not enough,
+	// the oldest pending ones. 0 means DefaultEventLimit; negative: no
+	// limit.
+	EventLimit int
 
 	// HistoryRetention: Prune deletes history records whose Time, and Done
 	// tasks whose Updated, is older than this. 0 means
@@ -117,8 +134,10 @@ type Store struct {
 	lastEvent, lastHistory atomic.Uint64
 	pending                atomic.Int64
 	lastLSM, lastVLog      atomic.Int64 // Stats' last sizes
+	recordsRead            atomic.Int64 // events and history records listings decoded
 
 	pruneChunk int          // records per Prune read transaction; tests lower it
+	pageBudget int          // records a page reads at most (PageScanBudget); tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
 }
 
@@ -145,6 +164,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.HistoryRetention == 0 {
 		opts.HistoryRetention = DefaultHistoryRetention
+	}
+	if opts.PendingEventRetention == 0 {
+		opts.PendingEventRetention = DefaultPendingEventRetention
+	}
+	if opts.EventLimit == 0 {
+		opts.EventLimit = DefaultEventLimit
 	}
 	if opts.MaintenanceInterval == 0 {
 		opts.MaintenanceInterval = DefaultMaintenanceInterval
@@ -191,7 +216,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
-	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
+	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk, pageBudget: PageScanBudget}
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
 	}
@@ -372,6 +397,9 @@ type Stats struct {
 	LSMBytes, VLogBytes          int64 // sizes of the table and value-log files, as badger counts them (the open value-log file is preallocated)
 	LastEventSeq, LastHistorySeq uint64
 	PendingEvents                int64
+	// RecordsRead counts the event and history records listings decoded
+	// since Open: what the journal's readers cost it.
+	RecordsRead int64
 }
 
 // Stats reports sizes and counters. It does not block: while the store is
@@ -382,6 +410,7 @@ func (s *Store) Stats() Stats {
 		LastEventSeq:   s.lastEvent.Load(),
 		LastHistorySeq: s.lastHistory.Load(),
 		PendingEvents:  s.pending.Load(),
+		RecordsRead:    s.recordsRead.Load(),
 	}
 	// Never wait for the lock: a reopen holds it while Badger flushes,
 	// and a scrape must not wait on the disk. Then the last sizes do.
@@ -443,6 +472,10 @@ func (s *Store) maintain(interval time.Duration) {
 		case errors.Is(err, ErrClosed):
 		case err != nil:
 			s.log.Warn("journal maintenance failed", "err", err)
+		case res.PendingEvents > 0:
+			s.log.Warn("journal pruned events nobody acknowledged", "pending_events", res.PendingEvents,
+				"events", res.Events, "history", res.History, "tasks", res.Tasks,
+				"event_limit", s.opts.EventLimit, "pending_event_retention", s.opts.PendingEventRetention)
 		case res != PruneResult{}:
 			s.log.Info("journal pruned", "events", res.Events, "history", res.History, "tasks", res.Tasks)
 		}

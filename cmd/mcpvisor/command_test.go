@@ -27,7 +27,7 @@ var commandFlags = map[string][]string{
 	"tools reject":         {"config", "data", "log-format", "log-level", "wait"},
 	"call":                 {"config", "data", "detach", "json", "log-format", "log-level", "raw"},
 	"status":               {"config", "data", "json", "log-format", "log-level", "wait"},
-	"events":               {"after", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
+	"events":               {"after", "all", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
 	"history":              {"calls", "data", "json", "limit", "log-format", "log-level", "server"},
 	"tasks":                {"data", "json", "log-format", "log-level", "pending"},
@@ -53,7 +53,7 @@ var commandFlags = map[string][]string{
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50", "top --interval": "2s", "top --sort": "p99",
+	"history --limit": "50", "events --limit": "100", "top --interval": "2s", "top --sort": "p99",
 	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 
