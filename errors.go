@@ -44,6 +44,7 @@ var (
 	ErrJournalLocked  = persistence.ErrLocked       // another process holds the data directory's journal
 	ErrJournalDamaged = persistence.ErrDamaged      // the journal's files are damaged; it was not opened (its files are copied aside)
 	ErrUnknownEvent   = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
+	ErrDiskFull       = persistence.ErrDiskFull     // the journal is read-only: less than its reserve is free on its disk
 	ErrUnknownGroup   = actors.ErrUnknownGroup
 	ErrNotGranted     = pipeline.ErrNotGranted
 	ErrInvalidScope   = errors.New("invalid session or stack id")

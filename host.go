@@ -86,6 +86,13 @@ type Options struct {
 	// quickly: events queue behind it and, past a bound, are dropped and
 	// counted.
 	OnEvent func(Event)
+	// EventRate bounds the events each server may push, per method
+	// (notifications, log messages, resource updates): the excess is
+	// dropped, counted (Host.EventsRateLimited) and summarised once a
+	// second as an "mcpvisor/events_dropped" event with "reason": "rate",
+	// so a flooding server cannot starve its neighbours. Zero: 1,000 per
+	// second per method, bursts of 2,000; PerSecond < 0: unbounded.
+	EventRate EventRate
 	// Restart overrides the restart policy of every server (zero fields:
 	// defaults: 500 ms doubling to 60 s with jitter, reset after 60 s ready,
 	// at most 10 restarts in 5 minutes before a server is failed).
@@ -340,6 +347,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Logger:        opts.Logger,
 		LogDir:        logDir,
 		OnEvent:       opts.OnEvent,
+		EventRate:     opts.EventRate,
 		Journal:       journal,
 		Capabilities:  caps,
 		Handlers:      handlers,

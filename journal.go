@@ -19,6 +19,10 @@ type (
 	HistoryRecord = persistence.HistoryRecord
 	// HistoryFilter selects history records.
 	HistoryFilter = persistence.HistoryFilter
+	// EventPage is one page of a listing of events and the cursor to go on.
+	EventPage = persistence.EventPage
+	// HistoryPage is one page of a listing of history records.
+	HistoryPage = persistence.HistoryPage
 	// HistoryKind tells what a HistoryRecord reports.
 	HistoryKind = persistence.HistoryKind
 	// RawJSON is a JSON value a journal record keeps as bytes (an event's
@@ -37,6 +41,9 @@ type (
 	JournalInspection = persistence.Inspection
 	// StoreStats are the store's sizes and sequence high-water marks.
 	StoreStats = persistence.Stats
+	// DiskState is what the journal last saw of its disk's free space
+	// (Journal.Disk).
+	DiskState = persistence.DiskState
 	// ServerRecord is one server of the registry: its origin, whether it is
 	// enabled, and its entry as JSON with ${VAR} references unexpanded.
 	ServerRecord = persistence.ServerRecord
@@ -46,6 +53,13 @@ type (
 const (
 	OriginConfig = persistence.OriginConfig // from the config file
 	OriginAPI    = persistence.OriginAPI    // from Register or a host tool
+)
+
+// Page bounds of Journal.EventsPage and Journal.HistoryPage, and of the
+// sidecar's listings.
+const (
+	DefaultPageLimit = persistence.DefaultPageLimit // a page's size when no limit is given
+	MaxPageLimit     = persistence.MaxPageLimit     // the largest page
 )
 
 // Event statuses and history kinds.
@@ -59,6 +73,10 @@ const (
 	HistoryTool       = persistence.HistoryTool // a tool definition seen, changed, approved or rejected
 	MethodEventsDrops = persistence.MethodEventsDropped
 )
+
+// JournalReadOnlyDiskFull is JournalStats.ReadOnly, and /healthz's
+// "journal", while the journal's disk has less than its reserve free.
+const JournalReadOnlyDiskFull = actors.ReadOnlyDiskFull
 
 // JournalOptions configure the journal kept in DataDir/journal. The zero
 // value is the defaults.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,8 +14,10 @@ import (
 	"github.com/mcpvisor/mcpvisor/supervision"
 )
 
-// stallThreshold is how long a child's stdin may stay full before new calls
-// fail at once with ErrNotReading instead of queueing behind it.
+// stallThreshold is how long a child's stdin may take nothing while frames
+// wait for it before the server counts as not reading its input: new calls
+// fail at once with ErrNotReading instead of queueing behind it, and the
+// connection reports the server unhealthy, to be restarted by its policy.
 const stallThreshold = time.Second
 
 // writeRounds bounds how many times a caller that wrote its own frame goes
@@ -56,10 +57,19 @@ type stdioConn struct {
 	head       []byte       // the rest of a frame a caller could not finish: written before queue
 	queue      []byte       // frames with their newlines, waiting for the writer
 	spare      []byte       // a written queue buffer, kept for the next
-	blocked    atomic.Int64 // unix nanos when the writer goroutine began a blocked write; 0 when idle
+	blocked    atomic.Int64 // unix nanos when the writer goroutine's blocked write last made progress; 0 when idle
 	broken     error
+	notReading error // set once stdin took nothing for stall: every send fails with it
 	maxBacklog int
 	kick       chan struct{}
+
+	// The stall watch: a timer that runs while the writer goroutine waits
+	// for room, and reports the server unhealthy once stdin has taken
+	// nothing for stall.
+	stall      time.Duration
+	stallTmr   *time.Timer
+	stallArmed atomic.Bool
+	progressed func() // c.progress, bound once
 }
 
 // writeOwner says who writes to stdin now.
@@ -75,8 +85,9 @@ const (
 type stdinPipe interface {
 	// writeNow writes what the pipe takes now, without waiting.
 	writeNow(b []byte) (int, error)
-	// Write writes all of b, waiting for room as long as it takes.
-	Write(b []byte) (int, error)
+	// writeWait writes all of b, waiting for room as long as it takes,
+	// and calls progressed each time the pipe took some of it.
+	writeWait(b []byte, progressed func()) error
 }
 
 // fileStdin is a real pipe: writeNow writes through its raw descriptor,
@@ -200,7 +211,11 @@ func newStdioConn(gen uint64, spec *ServerSpec, stdin stdinPipe, stdout stdoutPi
 		stop:       make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		maxBacklog: max(spec.WriteQueue*4096, 4*spec.MaxFrame),
+		stall:      stallThreshold,
 	}
+	c.progressed = c.progress
+	c.stallTmr = time.AfterFunc(time.Hour, c.checkStall)
+	c.stallTmr.Stop()
 	c.rd = newStdoutReader(gen, stdout, spec.MaxFrame, &c.router, c.stop)
 	c.wg.Add(2)
 	go func() {
@@ -234,6 +249,10 @@ func (c *stdioConn) ready()                 {}
 func (c *stdioConn) send(m outMsg) error {
 	frame := m.frame
 	c.wmu.Lock()
+	if err := c.notReading; err != nil {
+		c.wmu.Unlock()
+		return err
+	}
 	if c.broken != nil {
 		// The connection is dying: the frame is dropped, and the request
 		// it carried fails with the rest, with the exit status as reason.
@@ -241,9 +260,9 @@ func (c *stdioConn) send(m outMsg) error {
 		return nil
 	}
 	if c.owner != ownerNone {
-		if since := c.blocked.Load(); since != 0 && time.Since(time.Unix(0, since)) > stallThreshold {
+		if since := c.blocked.Load(); since != 0 && time.Since(time.Unix(0, since)) > c.stall {
 			c.wmu.Unlock()
-			return fmt.Errorf("%w: its stdin has been full for %s", ErrNotReading, time.Since(time.Unix(0, since)).Round(time.Millisecond))
+			return fmt.Errorf("%w: its stdin has taken nothing for %s", ErrNotReading, time.Since(time.Unix(0, since)).Round(time.Millisecond))
 		}
 		if queued := len(c.head) + len(c.queue); queued+len(frame) > c.maxBacklog {
 			c.wmu.Unlock()
@@ -368,7 +387,10 @@ func (c *stdioConn) writeLoop() {
 			c.head, c.queue, c.spare = nil, c.spare, nil
 			c.wmu.Unlock()
 			c.blocked.Store(time.Now().UnixNano())
-			err := writeAll(c.stdin, head, queue)
+			if !c.stallArmed.Swap(true) {
+				c.stallTmr.Reset(c.stall)
+			}
+			err := c.writeAll(head, queue)
 			c.blocked.Store(0)
 			c.wmu.Lock()
 			if err != nil {
@@ -387,16 +409,79 @@ func (c *stdioConn) writeLoop() {
 	}
 }
 
-func writeAll(w io.Writer, bufs ...[]byte) error {
+func (c *stdioConn) writeAll(bufs ...[]byte) error {
 	for _, b := range bufs {
 		if len(b) == 0 {
 			continue
 		}
-		if _, err := w.Write(b); err != nil {
+		if err := c.stdin.writeWait(b, c.progressed); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// progress records that the pipe took some of a blocked write: the server
+// reads, however slowly.
+func (c *stdioConn) progress() { c.blocked.Store(time.Now().UnixNano()) }
+
+// checkStall runs on the stall timer: while the writer goroutine waits for
+// room, it looks again when stall will have passed since the last
+// progress; once it has, the server is not reading its input. Its frames
+// will never be read: the connection reports the server unhealthy, and
+// every send fails with ErrNotReading until the actor replaces it.
+func (c *stdioConn) checkStall() {
+	since := c.blocked.Load()
+	if since == 0 {
+		c.stallArmed.Store(false)
+		// A blocked write that began since blocked was read may have found
+		// the timer still armed: then it is armed again here.
+		if c.blocked.Load() != 0 && !c.stallArmed.Swap(true) {
+			c.stallTmr.Reset(c.stall)
+		}
+		return
+	}
+	idle := time.Since(time.Unix(0, since))
+	if idle < c.stall {
+		c.stallTmr.Reset(c.stall - idle)
+		return
+	}
+	err := fmt.Errorf("%w: its stdin has taken nothing for %s", ErrNotReading, idle.Round(time.Millisecond))
+	c.wmu.Lock()
+	first := c.notReading == nil && c.broken == nil
+	if first {
+		c.notReading = err
+	}
+	c.wmu.Unlock()
+	if first {
+		c.router.deliver(&connUnhealthy{gen: c.gen, err: err})
+	}
+}
+
+func (f fileStdin) writeWait(b []byte, progressed func()) error {
+	var werr error
+	n := 0
+	err := f.raw.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, err := syscall.Write(int(fd), b[n:])
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false // the poller waits for room
+			case err != nil:
+				werr = err
+				return true
+			}
+			n += m
+			progressed()
+		}
+		return true
+	})
+	if werr != nil {
+		return werr
+	}
+	return err
 }
 
 // close stops the process (the stop ladder) and joins the goroutines; a
@@ -407,6 +492,7 @@ func (c *stdioConn) close(ctx context.Context) {
 	c.closing.Do(func() {
 		idle := c.rd.shut()
 		close(c.stop)
+		c.stallTmr.Stop()
 		c.halt(ctx)
 		c.wg.Wait()
 		if idle != nil {

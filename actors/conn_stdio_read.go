@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -118,13 +119,36 @@ type carried struct {
 	size int
 }
 
+// endlessFactor and endlessMin say when a line is endless output: once it
+// has run past endlessFactor frame limits, and at least endlessMin bytes,
+// with no newline. A line a little over the limit is rejected and the
+// server goes on (its call fails); one that never ends would be read and
+// discarded for ever, at the pipe's full speed, costing the host two
+// busy processors. Past the bound the reader stops and the server is
+// restarted. 256 MiB goes by in well under a second on a pipe.
+const (
+	endlessFactor = 16
+	endlessMin    = 256 << 20
+)
+
+// endlessAfter is how long a line may run with no newline, for a frame
+// limit of maxFrame bytes.
+func endlessAfter(maxFrame int) int64 {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	return max(endlessFactor*int64(maxFrame), endlessMin)
+}
+
 func newStdoutReader(gen uint64, src stdoutPipe, maxFrame int, r *router, stop <-chan struct{}) *stdoutReader {
 	grace := time.NewTimer(leadGrace)
 	grace.Stop()
+	fr := protocol.NewFrameReader(src, maxFrame)
+	fr.SetDiscardLimit(endlessAfter(maxFrame))
 	return &stdoutReader{
 		gen:     gen,
 		src:     src,
-		fr:      protocol.NewFrameReader(src, maxFrame),
+		fr:      fr,
 		router:  r,
 		stop:    stop,
 		running: true,
@@ -232,13 +256,20 @@ func (s *stdoutReader) handle(frame []byte, err error, wait bool) (carry *carrie
 	}
 	if err != nil {
 		var tooLarge *protocol.FrameTooLargeError
-		if errors.As(err, &tooLarge) {
+		if errors.As(err, &tooLarge) && !tooLarge.Unterminated {
 			s.router.oversized(tooLarge.ID(), tooLarge.Size, tooLarge.Limit)
 			return nil, true
 		}
 		s.mu.Lock()
 		s.ended = true
 		s.mu.Unlock()
+		if tooLarge != nil {
+			// Endless output: no one reads any more, and the server,
+			// left writing into a full pipe, is restarted.
+			s.router.deliver(&connUnhealthy{gen: s.gen, err: fmt.Errorf("%w: wrote %d bytes without a newline (frame limit %d)",
+				protocol.ErrFrameTooLarge, tooLarge.Size, tooLarge.Limit)})
+			return nil, false
+		}
 		s.router.deliver(&readerDone{gen: s.gen, err: err})
 		return nil, false
 	}

@@ -554,15 +554,17 @@ func TestStdoutReaderAnswerBeforeToken(t *testing.T) {
 
 // Frames from concurrent callers reach stdin whole and, per caller, in
 // order, whether the pipe takes them at once or the writer goroutine waits
-// for room; a pipe full for longer than stallThreshold refuses more.
+// for room; a pipe that takes nothing for stallThreshold refuses more, and
+// the connection reports the server unhealthy, once.
 func TestStdioWritePath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		in, out := newMemPipe(100), newMemPipe(0)
 		spec := ServerSpec{Name: "s"}.WithDefaults()
+		reports := make(chan any, 16)
 		c := newStdioConn(1, &spec, in, out, func(context.Context) {
 			in.closeRead()
 			out.closeRead()
-		}, func(any) {}, nil)
+		}, func(m any) { reports <- m }, nil)
 		defer c.close(context.Background())
 
 		const senders, frames = 8, 50
@@ -605,9 +607,32 @@ func TestStdioWritePath(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		time.Sleep(stallThreshold + time.Millisecond)
+		// Reading some of it is progress: the stall is counted from there.
+		time.Sleep(stallThreshold / 2)
+		if _, err := in.Read(make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(stallThreshold/2 + time.Millisecond)
+		synctest.Wait()
+		if len(reports) > 0 {
+			t.Fatalf("reported %#v while the server still read", <-reports)
+		}
+		time.Sleep(stallThreshold / 2)
+		synctest.Wait()
+		select {
+		case m := <-reports:
+			u, ok := m.(*connUnhealthy)
+			if !ok || u.gen != 1 || !errors.Is(u.err, ErrNotReading) {
+				t.Fatalf("reported %#v, want connUnhealthy with ErrNotReading", m)
+			}
+		default:
+			t.Fatal("a stalled stdin was not reported")
+		}
 		if err := c.send(notificationOut("n", nil)); !errors.Is(err, ErrNotReading) {
 			t.Errorf("send to a stalled pipe: %v, want ErrNotReading", err)
+		}
+		if len(reports) > 0 {
+			t.Errorf("reported again: %#v", <-reports)
 		}
 	})
 }

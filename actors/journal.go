@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -23,9 +24,17 @@ const DefaultJournalQueue = 1 << 14
 // compression (OpenJournal), the writer's queue, and what the host
 // journals of each call. The zero value is the defaults.
 type JournalOptions struct {
-	// EventRetention: processed events older than this are deleted. Pending
-	// events are never deleted. 0: 7 days; <0: forever.
+	// EventRetention: processed events older than this are deleted.
+	// 0: 7 days; <0: not by this rule.
 	EventRetention time.Duration
+	// PendingEventRetention: the oldest events, acknowledged or not, are
+	// deleted while older than this (counted and logged). 0: 30 days;
+	// <0: not by this rule.
+	PendingEventRetention time.Duration
+	// EventLimit: the journal keeps at most this many events, deleting
+	// the oldest processed ones first, then the oldest pending ones
+	// (counted and logged). 0: 100,000; <0: no limit.
+	EventLimit int
 	// HistoryRetention: history records older than this are deleted.
 	// 0: 30 days; <0: forever.
 	HistoryRetention time.Duration
@@ -46,6 +55,10 @@ type JournalOptions struct {
 	// most this much of them. Durable writes, Close and a queue a quarter
 	// full end the wait at once. 0: DefaultLinger (5 ms); <0: no wait.
 	Linger time.Duration
+	// LiveBuffer bounds the committed events waiting for one subscriber
+	// (Subscribe, SubscribeBounded) before it has lagged. 0:
+	// DefaultLiveBuffer (4,096).
+	LiveBuffer int
 	// NoCallHistory turns off the history of tool calls (read by the
 	// host, which records the calls).
 	NoCallHistory bool
@@ -59,7 +72,16 @@ type JournalOptions struct {
 	// Durability is the same either way, and a journal written with one
 	// setting opens with the other.
 	Compress bool
+	// DiskReserve is the free space the journal keeps on its filesystem:
+	// below it the journal turns read-only (writes fail with
+	// persistence.ErrDiskFull, records from servers are dropped and
+	// counted) until the space returns, instead of Badger dying of SIGBUS.
+	// 0: persistence.DefaultDiskReserve (256 MiB); <0: not watched.
+	DiskReserve int64
 }
+
+// ReadOnlyDiskFull is JournalStats.ReadOnly while the disk is short.
+const ReadOnlyDiskFull = "read-only: disk full"
 
 // DefaultPaceWait is JournalOptions.PaceWait's default.
 const DefaultPaceWait = time.Second
@@ -77,6 +99,13 @@ type JournalStats struct {
 	Dropped       uint64 // ingested records dropped because the queue was full or a write failed
 	Queued        int64  // ingested records waiting now
 	WriteFailures uint64
+	// ReadOnly says why the journal accepts no writes now ("read-only:
+	// disk full"); empty when it does.
+	ReadOnly string
+	// DiskFree and DiskReserve: the space free on the journal's
+	// filesystem at the last check, and the reserve below which it turns
+	// read-only (0: not watched).
+	DiskFree, DiskReserve uint64
 }
 
 // Journal is the host's memory: the server registry, the events servers
@@ -103,8 +132,9 @@ type Journal struct {
 	pace   time.Duration
 	linger time.Duration
 
-	queued atomic.Int64
-	stats  struct {
+	queued  atomic.Int64
+	failing atomic.Bool // the last commit failed: log the next failure only once it succeeded again
+	stats   struct {
 		commits, records, events, dropped, failures atomic.Uint64
 	}
 
@@ -128,16 +158,18 @@ type Journal struct {
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed after a commit that appended events
 
-	subs      sync.WaitGroup // Subscribe's goroutines, joined by Close
-	ownsStore bool           // opened by OpenJournal: Close closes it
-	closeOnce sync.Once
-	closeErr  error
-	done      chan struct{}
+	subs       sync.WaitGroup // Subscribe's goroutines, joined by Close
+	fanout     eventFanout    // each commit's events to the subscribers that keep up
+	liveBuffer int
+	ownsStore  bool // opened by OpenJournal: Close closes it
+	closeOnce  sync.Once
+	closeErr   error
+	done       chan struct{}
 }
 
 // NewJournal starts the writer for store: its goroutine runs until Close.
 // The caller keeps owning store and closes it after Journal.Close. Only
-// Queue, PaceWait and Linger of opts concern it. logger receives write
+// Queue, PaceWait, Linger and LiveBuffer of opts concern it. logger receives write
 // failures and overflow reports; nil discards them.
 func NewJournal(store *persistence.Store, opts JournalOptions, logger *slog.Logger) *Journal {
 	if logger == nil {
@@ -169,6 +201,10 @@ func NewJournal(store *persistence.Store, opts JournalOptions, logger *slog.Logg
 		exited:  make(chan struct{}),
 		notify:  make(chan struct{}),
 		done:    make(chan struct{}),
+	}
+	j.liveBuffer = opts.LiveBuffer
+	if j.liveBuffer <= 0 {
+		j.liveBuffer = DefaultLiveBuffer
 	}
 	go j.run()
 	return j
@@ -371,7 +407,6 @@ func (j *Journal) takeDrops(now time.Time) ([]persistence.Op, map[string]uint64)
 		params, _ := json.Marshal(map[string]uint64{"dropped": n})
 		ops = append(ops, persistence.AppendEvent(persistence.EventRecord{
 			Server: s, Method: persistence.MethodEventsDropped, Params: params, Received: now}))
-		j.logger.Warn("journal: records dropped", "server", s, "count", n)
 	}
 	taken := j.dropped
 	j.dropped = map[string]uint64{}
@@ -403,19 +438,31 @@ func (j *Journal) wake() {
 	j.notifyMu.Unlock()
 }
 
+// Disk reports what the journal last saw of its disk's free space, and
+// whether it is read-only for want of it. It does not block.
+func (j *Journal) Disk() persistence.DiskState { return j.store.Disk() }
+
 // Done is closed when the journal has closed.
 func (j *Journal) Done() <-chan struct{} { return j.done }
 
 // Stats returns the writer's counters and the store's sizes.
+// It does not wait for the writer.
 func (j *Journal) Stats() (JournalStats, persistence.Stats) {
-	return JournalStats{
+	disk := j.store.Disk()
+	w := JournalStats{
 		Commits:       j.stats.commits.Load(),
 		Records:       j.stats.records.Load(),
 		Events:        j.stats.events.Load(),
 		Dropped:       j.stats.dropped.Load(),
 		Queued:        j.queued.Load(),
 		WriteFailures: j.stats.failures.Load(),
-	}, j.store.Stats()
+		DiskFree:      disk.Free,
+		DiskReserve:   disk.Reserve,
+	}
+	if disk.ReadOnly {
+		w.ReadOnly = ReadOnlyDiskFull
+	}
+	return w, j.store.Stats()
 }
 
 // closeTimeout bounds Close's flush: a store that does not return leaves
@@ -473,7 +520,19 @@ func (j *Journal) stop(ctx context.Context) error {
 	}
 	close(j.done)
 	j.wake()
+	j.reportUnjournaledDrops()
 	return err
+}
+
+// reportUnjournaledDrops logs the drop counts the journal could not
+// journal before it closed (a read-only journal's): the loss is then
+// reported with its count in the log, as it is in Stats.
+func (j *Journal) reportUnjournaledDrops() {
+	j.dropMu.Lock()
+	defer j.dropMu.Unlock()
+	for _, s := range slices.Sorted(maps.Keys(j.dropped)) {
+		j.logger.Error("journal: records dropped, and their count not journaled", "server", s, "count", j.dropped[s])
+	}
 }
 
 // journalWrite is one writer's ops.
@@ -555,7 +614,18 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		n += len(w.ops)
 	}
-	drops, dropCounts := j.takeDrops(time.Now())
+	readOnly := j.store.Disk().ReadOnly
+	if n > 0 && readOnly {
+		// Nothing can be written: fail at once, and keep the drop counts
+		// for the first commit once the space returns.
+		j.finish(writes, ingested, persistence.Applied{}, fmt.Errorf("journal %s: %w", j.store.Dir(), persistence.ErrDiskFull))
+		return true
+	}
+	var drops []persistence.Op
+	var dropCounts map[string]uint64
+	if !readOnly {
+		drops, dropCounts = j.takeDrops(time.Now())
+	}
 	if n+len(drops) == 0 {
 		// Writes of no ops, if any, are committed as they stand.
 		for _, w := range writes {
@@ -573,10 +643,16 @@ func (j *Journal) commit() bool {
 	ops = append(ops, drops...)
 	applied, err := j.store.Apply(ops)
 	if err != nil {
-		j.restoreDrops(dropCounts)
+		j.restoreDrops(dropCounts) // logged by the commit that journals them
+	} else {
+		for _, s := range slices.Sorted(maps.Keys(dropCounts)) {
+			j.logger.Warn("journal: records dropped", "server", s, "count", dropCounts[s])
+		}
 	}
 	j.finish(writes, ingested, applied, err)
-	return true
+	// Drop counts alone that failed wait for the next write: retrying
+	// them at once would spin on a store that keeps failing.
+	return err == nil || n > 0
 }
 
 func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {
@@ -586,13 +662,18 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 	}
 	if err != nil {
 		j.stats.failures.Add(1)
-		j.logger.Error("journal: commit failed", "err", err)
+		if !j.failing.Swap(true) { // a full disk fails every commit: say it once
+			j.logger.Error("journal: commit failed; records from servers are dropped and counted until commits succeed", "err", err)
+		}
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
 		for _, in := range ingested {
 			j.drop(in.server, 1)
 		}
 	} else {
+		if j.failing.Swap(false) {
+			j.logger.Warn("journal: commits succeed again")
+		}
 		j.stats.commits.Add(1)
 		n := len(ingested)
 		for _, w := range writes {
@@ -605,6 +686,7 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 		w.done(applied, err)
 	}
 	if len(applied.Events) > 0 {
+		j.fanout.publish(applied.Events)
 		j.wake()
 	}
 }

@@ -21,10 +21,13 @@ func OpenJournal(dir string, opts JournalOptions, logger *slog.Logger) (*Journal
 		logger = slog.Default()
 	}
 	store, err := persistence.Open(dir, persistence.Options{
-		Logger:           logger,
-		EventRetention:   opts.EventRetention,
-		HistoryRetention: opts.HistoryRetention,
-		Compress:         opts.Compress,
+		Logger:                logger,
+		EventRetention:        opts.EventRetention,
+		PendingEventRetention: opts.PendingEventRetention,
+		EventLimit:            opts.EventLimit,
+		HistoryRetention:      opts.HistoryRetention,
+		Compress:              opts.Compress,
+		DiskReserve:           opts.DiskReserve,
 	})
 	if err != nil {
 		return nil, err
@@ -39,44 +42,48 @@ func (j *Journal) Events(f persistence.EventFilter) ([]persistence.EventRecord, 
 	return j.store.Events(f)
 }
 
+// EventsPage lists one page of events, oldest first, and the cursor to go
+// on (persistence.Store.EventsPage): at most 1,000, 100 by default.
+func (j *Journal) EventsPage(f persistence.EventFilter) (persistence.EventPage, error) {
+	return j.store.EventsPage(f)
+}
+
+// LastEventSeq is the newest committed event's seq (0 for none), read
+// without touching the store: where a listing of what comes next starts.
+func (j *Journal) LastEventSeq() uint64 { return j.store.LastEventSeq() }
+
 // Subscribe delivers the events that match f and come after f.After, as
 // they are committed, oldest first, until ctx ends or the journal closes;
-// then the channel is closed. f.Limit is ignored. A slow reader holds no
-// memory in the journal: it reads from the store where it left off.
+// then the channel is closed. f.Limit is ignored. A subscriber that keeps
+// up is handed each commit's events by the writer, into a bounded queue
+// (JournalOptions.LiveBuffer), from the moment Subscribe returns; one that
+// falls behind holds no more memory in the journal and never slows its
+// writer: it reads from the store where it left off, then joins again.
+// Nothing is skipped.
 func (j *Journal) Subscribe(ctx context.Context, f persistence.EventFilter) <-chan persistence.EventRecord {
+	return j.subscribe(ctx, f, false)
+}
+
+// SubscribeBounded is Subscribe for a subscriber that may be slow and must
+// cost nothing then (a network stream): once it falls more than
+// JournalOptions.LiveBuffer events behind, it receives one record of
+// method MethodEventsLagged, params {"skipped": N, "after": ID}, N the
+// events it missed so far, and its channel closes. A new subscription with
+// After = ID resumes it without loss.
+func (j *Journal) SubscribeBounded(ctx context.Context, f persistence.EventFilter) <-chan persistence.EventRecord {
+	return j.subscribe(ctx, f, true)
+}
+
+func (j *Journal) subscribe(ctx context.Context, f persistence.EventFilter, bounded bool) <-chan persistence.EventRecord {
 	out := make(chan persistence.EventRecord, 64)
+	// Joined before returning: every commit after Subscribe returns
+	// reaches the subscriber, however late its goroutine starts.
+	sub := j.fanout.add(f, j.liveBuffer)
 	j.subs.Add(1)
 	go func() {
 		defer j.subs.Done()
 		defer close(out)
-		f.Limit = 1024
-		for {
-			changed := j.Changed() // before reading: no commit is missed
-			evs, err := j.store.Events(f)
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				case <-j.done:
-					return
-				}
-				f.After = ev.Seq
-			}
-			if len(evs) == f.Limit {
-				continue
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				return
-			case <-j.done:
-				return
-			}
-		}
+		j.follow(ctx, f, sub, out, bounded)
 	}()
 	return out
 }
@@ -84,6 +91,11 @@ func (j *Journal) Subscribe(ctx context.Context, f persistence.EventFilter) <-ch
 // History lists history records, oldest first.
 func (j *Journal) History(f persistence.HistoryFilter) ([]persistence.HistoryRecord, error) {
 	return j.store.History(f)
+}
+
+// HistoryPage is EventsPage for history records.
+func (j *Journal) HistoryPage(f persistence.HistoryFilter) (persistence.HistoryPage, error) {
+	return j.store.HistoryPage(f)
 }
 
 // WhoHadAccess answers which scopes (sessions, or stack frames of them)

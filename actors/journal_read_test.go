@@ -92,3 +92,28 @@ func TestOpenJournalReadsAcksAndCloses(t *testing.T) {
 		t.Errorf("events after reopening = %d, %v; want 3", len(evs), err)
 	}
 }
+
+// The journal's retention settings reach its store: over EventLimit the
+// oldest events go, and a page lists what is left from the oldest.
+func TestOpenJournalKeepsEventLimit(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "journal"), JournalOptions{EventLimit: 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ops := make([]persistence.Op, 0, 30)
+	for range 30 {
+		ops = append(ops, persistence.AppendEvent(persistence.EventRecord{Server: "a", Method: "m"}))
+	}
+	if err := j.Write(context.Background(), ops...); err != nil {
+		t.Fatal(err)
+	}
+	res, err := j.Store().Prune()
+	if err != nil || res.PendingEvents != 20 {
+		t.Fatalf("Prune = %+v, %v; want 20 pending events over the limit", res, err)
+	}
+	page, err := j.EventsPage(persistence.EventFilter{})
+	if err != nil || len(page.Events) != 10 || page.Events[0].Seq != 21 || page.Next != 0 {
+		t.Errorf("page after prune: %d events from %v, next %d, %v; want 21..30, no cursor", len(page.Events), page.Events, page.Next, err)
+	}
+}

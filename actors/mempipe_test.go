@@ -85,11 +85,25 @@ func (p *memPipe) SetReadDeadline(t time.Time) error {
 // Write writes all of b, waiting for room.
 func (p *memPipe) Write(b []byte) (int, error) {
 	n := 0
+	err := p.writeWait(b, func() {})
+	if err == nil {
+		n = len(b)
+	}
+	return n, err
+}
+
+// writeWait writes all of b, waiting for room, and calls progressed each
+// time the pipe took some.
+func (p *memPipe) writeWait(b []byte, progressed func()) error {
+	n := 0
 	for {
 		m, err := p.writeNow(b[n:])
 		n += m
+		if m > 0 {
+			progressed()
+		}
 		if err != nil || n == len(b) {
-			return n, err
+			return err
 		}
 		p.mu.Lock()
 		c := p.changed

@@ -148,6 +148,14 @@ type oversizedFrame struct {
 	limit int
 }
 
+// connUnhealthy reports a server misbehaving in a way only a restart
+// mends, though its process runs on: it does not read its stdin, or it
+// writes a line without end. err says which, for status and the log.
+type connUnhealthy struct {
+	gen uint64
+	err error
+}
+
 // readerDone reports that stdout ended (EOF or error).
 type readerDone struct {
 	gen uint64

@@ -40,8 +40,9 @@ type serverEntry struct {
 
 	stderr stderrTail // the last lines of stderr, for the exit record
 
-	progress sync.Map   // progress token → *ProgressSub
-	clock    pauseClock // time the server's call timeouts stood still
+	events   *eventLimiter // the server's event rate bound
+	progress sync.Map      // progress token → *ProgressSub
+	clock    pauseClock    // time the server's call timeouts stood still
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {
@@ -245,6 +246,7 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 		spec:    spec,
 		any:     &g.rt.statusChanged,
 		stopped: make(chan struct{}),
+		events:  g.rt.rate.limiter(spec.Name),
 	}
 	initial := StateStarting
 	if !spec.Enabled {

@@ -37,6 +37,10 @@ type Options struct {
 	// subscriber, events are not queued at all.
 	OnEvent    func(Event)
 	EventQueue int // 0: 4096
+	// EventRate bounds each server's events per method (notifications,
+	// log messages, resource updates); the excess is dropped, counted and
+	// summarised in the journal and the event stream. Zero: the defaults.
+	EventRate EventRate
 	// Journal, when set, receives every server's events (notifications
 	// that are not protocol plumbing), lifecycle transitions and catalogs.
 	// The runtime writes to it and never closes it.
@@ -106,6 +110,7 @@ type Runtime struct {
 	dropped    atomic.Uint64
 	onEvent    func(Event)
 	subs       subscribers // Subscribe
+	rate       *rateSummaries
 	journal    *Journal
 	handlers   map[string]Handler
 	notify     map[string]func(server string, params json.RawMessage)
@@ -179,6 +184,7 @@ func New(opts Options) *Runtime {
 	r.events = make(chan Event, n)
 	r.eventsDone = make(chan struct{})
 	go r.dispatchEvents()
+	r.rate = newRateSummaries(r, opts.EventRate)
 	r.registry = r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &registryActor{rt: r} }))
 	return r
 }
@@ -249,6 +255,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		r.logs.Close() // the servers have closed their files: only the writer is left
 	}
 	close(r.done)
+	r.rate.stop() // it emits: before the events channel closes
 	close(r.events)
 	<-r.eventsDone
 	r.system.Shutdown()

@@ -166,6 +166,10 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		if m.gen == a.inc.gen {
 			a.onOversized(m)
 		}
+	case *connUnhealthy:
+		if m.gen == a.inc.gen && a.inc.conn != nil {
+			a.onUnhealthy(m.err)
+		}
 	case *readerDone:
 		if m.gen == a.inc.gen {
 			a.onConnBroken(fmt.Sprintf("stdout closed: %v", eofText(m.err)))

@@ -139,9 +139,14 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		}
 		a.log.Write(logLevelTag(p.Level), text)
 		a.slog.Debug("server log", "level", p.Level, "text", text)
-		// Observers (a gateway forwarding logs to its clients) see it too;
-		// the server's log file is its record, so it is not journaled.
-		a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
+		// Observers (a gateway forwarding logs to its clients) see it too,
+		// within the server's rate; the server's log file is its record,
+		// so it is not journaled.
+		now := time.Now()
+		if !a.entry.events.allow(msg.Method, now) {
+			return
+		}
+		a.rt.emit(Event{Time: now, Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 	case protocol.MethodToolsListChanged:
 		a.relistTools()
 	case protocol.MethodCancelled:
@@ -158,10 +163,14 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		}
 	default:
 		if fn := a.rt.notify[msg.Method]; fn != nil {
+			now := time.Now()
+			if !a.entry.events.allow(msg.Method, now) {
+				return // resource updates and the like, past the server's rate
+			}
 			fn(a.spec.Name, msg.Params)
 			// Observers see it too: a gateway forwards a URL
 			// elicitation's completion to the client that opened it.
-			a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
+			a.rt.emit(Event{Time: now, Server: a.spec.Name, Kind: EventNotification, Method: msg.Method, Params: msg.Params})
 		}
 		// Events and progress take the router's sink (eventSink) and do
 		// not come here.
@@ -185,6 +194,14 @@ func (a *serverActor) eventSink() func(*protocol.Message) bool {
 			return false
 		}
 		now := time.Now()
+		// Past the server's rate the event is counted, not journaled:
+		// a flood then costs the journal and the subscribers a bounded
+		// share. Past its read pace this reader waits: the server then
+		// blocks on its own output rather than taking the host's CPU.
+		entry.events.pace(now)
+		if !entry.events.allow(msg.Method, now) {
+			return true
+		}
 		if rt.journal != nil {
 			rt.journal.IngestPaced(name, persistence.AppendEvent(persistence.EventRecord{
 				Server: name, Method: msg.Method, Params: persistence.RawJSON(msg.Params), Received: now,

@@ -30,6 +30,17 @@ func (a *serverActor) onConnBroken(reason string) {
 	a.inc.graceTmr = a.after(connGracePeriod, &connGrace{gen: a.inc.gen})
 }
 
+// onUnhealthy handles a server that runs but misbehaves in a way only a
+// restart mends (connUnhealthy): its process is stopped, every call in
+// flight fails with err, and it is restarted by its policy, err the
+// reason in its status, its log and the journal.
+func (a *serverActor) onUnhealthy(err error) {
+	a.slog.Warn("server unhealthy; restarting it", "err", err)
+	a.logLifecycle("unhealthy: %v", err)
+	a.recordLifecycle("unhealthy", err.Error(), a.inc.conn.pid(), nil)
+	a.fail(err)
+}
+
 // onExited handles the reaped exit of the current connection's process.
 // Running out of memory under the server's limit is a failure like any
 // other (restarted by policy), said as such everywhere the exit is.

@@ -61,6 +61,9 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.writable(); err != nil {
+		return Applied{}, err
+	}
 
 	p := planner{
 		view:        s.db.NewTransaction(false),

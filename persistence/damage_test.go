@@ -28,7 +28,7 @@ func makeJournal(t testing.TB, dir string, events, grants int) journalImage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, 0, events, grants)
+	fillJournal(t, s, 0, events, grants)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +47,14 @@ func makeCrashImage(t testing.TB, dir, image string, events, grants int) journal
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, 0, events/2, 0)
+	fillJournal(t, s, 0, events/2, 0)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = Open(dir, Options{MaintenanceInterval: -1}); err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, events/2, events-events/2, grants)
+	fillJournal(t, s, events/2, events-events/2, grants)
 	s.writeMarks()
 	if err := os.MkdirAll(image, 0o700); err != nil {
 		t.Fatal(err)
@@ -85,9 +85,9 @@ func makeCrashImage(t testing.TB, dir, image string, events, grants int) journal
 	return journalImage{dir: image, events: events, grants: grants}
 }
 
-// fill appends events events numbered from first, and grants grants, in
+// fillJournal appends events events numbered from first, and grants grants, in
 // batches of 100.
-func fill(t testing.TB, s *Store, first, events, grants int) {
+func fillJournal(t testing.TB, s *Store, first, events, grants int) {
 	t.Helper()
 	var ops []Op
 	flush := func() {

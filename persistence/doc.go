@@ -15,6 +15,15 @@
 //
 // The package example (example_test.go) runs that end to end.
 //
+// # A full disk
+//
+// The store keeps Options.DiskReserve (256 MiB) free on its filesystem.
+// Below it, it reopens Badger read-only, and Apply and Prune fail with
+// ErrDiskFull while reads go on; when the space returns it reopens
+// writable by itself (Disk reports the state). Badger writes through
+// memory maps, so without the reserve a full disk is a SIGBUS, not an
+// error; disk.go has the reasoning.
+//
 // # Writing
 //
 // One writer does group commit: the caller hands Apply a batch of many ops
@@ -72,11 +81,20 @@
 // left pending for long pins the mark, and listing pending events then
 // reads every event after it.
 //
+// EventsPage and HistoryPage read one page: at most MaxPageLimit records
+// (DefaultPageLimit by default), PageScanBudget records read and about
+// PageBytes of payload, with Next, the After that reads on. A page costs
+// what it reads, however big the journal.
+//
 // Prune deletes processed events, history records and Done tasks past
-// their retention (Options; tasks follow the history's); pending events
-// and unfinished tasks are never pruned. A goroutine owned by the
-// Store runs Prune and then value-log GC every MaintenanceInterval; Close
-// stops and joins it.
+// their retention (Options; tasks follow the history's), the oldest
+// events past PendingEventRetention whatever their status, and, over
+// EventLimit, the oldest processed events and then, if need be, the
+// oldest pending ones (PruneResult.PendingEvents counts those; the
+// maintenance goroutine logs them as a warning). Unfinished tasks are
+// never pruned. Events are pruned in chunks, each under the writer lock
+// for its own length only. A goroutine owned by the Store runs Prune and
+// then value-log GC every MaintenanceInterval; Close stops and joins it.
 //
 // # Badger tuning
 //

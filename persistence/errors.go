@@ -11,6 +11,7 @@ var (
 	ErrUnknownEvent  = errors.New("unknown event")
 	ErrInvalidRecord = errors.New("journal record is invalid")
 	ErrInvalidFilter = errors.New("journal filter is invalid")
+	ErrDiskFull      = errors.New("journal is read-only: disk full")
 	// ErrDamaged: the journal's files are damaged so that opening it would
 	// lose what they hold; Open refused, after copying them aside. The
 	// error is a *DamagedError.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -16,25 +17,42 @@ const defaultPruneChunk = 10_000
 // PruneResult counts the records Prune deleted.
 type PruneResult struct {
 	Events, History, Tasks, GatewayTasks int
+	// PendingEvents counts the events deleted before anyone acknowledged
+	// them (past PendingEventRetention, or over EventLimit); Events
+	// counts the processed ones.
+	PendingEvents int
 }
 
 // Prune deletes processed events whose ProcessedAt, history records whose
 // Time, and Done tasks whose Updated are older than their retention
 // (Options; tasks follow HistoryRetention) before Now, and gateway tasks
-// whose Expires has passed. Pending events and
-// tasks not Done are never pruned. Prune holds the writer lock while it
-// runs, so Apply waits; it stops early, returning ErrClosed, when Close
-// begins.
+// whose Expires has passed. Then the oldest events while their Received
+// is older than PendingEventRetention, pending or not. Then, while the
+// journal holds more than EventLimit events, the oldest processed events,
+// and only when those are not enough the oldest events of any status. Tasks
+// not Done are never pruned. Deletions are committed in batches of at most
+// 10,000 records. Prune holds the writer lock while it runs, so Apply
+// waits; it stops early, returning ErrClosed, when Close begins.
 func (s *Store) Prune() (PruneResult, error) {
 	var res PruneResult
 	if err := s.acquire(); err != nil {
 		return res, err
 	}
 	defer s.closeMu.RUnlock()
+	if s.disk.readOnly.Load() { // a read-only journal deletes nothing
+		return res, fmt.Errorf("journal %s: %w", s.dir, ErrDiskFull)
+	}
+	now := s.opts.Now()
+	// The retention of events takes the writer lock chunk by chunk, so a
+	// big journal's first prune does not hold Apply up for its length.
+	if err := s.pruneEventsOver(now, &res); err != nil {
+		return res, fmt.Errorf("prune events: %w", err)
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-
-	now := s.opts.Now()
+	if err := s.writable(); err != nil {
+		return res, err
+	}
 	n, err := pruneWhere(s, prefixGwTask, func(key []byte, t GatewayTaskRecord) ([]mutation, bool) {
 		if !t.Expires.Before(now) {
 			return nil, false
@@ -53,7 +71,7 @@ func (s *Store) Prune() (PruneResult, error) {
 			}
 			return []mutation{{key: bytes.Clone(key), del: true}}, true
 		})
-		res.Events = n
+		res.Events += n
 		if err != nil {
 			return res, fmt.Errorf("prune events: %w", err)
 		}
@@ -86,6 +104,156 @@ func (s *Store) Prune() (PruneResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// pruneEventsOver applies PendingEventRetention and EventLimit. The caller
+// holds closeMu shared, not writeMu.
+func (s *Store) pruneEventsOver(now time.Time, res *PruneResult) error {
+	if s.opts.PendingEventRetention > 0 {
+		cutoff := now.Add(-s.opts.PendingEventRetention)
+		processed, pending, err := s.pruneEvents(func(e EventRecord) (del, stop bool) {
+			old := e.Received.Before(cutoff)
+			return old, !old
+		})
+		res.Events += processed
+		res.PendingEvents += pending
+		if err != nil {
+			return err
+		}
+	}
+	if s.opts.EventLimit <= 0 {
+		return nil
+	}
+	n, err := s.countEvents()
+	if err != nil || n <= s.opts.EventLimit {
+		return err
+	}
+	excess := n - s.opts.EventLimit
+	processed, _, err := s.pruneEvents(func(e EventRecord) (del, stop bool) {
+		if excess == 0 {
+			return false, true
+		}
+		if e.Status != EventProcessed {
+			return false, false
+		}
+		excess--
+		return true, false
+	})
+	res.Events += processed
+	if err != nil || excess == 0 {
+		return err
+	}
+	processed, pending, err := s.pruneEvents(func(EventRecord) (del, stop bool) {
+		if excess == 0 {
+			return false, true
+		}
+		excess--
+		return true, false
+	})
+	res.Events += processed
+	res.PendingEvents += pending
+	return err
+}
+
+// countEvents counts the event keys, without reading their records.
+func (s *Store) countEvents() (int, error) {
+	n := 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		return iterate(txn, iteration{prefix: []byte(prefixEvent)}, func(*badger.Item) (bool, error) {
+			n++
+			return !s.stopping(), nil
+		})
+	})
+	if err == nil && s.stopping() {
+		err = ErrClosed
+	}
+	return n, err
+}
+
+// pruneEvents walks the events from the oldest, a chunk per read
+// transaction, deleting those doomed says to, until it says stop or the
+// events end; each chunk's deletions are committed before the next is
+// read. A deleted pending event leaves the pending count, and the pending
+// mark moves past the oldest events deleted, since no one can acknowledge
+// them any more. Each chunk is read and committed under writeMu, which
+// the caller does not hold.
+func (s *Store) pruneEvents(doomed func(EventRecord) (del, stop bool)) (processed, pending int, err error) {
+	start := []byte(prefixEvent)
+	leading, broken := uint64(0), false // the last of the unbroken run of deletions from the oldest event
+	for start != nil {
+		if s.stopping() {
+			return processed, pending, ErrClosed
+		}
+		var p, n int
+		var err error
+		p, n, start, err = s.pruneEventChunk(start, doomed, &leading, &broken)
+		processed += p
+		pending += n
+		if err != nil {
+			return processed, pending, err
+		}
+	}
+	return processed, pending, nil
+}
+
+// pruneEventChunk is one chunk of pruneEvents, from start; it returns the
+// next chunk's start, nil after the last.
+func (s *Store) pruneEventChunk(start []byte, doomed func(EventRecord) (del, stop bool), leading *uint64, broken *bool) (processed, pending int, next []byte, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	var units []unit
+	err = s.db.View(func(txn *badger.Txn) error {
+		visited := 0
+		return scan(txn, iteration{prefix: []byte(prefixEvent), start: start}, func(key []byte, e EventRecord) (bool, error) {
+			del, stop := doomed(e)
+			if stop {
+				return false, nil
+			}
+			if !del {
+				*broken = true
+			} else {
+				u := unit{muts: []mutation{{key: bytes.Clone(key), del: true}}}
+				if e.Status == EventPending {
+					u.pending = -1
+				}
+				units = append(units, u)
+				if !*broken {
+					*leading = e.Seq
+				}
+			}
+			if visited++; visited == s.pruneChunk {
+				next = append(bytes.Clone(key), 0) // the key's successor
+				return false, nil
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if len(units) > 0 {
+		from := s.pendingFrom
+		if *leading > 0 {
+			from = max(from, *leading+1)
+		}
+		var marks []mutation
+		if from != s.pendingFrom {
+			marks = []mutation{{key: []byte(keyPendingFrom), value: encodeMark(from)}}
+		}
+		if err := s.commit(units, marks); err != nil {
+			return 0, 0, nil, err
+		}
+		s.pendingFrom = from
+		s.pendingFromPub.Store(from)
+		for _, u := range units {
+			if u.pending != 0 {
+				pending++
+			} else {
+				processed++
+			}
+		}
+	}
+	return processed, pending, next, nil
 }
 
 // pruneWhere deletes, chunk by chunk, the records under prefix for which
@@ -137,6 +305,9 @@ func (s *Store) RunValueLogGC() error {
 	defer s.closeMu.RUnlock()
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
+	if s.disk.readOnly.Load() {
+		return fmt.Errorf("journal %s: value log gc: %w", s.dir, ErrDiskFull)
+	}
 	for !s.stopping() {
 		err := s.db.RunValueLogGC(0.5)
 		if errors.Is(err, badger.ErrNoRewrite) {

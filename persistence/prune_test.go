@@ -17,31 +17,43 @@ func TestPruneByRetention(t *testing.T) {
 		want             PruneResult
 		wantEvents       []uint64 // left
 		wantHistoryKinds []HistoryKind
+		wantPendingLeft  int64
 	}{
 		{
 			name: "defaults, nothing old enough", age: 6 * day,
 			want: PruneResult{}, wantEvents: []uint64{1, 2, 3, 4},
 			wantHistoryKinds: []HistoryKind{HistoryCall, HistoryLifecycle, HistoryCall},
+			wantPendingLeft:  1,
 		},
 		{
 			// Events 1 and 2 were processed at t0+1h, event 3 at t0+2d; 4 is pending.
 			name: "defaults, old processed events go", age: 7*day + 2*time.Hour,
 			want: PruneResult{Events: 2}, wantEvents: []uint64{3, 4},
 			wantHistoryKinds: []HistoryKind{HistoryCall, HistoryLifecycle, HistoryCall},
+			wantPendingLeft:  1,
 		},
 		{
-			name: "defaults, everything old", age: 400 * day,
-			want: PruneResult{Events: 3, History: 3}, wantEvents: []uint64{4},
+			name: "pending kept, everything else old", opts: Options{PendingEventRetention: -1}, age: 400 * day,
+			want: PruneResult{Events: 3, History: 3}, wantEvents: []uint64{4}, wantPendingLeft: 1,
+		},
+		{
+			// The pending event 4 was received at t0: past the 30 days
+			// pending events are kept.
+			name: "defaults, a month on", age: 31 * day,
+			want:             PruneResult{Events: 3, PendingEvents: 1, History: 2},
+			wantHistoryKinds: []HistoryKind{HistoryCall},
 		},
 		{
 			name: "history by its own age", opts: Options{HistoryRetention: 2 * day}, age: 2*day + 90*time.Minute,
 			want: PruneResult{History: 2}, wantEvents: []uint64{1, 2, 3, 4},
 			wantHistoryKinds: []HistoryKind{HistoryCall},
+			wantPendingLeft:  1,
 		},
 		{
-			name: "negative retention keeps", opts: Options{EventRetention: -1, HistoryRetention: -1}, age: 400 * day,
+			name: "negative retention keeps", opts: Options{EventRetention: -1, PendingEventRetention: -1, EventLimit: -1, HistoryRetention: -1}, age: 400 * day,
 			want: PruneResult{}, wantEvents: []uint64{1, 2, 3, 4},
 			wantHistoryKinds: []HistoryKind{HistoryCall, HistoryLifecycle, HistoryCall},
+			wantPendingLeft:  1,
 		},
 	}
 	for _, tt := range tests {
@@ -74,8 +86,8 @@ func TestPruneByRetention(t *testing.T) {
 				t.Errorf("Prune = %+v, want %+v", got, tt.want)
 			}
 			checkLeft(t, s, tt.wantEvents, tt.wantHistoryKinds)
-			if got := s.Stats().PendingEvents; got != 1 {
-				t.Errorf("PendingEvents = %d, want 1", got)
+			if got := s.Stats().PendingEvents; got != tt.wantPendingLeft {
+				t.Errorf("PendingEvents = %d, want %d", got, tt.wantPendingLeft)
 			}
 			if again, err := s.Prune(); err != nil || again != (PruneResult{}) {
 				t.Errorf("second Prune = %+v, %v; want nothing", again, err)

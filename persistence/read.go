@@ -158,7 +158,10 @@ func (s *Store) Events(f EventFilter) ([]EventRecord, error) {
 		return nil, nil
 	}
 	var out []EventRecord
+	read := 0
+	defer func() { s.recordsRead.Add(int64(read)) }()
 	keep := func(e EventRecord) bool {
+		read++
 		if (f.Status == "" || e.Status == f.Status) && (f.Server == "" || e.Server == f.Server) &&
 			(f.Method == "" || e.Method == f.Method) {
 			out = append(out, e)
@@ -264,7 +267,10 @@ func (s *Store) History(f HistoryFilter) ([]HistoryRecord, error) {
 		return nil, nil
 	}
 	var out []HistoryRecord
+	read := 0
+	defer func() { s.recordsRead.Add(int64(read)) }()
 	keep := func(h HistoryRecord) bool {
+		read++
 		if f.Newest && h.Seq <= f.After {
 			return false
 		}

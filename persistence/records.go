@@ -66,7 +66,9 @@ const (
 )
 
 // MethodEventsDropped is the method of the event the journal writes when
-// ingestion overflowed: params {"dropped": N}.
+// ingestion overflowed: params {"dropped": N}; or when a server pushed
+// events past its rate bound: params {"dropped": N, "method": M,
+// "reason": "rate", "intervalMs": I}.
 const MethodEventsDropped = "mcpvisor/events_dropped"
 
 // EventRecord is one notification a server pushed, waiting to be processed.

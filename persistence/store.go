@@ -21,6 +21,12 @@ const (
 	DefaultEventRetention      = 7 * 24 * time.Hour
 	DefaultHistoryRetention    = 30 * 24 * time.Hour
 	DefaultMaintenanceInterval = 10 * time.Minute
+	// DefaultPendingEventRetention: events nobody acknowledged are kept a
+	// month, so a consumer that stopped for a while finds them.
+	DefaultPendingEventRetention = 30 * 24 * time.Hour
+	// DefaultEventLimit is how many events a journal keeps at most:
+	// about 10 MiB of raw tables at ~100 bytes an event.
+	DefaultEventLimit = 100_000
 )
 
 // Options configures a Store. The zero value is ready to use; Open copies it.
@@ -30,9 +36,20 @@ type Options struct {
 	Logger *slog.Logger
 
 	// EventRetention: Prune deletes processed events whose ProcessedAt is
-	// older than this. 0 means DefaultEventRetention; negative keeps them
-	// forever. Pending events are never pruned.
+	// older than this. 0 means DefaultEventRetention; negative: this rule
+	// deletes none (PendingEventRetention and EventLimit still apply).
 	EventRetention time.Duration
+
+	// PendingEventRetention: Prune deletes the oldest events, pending or
+	// not, while their Received is older than this. 0 means
+	// DefaultPendingEventRetention; negative keeps them forever.
+	PendingEventRetention time.Duration
+
+	// EventLimit: while the journal holds more events than this, Prune
+	// deletes the oldest processed events, then, if that is not enough,
+	// the oldest pending ones. 0 means DefaultEventLimit; negative: no
+	// limit.
+	EventLimit int
 
 	// HistoryRetention: Prune deletes history records whose Time, and Done
 	// tasks whose Updated, is older than this. 0 means
@@ -58,6 +75,26 @@ type Options struct {
 	// with, so a journal may be reopened either way.
 	Compress bool
 
+	// DiskReserve is the free space, in bytes, the store keeps on its
+	// filesystem for Badger's own writes: below it the store turns
+	// read-only (writes fail with ErrDiskFull) until the space returns
+	// (disk.go tells why). 0 means DefaultDiskReserve (256 MiB); negative
+	// turns the watch off.
+	DiskReserve int64
+
+	// DiskCheckInterval is how often the free space is checked besides
+	// before each commit (and, when read-only, how soon a return of the
+	// space is seen). 0 means DefaultDiskCheckInterval (1 s).
+	DiskCheckInterval time.Duration
+
+	// freeSpace, when set (by tests), stands for statfs: the bytes free on
+	// dir's filesystem.
+	freeSpace func(dir string) (uint64, error)
+
+	// reopened, when set (by tests), is called after the store switched
+	// between writable and read-only.
+	reopened func(readOnly bool)
+
 	// maintained, when set (by tests), is called after each maintenance run.
 	maintained func(PruneResult, error)
 }
@@ -69,7 +106,8 @@ type Store struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
-	db   *badger.DB
+	db   *badger.DB // swapped by reopen under closeMu; nil once closed
+	disk *diskWatch
 
 	// closeMu is held shared by every operation and exclusively by Close,
 	// so Close waits for operations in flight and later ones see closed.
@@ -95,6 +133,8 @@ type Store struct {
 	// without locks.
 	lastEvent, lastHistory atomic.Uint64
 	pending                atomic.Int64
+	lastLSM, lastVLog      atomic.Int64 // Stats' last sizes
+	recordsRead            atomic.Int64 // events and history records listings decoded
 
 	recovery Recovery // what Open found and did; set before Open returns
 
@@ -102,6 +142,7 @@ type Store struct {
 	marks   Marks      // last written, guarded by marksMu
 
 	pruneChunk int          // records per Prune read transaction; tests lower it
+	pageBudget int          // records a page reads at most (PageScanBudget); tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
 }
 
@@ -128,6 +169,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.HistoryRetention == 0 {
 		opts.HistoryRetention = DefaultHistoryRetention
+	}
+	if opts.PendingEventRetention == 0 {
+		opts.PendingEventRetention = DefaultPendingEventRetention
+	}
+	if opts.EventLimit == 0 {
+		opts.EventLimit = DefaultEventLimit
 	}
 	if opts.MaintenanceInterval == 0 {
 		opts.MaintenanceInterval = DefaultMaintenanceInterval
@@ -156,21 +203,44 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	disk := newDiskWatch(opts)
+	// A disk already short opens read-only: opening writable would write a
+	// new write-ahead log through a memory map, and die of it.
+	readOnly, err := disk.short(dir)
+	if err != nil {
+		logger.Warn("journal: checking free space", "err", err)
+	}
+	created := false
+	if readOnly && isEmptyDir(dir) && disk.lastFree.Load() >= minCreateFree {
+		// Badger opens read-only only what exists: make the journal
+		// (a few pages), then reopen it read-only below.
+		db, err := badger.Open(badgerOptions(dir, logger, opts.Compress))
+		if err == nil {
+			err = db.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: creating on a short disk: %w", dir, err)
+		}
+		created = true
+	}
 	var db *badger.DB
 	err = guard(func() (err error) {
-		db, err = badger.Open(badgerOptions(dir, logger, opts.Compress))
+		db, err = badger.Open(badgerOptions(dir, logger, opts.Compress).WithReadOnly(readOnly))
 		return err
 	})
 	if err != nil {
 		if isLockFailure(err) {
 			return nil, &lockedError{dir: dir, cause: err}
 		}
-		if isDamage(err) {
+		if isDamage(err) && !readOnly {
 			return nil, rec.refuse(dir, logger, err)
+		}
+		if readOnly {
+			return nil, fmt.Errorf("journal %s: open: %w (%d bytes free, %d kept in reserve): %w", dir, ErrDiskFull, disk.lastFree.Load(), disk.reserve, err)
 		}
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
-	s := &Store{dir: dir, opts: opts, log: logger, db: db, stop: make(chan struct{}), pruneChunk: defaultPruneChunk}
+	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk, pageBudget: PageScanBudget}
 	if err := guard(s.load); err != nil {
 		err = errors.Join(err, db.Close())
 		if isDamage(err) {
@@ -183,9 +253,21 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.writeMarks()
 	s.wg.Add(1)
 	go s.keepMarks(time.Second)
+	if !readOnly {
+		s.openProbe()
+	}
+	if readOnly {
+		disk.setReadOnly(true, opts.Now())
+		logger.Error("journal: read-only: disk full; writes fail until space returns",
+			"free", disk.lastFree.Load(), "reserve", disk.reserve, "created", created)
+	}
 	if opts.MaintenanceInterval > 0 {
 		s.wg.Add(1)
 		go s.maintain(opts.MaintenanceInterval)
+	}
+	if disk.reserve > 0 {
+		s.wg.Add(1)
+		go s.watchDisk()
 	}
 	return s, nil
 }
@@ -309,10 +391,17 @@ func (s *Store) Close() error {
 		s.closeMu.Lock()
 		defer s.closeMu.Unlock()
 		s.closed = true
+		if s.disk.probe != nil {
+			s.disk.probe.Close()
+		}
+		if s.db == nil { // a failed reopen closed it
+			return
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("journal %s: close: %w", s.dir, err)
 		}
 		s.writeMarks()
+		s.db = nil
 	})
 	return s.closeErr
 }
@@ -342,21 +431,34 @@ type Stats struct {
 	LSMBytes, VLogBytes          int64 // sizes of the table and value-log files, as badger counts them (the open value-log file is preallocated)
 	LastEventSeq, LastHistorySeq uint64
 	PendingEvents                int64
+	// RecordsRead counts the event and history records listings decoded
+	// since Open: what the journal's readers cost it.
+	RecordsRead int64
 }
 
-// Stats reports sizes and counters. It does not block on Apply. After
-// Close the byte counts are zero.
+// Stats reports sizes and counters. It does not block: while the store is
+// being closed or reopened it reports the sizes it last saw. After Close
+// the byte counts are zero.
 func (s *Store) Stats() Stats {
 	st := Stats{
 		LastEventSeq:   s.lastEvent.Load(),
 		LastHistorySeq: s.lastHistory.Load(),
 		PendingEvents:  s.pending.Load(),
+		RecordsRead:    s.recordsRead.Load(),
 	}
-	if s.acquire() != nil {
+	// Never wait for the lock: a reopen holds it while Badger flushes,
+	// and a scrape must not wait on the disk. Then the last sizes do.
+	if !s.closeMu.TryRLock() {
+		st.LSMBytes, st.VLogBytes = s.lastLSM.Load(), s.lastVLog.Load()
 		return st
 	}
 	defer s.closeMu.RUnlock()
+	if s.closed {
+		return st
+	}
 	st.LSMBytes, st.VLogBytes = dirSizes(s.dir)
+	s.lastLSM.Store(st.LSMBytes)
+	s.lastVLog.Store(st.VLogBytes)
 	return st
 }
 
@@ -393,6 +495,9 @@ func (s *Store) maintain(interval time.Duration) {
 			return
 		case <-ticker.C:
 		}
+		if s.disk.readOnly.Load() {
+			continue // both would write
+		}
 		res, err := s.Prune()
 		if err == nil {
 			err = s.RunValueLogGC()
@@ -401,6 +506,10 @@ func (s *Store) maintain(interval time.Duration) {
 		case errors.Is(err, ErrClosed):
 		case err != nil:
 			s.log.Warn("journal maintenance failed", "err", err)
+		case res.PendingEvents > 0:
+			s.log.Warn("journal pruned events nobody acknowledged", "pending_events", res.PendingEvents,
+				"events", res.Events, "history", res.History, "tasks", res.Tasks,
+				"event_limit", s.opts.EventLimit, "pending_event_retention", s.opts.PendingEventRetention)
 		case res != PruneResult{}:
 			s.log.Info("journal pruned", "events", res.Events, "history", res.History, "tasks", res.Tasks)
 		}

@@ -70,9 +70,16 @@ type FrameTooLargeError struct {
 	// Suffix is a copy of the last bytes of the line, up to 4 KiB, for
 	// SniffTrailingID. It is nil when the line did not end (read error).
 	Suffix []byte
+	// Unterminated: the line ran past the reader's discard limit
+	// (FrameReader.SetDiscardLimit) with no newline, and the reader gave it
+	// up there; Size is how far it had run.
+	Unterminated bool
 }
 
 func (e *FrameTooLargeError) Error() string {
+	if e.Unterminated {
+		return fmt.Sprintf("frame too large: %d bytes without a newline, limit %d", e.Size, e.Limit)
+	}
 	return fmt.Sprintf("frame too large: %d bytes, limit %d", e.Size, e.Limit)
 }
 

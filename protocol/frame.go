@@ -39,6 +39,8 @@ type FrameReader struct {
 	parts [][]byte
 	n     int
 	over  *FrameTooLargeError
+
+	discardMax int64 // an oversized line is given up past this size; 0: never
 }
 
 // NewFrameReader returns a FrameReader that rejects frames longer than
@@ -53,6 +55,15 @@ func newFrameReader(r io.Reader, maxFrame, bufSize int) *FrameReader {
 	}
 	return &FrameReader{br: bufio.NewReaderSize(r, bufSize), max: maxFrame}
 }
+
+// SetDiscardLimit bounds how far ReadFrame follows an oversized line in
+// search of its end: once the line has run past n bytes with no newline,
+// ReadFrame stops reading and returns a *FrameTooLargeError with
+// Unterminated set, and from then on returns that error at every call, as
+// the stream has no frame boundary left to go on from. n <= 0 (the
+// default) follows a line to its end, however long. Call it before the
+// first ReadFrame.
+func (fr *FrameReader) SetDiscardLimit(n int64) { fr.discardMax = n }
 
 // ReadFrame returns the next frame: a line without its "\n" and without one
 // trailing "\r". The slice is newly allocated and the caller owns it. Lines
@@ -120,7 +131,9 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 		// "\r" that is not part of the frame.
 		if fr.n+len(chunk) > fr.max+1 {
 			fr.startDiscard()
-			fr.discard(chunk, bufio.ErrBufferFull) // the line has not ended
+			if e := fr.discard(chunk, bufio.ErrBufferFull); e != nil { // the line has not ended
+				return nil, e // past the discard limit already
+			}
 		} else if len(chunk) > 0 {
 			fr.parts = append(fr.parts, append([]byte(nil), chunk...))
 			fr.n += len(chunk)
@@ -199,8 +212,9 @@ func (fr *FrameReader) startDiscard() {
 }
 
 // discard takes one more chunk of an oversized line, read with err. It
-// returns the line's error once the line has ended (or the reader has), and
-// nil while it goes on (err is bufio.ErrBufferFull or a deadline).
+// returns the line's error once the line has ended (or the reader has, or
+// the line ran past the discard limit), and nil while it goes on (err is
+// bufio.ErrBufferFull or a deadline).
 func (fr *FrameReader) discard(chunk []byte, err error) *FrameTooLargeError {
 	e := fr.over
 	if err == nil {
@@ -211,6 +225,11 @@ func (fr *FrameReader) discard(chunk []byte, err error) *FrameTooLargeError {
 	e.Suffix = appendSuffix(e.Suffix, chunk)
 	switch {
 	case err == nil:
+	case (err == bufio.ErrBufferFull || isDeadline(err)) && fr.discardMax > 0 && e.Size > fr.discardMax:
+		// Endless, as far as anyone can wait: nothing after it can be
+		// read as a frame.
+		e.Unterminated, e.Suffix = true, nil
+		fr.err = e
 	case err == bufio.ErrBufferFull || isDeadline(err):
 		return nil
 	case err == io.EOF:

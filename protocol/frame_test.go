@@ -284,3 +284,44 @@ func TestFrameReaderBoundsMemory(t *testing.T) {
 	}
 	t.Logf("500 MB line: %d bytes allocated in %v", allocated, time.Since(start))
 }
+
+// A line that runs past the discard limit with no newline is given up
+// there, for good, having read no more than the limit and a buffer; a
+// longer line that ends below the limit is still read past, and the next
+// frame returned.
+func TestFrameReaderDiscardLimit(t *testing.T) {
+	const maxFrame, discardMax = 1 << 10, 1 << 20
+	t.Run("endless", func(t *testing.T) {
+		r := &endlessA{n: 1 << 40}
+		fr := NewFrameReader(r, maxFrame)
+		fr.SetDiscardLimit(discardMax)
+		_, err := fr.ReadFrame()
+		var tl *FrameTooLargeError
+		if !errors.As(err, &tl) || !tl.Unterminated || tl.Size <= discardMax || tl.Limit != maxFrame {
+			t.Fatalf("ReadFrame = %v (%+v), want an unterminated FrameTooLargeError past %d bytes", err, tl, discardMax)
+		}
+		if read := 1<<40 - r.n; read > discardMax+frameBufferSize {
+			t.Errorf("read %d bytes of an endless line; the discard limit is %d", read, discardMax)
+		}
+		if !strings.Contains(err.Error(), "without a newline") {
+			t.Errorf("error %q does not say the line did not end", err)
+		}
+		left := r.n
+		if _, again := fr.ReadFrame(); again != err || r.n != left {
+			t.Errorf("ReadFrame after giving up = %v (read %d more bytes), want the same error and no read", again, left-r.n)
+		}
+	})
+	t.Run("ends below the limit", func(t *testing.T) {
+		in := strings.Repeat("a", discardMax/2) + "\n{\"ok\":1}\n"
+		fr := NewFrameReader(strings.NewReader(in), maxFrame)
+		fr.SetDiscardLimit(discardMax)
+		_, err := fr.ReadFrame()
+		var tl *FrameTooLargeError
+		if !errors.As(err, &tl) || tl.Unterminated || tl.Size != discardMax/2 {
+			t.Fatalf("ReadFrame = %v, want a terminated FrameTooLargeError of %d bytes", err, discardMax/2)
+		}
+		if frame, err := fr.ReadFrame(); err != nil || string(frame) != `{"ok":1}` {
+			t.Errorf("next ReadFrame = %q, %v", frame, err)
+		}
+	})
+}

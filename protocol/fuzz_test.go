@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -194,6 +195,49 @@ func FuzzFrameReader(f *testing.F) {
 		want := referenceFrames(data, max)
 		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
 			t.Fatalf("max %d: events mismatch (-want +got):\n%s", max, diff)
+		}
+	})
+}
+
+// FuzzFrameReaderDiscardLimit reads with a discard limit: the events are
+// those of a reader without one, up to a line it gives up, which must be
+// an oversized line that ran past the limit, after which every call
+// returns that same error.
+func FuzzFrameReaderDiscardLimit(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n"+strings.Repeat("x", 300)+"\n{\"b\":2}\n"), uint16(8), uint8(0), uint8(3), uint16(100))
+	f.Add([]byte(strings.Repeat("y", 100)+"\nlast"), uint16(8), uint8(5), uint8(31), uint16(200))
+	f.Add([]byte(strings.Repeat("z\r", 400)), uint16(4), uint8(1), uint8(7), uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, limit uint16, bufSize, chunk uint8, discard uint16) {
+		max := int(limit%512) + 1
+		discardMax := int64(max) + int64(discard%1024)
+		fr := newFrameReader(&chunkReader{data: data, n: int(chunk%32) + 1}, max, 16+int(bufSize%64))
+		fr.SetDiscardLimit(discardMax)
+		want := referenceFrames(data, max)
+		for i := 0; ; i++ {
+			frame, err := fr.ReadFrame()
+			var tl *FrameTooLargeError
+			switch {
+			case errors.As(err, &tl) && tl.Unterminated:
+				if i >= len(want) || want[i].TooLarge.Size < tl.Size || tl.Size <= discardMax {
+					t.Fatalf("event %d: gave up a line at %d bytes (discard limit %d); the reference has %+v", i, tl.Size, discardMax, want[min(i, len(want)-1)])
+				}
+				if _, again := fr.ReadFrame(); again != err {
+					t.Fatalf("after giving up: %v, want the same error", again)
+				}
+				return
+			case i >= len(want):
+				t.Fatalf("event %d past the reference's %d", i, len(want))
+			}
+			got := event{Frame: string(frame), Err: err}
+			if tl != nil {
+				got = event{TooLarge: *tl}
+			}
+			if diff := cmp.Diff(want[i], got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
+				t.Fatalf("event %d (-want +got):\n%s", i, diff)
+			}
+			if err != nil && tl == nil {
+				return
+			}
 		}
 	})
 }

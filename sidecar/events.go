@@ -49,21 +49,26 @@ func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
 	return f, nil
 }
 
+// events lists one page of events, oldest first: ?limit= of them (100 by
+// default, at most 1,000) and, when there may be more, "next": the id to
+// pass as ?after= to read on. With ?newest=1 the page is the newest events
+// and "next" the newest id when it was read, where a stream goes on.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilter(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
+	f.Limit = pageLimit(f.Limit)
 	if clusterWide(w, r, func() (any, error) { return s.h.ClusterEvents(r.Context(), f) }) {
 		return
 	}
-	evs, err := s.h.Journal().Events(f)
+	page, err := s.h.Journal().EventsPage(f)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": nonNil(evs)})
+	writeList(w, "events", page.Events, page.Next)
 }
 
 func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +92,9 @@ func (s *Server) ackEvents(w http.ResponseWriter, r *http.Request) {
 
 // eventStream sends the events journaled from now on (or after ?after=ID)
 // as SSE "event" events, with the list's filters, until the client leaves.
+// A client that reads too slowly to keep up gets a "lagged" event,
+// {"skipped": N, "after": ID}, and the stream ends: it resumes with
+// ?after=ID, and meanwhile costs the journal and the other streams nothing.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilter(r)
 	if err != nil {
@@ -94,17 +102,12 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("after") == "" {
-		last, err := s.lastSeq()
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		f.After = last
+		f.After = s.h.Journal().LastEventSeq() // from now on, without reading the journal
 	}
 	limit := f.Limit
 	f.Limit = 0
 	ctx, cancel := context.WithCancel(r.Context())
-	ch := s.h.Journal().Subscribe(ctx, f)
+	ch := s.h.Journal().SubscribeBounded(ctx, f)
 	// Cancelling ends the subscription; draining it lets its goroutine
 	// exit before the handler returns.
 	defer func() {
@@ -122,6 +125,10 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return // the journal closed
 			}
+			if ev.Method == mcpvisor.MethodEventsLagged {
+				_ = sse.event("lagged", ev.Params)
+				return
+			}
 			if sse.event("event", ev) != nil {
 				return
 			}
@@ -136,13 +143,4 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// lastSeq is the id of the newest journaled event, 0 when there is none.
-func (s *Server) lastSeq() (uint64, error) {
-	evs, err := s.h.Journal().Events(mcpvisor.EventFilter{})
-	if err != nil || len(evs) == 0 {
-		return 0, err
-	}
-	return evs[len(evs)-1].Seq, nil
 }

@@ -54,16 +54,22 @@ func openAPI(t *testing.T, sopts sidecar.Options, servers ...mcpvisor.ServerConf
 }
 
 // openAPIHost is openAPI with hopts for the Host (its approval options,
-// AlwaysOn); the config, data directory, logger, grace periods, restart
-// policy and Inbox are set here.
+// AlwaysOn, a restart policy, a DataDir); the config, data directory
+// (unless hopts has one), logger, grace periods, restart policy (unless
+// hopts has one) and Inbox are set here.
 func openAPIHost(t *testing.T, hopts mcpvisor.Options, sopts sidecar.Options, servers ...mcpvisor.ServerConfig) *api {
 	t.Helper()
-	data := t.TempDir()
+	data := hopts.DataDir
+	if data == "" {
+		data = t.TempDir()
+	}
 	hopts.Config, hopts.DataDir, hopts.Inbox = &mcpvisor.Config{Servers: servers}, data, true
 	hopts.Logger = slog.New(slog.DiscardHandler)
 	hopts.StopGrace, hopts.TermGrace = 500*time.Millisecond, 500*time.Millisecond
-	hopts.Restart = mcpvisor.RestartPolicy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
-		RandomizationFactor: -1}
+	if hopts.Restart == (mcpvisor.RestartPolicy{}) {
+		hopts.Restart = mcpvisor.RestartPolicy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond,
+			RandomizationFactor: -1}
+	}
 	h, err := mcpvisor.Open(context.Background(), hopts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

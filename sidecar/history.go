@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -42,25 +44,65 @@ func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
 	return f, nil
 }
 
-// history lists the journal's history records, oldest first: server
-// transitions, tool calls, grants and revocations, tool definitions seen
-// and decided, as json.Marshal of a HistoryRecord gives them. With
-// ?cluster=1, every member's ({"members": [{member, history, error}]}).
+// history lists a page of the journal's history records, oldest first:
+// server transitions, tool calls, grants and revocations, tool definitions
+// seen and decided, as json.Marshal of a HistoryRecord gives them; ?limit=
+// of them (100 by default, at most 1,000) and, when there may be more,
+// "next", the id to pass as ?after=. With ?cluster=1, every member's
+// ({"members": [{member, history, error}]}).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	f, err := historyFilter(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
+	f.Limit = pageLimit(f.Limit)
 	if clusterWide(w, r, func() (any, error) { return s.h.ClusterHistory(r.Context(), f) }) {
 		return
 	}
-	recs, err := s.h.Journal().History(f)
+	page, err := s.h.Journal().HistoryPage(f)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"history": nonNil(recs)})
+	writeList(w, "history", page.Records, page.Next)
+}
+
+// pageLimit is the page size a list's ?limit= asks for: the default for
+// none, never above the largest.
+func pageLimit(limit int) int {
+	if limit <= 0 {
+		return mcpvisor.DefaultPageLimit
+	}
+	return min(limit, mcpvisor.MaxPageLimit)
+}
+
+// writeList answers a page of a list, {"<name>": [...], "next": id}, as
+// json.Marshal would, but each item encoded as it is written rather than
+// the whole answer first; next is left out when there is nothing more.
+func writeList[T any](w http.ResponseWriter, name string, items []T, next uint64) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	fmt.Fprintf(bw, "{%q:[", name)
+	for i, item := range items {
+		b, err := json.Marshal(item)
+		if err != nil {
+			return // a record's JSON cannot fail (RawJSON); the answer is cut short
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if _, err := bw.Write(b); err != nil {
+			return // the client is gone
+		}
+	}
+	bw.WriteByte(']')
+	if next != 0 {
+		fmt.Fprintf(bw, ",%q:%d", "next", next)
+	}
+	bw.WriteString("}\n")
+	bw.Flush()
 }
 
 // cluster answers this member's view of its cluster (a

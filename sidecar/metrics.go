@@ -196,9 +196,11 @@ type hostCollector struct {
 	serverState, serverRestarts, serverTools, pendingCalls *prometheus.Desc
 
 	eventsIngested, eventsDropped, eventsPending *prometheus.Desc
+	eventsRateLimited                            *prometheus.Desc
 
 	journalCommits, journalRecords, journalWriteFailures *prometheus.Desc
 	journalQueued, journalSize                           *prometheus.Desc
+	journalReadOnly, journalDiskFree                     *prometheus.Desc
 
 	elicitationsPending, approvalsPending *prometheus.Desc
 
@@ -216,15 +218,18 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 		serverTools:    d("server_tools", "Tools in each server's current catalog.", "server"),
 		pendingCalls:   d("pending_calls", "Requests in flight on each ready server's connection.", "server"),
 
-		eventsIngested: d("events_ingested_total", "Server events committed to the journal since the host started."),
-		eventsDropped:  d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
-		eventsPending:  d("events_pending", "Events in the journal not yet acknowledged."),
+		eventsIngested:    d("events_ingested_total", "Server events committed to the journal since the host started."),
+		eventsDropped:     d("events_dropped_total", "Records from servers (events, lifecycle, call history) dropped because the journal's queue was full or a write failed."),
+		eventsPending:     d("events_pending", "Events in the journal not yet acknowledged."),
+		eventsRateLimited: d("events_rate_limited_total", "Events each server pushed past its rate bound (Options.EventRate), dropped and summarised in the journal.", "server"),
 
 		journalCommits:       d("journal_commits_total", "Journal transactions committed (one sync each)."),
 		journalRecords:       d("journal_records_total", "Records committed to the journal."),
 		journalWriteFailures: d("journal_write_failures_total", "Journal commits that failed."),
 		journalQueued:        d("journal_queued_records", "Records ingested from servers waiting for the journal's next commit."),
 		journalSize:          d("journal_size_bytes", "Size of the journal on disk, by part: lsm (tables) and vlog (value log, preallocated).", "part"),
+		journalReadOnly:      d("journal_read_only", "1 while the journal is read-only because less than its reserve is free on its disk (writes fail, records from servers are dropped and counted), else 0."),
+		journalDiskFree:      d("journal_disk_free_bytes", "Space free on the journal's filesystem at its last check."),
 
 		elicitationsPending: d("elicitations_pending", "Elicitations waiting in the built-in inbox for a person's answer."),
 		approvalsPending:    d("approvals_pending", "Host-tool calls (register_mcp, delete_mcp, toggle_item) waiting in the approval inbox for a person's decision."),
@@ -237,8 +242,9 @@ func newHostCollector(h *mcpvisor.Host) *hostCollector {
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.serverState, c.serverRestarts, c.serverTools, c.pendingCalls,
-		c.eventsIngested, c.eventsDropped, c.eventsPending,
+		c.eventsIngested, c.eventsDropped, c.eventsPending, c.eventsRateLimited,
 		c.journalCommits, c.journalRecords, c.journalWriteFailures, c.journalQueued, c.journalSize,
+		c.journalReadOnly, c.journalDiskFree,
 		c.elicitationsPending, c.approvalsPending,
 		c.authSignedIn, c.authExpiry,
 	} {
@@ -268,6 +274,9 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	for server, n := range c.host.PendingCalls() {
 		gauge(c.pendingCalls, float64(n), server)
 	}
+	for server, n := range c.host.EventsRateLimited() {
+		ch <- prometheus.MustNewConstMetric(c.eventsRateLimited, prometheus.CounterValue, float64(n), server)
+	}
 
 	w, s := c.host.Journal().Stats()
 	counter(c.eventsIngested, w.Events)
@@ -279,6 +288,12 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.journalQueued, float64(w.Queued))
 	gauge(c.journalSize, float64(s.LSMBytes), "lsm")
 	gauge(c.journalSize, float64(s.VLogBytes), "vlog")
+	readOnly := 0.0
+	if w.ReadOnly != "" {
+		readOnly = 1
+	}
+	gauge(c.journalReadOnly, readOnly)
+	gauge(c.journalDiskFree, float64(w.DiskFree))
 
 	gauge(c.elicitationsPending, float64(len(c.host.Elicitations())))
 	gauge(c.approvalsPending, float64(len(c.host.Approvals())))

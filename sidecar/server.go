@@ -208,8 +208,17 @@ func (s *Server) track(next http.Handler) http.Handler {
 	})
 }
 
+// healthz is 200 {"status": "ok"} while the host runs. A read-only
+// journal (its disk full) adds "journal": "read-only: disk full" but stays
+// 200, as does /readyz: servers and calls go on, only what the journal
+// would keep is dropped (and counted). It reads nothing that may wait on
+// the disk.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]string{"status": "ok"}
+	if s.h.Journal().Disk().ReadOnly {
+		body["journal"] = mcpvisor.JournalReadOnlyDiskFull
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // readyz is 200 {"status": "ready"} when every enabled server is ready,

@@ -77,6 +77,7 @@ type flags struct {
 
 	// events, history
 	pending, follow, calls bool
+	all                    bool   // events: every page
 	templates              bool   // resources
 	detach, raw            bool   // call
 	approveHostTools       bool   // stdio, serve

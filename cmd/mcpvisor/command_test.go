@@ -19,7 +19,7 @@ import (
 // here, not read from the table.
 var commandFlags = map[string][]string{
 	"run":                  {"config", "data", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-labels", "cluster-listen", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
+	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
 	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
@@ -27,7 +27,7 @@ var commandFlags = map[string][]string{
 	"tools reject":         {"config", "data", "log-format", "log-level", "wait"},
 	"call":                 {"config", "data", "detach", "json", "log-format", "log-level", "raw"},
 	"status":               {"config", "data", "json", "log-format", "log-level", "wait"},
-	"events":               {"after", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
+	"events":               {"after", "all", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
 	"history":              {"calls", "data", "json", "limit", "log-format", "log-level", "server"},
 	"tasks":                {"data", "json", "log-format", "log-level", "pending"},
@@ -54,7 +54,7 @@ var commandFlags = map[string][]string{
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50", "top --interval": "2s", "top --sort": "p99",
+	"history --limit": "50", "events --limit": "100", "top --interval": "2s", "top --sort": "p99",
 	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 

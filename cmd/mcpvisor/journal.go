@@ -32,7 +32,8 @@ func eventsFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.server, "server", "", "only the events of server `NAME`")
 	fs.StringVar(&f.method, "method", "", "only the events of notification `METHOD`")
 	fs.Uint64Var(&f.after, "after", 0, "only the events after event `ID`")
-	fs.IntVar(&f.limit, "limit", 0, "at most `N` events (default: all)")
+	fs.IntVar(&f.limit, "limit", mcpvisor.DefaultPageLimit, "at most `N` events; with --follow, the newest N before following")
+	fs.BoolVar(&f.all, "all", false, "every event, read a page at a time (--limit is ignored)")
 }
 
 func cmdEvents(ctx context.Context, e *env) error {
@@ -40,75 +41,109 @@ func cmdEvents(ctx context.Context, e *env) error {
 	if len(e.args) > 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("events: unexpected argument %q (want events [flags] or events ack ID...)", e.args[0])}
 	}
-	p := newEventPrinter(e.stdout, f.json)
-	if r := e.sidecar; r != nil {
-		evs, err := r.events(ctx, f)
-		if err != nil {
-			return err
-		}
-		after := f.after
-		for _, ev := range evs {
-			p.print(ev)
-			after = ev.Seq
-		}
-		p.flush()
-		if !f.follow {
-			return nil
-		}
-		ctx, stop := signalContext(ctx)
-		defer stop()
-		return r.followEvents(ctx, f, after, func(ev mcpvisor.JournalEvent) {
-			p.print(ev)
-			p.flush()
-		})
-	}
-	var j *mcpvisor.Journal
-	switch {
-	case f.follow && len(f.config) > 0:
-		// New events come only from running servers, and a journal has one
-		// process: follow runs them.
-		cfg, err := loadConfig(f, e.logger, e.stderr)
-		if err != nil {
-			return err
-		}
-		h, err := open(ctx, f, cfg, e.logger)
-		if err != nil {
-			return err
-		}
-		defer h.Close()
-		j = h.Journal()
-	case f.follow:
-		return &exitError{code: exitUsage, msg: "events --follow: needs a sidecar running on --data, or --config FILE: it runs the servers whose events it follows (a journal is held by one process)"}
-	default:
-		var err error
-		if j, err = openJournal(f, e.logger); err != nil {
-			return err
-		}
-		defer j.Close()
-	}
-	filter := mcpvisor.EventFilter{Server: f.server, Method: f.method, After: f.after, Limit: f.limit}
+	filter := mcpvisor.EventFilter{Server: f.server, Method: f.method, After: f.after}
 	if f.pending {
 		filter.Status = mcpvisor.EventPending
 	}
-	evs, err := j.Events(filter)
-	if err != nil {
+	var page func(mcpvisor.EventFilter) (mcpvisor.EventPage, error)
+	var follow func(ctx context.Context, after uint64, each func(mcpvisor.JournalEvent)) error
+	if r := e.sidecar; r != nil {
+		page = func(pf mcpvisor.EventFilter) (mcpvisor.EventPage, error) { return r.events(ctx, pf) }
+		follow = func(ctx context.Context, after uint64, each func(mcpvisor.JournalEvent)) error {
+			return r.followEvents(ctx, f, after, each)
+		}
+	} else {
+		var j *mcpvisor.Journal
+		switch {
+		case f.follow && len(f.config) > 0:
+			// New events come only from running servers, and a journal has one
+			// process: follow runs them.
+			cfg, err := loadConfig(f, e.logger, e.stderr)
+			if err != nil {
+				return err
+			}
+			h, err := open(ctx, f, cfg, e.logger)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			j = h.Journal()
+		case f.follow:
+			return &exitError{code: exitUsage, msg: "events --follow: needs a sidecar running on --data, or --config FILE: it runs the servers whose events it follows (a journal is held by one process)"}
+		default:
+			var err error
+			if j, err = openJournal(f, e.logger); err != nil {
+				return err
+			}
+			defer j.Close()
+		}
+		page = j.EventsPage
+		follow = func(ctx context.Context, after uint64, each func(mcpvisor.JournalEvent)) error {
+			sf := filter
+			sf.After = after
+			for ev := range j.Subscribe(ctx, sf) {
+				each(ev)
+			}
+			return nil
+		}
+	}
+	p := newEventPrinter(e.stdout, f.json)
+	after, err := listEvents(filter, f, page, p, e.stderr)
+	if err != nil || !f.follow {
 		return err
-	}
-	for _, ev := range evs {
-		p.print(ev)
-		filter.After = ev.Seq
-	}
-	p.flush()
-	if !f.follow {
-		return nil
 	}
 	ctx, stop := signalContext(ctx)
 	defer stop()
-	for ev := range j.Subscribe(ctx, filter) {
+	return follow(ctx, after, func(ev mcpvisor.JournalEvent) {
 		p.print(ev)
 		p.flush()
+	})
+}
+
+// listEvents prints the events filter selects a page at a time: --limit
+// of them (with --follow and no --after, the newest), or with --all every
+// one. Listing stops at the limit with a note on stderr of how to see
+// more. It returns the last event's id, or where following starts.
+func listEvents(filter mcpvisor.EventFilter, f flags, page func(mcpvisor.EventFilter) (mcpvisor.EventPage, error), p *eventPrinter, stderr io.Writer) (uint64, error) {
+	left := f.limit
+	if left <= 0 {
+		left = mcpvisor.DefaultPageLimit
 	}
-	return nil
+	if f.follow && !f.all && f.after == 0 {
+		filter.Newest = true // a tail: the newest, then what comes
+	}
+	after := filter.After
+	for {
+		filter.Limit = min(left, mcpvisor.MaxPageLimit)
+		if f.all {
+			filter.Limit = mcpvisor.MaxPageLimit
+		}
+		pg, err := page(filter)
+		if err != nil {
+			return after, err
+		}
+		for _, ev := range pg.Events {
+			p.print(ev)
+			after = max(after, ev.Seq)
+		}
+		p.flush()
+		left -= len(pg.Events)
+		if filter.Newest {
+			// Following goes on from the newest event when the page was
+			// read, whether the filter matched it or not.
+			return max(after, pg.Next), nil
+		}
+		if pg.Next == 0 {
+			return after, nil
+		}
+		filter.After = pg.Next
+		if !f.all && left <= 0 {
+			if !f.follow {
+				fmt.Fprintf(stderr, "more events: mcpvisor events --after %d (or --all for every one)\n", pg.Next)
+			}
+			return pg.Next, nil
+		}
+	}
 }
 
 type eventPrinter struct {
@@ -166,7 +201,7 @@ func cmdAck(ctx context.Context, e *env) error {
 // historyFlags are the flags of history alone.
 func historyFlags(fs *flag.FlagSet, f *flags) {
 	fs.BoolVar(&f.calls, "calls", false, "the tool calls instead of the server transitions")
-	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records")
+	fs.IntVar(&f.limit, "limit", 50, "the newest `N` records (at most 1,000)")
 }
 
 func cmdHistory(ctx context.Context, e *env) error {
@@ -189,7 +224,8 @@ func cmdHistory(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		recs, err = j.History(filter)
+		page, err := j.HistoryPage(filter)
+		recs = page.Records
 		j.Close()
 		if err != nil {
 			return err

@@ -113,7 +113,8 @@ func (r *remote) call(ctx context.Context, tool string, args json.RawMessage, de
 	}
 }
 
-// eventQuery is the events filters of f as GET /v1/events takes them.
+// eventQuery is the events filters of f as GET /v1/events/stream takes
+// them.
 func eventQuery(f flags) url.Values {
 	q := url.Values{}
 	if f.pending {
@@ -125,22 +126,36 @@ func eventQuery(f flags) url.Values {
 	if f.method != "" {
 		q.Set("method", f.method)
 	}
-	if f.after > 0 {
-		q.Set("after", strconv.FormatUint(f.after, 10))
-	}
-	if f.limit > 0 {
-		q.Set("limit", strconv.Itoa(f.limit))
-	}
 	return q
 }
 
-// events lists events through the sidecar.
-func (r *remote) events(ctx context.Context, f flags) ([]mcpvisor.JournalEvent, error) {
+// events is one page of GET /v1/events with the filter.
+func (r *remote) events(ctx context.Context, filter mcpvisor.EventFilter) (mcpvisor.EventPage, error) {
+	q := url.Values{}
+	if filter.Status == mcpvisor.EventPending {
+		q.Set("pending", "1")
+	}
+	if filter.Server != "" {
+		q.Set("server", filter.Server)
+	}
+	if filter.Method != "" {
+		q.Set("method", filter.Method)
+	}
+	if filter.After > 0 {
+		q.Set("after", strconv.FormatUint(filter.After, 10))
+	}
+	if filter.Limit > 0 {
+		q.Set("limit", strconv.Itoa(filter.Limit))
+	}
+	if filter.Newest {
+		q.Set("newest", "1")
+	}
 	var out struct {
 		Events []mcpvisor.JournalEvent `json:"events"`
+		Next   uint64                  `json:"next"`
 	}
-	err := r.do(ctx, http.MethodGet, "/v1/events?"+eventQuery(f).Encode(), nil, &out)
-	return out.Events, err
+	err := r.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), nil, &out)
+	return mcpvisor.EventPage{Events: out.Events, Next: out.Next}, err
 }
 
 // followEvents streams the events journaled after the event after that
@@ -148,7 +163,6 @@ func (r *remote) events(ctx context.Context, f flags) ([]mcpvisor.JournalEvent, 
 // sidecar stops.
 func (r *remote) followEvents(ctx context.Context, f flags, after uint64, each func(mcpvisor.JournalEvent)) error {
 	q := eventQuery(f)
-	q.Del("limit")
 	q.Set("after", strconv.FormatUint(after, 10))
 	resp, err := r.open(ctx, http.MethodGet, "/v1/events/stream?"+q.Encode(), nil, "text/event-stream")
 	if err != nil {

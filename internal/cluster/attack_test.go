@@ -115,15 +115,7 @@ func attacked(t *testing.T, ca *certtest.CA) (a, b *Node, rec *records) {
 				r.note(func() { r.forStates = append(r.forStates, member+" "+key) })
 			}
 		}
-		n, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Join(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Stop)
-		return n
+		return joined(t, cfg)
 	}
 	a, b = start("a", rec), start("b", nil)
 	waitFor(t, func() bool { return len(a.Members()) == 2 && len(b.Members()) == 2 }, func() string { return fmt.Sprint(a.Members(), b.Members()) })
@@ -362,15 +354,8 @@ func TestAutomanagedRefusesFakeMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := New(Config{Name: "auto", Provider: p, TLS: mtls, Gossip: 50 * time.Millisecond, Logger: slog.New(recordHandler{r}),
+		n := joined(t, Config{Name: "auto", Provider: p, TLS: mtls, Gossip: 50 * time.Millisecond, Logger: slog.New(recordHandler{r}),
 			Handler: func(_ context.Context, body []byte) ([]byte, error) { return body, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Join(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Stop)
 		nodes, recs = append(nodes, n), append(recs, r)
 	}
 	for i, n := range nodes {

@@ -208,3 +208,18 @@ func TestStopTwiceConcurrently(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// joined is a member made of cfg that has joined its cluster, and leaves
+// it when the test ends.
+func joined(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Join(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	return n
+}

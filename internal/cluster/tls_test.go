@@ -25,16 +25,8 @@ func TestMutualTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := New(Config{Name: "tls", Provider: test.NewTestProvider(agent), Gossip: 50 * time.Millisecond, TLS: mtls,
+		return joined(t, Config{Name: "tls", Provider: test.NewTestProvider(agent), Gossip: 50 * time.Millisecond, TLS: mtls,
 			Handler: func(ctx context.Context, body []byte) ([]byte, error) { return body, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Join(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Stop)
-		return n
 	}
 	a, b, rogue := member(ours, "a"), member(ours, "b"), member(theirs, "rogue")
 	waitFor(t, func() bool {

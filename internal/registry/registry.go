@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -112,7 +113,14 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 		}
 	}
 	if len(ops) > 0 {
-		if err := r.journal.Write(ctx, ops...); err != nil {
+		err := r.journal.Write(ctx, ops...)
+		switch {
+		case errors.Is(err, persistence.ErrDiskFull):
+			// Start all the same, from the file: the rows are reconciled
+			// again at the next start. A host that refused to start on a
+			// full disk would be a crash loop.
+			r.logger.Warn("registry: the config file's servers are not journaled: the journal is read-only", "err", err)
+		case err != nil:
 			return nil, fmt.Errorf("registry: %w", err)
 		}
 	}

@@ -172,6 +172,9 @@ const (
 	// The gateway's added latency per call over a direct connection, in
 	// both protocol eras.
 	ScenarioGateway = "gateway"
+
+	// A healthy server's calls while a neighbour floods notifications.
+	ScenarioFlood = "flood"
 )
 
 // Scenario is one named scenario of the harness.
@@ -193,6 +196,7 @@ var Scenarios = []Scenario{
 	{ScenarioScaleHTTP, ScaleHTTP},
 	{ScenarioJournal, Journal},
 	{ScenarioGateway, Gateway},
+	{ScenarioFlood, Flood},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

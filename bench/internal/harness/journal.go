@@ -125,7 +125,9 @@ func journalHost(ctx context.Context, env *Env, name string, servers, n int) Rec
 	rec := Record{Scenario: ScenarioJournal, Contender: name, Servers: servers, Calls: servers}
 	rss := watchRSS()
 	defer rss.end()
-	h, err := hostContender{}.start(ctx, env, servers)
+	// Unbounded rate: the scenario measures the journal, not the bound
+	// that keeps a flood out of it (scenario flood).
+	h, err := hostContender{}.startWith(ctx, env, servers, mcpvisor.Options{EventRate: mcpvisor.EventRate{PerSecond: -1}})
 	if err != nil {
 		return failedRecord(env, rec, err)
 	}

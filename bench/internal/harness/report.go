@@ -52,6 +52,7 @@ const (
 	fromIssue3  = "issue 3"
 	fromJournal = "journal"
 	fromModern  = "modern era"
+	fromIssue39 = "issue 39"
 )
 
 // find returns the record of scenario and contender, or nil.
@@ -192,6 +193,15 @@ func (r *Run) Targets() []Target {
 	add(fromJournal, "Journal: durable events/s ≥ 100,000 (1 server)", ok, metric(host, "events_per_sec") >= 100000,
 		"%.0f events/s (%.0f of %.0f journaled in %.2f s, %.0f dropped)", metric(host, "events_per_sec"),
 		metric(host, "journaled"), metric(host, "events"), metric(host, "elapsed_ms")/1000, metric(host, "dropped"))
+
+	alone, flooded := r.find(ScenarioFlood, "mcpvisor-alone"), r.find(ScenarioFlood, "mcpvisor-flooded")
+	ok = ran(alone) && ran(flooded) && flooded.Errors == 0
+	ratio = safeDiv(field(flooded, p99), field(alone, p99))
+	add(fromIssue39, "Flood: a healthy server's p99 while a neighbour floods notifications (100 journal subscribers) ≤ 1.5× alone", ok, ratio <= 1.5,
+		"%.2f× (%.1f µs vs %.1f µs)", ratio, field(flooded, p99), field(alone, p99))
+	ratio = safeDiv(field(flooded, cps), field(alone, cps))
+	add(fromIssue39, "Flood: its calls/s ≥ 0.8× alone", ok, ratio >= 0.8,
+		"%.2f× (%.0f vs %.0f calls/s; %.0f flood events over the rate)", ratio, field(flooded, cps), field(alone, cps), metric(flooded, "flood_events_rate_limited"))
 	return ts
 }
 

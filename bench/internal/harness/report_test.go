@@ -71,6 +71,8 @@ func TestTargets(t *testing.T) {
 		{"issue 3", "Scale: 1000 servers", "not run"},
 		{"issue 3", "Scale: host RSS", "not run"},
 		{"journal", "Journal: durable events/s", "not run"},
+		{"issue 39", "Flood: a healthy server's p99", "not run"},
+		{"issue 39", "Flood: its calls/s", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {

@@ -40,6 +40,7 @@ type config struct {
 	exitAtStart          int
 	crashAfterMS         int
 	floodBytes           int
+	endlessOutput        bool
 	oversizeResponse     int
 	stderrChatter        int
 	grandchild           bool
@@ -73,6 +74,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.exitAtStart, "exit-at-start", -1, "exit immediately with `CODE`")
 	fs.IntVar(&c.crashAfterMS, "crash-after-ms", 0, "exit(3) `N` ms after answering initialize")
 	fs.IntVar(&c.floodBytes, "flood-bytes", 0, "on the first tools/call write an `N`-byte frame with no newline, then a newline")
+	fs.BoolVar(&c.endlessOutput, "endless-output", false, "on the first tools/call start a response frame and never end it: text without a newline, for as long as stdout takes it")
 	fs.IntVar(&c.oversizeResponse, "oversize-response", 0, "answer echo with a valid response frame of about `N` bytes")
 	fs.IntVar(&c.stderrChatter, "stderr-chatter", 0, "write `N` lines to stderr at startup")
 	fs.BoolVar(&c.grandchild, "grandchild", false, `start "sleep 1000" at startup and print "grandchild pid N" to stderr`)
@@ -272,11 +274,28 @@ func (ts *testServer) callMiddleware(next mcpserve.Handler) mcpserve.Handler {
 			}
 			return nil, mcpserve.ErrNoResponse
 		}
+		if ts.cfg.endlessOutput && ts.flooded.CompareAndSwap(false, true) {
+			ts.writeEndless(req.ID)
+			return nil, mcpserve.ErrNoResponse
+		}
 		if ts.cfg.hangCalls {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
 		return next(ctx, req)
+	}
+}
+
+// writeEndless writes the start of a response frame to id and then text
+// with no newline until stdout fails (the client closed it, or the
+// process is stopped).
+func (ts *testServer) writeEndless(id json.RawMessage) {
+	head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
+	if ts.srv.WriteRaw([]byte(head)) != nil {
+		return
+	}
+	block := []byte(strings.Repeat("a", 64<<10))
+	for ts.srv.WriteRaw(block) == nil {
 	}
 }
 
