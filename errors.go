@@ -41,12 +41,13 @@ var (
 	ErrNoUser    = signin.ErrNoUser   // a per-user server (oauth.perUser) called without CallOptions.User
 
 	// The journal and the grants.
-	ErrJournalLocked = persistence.ErrLocked       // another process holds the data directory's journal
-	ErrUnknownEvent  = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
-	ErrDiskFull      = persistence.ErrDiskFull     // the journal is read-only: less than its reserve is free on its disk
-	ErrUnknownGroup  = actors.ErrUnknownGroup
-	ErrNotGranted    = pipeline.ErrNotGranted
-	ErrInvalidScope  = errors.New("invalid session or stack id")
+	ErrJournalLocked  = persistence.ErrLocked       // another process holds the data directory's journal
+	ErrJournalDamaged = persistence.ErrDamaged      // the journal's files are damaged; it was not opened (its files are copied aside)
+	ErrUnknownEvent   = persistence.ErrUnknownEvent // Ack of an id the journal never had (or pruned)
+	ErrDiskFull       = persistence.ErrDiskFull     // the journal is read-only: less than its reserve is free on its disk
+	ErrUnknownGroup   = actors.ErrUnknownGroup
+	ErrNotGranted     = pipeline.ErrNotGranted
+	ErrInvalidScope   = errors.New("invalid session or stack id")
 
 	// Flows: elicitation and tasks.
 	ErrUnknownElicitation = errors.New("unknown elicitation") // no such pending elicitation (answered, expired)

@@ -437,6 +437,11 @@ func (h *Host) LogFile(name string) string {
 // Journal is the host's journal: events, history, the registry.
 func (h *Host) Journal() *Journal { return h.journal }
 
+// JournalRecovery says what opening the journal found wrong with its
+// files and did about it; its Damaged method is false for a journal that
+// opened whole. It does not block.
+func (h *Host) JournalRecovery() JournalRecovery { return h.journal.Store().Recovery() }
+
 // Register adds a server or replaces the one of the same name (upsert), and
 // starts it at once; calls to it wait until it is ready. The config is
 // validated as a config file entry is. A disabled server is registered but

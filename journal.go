@@ -31,6 +31,14 @@ type (
 	RawJSON = persistence.RawJSON
 	// JournalStats are the journal writer's counters.
 	JournalStats = actors.JournalStats
+	// JournalRecovery is what opening the journal found wrong with its
+	// files and did about it: the findings, where the files were copied,
+	// and the events and history records counted lost.
+	JournalRecovery = persistence.Recovery
+	// JournalFinding is one thing found wrong with a journal file.
+	JournalFinding = persistence.Finding
+	// JournalInspection is what InspectJournal found.
+	JournalInspection = persistence.Inspection
 	// StoreStats are the store's sizes and sequence high-water marks.
 	StoreStats = persistence.Stats
 	// DiskState is what the journal last saw of its disk's free space
@@ -89,4 +97,29 @@ func OpenJournal(dataDir string, opts JournalOptions, logger *slog.Logger) (*Jou
 		dataDir = DefaultDataDir
 	}
 	return actors.OpenJournal(filepath.Join(dataDir, "journal"), opts, logger)
+}
+
+// JournalDir is the journal's directory in a data directory
+// (DefaultDataDir when empty).
+func JournalDir(dataDir string) string {
+	if dataDir == "" {
+		dataDir = DefaultDataDir
+	}
+	return filepath.Join(dataDir, "journal")
+}
+
+// InspectJournal checks a data directory's journal without opening or
+// changing it: its MANIFEST against its tables, every table's checksums,
+// and its WALs' tails. It reads the whole journal. It fails with an error
+// wrapping ErrJournalLocked while a host holds the journal.
+func InspectJournal(dataDir string) (JournalInspection, error) {
+	return persistence.Check(JournalDir(dataDir))
+}
+
+// SetJournalAside moves every file of a data directory's journal into a
+// new quarantine directory inside it, so that the next start begins an
+// empty journal; nothing is deleted. It fails with ErrJournalLocked while
+// a host holds the journal. It returns the quarantine's path.
+func SetJournalAside(dataDir string) (string, error) {
+	return persistence.SetAside(JournalDir(dataDir))
 }

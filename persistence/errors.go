@@ -12,4 +12,8 @@ var (
 	ErrInvalidRecord = errors.New("journal record is invalid")
 	ErrInvalidFilter = errors.New("journal filter is invalid")
 	ErrDiskFull      = errors.New("journal is read-only: disk full")
+	// ErrDamaged: the journal's files are damaged so that opening it would
+	// lose what they hold; Open refused, after copying them aside. The
+	// error is a *DamagedError.
+	ErrDamaged = errors.New("journal is damaged")
 )

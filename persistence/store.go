@@ -136,6 +136,11 @@ type Store struct {
 	lastLSM, lastVLog      atomic.Int64 // Stats' last sizes
 	recordsRead            atomic.Int64 // events and history records listings decoded
 
+	recovery Recovery // what Open found and did; set before Open returns
+
+	marksMu sync.Mutex // one marks file write at a time
+	marks   Marks      // last written, guarded by marksMu
+
 	pruneChunk int          // records per Prune read transaction; tests lower it
 	pageBudget int          // records a page reads at most (PageScanBudget); tests lower it
 	commits    atomic.Int64 // badger transactions committed by Apply and Prune (tests)
@@ -186,6 +191,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
+	// Inspected under Badger's lock, so that a running host's journal is
+	// reported in use rather than its compactions taken for damage; the
+	// lock is let go for Badger to take it.
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := inspectBeforeOpen(dir, opts.Now(), logger)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
 	disk := newDiskWatch(opts)
 	// A disk already short opens read-only: opening writable would write a
 	// new write-ahead log through a memory map, and die of it.
@@ -206,10 +223,17 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		created = true
 	}
-	db, err := badger.Open(badgerOptions(dir, logger, opts.Compress).WithReadOnly(readOnly))
+	var db *badger.DB
+	err = guard(func() (err error) {
+		db, err = badger.Open(badgerOptions(dir, logger, opts.Compress).WithReadOnly(readOnly))
+		return err
+	})
 	if err != nil {
 		if isLockFailure(err) {
 			return nil, &lockedError{dir: dir, cause: err}
+		}
+		if isDamage(err) && !readOnly {
+			return nil, rec.refuse(dir, logger, err)
 		}
 		if readOnly {
 			return nil, fmt.Errorf("journal %s: open: %w (%d bytes free, %d kept in reserve): %w", dir, ErrDiskFull, disk.lastFree.Load(), disk.reserve, err)
@@ -217,9 +241,18 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk, pageBudget: PageScanBudget}
-	if err := s.load(); err != nil {
-		return nil, errors.Join(fmt.Errorf("journal %s: %w", dir, err), db.Close())
+	if err := guard(s.load); err != nil {
+		err = errors.Join(err, db.Close())
+		if isDamage(err) {
+			return nil, rec.refuse(dir, logger, err)
+		}
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
+	s.countLoss(&rec)
+	s.recovery = rec
+	s.writeMarks()
+	s.wg.Add(1)
+	go s.keepMarks(time.Second)
 	if !readOnly {
 		s.openProbe()
 	}
@@ -367,6 +400,7 @@ func (s *Store) Close() error {
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("journal %s: close: %w", s.dir, err)
 		}
+		s.writeMarks()
 		s.db = nil
 	})
 	return s.closeErr

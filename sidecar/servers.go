@@ -28,7 +28,21 @@ func (s *Server) listServers(w http.ResponseWriter, r *http.Request) {
 	if !s.settle(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"servers": s.serverViews()})
+	body := map[string]any{"servers": s.serverViews()}
+	// The journal's health rides with the servers' states: a damaged
+	// journal found at open is as much the host's state as theirs.
+	if rec := s.h.JournalRecovery(); rec.Damaged() {
+		body["journal"] = journalView{Damaged: true, Summary: rec.String(), Recovery: rec}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// journalView is the "journal" member of GET /v1/servers, there only when
+// opening the journal found damage.
+type journalView struct {
+	Damaged  bool                     `json:"damaged"`
+	Summary  string                   `json:"summary"`
+	Recovery mcpvisor.JournalRecovery `json:"recovery"`
 }
 
 // settle waits, when the request says ?wait=DURATION, until every enabled

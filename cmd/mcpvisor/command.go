@@ -87,6 +87,8 @@ type flags struct {
 	after                  uint64
 	limit                  int
 
+	reset bool // doctor
+
 	// top
 	sort     string
 	interval time.Duration

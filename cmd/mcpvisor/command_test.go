@@ -47,6 +47,7 @@ var commandFlags = map[string][]string{
 	"auth logout":          {"config", "data", "log-format", "log-level"},
 	"help":                 nil,
 	"version":              nil,
+	"doctor":               {"data", "json", "reset"},
 }
 
 // flagDefaults are the flags whose default is not the zero value, by name

@@ -71,9 +71,10 @@ func cmdTools(ctx context.Context, e *env) error {
 
 func cmdStatus(ctx context.Context, e *env) error {
 	var sts []mcpvisor.ServerStatus
+	var journal string // what opening the journal found wrong
 	if r := e.sidecar; r != nil {
 		var err error
-		if sts, err = r.servers(ctx, e.f.wait); err != nil {
+		if sts, journal, err = r.serversAndJournal(ctx, e.f.wait); err != nil {
 			return err
 		}
 	} else {
@@ -84,8 +85,15 @@ func cmdStatus(ctx context.Context, e *env) error {
 		defer h.Close()
 		waitAll(ctx, h, e.f.wait)
 		sts = h.Status()
+		if rec := h.JournalRecovery(); rec.Damaged() {
+			journal = rec.String()
+		}
 	}
 	printStatus(e.stdout, sts, e.f.json)
+	if journal != "" {
+		// On stderr, so that --json's output stays the servers' list.
+		fmt.Fprintln(e.stderr, "journal damaged when it was opened: "+journal+" (mcpvisor doctor says more)")
+	}
 	return notReadyError(notReady(sts))
 }
 

@@ -172,6 +172,16 @@ func commands() []command {
 			run: func(ctx context.Context, e *env) error {
 				return cmdAuthLogout(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
 			}},
+		{name: "doctor", summary: "check the journal of --data (its MANIFEST, every table's checksums, its WALs) and print what is wrong",
+			detail: "Reads the whole journal and changes nothing; a running mcpvisor holds the journal, so stop it\n" +
+				"first (its status says what it found when it opened the journal). With --reset, a damaged journal\n" +
+				"is set aside: its files move into DATA/journal/quarantine-<time>-set-aside and the next start\n" +
+				"begins an empty journal; nothing is deleted.\n" +
+				"Exit status: 0 the journal is whole; 1 it is damaged, or the check failed; 2 a usage error.",
+			setup: setupData, flags: []flagGroup{jsonFlag, func(fs *flag.FlagSet, f *flags) {
+				fs.BoolVar(&f.reset, "reset", false, "set a damaged journal aside so that the next start begins an empty one")
+			}},
+			run: func(ctx context.Context, e *env) error { return cmdDoctor(e) }},
 		{name: "help", args: "[COMMAND]", summary: "print the usage of mcpvisor, or of one command",
 			run: func(ctx context.Context, e *env) error { return cmdHelp(commands(), e.args, e.stdout) }},
 		{name: "version", summary: "print the version of this binary and what it was built from",

@@ -22,13 +22,23 @@ import (
 // servers is GET /v1/servers, answered once every enabled server has
 // settled or wait has passed.
 func (r *remote) servers(ctx context.Context, wait time.Duration) ([]mcpvisor.ServerStatus, error) {
+	sts, _, err := r.serversAndJournal(ctx, wait)
+	return sts, err
+}
+
+// serversAndJournal is servers and what the sidecar found wrong with its
+// journal when it opened it ("" when nothing).
+func (r *remote) serversAndJournal(ctx context.Context, wait time.Duration) ([]mcpvisor.ServerStatus, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+requestTimeout)
 	defer cancel()
 	var out struct {
 		Servers []mcpvisor.ServerStatus `json:"servers"`
+		Journal struct {
+			Summary string `json:"summary"`
+		} `json:"journal"`
 	}
 	err := r.do(ctx, http.MethodGet, "/v1/servers?wait="+url.QueryEscape(wait.String()), nil, &out)
-	return out.Servers, err
+	return out.Servers, out.Journal.Summary, err
 }
 
 // tools is GET /v1/tools: every tool of the sidecar's enabled servers.
