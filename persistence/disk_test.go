@@ -9,9 +9,10 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // fakeDisk stands for statfs: its free space is what the test sets.
@@ -146,51 +147,10 @@ func TestOpenNewJournalOnShortDisk(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes on a new directory, or skips the
-// test where it cannot (not root, no mount namespace rights).
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// fill writes a file of zeros taking all but leave bytes of dir's
-// filesystem, and returns its path.
-func fill(t *testing.T, dir string, leave uint64) string {
-	t.Helper()
-	free, err := statfsFree(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("filler-%d", time.Now().UnixNano()))
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if free > leave {
-		if err := syscall.Fallocate(int(f.Fd()), 0, 0, int64(free-leave)); err != nil {
-			t.Fatalf("fallocate: %v", err)
-		}
-	}
-	return path
-}
-
 // A real full disk: a tmpfs of 64 MiB filled up under a store. Before the
 // reserve, the host died of SIGBUS here, and again at each start.
 func TestDiskFullOnTmpfs(t *testing.T) {
-	mnt := mountTmpfs(t, 96<<20)
+	mnt := testenv.MountTmpfs(t, 96<<20)
 	dir := filepath.Join(mnt, "journal")
 	const reserve = 24 << 20
 	sw := make(switches, 4)
@@ -199,7 +159,7 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filler := fill(t, mnt, reserve+8<<20)
+	filler := testenv.FillDisk(t, mnt, reserve+8<<20)
 
 	params := make([]byte, 1000)
 	for i := range params {
@@ -222,7 +182,7 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 	}
 	sw.await(t, true)
 	// Now someone else takes the rest: read-only, Badger writes nothing.
-	rest := fill(t, mnt, 0)
+	rest := testenv.FillDisk(t, mnt, 0)
 	if evs, err := s.Events(EventFilter{Limit: 10}); err != nil || len(evs) != 10 {
 		t.Fatalf("reads on a full disk: %d, %v", len(evs), err)
 	}

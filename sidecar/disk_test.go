@@ -3,67 +3,25 @@ package sidecar_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/internal/hosttest"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes for the test, or skips it where
-// that cannot be done (not root, no rights to mount).
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// fillDisk takes all but leave bytes of dir's filesystem with a file, whose
-// path it returns.
-func fillDisk(t *testing.T, dir string, leave uint64) string {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	free := st.Bavail * uint64(st.Bsize)
-	f, err := os.CreateTemp(dir, "filler-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if free > leave {
-		if err := syscall.Fallocate(int(f.Fd()), 0, 0, int64(free-leave)); err != nil {
-			t.Fatalf("fallocate: %v", err)
-		}
-	}
-	return f.Name()
-}
-
 // A live host whose disk fills up under a flood of events: no crash (it
 // used to die of SIGBUS in Badger), the journal turns read-only and says
 // so, calls go on, what could not be journaled is counted, and once the
 // space returns the journal takes writes again and journals the count.
 func TestDiskFullUnderLiveHost(t *testing.T) {
-	mnt := mountTmpfs(t, 96<<20)
+	mnt := testenv.MountTmpfs(t, 96<<20)
 	const reserve = 24 << 20
 	m := sidecar.NewMetrics(sidecar.MetricsOptions{})
 	a := openAPIHost(t, mcpvisor.Options{DataDir: filepath.Join(mnt, "data"), Journal: mcpvisor.JournalOptions{DiskReserve: reserve}},
@@ -71,7 +29,7 @@ func TestDiskFullUnderLiveHost(t *testing.T) {
 	m.Watch(a.h)
 	j := a.h.Journal()
 
-	filler := fillDisk(t, mnt, reserve+1<<20)
+	filler := testenv.FillDisk(t, mnt, reserve+1<<20)
 	for i := 0; !j.Disk().ReadOnly; i++ {
 		if i == 50 {
 			t.Fatalf("the journal is still writable after %d flooded events; disk: %+v", i*20000, j.Disk())
@@ -81,7 +39,7 @@ func TestDiskFullUnderLiveHost(t *testing.T) {
 		}
 	}
 	// Someone else takes the rest of the disk: the journal writes nothing now.
-	rest := fillDisk(t, mnt, 0)
+	rest := testenv.FillDisk(t, mnt, 0)
 
 	var health map[string]string
 	r := a.do("GET", "/healthz", nil)
@@ -139,7 +97,7 @@ func TestDiskFullUnderLiveHost(t *testing.T) {
 // A host started on a full disk starts, read-only, instead of dying at
 // every start (a crash loop under systemd), and its servers answer.
 func TestHostStartsOnFullDisk(t *testing.T) {
-	mnt := mountTmpfs(t, 64<<20)
+	mnt := testenv.MountTmpfs(t, 64<<20)
 	data := filepath.Join(mnt, "data")
 	hopts := mcpvisor.Options{DataDir: data, Journal: mcpvisor.JournalOptions{DiskReserve: 16 << 20}}
 	first := hosttest.Open(t, hopts, mcptest("t"))
@@ -151,7 +109,7 @@ func TestHostStartsOnFullDisk(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fillDisk(t, mnt, 0)
+	testenv.FillDisk(t, mnt, 0)
 
 	// A server added to the file while the disk is full is started too,
 	// though the registry cannot journal it.
