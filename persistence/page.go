@@ -161,16 +161,7 @@ func (s *Store) HistoryPage(f HistoryFilter) (HistoryPage, error) {
 		}
 		return p.visit(h.Seq, h, f.match(h))
 	}
-	err := s.view(func(txn *badger.Txn) error {
-		if f.Kind != "" && indexedKind(f.Kind) {
-			return indexed(txn, kindPrefix(f.Kind), prefixHistory, f.After, f.Newest, keep)
-		}
-		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest}
-		if !f.Newest {
-			it.start = seqKey(prefixHistory, f.After+1)
-		}
-		return scan(txn, it, func(_ []byte, h HistoryRecord) (bool, error) { return keep(h), nil })
-	})
+	err := s.scanHistory(f, keep)
 	s.recordsRead.Add(int64(p.visited))
 	page := HistoryPage{Records: p.out, Next: p.next}
 	if f.Newest {

@@ -279,16 +279,7 @@ func (s *Store) History(f HistoryFilter) ([]HistoryRecord, error) {
 		}
 		return f.Limit <= 0 || len(out) < f.Limit
 	}
-	err := s.view(func(txn *badger.Txn) error {
-		if f.Kind != "" && indexedKind(f.Kind) {
-			return indexed(txn, kindPrefix(f.Kind), prefixHistory, f.After, f.Newest, keep)
-		}
-		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest}
-		if !f.Newest {
-			it.start = seqKey(prefixHistory, f.After+1)
-		}
-		return scan(txn, it, func(_ []byte, h HistoryRecord) (bool, error) { return keep(h), nil })
-	})
+	err := s.scanHistory(f, keep)
 	if f.Newest {
 		slices.Reverse(out)
 	}
@@ -422,4 +413,20 @@ func (s *Store) TaskByID(taskID string) (r TaskRecord, found bool, err error) {
 		})
 	})
 	return r, found, err
+}
+
+// scanHistory hands keep the history records from f.After on (the newest
+// first with f.Newest) until it returns false, through the kind's index
+// when f.Kind has one.
+func (s *Store) scanHistory(f HistoryFilter, keep func(HistoryRecord) bool) error {
+	return s.view(func(txn *badger.Txn) error {
+		if f.Kind != "" && indexedKind(f.Kind) {
+			return indexed(txn, kindPrefix(f.Kind), prefixHistory, f.After, f.Newest, keep)
+		}
+		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest}
+		if !f.Newest {
+			it.start = seqKey(prefixHistory, f.After+1)
+		}
+		return scan(txn, it, func(_ []byte, h HistoryRecord) (bool, error) { return keep(h), nil })
+	})
 }
