@@ -84,10 +84,8 @@ func TestEndlessOutputRestartsServer(t *testing.T) {
 
 // A server that stops reading its stdin: once stdin has taken nothing for
 // a second, the calls it holds fail with ErrNotReading, not at their
-// timeout, and the server is restarted. Two calls: the server may still
-// swallow the first frame whole as it stops (its read loop takes the next
-// line before it looks whether to stop), and only a write it leaves
-// blocked tells a server that does not read from one busy with a call.
+// timeout, and the server is restarted. Two calls, more than the pipe
+// holds: the write blocks.
 func TestServerThatStopsReadingIsRestarted(t *testing.T) {
 	onEvent, events := eventSink()
 	dataDir := t.TempDir()
@@ -109,4 +107,25 @@ func TestServerThatStopsReadingIsRestarted(t *testing.T) {
 		t.Errorf("the calls failed after %s, want about a second", took)
 	}
 	checkRestarted(t, h, events, dataDir, "deaf", "not reading its input")
+}
+
+// The first call to a ready server that stopped reading, a frame the pipe
+// takes whole, fails at the bound too: sent while the server owed nothing,
+// it is still in the pipe a second later.
+func TestFirstSmallCallToServerThatStoppedReading(t *testing.T) {
+	onEvent, events := eventSink()
+	dataDir := t.TempDir()
+	deaf := mcptest("deaf", "-stop-reading-after-list")
+	deaf.Timeout = mcpvisor.Duration(time.Minute)
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent, DataDir: dataDir}, deaf, mcptest("ok"))
+	waitReadyEvents(t, events, "deaf", "ok")
+
+	errs, took := callsWhileNeighbourAnswers(t, h, 1, "mcp__deaf__echo", `{"text":"hi"}`)
+	if err := errs[0]; !errors.Is(err, mcpvisor.ErrNotReading) || errors.Is(err, mcpvisor.ErrTimeout) {
+		t.Fatalf("first call to a server that stopped reading = %v, want ErrNotReading", err)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the call failed after %s, want about a second", took)
+	}
+	checkRestarted(t, h, events, dataDir, "deaf", "waited in its stdin")
 }

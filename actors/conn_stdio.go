@@ -18,6 +18,14 @@ import (
 // wait for it before the server counts as not reading its input: new calls
 // fail at once with ErrNotReading instead of queueing behind it, and the
 // connection reports the server unhealthy, to be restarted by its policy.
+//
+// The same bound holds for a frame sent while the server owes nothing (no
+// request in flight, none cancelled unanswered): a server that reads must
+// take it from the pipe at once, so one that leaves it there for
+// stallThreshold is not reading either, and the call it carried fails then,
+// not at its timeout. A server busy with a request it has read is not
+// judged that way: one that reads a line, handles it, then reads the next
+// would look the same.
 const stallThreshold = time.Second
 
 // writeRounds bounds how many times a caller that wrote its own frame goes
@@ -69,7 +77,20 @@ type stdioConn struct {
 	stall      time.Duration
 	stallTmr   *time.Timer
 	stallArmed atomic.Bool
-	progressed func() // c.progress, bound once
+	progressed func(int) // c.progress, bound once
+
+	// The drain watch: a frame sent to a server that owes nothing must
+	// leave the pipe within stall. Offsets count the bytes of stdin from
+	// the start: sent is where the frames send accepted end, written where
+	// the pipe's content ends; what the server consumed is written less
+	// what the pipe still holds (stdinPipe.unread).
+	sent      int64 // under wmu
+	written   atomic.Int64
+	live      atomic.Bool // the handshake is done: the server reads from now on
+	watching  atomic.Bool
+	watchEnd  atomic.Int64 // where the watched frame ends
+	watchFrom atomic.Int64 // consumed when the watch began or last saw progress
+	drainTmr  *time.Timer
 }
 
 // writeOwner says who writes to stdin now.
@@ -86,8 +107,11 @@ type stdinPipe interface {
 	// writeNow writes what the pipe takes now, without waiting.
 	writeNow(b []byte) (int, error)
 	// writeWait writes all of b, waiting for room as long as it takes,
-	// and calls progressed each time the pipe took some of it.
-	writeWait(b []byte, progressed func()) error
+	// and calls progressed with what the pipe took each time it took some.
+	writeWait(b []byte, progressed func(n int)) error
+	// unread is how many bytes written wait in the pipe for the server to
+	// read them; false if the pipe cannot tell.
+	unread() (int, bool)
 }
 
 // fileStdin is a real pipe: writeNow writes through its raw descriptor,
@@ -216,6 +240,8 @@ func newStdioConn(gen uint64, spec *ServerSpec, stdin stdinPipe, stdout stdoutPi
 	c.progressed = c.progress
 	c.stallTmr = time.AfterFunc(time.Hour, c.checkStall)
 	c.stallTmr.Stop()
+	c.drainTmr = time.AfterFunc(time.Hour, c.checkDrain)
+	c.drainTmr.Stop()
 	c.rd = newStdoutReader(gen, stdout, spec.MaxFrame, &c.router, c.stop)
 	c.wg.Add(2)
 	go func() {
@@ -238,7 +264,11 @@ func (c *stdioConn) pid() int {
 func (c *stdioConn) pending() *pendingTable { return c.router.pending }
 func (c *stdioConn) release(n int)          { c.router.flow.release(n) }
 func (c *stdioConn) abandon(int64)          {}
-func (c *stdioConn) ready()                 {}
+
+// ready starts the drain watch: before the handshake is done, a server
+// that has not begun to read (a wrapper still installing it) is slow, not
+// deaf, and the handshake's timeout bounds it.
+func (c *stdioConn) ready() { c.live.Store(true) }
 
 // send writes m's frame and its newline to stdin without blocking: directly
 // when no one else is writing and the pipe has room, else by whoever
@@ -269,13 +299,68 @@ func (c *stdioConn) send(m outMsg) error {
 			return fmt.Errorf("%w: %d bytes queued for its stdin", ErrNotReading, queued)
 		}
 		c.queue = append(append(c.queue, frame...), '\n')
+		c.sent += int64(len(frame) + 1)
+		end := c.sent
 		c.wmu.Unlock()
+		c.watchDrain(m.kind, end, len(frame)+1)
 		return nil
 	}
 	c.owner = ownerCaller
+	c.sent += int64(len(frame) + 1)
+	end := c.sent
 	c.wmu.Unlock()
 	c.writeOut(append(frame, '\n'))
+	c.watchDrain(m.kind, end, len(frame)+1)
 	return nil
+}
+
+// watchDrain starts the drain watch on a frame of size bytes ending at end,
+// if the server owes nothing but what this frame asks (a request of its
+// own in the pending table) and no watch runs. It costs two atomic loads
+// when it does not start, and a timer reset, at most once per stall, when
+// it does.
+func (c *stdioConn) watchDrain(kind outKind, end int64, size int) {
+	if !c.live.Load() || c.watching.Load() {
+		return
+	}
+	owes := 0
+	if kind == outRequest {
+		owes = 1
+	}
+	if p := c.router.pending; p.inFlight() > owes || p.cancelled.Load() {
+		return
+	}
+	if c.watching.Swap(true) {
+		return
+	}
+	c.watchEnd.Store(end)
+	c.watchFrom.Store(end - int64(size))
+	c.drainTmr.Reset(c.stall)
+}
+
+// checkDrain runs on the drain timer, stall after a watched frame was sent
+// or the server was last seen reading it. A server that has read past the
+// frame, or read some of it since, reads; one that has read nothing in the
+// time is not reading. A frame still held by the writer goroutine (a full
+// pipe) is the stall watch's to judge.
+func (c *stdioConn) checkDrain() {
+	end, from := c.watchEnd.Load(), c.watchFrom.Load()
+	written := c.written.Load()
+	unread, ok := c.stdin.unread()
+	if !ok || written < end {
+		c.watching.Store(false)
+		return
+	}
+	consumed := written - int64(unread)
+	switch {
+	case consumed >= end:
+		c.watching.Store(false)
+	case consumed != from:
+		c.watchFrom.Store(consumed)
+		c.drainTmr.Reset(c.stall)
+	default:
+		c.unhealthy(fmt.Errorf("%w: what was sent to it while it owed nothing has waited in its stdin for %s", ErrNotReading, c.stall))
+	}
 }
 
 // writeOut is a caller writing to stdin without waiting: buf, then what
@@ -286,6 +371,7 @@ func (c *stdioConn) writeOut(buf []byte) {
 	reuse := false // buf is a queue buffer, to keep once written
 	for round := 0; ; round++ {
 		n, err := c.stdin.writeNow(buf)
+		c.written.Add(int64(n))
 		c.wmu.Lock()
 		if err != nil {
 			c.broken = err
@@ -421,9 +507,12 @@ func (c *stdioConn) writeAll(bufs ...[]byte) error {
 	return nil
 }
 
-// progress records that the pipe took some of a blocked write: the server
-// reads, however slowly.
-func (c *stdioConn) progress() { c.blocked.Store(time.Now().UnixNano()) }
+// progress records that the pipe took n bytes of a blocked write: the
+// server reads, however slowly.
+func (c *stdioConn) progress(n int) {
+	c.written.Add(int64(n))
+	c.blocked.Store(time.Now().UnixNano())
+}
 
 // checkStall runs on the stall timer: while the writer goroutine waits for
 // room, it looks again when stall will have passed since the last
@@ -446,7 +535,13 @@ func (c *stdioConn) checkStall() {
 		c.stallTmr.Reset(c.stall - idle)
 		return
 	}
-	err := fmt.Errorf("%w: its stdin has taken nothing for %s", ErrNotReading, idle.Round(time.Millisecond))
+	c.unhealthy(fmt.Errorf("%w: its stdin has taken nothing for %s", ErrNotReading, idle.Round(time.Millisecond)))
+}
+
+// unhealthy marks the server not reading: every send fails with err from
+// now on, and the actor learns it once, unless the connection is already
+// dying.
+func (c *stdioConn) unhealthy(err error) {
 	c.wmu.Lock()
 	first := c.notReading == nil && c.broken == nil
 	if first {
@@ -458,7 +553,7 @@ func (c *stdioConn) checkStall() {
 	}
 }
 
-func (f fileStdin) writeWait(b []byte, progressed func()) error {
+func (f fileStdin) writeWait(b []byte, progressed func(int)) error {
 	var werr error
 	n := 0
 	err := f.raw.Write(func(fd uintptr) bool {
@@ -474,7 +569,7 @@ func (f fileStdin) writeWait(b []byte, progressed func()) error {
 				return true
 			}
 			n += m
-			progressed()
+			progressed(m)
 		}
 		return true
 	})
@@ -493,6 +588,7 @@ func (c *stdioConn) close(ctx context.Context) {
 		idle := c.rd.shut()
 		close(c.stop)
 		c.stallTmr.Stop()
+		c.drainTmr.Stop()
 		c.halt(ctx)
 		c.wg.Wait()
 		if idle != nil {

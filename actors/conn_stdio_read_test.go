@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -635,6 +637,117 @@ func TestStdioWritePath(t *testing.T) {
 			t.Errorf("reported again: %#v", <-reports)
 		}
 	})
+}
+
+// The drain watch: a frame sent to a ready server that owes nothing must
+// leave the pipe within stallThreshold, or the server is not reading; a
+// server that reads it, reads some of it, is busy with a request, has a
+// cancelled request unanswered, or is still in its handshake is not judged.
+func TestStdioDrainWatch(t *testing.T) {
+	type setup struct {
+		name    string
+		ready   bool
+		prepare func(c *stdioConn, in *memPipe) // before the watched frame
+		during  func(in *memPipe)               // half a threshold after it
+		report  bool                            // the server counts as not reading
+	}
+	frame := notificationOut("n", json.RawMessage(`{"pad":"`+strings.Repeat("x", 100)+`"}`))
+	for _, tc := range []setup{
+		{name: "deaf", ready: true, report: true},
+		{name: "in the handshake", ready: false},
+		{name: "reads", ready: true, during: func(in *memPipe) { in.Read(make([]byte, 4096)) }},
+		{name: "reads slowly", ready: true, during: func(in *memPipe) { in.Read(make([]byte, 10)) }},
+		{name: "busy with a request", ready: true, prepare: func(c *stdioConn, in *memPipe) {
+			c.pending().add(&pendingReq{kind: reqToolsList})
+		}},
+		{name: "cancelled unanswered", ready: true, prepare: func(c *stdioConn, in *memPipe) {
+			c.pending().cancelled.Store(true)
+		}},
+		{name: "cancelled, answered since", ready: true, report: true, prepare: func(c *stdioConn, in *memPipe) {
+			c.pending().cancelled.Store(true)
+			c.router.handOff(&protocol.Message{Kind: protocol.KindResponse, ID: json.RawMessage("77")})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				in, out := newMemPipe(0), newMemPipe(0)
+				spec := ServerSpec{Name: "s"}.WithDefaults()
+				reports := make(chan any, 16)
+				c := newStdioConn(1, &spec, in, out, func(context.Context) {
+					in.closeRead()
+					out.closeRead()
+				}, func(m any) { reports <- m }, nil)
+				defer c.close(context.Background())
+				if tc.ready {
+					c.ready()
+				}
+				if tc.prepare != nil {
+					tc.prepare(c, in)
+				}
+				if err := c.send(frame); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(stallThreshold / 2)
+				if tc.during != nil {
+					tc.during(in)
+				}
+				time.Sleep(stallThreshold/2 + time.Millisecond)
+				synctest.Wait()
+				if tc.report {
+					select {
+					case m := <-reports:
+						if u, ok := m.(*connUnhealthy); !ok || !errors.Is(u.err, ErrNotReading) {
+							t.Fatalf("reported %#v, want connUnhealthy with ErrNotReading", m)
+						}
+					default:
+						t.Fatal("a frame left in the pipe for the threshold was not reported")
+					}
+					if err := c.send(frame); !errors.Is(err, ErrNotReading) {
+						t.Errorf("send after the report = %v, want ErrNotReading", err)
+					}
+					return
+				}
+				// Long past the threshold, still nothing: a server that
+				// read some and stopped is judged from where it stopped.
+				time.Sleep(stallThreshold / 4)
+				synctest.Wait()
+				if len(reports) > 0 {
+					t.Fatalf("reported %#v", <-reports)
+				}
+				if tc.name == "reads slowly" {
+					time.Sleep(stallThreshold)
+					synctest.Wait()
+					if len(reports) != 1 {
+						t.Fatal("a server that read part of a frame and then nothing for the threshold was not reported")
+					}
+				}
+			})
+		})
+	}
+}
+
+// A real pipe tells how much of what was written waits at its write end.
+func TestFileStdinUnread(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	in, err := newFileStdin(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := in.writeNow([]byte("0123456789")); n != 10 || err != nil {
+		t.Fatalf("writeNow = %d, %v", n, err)
+	}
+	if _, err := r.Read(make([]byte, 4)); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := in.unread()
+	if runtime.GOOS == "linux" && (!ok || n != 6) {
+		t.Fatalf("unread = %d, %v, want 6, true", n, ok)
+	}
 }
 
 // Many callers at once over real pipes, some cancelled at random moments,

@@ -85,7 +85,7 @@ func (p *memPipe) SetReadDeadline(t time.Time) error {
 // Write writes all of b, waiting for room.
 func (p *memPipe) Write(b []byte) (int, error) {
 	n := 0
-	err := p.writeWait(b, func() {})
+	err := p.writeWait(b, func(int) {})
 	if err == nil {
 		n = len(b)
 	}
@@ -94,13 +94,13 @@ func (p *memPipe) Write(b []byte) (int, error) {
 
 // writeWait writes all of b, waiting for room, and calls progressed each
 // time the pipe took some.
-func (p *memPipe) writeWait(b []byte, progressed func()) error {
+func (p *memPipe) writeWait(b []byte, progressed func(int)) error {
 	n := 0
 	for {
 		m, err := p.writeNow(b[n:])
 		n += m
 		if m > 0 {
-			progressed()
+			progressed(m)
 		}
 		if err != nil || n == len(b) {
 			return err
@@ -131,6 +131,13 @@ func (p *memPipe) writeNow(b []byte) (int, error) {
 		p.notify()
 	}
 	return n, nil
+}
+
+// unread is how many bytes wait to be read.
+func (p *memPipe) unread() (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.buf), true
 }
 
 // closeWrite closes the write end: the reader sees io.EOF.

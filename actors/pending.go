@@ -29,7 +29,11 @@ type pendingTable struct {
 	// the modern era's long-lived subscriptions/listen), for readers that do
 	// not take mu (stdoutReader).
 	active atomic.Int32
-	closed error // set once the connection is gone
+	// cancelled is set when a request leaves the table cancelled, and
+	// cleared by the next response the server sends: until then the server
+	// may still be busy with it (it need not answer a cancelled request).
+	cancelled atomic.Bool
+	closed    error // set once the connection is gone
 }
 
 type reqKind uint8
@@ -189,6 +193,9 @@ func (r *router) route(msg protocol.Message, size int, stop <-chan struct{}) boo
 // actor as an inboundMsg, under flow control.
 func (r *router) handOff(msg *protocol.Message) bool {
 	if msg.Kind == protocol.KindResponse {
+		if r.pending.cancelled.Load() {
+			r.pending.cancelled.Store(false)
+		}
 		if id, ok := msg.IntID(); ok {
 			if p := r.pending.take(id); p != nil {
 				if p.kind == reqCall {

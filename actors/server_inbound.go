@@ -65,6 +65,7 @@ func (a *serverActor) onCancel(m *cancelMsg) {
 	if a.inc.conn == nil || !a.inc.conn.pending().takeCall(m.call) {
 		return // answered, failed, or sent on a connection since replaced
 	}
+	a.inc.conn.pending().cancelled.Store(true)
 	// A late response to this id is now unknown and dropped.
 	a.cancelRequest(m.call.id, m.reason)
 }

@@ -36,6 +36,7 @@ type config struct {
 	hangInit             bool
 	stopReadingAfterInit bool
 	stopReadingAfterList bool
+	stopped              atomic.Bool // a stop-reading flag took effect: stdin reads nothing more
 	crashAfter           int
 	exitAtStart          int
 	crashAfterMS         int
@@ -145,7 +146,11 @@ func run(cfg *config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	srv := newServer(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	if err := srv.Serve(ctx, os.Stdin, os.Stdout); err != nil {
+	var stdin io.Reader = os.Stdin
+	if cfg.stopReadingAfterInit || cfg.stopReadingAfterList {
+		stdin = gateStdin(&cfg.stopped)
+	}
+	if err := srv.Serve(ctx, stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 	}
 	if cfg.ignoreSIGTERM {
@@ -244,6 +249,7 @@ func (ts *testServer) initMiddleware(next mcpserve.Handler) mcpserve.Handler {
 		case "tools/list":
 			res, err := next(ctx, req)
 			if ts.cfg.stopReadingAfterList {
+				ts.cfg.stopped.Store(true) // before the answer leaves
 				ts.srv.StopReading()
 			}
 			return res, err
@@ -255,6 +261,7 @@ func (ts *testServer) initMiddleware(next mcpserve.Handler) mcpserve.Handler {
 				}
 			}
 			if ts.cfg.stopReadingAfterInit {
+				ts.cfg.stopped.Store(true)
 				return res, mcpserve.ErrStopReading
 			}
 			return res, err
