@@ -108,8 +108,8 @@ func newLogSignal(want string) logSignal {
 }
 
 func (l logSignal) Enabled(context.Context, slog.Level) bool { return true }
-func (l logSignal) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l logSignal) WithGroup(string) slog.Handler           { return l }
+func (l logSignal) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l logSignal) WithGroup(string) slog.Handler            { return l }
 func (l logSignal) Handle(_ context.Context, r slog.Record) error {
 	if strings.Contains(r.Message, l.want) {
 		l.once.Do(func() { close(l.seen) })
