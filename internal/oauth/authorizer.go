@@ -118,6 +118,9 @@ type Authorizer struct {
 	endRefreshes  context.CancelFunc
 	refreshClosed bool         // Close began: no refresh starts; a.mu
 	refreshing    *refreshCall // the refresh in flight; a.mu
+	// unsaved: the last Save failed, so the Store holds an older state
+	// than a.st, not a newer one of another Authorizer's; a.mu.
+	unsaved bool
 
 	mu        sync.Mutex
 	st        State
@@ -221,9 +224,11 @@ func (a *Authorizer) saveLocked() error {
 		}
 	}
 	if err := a.opts.Store.Save(a.opts.Key, b); err != nil {
+		a.unsaved = true
 		a.opts.Log.Warn("oauth: storing the token", "server", a.opts.Server, "err", err)
 		return fmt.Errorf("oauth: storing the token: %w", err)
 	}
+	a.unsaved = false
 	return nil
 }
 

@@ -124,7 +124,10 @@ func (a *Authorizer) refreshStored(ctx context.Context, t *Token) (*Token, error
 		return nil, a.failed("refreshing the token", err)
 	}
 	defer unlock()
-	if stored, ok := a.storedToken(); ok {
+	a.mu.Lock()
+	unsaved := a.unsaved
+	a.mu.Unlock()
+	if stored, ok := a.storedToken(); ok && !unsaved {
 		switch {
 		case stored == nil:
 			a.dropToken(t)

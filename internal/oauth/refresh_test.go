@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,5 +238,46 @@ func TestConcurrentRequestsShareOneRefresh(t *testing.T) {
 	}
 	if g := grants(h.as.Requests("token")); !slices.Equal(g, []string{"authorization_code", "refresh_token"}) {
 		t.Errorf("token grants = %q, want one refresh", g)
+	}
+}
+
+// failingStore is a mapStore whose Save fails while fail is set.
+type failingStore struct {
+	mapStore
+	fail atomic.Bool
+}
+
+func (s *failingStore) Save(key string, b []byte) error {
+	if s.fail.Load() {
+		return errors.New("disk full")
+	}
+	return s.mapStore.Save(key, b)
+}
+
+// A refreshed token that could not be stored is kept in memory, and the
+// stored (older) token is not taken for another Authorizer's newer one:
+// its refresh token is spent, and presenting it would revoke the grant.
+func TestRefreshAfterAFailedSaveKeepsTheNewerToken(t *testing.T) {
+	h := newHarness(t, oauthtest.ServerOptions{ExpiresIn: 60})
+	store := &failingStore{}
+	h.authorizer(oauth.Config{}, oauth.Options{Store: store, Key: "k"})
+	h.signIn()
+	h.clock.Advance(50 * time.Second)
+	store.fail.Store(true)
+	h.mustGet() // refreshed; the store keeps the first token
+	store.fail.Store(false)
+	for range 2 {
+		h.clock.Advance(50 * time.Second)
+		h.mustGet()
+	}
+	if n := h.as.Reuses(); n != 0 {
+		t.Errorf("%d reuses of a spent refresh token", n)
+	}
+	rotated := h.as.Tokens("refresh")
+	if st := store.state(t, "k"); st.Token == nil || st.Token.Refresh != rotated[len(rotated)-1] {
+		t.Error("the store does not hold the last refresh token")
+	}
+	if g := grants(h.as.Requests("token")); len(g) != 4 {
+		t.Errorf("token grants = %q, want the sign-in and three refreshes", g)
 	}
 }
