@@ -306,12 +306,18 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)
+	// The journal's lock first: it makes this process the only one that
+	// reads or writes the data directory's secret store until Close, so
+	// the store read next is current and stays so. OAuth refreshes rely on
+	// it: a store read before another process let go of the lock could
+	// hold a refresh token that process has since spent.
+	journal, err := OpenJournal(opts.DataDir, opts.Journal, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	journal, err := OpenJournal(opts.DataDir, opts.Journal, opts.Logger)
+	secrets, err := secrets.OpenHost(opts.DataDir, opts.SecretKey, opts.LookupEnv)
 	if err != nil {
+		_ = journal.Close()
 		return nil, err
 	}
 	h := &Host{

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/internal/outbound"
 )
-
-// refreshMargin is how long before its expiry a token is refreshed.
-const refreshMargin = 60 * time.Second
 
 // Config is one server's authorization configuration. The zero value
 // discovers everything and registers dynamically.
@@ -115,6 +111,16 @@ type Authorizer struct {
 	// that find the token expired get one new token, and a rotated refresh
 	// token is never spent twice.
 	grant sync.Mutex
+	// refreshes joins the refresh goroutines (Close waits for them);
+	// refreshLife ends them, cancelled by Close only after that wait.
+	refreshes     sync.WaitGroup
+	refreshLife   context.Context
+	endRefreshes  context.CancelFunc
+	refreshClosed bool         // Close began: no refresh starts; a.mu
+	refreshing    *refreshCall // the refresh in flight; a.mu
+	// unsaved: the last Save failed, so the Store holds an older state
+	// than a.st, not a newer one of another Authorizer's; a.mu.
+	unsaved bool
 
 	mu        sync.Mutex
 	st        State
@@ -162,6 +168,7 @@ func New(cfg Config, opts Options) (*Authorizer, error) {
 	}
 	a := &Authorizer{cfg: cfg, opts: opts, http: opts.HTTP, origin: origin, nonces: map[string]string{}, flows: map[string]*Flow{}}
 	a.life, a.stop = context.WithCancel(context.Background())
+	a.refreshLife, a.endRefreshes = context.WithCancel(context.Background())
 	if cfg.PrivateKey != "" {
 		s, err := newAssertioner(cfg.PrivateKey, cfg.SigningAlg, cfg.KeyID)
 		if err != nil {
@@ -217,9 +224,11 @@ func (a *Authorizer) saveLocked() error {
 		}
 	}
 	if err := a.opts.Store.Save(a.opts.Key, b); err != nil {
+		a.unsaved = true
 		a.opts.Log.Warn("oauth: storing the token", "server", a.opts.Server, "err", err)
 		return fmt.Errorf("oauth: storing the token: %w", err)
 	}
+	a.unsaved = false
 	return nil
 }
 
@@ -241,18 +250,27 @@ func (a *Authorizer) changed() {
 }
 
 // Close ends every sign-in in progress (their listeners close, a
-// background sign-in stops) and waits for a background one to return.
-// The token stays stored.
+// background sign-in stops) and waits for a background one to return. A
+// token refresh in flight is not cancelled but waited for, up to
+// closeRefreshWait: the authorization server may already have rotated the
+// refresh token, and only the answer holds its successor. The token stays
+// stored. Close may be called more than once; no refresh starts after it.
 func (a *Authorizer) Close() {
 	a.stop()
 	a.mu.Lock()
 	flows := a.flows
 	a.flows = map[string]*Flow{}
+	a.refreshClosed = true
+	inFlight := a.refreshing != nil
 	a.mu.Unlock()
 	for _, f := range flows {
 		f.end(fmt.Errorf("%w: the host is closing", ErrAuthorization))
 	}
 	a.Wait(context.Background())
+	if inFlight {
+		a.opts.Log.Info("oauth: waiting for the token refresh in flight", "server", a.opts.Server)
+	}
+	a.waitRefreshes(closeRefreshWait)
 	a.http.CloseIdleConnections()
 }
 
@@ -358,7 +376,7 @@ func (a *Authorizer) currentToken(ctx context.Context) (*Token, error) {
 	a.loadLocked()
 	t := a.st.Token
 	a.mu.Unlock()
-	if t == nil || !t.expiresWithin(a.now(), refreshMargin) {
+	if t == nil || !t.refreshDue(a.now()) {
 		return t, nil
 	}
 	if t.Refresh != "" {
@@ -375,56 +393,6 @@ func (a *Authorizer) currentToken(ctx context.Context) (*Token, error) {
 		return nil, nil
 	}
 	return t, nil
-}
-
-// refresh trades t's refresh token for a new token. A refusal (revoked,
-// expired) drops the token, so sign-in is needed; the error is kept for
-// Status and logged, never swallowed.
-func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
-	a.grant.Lock()
-	defer a.grant.Unlock()
-	a.mu.Lock()
-	cur := a.st.Token
-	a.mu.Unlock()
-	if cur != t {
-		if cur == nil {
-			return nil, fmt.Errorf("%w: the token was dropped", ErrNeedsAuth)
-		}
-		return cur, nil // refreshed meanwhile by another request
-	}
-	d, err := a.discovery(ctx)
-	if err != nil {
-		return nil, a.failed("refreshing the token", err)
-	}
-	if d.Server.Issuer != t.Issuer {
-		// The server moved to another authorization server: its token and
-		// its client registration there are no good here.
-		a.dropToken(t)
-		return nil, a.failed("refreshing the token", fmt.Errorf("%w: the server's authorization server is now %s", ErrNeedsAuth, d.Server.Issuer))
-	}
-	ec, err := a.endpointClient(ctx, d)
-	if err != nil {
-		return nil, a.failed("refreshing the token", err)
-	}
-	form := map[string][]string{
-		"grant_type":    {GrantRefreshToken},
-		"refresh_token": {t.Refresh},
-		"resource":      {d.Resource},
-	}
-	tr, err := a.tokenRequest(ctx, d.Server.TokenEndpoint, ec, form)
-	if err != nil {
-		var te *TokenError
-		if errors.As(err, &te) {
-			a.dropToken(t)
-		}
-		return nil, a.failed("refreshing the token", err)
-	}
-	nt, err := a.toToken(tr, d.Server.Issuer, d.Resource, t.Scopes, t)
-	if err != nil {
-		return nil, a.failed("refreshing the token", err)
-	}
-	a.opts.Log.Info("oauth: token refreshed", "server", a.opts.Server, "expiry", nt.Expiry)
-	return nt, a.setToken(nt)
 }
 
 // dropToken forgets t if it is still the current token.

@@ -6,8 +6,10 @@
 // authorization server it discovered, the client identity it registered
 // there, and the token it holds. Its RoundTripper puts the token on every
 // request to the server (and only to the server: a token is bound to the
-// resource it was issued for), refreshes it before it expires and once on a
-// 401, re-authorizes with the union of scopes on 403 insufficient_scope, and
+// resource it was issued for), refreshes it when a third of its lifetime
+// remains and once on a 401 (one refresh at a time per stored token, on a
+// goroutine a giving-up request does not cancel and Close waits for, the
+// rotated token stored before it is used), re-authorizes with the union of scopes on 403 insufficient_scope, and
 // otherwise fails the request with ErrNeedsAuth, so the host can show the
 // server as needing sign-in instead of restarting it in a loop.
 //

@@ -43,7 +43,10 @@ type Token struct {
 	Refresh string    `json:"refresh,omitempty"`
 	Type    string    `json:"type"` // Bearer or DPoP
 	Expiry  time.Time `json:"expiry,omitzero"`
-	Scopes  []string  `json:"scopes,omitempty"`
+	// Issued is when it was received: with Expiry, its lifetime, which
+	// says when to refresh it.
+	Issued time.Time `json:"issued,omitzero"`
+	Scopes []string  `json:"scopes,omitempty"`
 	// Issuer issued it; Resource is the server it is for (RFC 8707).
 	Issuer   string `json:"issuer"`
 	Resource string `json:"resource"`
@@ -52,4 +55,33 @@ type Token struct {
 // expiresWithin reports whether t expires within d of now.
 func (t *Token) expiresWithin(now time.Time, d time.Duration) bool {
 	return !t.Expiry.IsZero() && now.Add(d).After(t.Expiry)
+}
+
+// Refreshing before expiry: a token is refreshed once less than a third of
+// its lifetime remains, or less than minRefreshMargin, whichever is more,
+// but never in the first half of its life. A fixed margin refreshes a
+// short-lived token on every request (a 60 s margin and 60 s tokens) and
+// a long-lived one too late to ride out an unreachable authorization
+// server; a fraction suits every lifetime, and the floor leaves time for
+// the request that carries it.
+const (
+	refreshFraction  = 3
+	minRefreshMargin = 5 * time.Second
+	// legacyRefreshMargin is the margin of a token stored without its
+	// issue time, whose lifetime is unknown.
+	legacyRefreshMargin = 60 * time.Second
+)
+
+// refreshMargin is how long before its expiry t is refreshed.
+func (t *Token) refreshMargin() time.Duration {
+	if t.Issued.IsZero() || !t.Expiry.After(t.Issued) {
+		return legacyRefreshMargin
+	}
+	life := t.Expiry.Sub(t.Issued)
+	return max(life/refreshFraction, min(minRefreshMargin, life/2))
+}
+
+// refreshDue reports whether t should be refreshed before it is used.
+func (t *Token) refreshDue(now time.Time) bool {
+	return t.expiresWithin(now, t.refreshMargin())
 }

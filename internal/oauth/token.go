@@ -195,8 +195,9 @@ func (a *Authorizer) toToken(tr *tokenResponse, issuer, resource string, request
 	if tr.Scope != "" {
 		t.Scopes = strings.Fields(tr.Scope)
 	}
+	t.Issued = a.now()
 	if tr.ExpiresIn > 0 {
-		t.Expiry = a.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+		t.Expiry = t.Issued.Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
 	if t.Refresh == "" && previous != nil {
 		t.Refresh = previous.Refresh // no rotation: the old one still serves

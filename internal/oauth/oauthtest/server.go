@@ -35,7 +35,10 @@ const (
 )
 
 // ServerOptions configure an AuthServer; the zero value is a server with
-// PKCE, dynamic registration, iss in responses and rotating refresh tokens.
+// PKCE, dynamic registration, iss in responses and rotating refresh tokens
+// with reuse detection: a spent refresh token presented again revokes every
+// token of its grant, as OAuth 2.1 §4.3.1 asks of public clients' rotating
+// refresh tokens and providers do.
 type ServerOptions struct {
 	Path           string   // the issuer's path ("" or "/tenant")
 	Scopes         []string // scopes_supported; nil: read write admin offline_access
@@ -49,6 +52,12 @@ type ServerOptions struct {
 	DPoPAlgs       []string
 	ExpiresIn      int  // access token lifetime in seconds; 0: 3600
 	NoRotation     bool // a refresh keeps the refresh token valid and issues none
+	// HoldToken, when set, is called with the grant type of each token
+	// request that succeeds, after its tokens are issued (and a refresh
+	// token it spent is spent) and before the answer is written, outside
+	// the server's lock: a test holds the answer back there, as a slow
+	// provider does after it has rotated the refresh token.
+	HoldToken func(grantType string)
 	// SecretExpiresIn sets client_secret_expires_at of registrations, in
 	// seconds from now; 0: never.
 	SecretExpiresIn int
@@ -74,6 +83,10 @@ type grant struct {
 	resource string
 	expiry   time.Time
 	revoked  bool
+	// family is the authorization a token descends from (the code's
+	// value): reuse of a spent refresh token revokes the whole family.
+	family string
+	spent  bool // a refresh token that was rotated out
 	// codes only
 	redirect, challenge string
 }
@@ -88,6 +101,7 @@ type AuthServer struct {
 	grants   map[string]*grant
 	issued   []string // every token, code and secret, in order
 	requests []Request
+	reuses   int // spent refresh tokens presented again
 }
 
 // NewAuthServer starts an authorization server, closed when t ends.
@@ -155,6 +169,14 @@ func (s *AuthServer) Tokens(kind string) []string {
 		}
 	}
 	return out
+}
+
+// Reuses is how many times a spent (rotated out) refresh token was
+// presented again; each revoked its grant.
+func (s *AuthServer) Reuses() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reuses
 }
 
 // Revoke revokes an access or refresh token; RevokeAll every one issued.
@@ -301,77 +323,100 @@ func (s *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		id, secret = f.Get("client_id"), f.Get("client_secret")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	status, resp := s.grantLocked(f, id, secret)
+	hold := s.opts.HoldToken
+	s.mu.Unlock()
+	if hold != nil && status == http.StatusOK {
+		hold(f.Get("grant_type"))
+	}
+	if status == http.StatusOK {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	writeJSON(w, status, resp)
+}
+
+// grantLocked answers a token request: the status and the JSON body.
+// s.mu held.
+func (s *AuthServer) grantLocked(f url.Values, id, secret string) (int, any) {
 	s.requests = append(s.requests, Request{Endpoint: "token", Form: f, ClientID: id})
 	c := s.clients[id]
 	if c == nil && !(s.opts.CIMD && strings.HasPrefix(id, "https://")) || c != nil && c.secret != secret {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
-		return
+		return http.StatusUnauthorized, map[string]string{"error": "invalid_client"}
 	}
-	fail := func(desc string) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": desc})
+	fail := func(desc string) (int, any) {
+		return http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": desc}
 	}
 	var scopes []string
-	var resource string
+	var resource, family string
 	refresh := true
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g := s.grants[f.Get("code")]
 		if g == nil || g.kind != "code" || g.revoked || g.client != id || !s.now().Before(g.expiry) {
-			fail("unknown or used code")
-			return
+			return fail("unknown or used code")
 		}
 		g.revoked = true // single use
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		switch {
 		case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
-			fail("PKCE verification failed")
-			return
+			return fail("PKCE verification failed")
 		case f.Get("redirect_uri") != g.redirect:
-			fail("redirect_uri mismatch")
-			return
+			return fail("redirect_uri mismatch")
 		case f.Get("resource") != g.resource:
-			fail("resource mismatch")
-			return
+			return fail("resource mismatch")
 		}
-		scopes, resource = g.scopes, g.resource
+		scopes, resource, family = g.scopes, g.resource, f.Get("code")
 	case "refresh_token":
 		g := s.grants[f.Get("refresh_token")]
+		if g != nil && g.kind == "refresh" && g.spent {
+			// Reuse of a rotated-out refresh token: whoever holds it may
+			// be a thief, so the whole grant ends.
+			s.reuses++
+			s.revokeFamilyLocked(g.family)
+			return fail("refresh token reused: the grant is revoked")
+		}
 		if g == nil || g.kind != "refresh" || g.revoked || g.client != id {
-			fail("unknown or revoked refresh token")
-			return
+			return fail("unknown or revoked refresh token")
 		}
 		if res := f.Get("resource"); res != "" && res != g.resource {
-			fail("resource mismatch")
-			return
+			return fail("resource mismatch")
 		}
-		scopes, resource = g.scopes, g.resource
+		scopes, resource, family = g.scopes, g.resource, g.family
 		if s.opts.NoRotation {
 			refresh = false
 		} else {
-			g.revoked = true
+			g.revoked, g.spent = true, true
 		}
 	case "client_credentials":
 		if c == nil || c.secret == "" {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
-			return
+			return http.StatusUnauthorized, map[string]string{"error": "invalid_client"}
 		}
 		scopes, resource, refresh = s.grantable(strings.Fields(f.Get("scope"))), f.Get("resource"), false
 	default:
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
-		return
+		return http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"}
 	}
 	expiresIn := cmp.Or(s.opts.ExpiresIn, 3600)
 	at := s.newSecret("at-")
-	s.grants[at] = &grant{kind: "access", client: id, scopes: scopes, resource: resource, expiry: s.now().Add(time.Duration(expiresIn) * time.Second)}
+	s.grants[at] = &grant{kind: "access", client: id, scopes: scopes, resource: resource, family: family, expiry: s.now().Add(time.Duration(expiresIn) * time.Second)}
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": expiresIn, "scope": strings.Join(scopes, " ")}
 	if refresh {
 		rt := s.newSecret("rt-")
-		s.grants[rt] = &grant{kind: "refresh", client: id, scopes: scopes, resource: resource}
+		s.grants[rt] = &grant{kind: "refresh", client: id, scopes: scopes, resource: resource, family: family}
 		resp["refresh_token"] = rt
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, resp)
+	return http.StatusOK, resp
+}
+
+// revokeFamilyLocked revokes every token of the grant family; s.mu held.
+func (s *AuthServer) revokeFamilyLocked(family string) {
+	if family == "" {
+		return
+	}
+	for _, g := range s.grants {
+		if g.family == family {
+			g.revoked = true
+		}
+	}
 }
 
 func (s *AuthServer) register(w http.ResponseWriter, r *http.Request) {
