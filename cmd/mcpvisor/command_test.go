@@ -30,7 +30,7 @@ var commandFlags = map[string][]string{
 	"events":               {"after", "all", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
 	"history":              {"calls", "data", "json", "limit", "log-format", "log-level", "server"},
-	"tasks":                {"data", "json", "log-format", "log-level", "pending"},
+	"tasks":                {"all", "data", "json", "limit", "log-format", "log-level", "pending"},
 	"resources":            {"config", "data", "json", "log-format", "log-level", "server", "templates", "wait"},
 	"resources read":       {"config", "data", "json", "log-format", "log-level", "server", "wait"},
 	"prompts":              {"config", "data", "json", "log-format", "log-level", "server", "wait"},

@@ -105,7 +105,7 @@ func commands() []command {
 			run:   func(ctx context.Context, e *env) error { return cmdHistory(ctx, e) }},
 		{name: "tasks", args: "[ID]", summary: "list the journal's tasks, or show one with its outcome",
 			detail: viaSidecarJournal, setup: setupLogging, sidecar: true,
-			flags: []flagGroup{pendingFlag("only the unfinished tasks"), jsonFlag},
+			flags: []flagGroup{pendingFlag("only the unfinished tasks"), tasksFlags, jsonFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdTasks(ctx, e) }},
 		{name: "resources", summary: "list the resources (or resource templates) of every server, or of one", setup: setupHost,
 			flags: []flagGroup{waitFlag, serverFlag("start only server `NAME` and list its resources"), jsonFlag,
