@@ -54,7 +54,7 @@ var commandFlags = map[string][]string{
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50", "events --limit": "100", "top --interval": "2s", "top --sort": "p99",
+	"history --limit": "50", "events --limit": "100", "tasks --limit": "100", "top --interval": "2s", "top --sort": "p99",
 	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 

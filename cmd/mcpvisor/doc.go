@@ -26,7 +26,7 @@
 //	mcpvisor events --follow [--config FILE] [filters]
 //	mcpvisor events ack ID...                   mark events processed
 //	mcpvisor history [--server S] [--calls] [--limit N] [--json]
-//	mcpvisor tasks [ID] [--pending] [--json]    the journal's tasks, or one with its outcome
+//	mcpvisor tasks [ID] [--pending] [--limit N | --all] [--json]    the journal's tasks, or one with its outcome
 //	mcpvisor doctor [--reset] [--json]          check the journal; --reset sets a damaged one aside
 //	mcpvisor resources --config FILE [--server S] [--templates] [--json]
 //	mcpvisor resources read --config FILE --server S URI
