@@ -78,7 +78,8 @@
 // event. In a cluster, GET /v1/cluster is this member's view
 // of it (a ClusterStatus: members, labels, the servers each runs, whether
 // each has caught up with the membership), and ?cluster=1 on /v1/history
-// and /v1/events asks every member. GET /v1/servers and GET /v1/tools take
+// and /v1/events asks every member: a page of ?limit= records in all, and
+// "next", an opaque cursor of each member's place, the ?after= that reads on. GET /v1/servers and GET /v1/tools take
 // ?wait=DURATION: the answer comes once every enabled server is ready or
 // its start has failed (Host.WaitSettled), or the duration has passed. A streamed call (Accept: text/event-stream) sends
 // progress events, a task event (a TaskView) when the server runs it as a
