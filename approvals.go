@@ -11,24 +11,9 @@ import (
 // approval inbox before it is denied, when Options.ApprovalDeadline is 0.
 const DefaultApprovalDeadline = hosttools.DefaultDeadline
 
-// approvalRequest is the call p as the approval API shows it.
-func approvalRequest(p hosttools.Pending) ApprovalRequest {
-	r := p.Request
-	return ApprovalRequest{ID: p.ID, Scope: r.Scope, Tool: r.Tool, Arguments: r.Arguments, Server: r.Server,
-		Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes,
-		Created: r.Created, Deadline: p.Deadline, RaisedBy: r.RaisedBy}
-}
-
 // Approvals lists the host-tool calls waiting in the approval inbox
 // (Options.ApprovalInbox), oldest first. It never blocks.
-func (h *Host) Approvals() []ApprovalRequest {
-	ps := h.approvals.Pending()
-	out := make([]ApprovalRequest, len(ps))
-	for i, p := range ps {
-		out[i] = approvalRequest(p)
-	}
-	return out
-}
+func (h *Host) Approvals() []ApprovalRequest { return h.approvals.Pending() }
 
 // ApprovalsChanged returns a channel closed at the next change to
 // Approvals. Take it before calling Approvals, and again once it fires.

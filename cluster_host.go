@@ -118,7 +118,7 @@ func (c clusterHost) ApprovalGate() bool {
 // journaled as a host-tool call's.
 func (c clusterHost) ApproveServer(ctx context.Context, held member.Held) (bool, error) {
 	h := c.h
-	approve := hostApprover(h.opts.Approve)
+	approve := hosttools.Approver(h.opts.Approve)
 	if approve == nil && h.opts.ApprovalInbox {
 		approve = h.approvals.Decide
 	}

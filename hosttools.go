@@ -75,7 +75,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 			return next(ctx, c)
 		}
 		raw, err := h.hostTools.Run(ctx, hosttools.Call{Scope: c.Scope, Tool: c.Tool, Arguments: c.Arguments,
-			Approve: hostApprover(c.Options.Approve), Timeout: c.Options.Timeout})
+			Approve: hosttools.Approver(c.Options.Approve), Timeout: c.Options.Timeout})
 		if err != nil {
 			return nil, err
 		}
@@ -90,20 +90,7 @@ func (h *Host) newHostTools() *hosttools.Toolset {
 		inbox = h.approvals.Decide
 	}
 	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{Host: h},
-		SearchToolsOver: h.opts.SearchToolsOver, Approve: hostApprover(h.opts.Approve), Inbox: inbox})
-}
-
-// hostApprover hands a host-tool call to f as an ApprovalRequest.
-func hostApprover(f ApprovalFunc) hosttools.Approver {
-	if f == nil {
-		return nil
-	}
-	return func(ctx context.Context, r *hosttools.Request) (hosttools.Decision, error) {
-		d, err := f(ctx, &ApprovalRequest{Scope: r.Scope, Tool: r.Tool, Arguments: r.Arguments, Server: r.Server,
-			Summary: r.Summary, Command: r.Command, Destructive: r.Destructive, Changes: r.Changes, Created: r.Created,
-			RaisedBy: r.RaisedBy})
-		return hosttools.Decision(d), err
-	}
+		SearchToolsOver: h.opts.SearchToolsOver, Approve: hosttools.Approver(h.opts.Approve), Inbox: inbox})
 }
 
 // hostToolsHost is the host as its tools use it (hosttools.Host): its

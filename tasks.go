@@ -50,6 +50,54 @@ func JournalTasks(j *Journal, unfinished bool) ([]TaskInfo, error) {
 	return pipeline.JournalTasks(j, unfinished)
 }
 
+// TaskFilter selects tasks (Host.TaskPage): one server's, the unfinished
+// only, a page of Limit (DefaultPageLimit when 0, at most MaxPageLimit)
+// after the cursor After.
+type TaskFilter = persistence.TaskFilter
+
+// TaskCursor is a task's place in the order tasks are listed in (oldest
+// created first): TaskPage.Next.
+type TaskCursor = persistence.TaskCursor
+
+// TaskPage is one page of tasks, oldest created first, and where the next
+// page begins.
+type TaskPage struct {
+	Tasks []TaskInfo
+	// Next, when not zero, is the After of the next page; zero when
+	// nothing was left when the page was read.
+	Next TaskCursor
+}
+
+// TaskPage lists one page of the journal's tasks: as Tasks, but at most
+// f.Limit of them, and the cursor to go on.
+func (h *Host) TaskPage(f TaskFilter) (TaskPage, error) { return JournalTaskPage(h.journal, f) }
+
+// JournalTaskPage is Host.TaskPage of j. It reads every task of the
+// journal (they are not stored in the order listed) but holds only about
+// a page of them at once.
+func JournalTaskPage(j *Journal, f TaskFilter) (TaskPage, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultPageLimit
+	}
+	limit = min(limit, MaxPageLimit)
+	f.Limit = limit + 1 // one more says whether there is a next page
+	recs, err := j.Store().Tasks(f)
+	if err != nil {
+		return TaskPage{}, err
+	}
+	var page TaskPage
+	if len(recs) > limit {
+		recs = recs[:limit]
+		page.Next = persistence.CursorOf(recs[limit-1])
+	}
+	page.Tasks = make([]TaskInfo, 0, len(recs))
+	for _, r := range recs {
+		page.Tasks = append(page.Tasks, pipeline.TaskInfoOf(r))
+	}
+	return page, nil
+}
+
 // newTaskPoller makes the host's task poller: its requests go to the
 // server wherever it runs.
 func (h *Host) newTaskPoller() *actors.TaskPoller {

@@ -520,6 +520,56 @@ func TestClusterHistory(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // each journal commits in its own time
 	}
 
+	// A page of the whole cluster's history is bounded: each member is
+	// asked for the limit, the merge keeps the limit, oldest first, and
+	// next goes on until every record has been listed once.
+	byMember := map[string][]uint64{}
+	pages := 0
+	var newest time.Time // of the pages before
+	for after := mcpvisor.ClusterCursor(nil); ; pages++ {
+		g := f
+		g.Limit = 2
+		members, next, err := hosts[1].ClusterHistoryPage(ctx, g, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		var pageNewest time.Time
+		for _, m := range members {
+			if m.Error != "" {
+				t.Fatalf("member %s: %s", m.Member, m.Error)
+			}
+			for _, r := range m.Records {
+				byMember[m.Member] = append(byMember[m.Member], r.Seq)
+				if r.Time.Before(newest) {
+					t.Errorf("page %d: %s's record %d at %v, older than a record of an earlier page (%v)", pages, m.Member, r.Seq, r.Time, newest)
+				}
+				if r.Time.After(pageNewest) {
+					pageNewest = r.Time
+				}
+			}
+			n += len(m.Records)
+		}
+		newest = pageNewest
+		if n > 2 || pages > 6 {
+			t.Fatalf("page %d: %d records, limit 2: %+v", pages, n, members)
+		}
+		if next == nil {
+			break
+		}
+		after = next
+	}
+	total := 0
+	for m, seqs := range byMember {
+		if !slices.IsSorted(seqs) || len(slices.Compact(slices.Clone(seqs))) != len(seqs) {
+			t.Errorf("member %s listed %v: each once, in order, wanted", m, seqs)
+		}
+		total += len(seqs)
+	}
+	if total != 6 || pages < 3 {
+		t.Errorf("paging the cluster's history by 2: %d records in %d pages, want 6 in 3 or more: %v", total, pages+1, byMember)
+	}
+
 	// Who had s0's tools: a session on member 2, asked from member 0.
 	// Grants are shared, and journaled by every member: each says so.
 	if err := hosts[2].Session("agent-7", "").Activate(ctx, "s0"); err != nil {
@@ -930,6 +980,37 @@ func TestClusterEvents(t *testing.T) {
 			t.Fatalf("the cluster's pending events: %+v", members)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// One event a page: following next lists each once, wherever asked.
+	seen := map[string]bool{}
+	for after, pages := mcpvisor.ClusterCursor(nil), 0; ; pages++ {
+		g := pending
+		g.Limit = 1
+		page, next, err := hosts[0].ClusterEventsPage(ctx, g, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range page {
+			for _, ev := range m.Events {
+				key := fmt.Sprintf("%s/%d", m.Member, ev.Seq)
+				if seen[key] {
+					t.Fatalf("page %d lists %s again", pages, key)
+				}
+				seen[key] = true
+			}
+			n += len(m.Events)
+		}
+		if n > 1 || pages > 4 {
+			t.Fatalf("page %d: %d events, limit 1: %+v", pages, n, page)
+		}
+		if next == nil {
+			break
+		}
+		after = next
+	}
+	if len(seen) != 2 {
+		t.Errorf("paging the cluster's events by 1 listed %v, want both", seen)
 	}
 	for _, m := range members {
 		for _, ev := range m.Events {

@@ -335,20 +335,58 @@ type TaskFilter struct {
 	Server     string // "": any
 	Unfinished bool   // only records not Done
 	Limit      int    // <= 0: no limit
+	// After, when not zero, selects the tasks that come after it in
+	// Tasks' order: the TaskCursor of the last task of a page.
+	After TaskCursor
+}
+
+// TaskCursor is a task's place in Tasks' order: when it was created, then
+// its key (server, task id).
+type TaskCursor struct {
+	Created time.Time
+	Server  string
+	TaskID  string
+}
+
+// IsZero reports whether c is no place (the start).
+func (c TaskCursor) IsZero() bool { return c.Created.IsZero() && c.Server == "" && c.TaskID == "" }
+
+// CursorOf is the place of t.
+func CursorOf(t TaskRecord) TaskCursor {
+	return TaskCursor{Created: t.Created, Server: t.Server, TaskID: t.TaskID}
+}
+
+func compareTaskCursors(a, b TaskCursor) int {
+	return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Server, b.Server), strings.Compare(a.TaskID, b.TaskID))
 }
 
 // Tasks returns the tasks f selects, oldest Created first, ties in key
 // order (server, then task id). Every task of the server (of the journal,
-// with Server "") is read, as they are not stored in Created order.
+// with Server "") is read, as they are not stored in Created order; with a
+// Limit, no more than about twice Limit of them are held at once.
 func (s *Store) Tasks(f TaskFilter) ([]TaskRecord, error) {
 	if strings.IndexByte(f.Server, 0) >= 0 {
 		return nil, fmt.Errorf("tasks: server %q: %w", f.Server, ErrInvalidFilter)
 	}
 	var out []TaskRecord
+	order := func(a, b TaskRecord) int { return compareTaskCursors(CursorOf(a), CursorOf(b)) }
+	// cut keeps the first Limit: the rest can never be in the page.
+	cut := func() {
+		slices.SortFunc(out, order)
+		clear(out[f.Limit:])
+		out = out[:f.Limit]
+	}
 	err := s.view(func(txn *badger.Txn) error {
 		return scan(txn, iteration{prefix: taskPrefix(f.Server)}, func(_ []byte, t TaskRecord) (bool, error) {
-			if !f.Unfinished || !t.Done {
-				out = append(out, t)
+			if f.Unfinished && t.Done {
+				return true, nil
+			}
+			if !f.After.IsZero() && compareTaskCursors(CursorOf(t), f.After) <= 0 {
+				return true, nil
+			}
+			out = append(out, t)
+			if f.Limit > 0 && len(out) >= 2*f.Limit {
+				cut()
 			}
 			return true, nil
 		})
@@ -356,8 +394,7 @@ func (s *Store) Tasks(f TaskFilter) ([]TaskRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Stable: records come in key order, which ties keep.
-	slices.SortStableFunc(out, func(a, b TaskRecord) int { return a.Created.Compare(b.Created) })
+	slices.SortFunc(out, order)
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = slices.Clip(out[:f.Limit])
 	}

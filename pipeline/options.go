@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
+	"github.com/mcpvisor/mcpvisor/internal/hosttools"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -138,56 +138,16 @@ func urlElicitationRequired(server string, err error) error {
 }
 
 // ApprovalRequest is one host-tool call waiting for a decision: a model,
-// through some session, wants to run one of the host's own tools.
-//
-// Arguments are the model's, in full, secrets included: they are for an
-// ApprovalFunc, and are never logged, journaled or listed by the sidecar.
-// Summary and Command are what a person is shown.
-type ApprovalRequest struct {
-	ID        string // set when the request waits in the inbox
-	Scope     Scope  // who asks; empty for Host.Call
-	Tool      string // register_mcp, delete_mcp, toggle_item, list_items or activate_tools
-	Arguments json.RawMessage
-	// Server is the server the call acts on, "" for list_items and
-	// activate_tools.
-	Server string
-	// Summary says what happens if the call is allowed, in one line: for
-	// register_mcp the transport, the command line or URL, and the names
-	// (not the values) of the environment variables, headers and API key.
-	Summary string
-	// Command is, for register_mcp of a stdio server, the command and every
-	// argument exactly as they will be run. The MCP security guidance asks
-	// that whoever approves a model-initiated server sees it in full.
-	Command     []string
-	Destructive bool // delete_mcp: irreversible
-	// Changes is true for the calls that change the servers (register_mcp,
-	// delete_mcp, toggle_item): the ones the approval inbox holds.
-	Changes  bool
-	Created  time.Time
-	Deadline time.Time // zero unless the request waits in the inbox
-	// RaisedBy names the credential of the request that made the call
-	// (mcpvisor.WithCredential: a hash, never a secret), "" for none. A
-	// decision made with the same credential is refused.
-	RaisedBy string
-}
-
-// LogValue keeps Arguments, which may hold secrets, out of logs.
-func (r ApprovalRequest) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", r.ID), slog.String("tool", r.Tool),
-		slog.String("server", r.Server), slog.String("session", r.Scope.Session))
-}
-
-// String is the request without its arguments, for fmt.
-func (r ApprovalRequest) String() string {
-	return fmt.Sprintf("approval %s: %s: %s", r.ID, r.Tool, r.Summary)
-}
+// through some session, wants to run one of the host's own tools; its
+// fields are documented at internal/hosttools.Request, the type the host
+// tools raise. Its Arguments are the model's, secrets included: for an
+// ApprovalFunc, never logged, journaled or listed (LogValue and String
+// leave them out).
+type ApprovalRequest = hosttools.Request
 
 // ApprovalDecision answers an ApprovalRequest. Reason, when set, is shown
 // to the model with a denial.
-type ApprovalDecision struct {
-	Allow  bool
-	Reason string
-}
+type ApprovalDecision = hosttools.Decision
 
 // ApprovalFunc decides a host-tool call before it runs. It may block (a
 // person deciding); ctx ends when the call is abandoned. An error denies

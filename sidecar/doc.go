@@ -71,13 +71,15 @@
 // a model; GET /v1/tasks lists TaskViews, TaskInfos with such a result;
 // GET /v1/history lists HistoryRecords
 // (?kind=lifecycle|call|grant|revoke|tool, server, tool, session, after,
-// limit, newest=1). Both lists are pages: ?limit= records, 100 by default
-// and at most 1,000, and "next" when there may be more, the ?after= that
-// reads on. GET /v1/events/stream without ?after starts at the newest
+// limit, newest=1). These lists and GET /v1/tasks (?pending=1, server,
+// limit, after) are pages: ?limit= records, 100 by default and at most
+// 1,000, and "next" when there may be more, the ?after= that reads on (for
+// tasks an opaque string, as they are listed oldest created first). GET /v1/events/stream without ?after starts at the newest
 // event. In a cluster, GET /v1/cluster is this member's view
 // of it (a ClusterStatus: members, labels, the servers each runs, whether
 // each has caught up with the membership), and ?cluster=1 on /v1/history
-// and /v1/events asks every member. GET /v1/servers and GET /v1/tools take
+// and /v1/events asks every member: a page of ?limit= records in all, and
+// "next", an opaque cursor of each member's place, the ?after= that reads on. GET /v1/servers and GET /v1/tools take
 // ?wait=DURATION: the answer comes once every enabled server is ready or
 // its start has failed (Host.WaitSettled), or the duration has passed. A streamed call (Accept: text/event-stream) sends
 // progress events, a task event (a TaskView) when the server runs it as a

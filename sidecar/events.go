@@ -52,15 +52,22 @@ func eventFilter(r *http.Request) (mcpvisor.EventFilter, error) {
 // events lists one page of events, oldest first: ?limit= of them (100 by
 // default, at most 1,000) and, when there may be more, "next": the id to
 // pass as ?after= to read on. With ?newest=1 the page is the newest events
-// and "next" the newest id when it was read, where a stream goes on.
+// and "next" the newest id when it was read, where a stream goes on. With
+// ?cluster=1, a page of every member's, as history's.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	cluster, cursor, ok := clusterRequest(w, r)
+	if !ok {
+		return
+	}
 	f, err := eventFilter(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
 	f.Limit = pageLimit(f.Limit)
-	if clusterWide(w, r, func() (any, error) { return s.h.ClusterEvents(r.Context(), f) }) {
+	if cluster {
+		members, next, err := s.h.ClusterEventsPage(r.Context(), f, cursor)
+		writeClusterPage(w, members, next, err)
 		return
 	}
 	page, err := s.h.Journal().EventsPage(f)

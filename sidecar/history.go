@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -48,16 +49,23 @@ func historyFilter(r *http.Request) (mcpvisor.HistoryFilter, error) {
 // server transitions, tool calls, grants and revocations, tool definitions
 // seen and decided, as json.Marshal of a HistoryRecord gives them; ?limit=
 // of them (100 by default, at most 1,000) and, when there may be more,
-// "next", the id to pass as ?after=. With ?cluster=1, every member's
-// ({"members": [{member, history, error}]}).
+// "next", the id to pass as ?after=. With ?cluster=1, a page of every
+// member's ({"members": [{member, history, error}], "next": cursor}, from
+// Host.ClusterHistoryPage).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	cluster, cursor, ok := clusterRequest(w, r)
+	if !ok {
+		return
+	}
 	f, err := historyFilter(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
 	f.Limit = pageLimit(f.Limit)
-	if clusterWide(w, r, func() (any, error) { return s.h.ClusterHistory(r.Context(), f) }) {
+	if cluster {
+		members, next, err := s.h.ClusterHistoryPage(r.Context(), f, cursor)
+		writeClusterPage(w, members, next, err)
 		return
 	}
 	page, err := s.h.Journal().HistoryPage(f)
@@ -118,22 +126,51 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, cs)
 }
 
-// clusterWide answers a list with ?cluster=1 by every member's
-// ({"members": [...]}, from ask) and reports true; it reports false when
-// the request asks for this member's alone. A bad value is a 400 (true).
-func clusterWide(w http.ResponseWriter, r *http.Request, ask func() (any, error)) bool {
-	switch c := r.URL.Query().Get("cluster"); c {
+// clusterRequest reads ?cluster=1 and, with it, the cursor a cluster
+// page's "next" gave as ?after= (taken out of the query, which then reads
+// as a single journal's); a number there is every member's place. ok is
+// false when the answer (400) is written.
+func clusterRequest(w http.ResponseWriter, r *http.Request) (cluster bool, cursor mcpvisor.ClusterCursor, ok bool) {
+	q := r.URL.Query()
+	switch c := q.Get("cluster"); c {
 	case "", "0", "false":
-		return false
+		return false, nil, true
 	case "1", "true":
-		members, err := ask()
-		if err != nil {
-			writeErr(w, err)
-			return true
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"members": members})
 	default:
 		badRequest(w, fmt.Sprintf("cluster must be 1 or 0, not %q", c))
+		return false, nil, false
 	}
-	return true
+	a := q.Get("after")
+	if a == "" {
+		return true, nil, true
+	}
+	if _, err := strconv.ParseUint(a, 10, 64); err == nil {
+		return true, nil, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(a)
+	if err == nil {
+		err = json.Unmarshal(b, &cursor)
+	}
+	if err != nil {
+		badRequest(w, fmt.Sprintf("after must be a record id or the next of a cluster page, not %q", a))
+		return false, nil, false
+	}
+	q.Del("after")
+	r.URL.RawQuery = q.Encode()
+	return true, cursor, true
+}
+
+// writeClusterPage answers a cluster page: {"members": [...], "next":
+// cursor}, next left out when no member had more.
+func writeClusterPage(w http.ResponseWriter, members any, next mcpvisor.ClusterCursor, err error) {
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	body := map[string]any{"members": members}
+	if next != nil {
+		b, _ := json.Marshal(next)
+		body["next"] = base64.RawURLEncoding.EncodeToString(b)
+	}
+	writeJSON(w, http.StatusOK, body)
 }

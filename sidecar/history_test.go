@@ -74,6 +74,39 @@ func TestHistory(t *testing.T) {
 	if r := a.do("GET", "/v1/history?kind=call&cluster=1", nil); r.status != http.StatusOK || string(bytes.TrimSpace(r.body)) != string(want) {
 		t.Errorf("GET /v1/history?cluster=1: %d %s\nwant %s", r.status, r.body, want)
 	}
+	// A cluster page of one record at a time: following next lists each
+	// record once, in order, and the last page has no next.
+	if len(recs) < 2 {
+		t.Fatalf("%d call records: too few to page", len(recs))
+	}
+	var got []mcpvisor.HistoryRecord
+	for path := "/v1/history?kind=call&cluster=1&limit=1"; ; {
+		r := a.do("GET", path, nil)
+		var page struct {
+			Members []mcpvisor.MemberHistory `json:"members"`
+			Next    string                   `json:"next"`
+		}
+		r.json(t, &page)
+		if r.status != http.StatusOK || len(page.Members) != 1 || len(page.Members[0].Records) > 1 || len(got) > len(recs) {
+			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+		}
+		got = append(got, page.Members[0].Records...)
+		if page.Next == "" {
+			break
+		}
+		path = "/v1/history?kind=call&cluster=1&limit=1&after=" + page.Next
+	}
+	for i := range recs {
+		recs[i].V = 0 // not in the JSON
+	}
+	if diff := cmp.Diff(recs, got); diff != "" {
+		t.Errorf("following a cluster page's next (-journal +got):\n%s", diff)
+	}
+	for _, q := range []string{"?cluster=1&after=nope", "?cluster=1&after=e30x"} {
+		if r := a.do("GET", "/v1/history"+q, nil); r.status != http.StatusBadRequest || r.errorCode(t) != sidecar.CodeInvalidRequest {
+			t.Errorf("GET /v1/history%s: %d %s", q, r.status, r.body)
+		}
+	}
 }
 
 // GET /v1/servers?wait=D and GET /v1/tools?wait=D answer once each enabled

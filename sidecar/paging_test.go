@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/persistence"
@@ -127,5 +129,83 @@ func TestHistoryListingPages(t *testing.T) {
 	}
 	if seen != n {
 		t.Errorf("following next: %d records of big, want %d", seen, n)
+	}
+}
+
+// GET /v1/tasks pages as the other lists do: a default page, a cap, and
+// a next that lists every task once, oldest created first, ties in
+// (server, id) order; ?pending=1 pages the unfinished alone.
+func TestTaskListingPages(t *testing.T) {
+	a := openAPI(t, sidecar.Options{})
+	const n = 2_345
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ops := make([]persistence.Op, 0, n)
+	for i := range n {
+		// Keys (server, id) out of created order, and created ties.
+		ops = append(ops, persistence.PutTask(persistence.TaskRecord{
+			Server: fmt.Sprintf("s%d", i%7), TaskID: fmt.Sprintf("t%05d", n-i), Tool: "mcp__s__slow",
+			Created: base.Add(time.Duration(i/3) * time.Second), Status: mcpvisor.TaskWorking, Done: i%2 == 0,
+		}))
+	}
+	if err := a.h.Journal().Write(context.Background(), ops...); err != nil {
+		t.Fatal(err)
+	}
+	type taskPage struct {
+		Tasks []sidecar.TaskView `json:"tasks"`
+		Next  string             `json:"next"`
+	}
+	var p taskPage
+	a.do("GET", "/v1/tasks", nil).json(t, &p)
+	if len(p.Tasks) != mcpvisor.DefaultPageLimit || p.Next == "" {
+		t.Fatalf("GET /v1/tasks: %d tasks, next %q; want %d and a cursor", len(p.Tasks), p.Next, mcpvisor.DefaultPageLimit)
+	}
+	p = taskPage{}
+	a.do("GET", "/v1/tasks?limit=50000", nil).json(t, &p)
+	if len(p.Tasks) != mcpvisor.MaxPageLimit {
+		t.Errorf("limit=50000 gave %d tasks, want the cap %d", len(p.Tasks), mcpvisor.MaxPageLimit)
+	}
+
+	for _, tc := range []struct {
+		query string
+		want  int
+	}{{"limit=300", n}, {"limit=1000", n}, {"limit=97&pending=1", n / 2}} {
+		seen := map[string]bool{}
+		var last sidecar.TaskView
+		pages := 0
+		for path := "/v1/tasks?" + tc.query; ; {
+			r := a.do("GET", path, nil)
+			if r.status != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+			}
+			p = taskPage{}
+			r.json(t, &p)
+			pages++
+			for _, ti := range p.Tasks {
+				key := ti.Server + "/" + ti.ID
+				if seen[key] {
+					t.Fatalf("%s: task %s listed twice", tc.query, key)
+				}
+				seen[key] = true
+				if c := ti.Created.Compare(last.Created); c < 0 || c == 0 && last.Server+"/"+last.ID > key {
+					t.Fatalf("%s: task %s (%v) after %s/%s (%v): oldest first wanted", tc.query, key, ti.Created, last.Server, last.ID, last.Created)
+				}
+				if strings.Contains(tc.query, "pending") && ti.Done {
+					t.Fatalf("%s: a finished task %s", tc.query, key)
+				}
+				last = ti
+			}
+			if p.Next == "" {
+				break
+			}
+			path = "/v1/tasks?" + tc.query + "&after=" + p.Next
+		}
+		if len(seen) != tc.want {
+			t.Errorf("%s: following next listed %d tasks in %d pages, want %d", tc.query, len(seen), pages, tc.want)
+		}
+	}
+	for _, q := range []string{"?limit=-1", "?after=nope", "?pending=maybe"} {
+		if r := a.do("GET", "/v1/tasks"+q, nil); r.status != http.StatusBadRequest || r.errorCode(t) != sidecar.CodeInvalidRequest {
+			t.Errorf("GET /v1/tasks%s: %d %s", q, r.status, r.body)
+		}
 	}
 }

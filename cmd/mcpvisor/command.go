@@ -103,6 +103,8 @@ type flags struct {
 	clusterMember                                                                                   string
 	clusterInsecureLoopback                                                                         bool
 	clusterTTL                                                                                      time.Duration
+
+	diskReserve byteSize // run, serve, stdio: --disk-reserve
 }
 
 // flagGroup registers one or more flags, written once for every command

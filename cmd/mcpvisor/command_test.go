@@ -18,9 +18,9 @@ import (
 // commandFlags is what each command takes: its behaviour, written out
 // here, not read from the table.
 var commandFlags = map[string][]string{
-	"run":                  {"config", "data", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
-	"stdio":                {"activate", "approve-host-tools", "config", "data", "log-format", "log-level"},
+	"run":                  {"config", "data", "disk-reserve", "log-format", "log-level", "wait"},
+	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "disk-reserve", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "tls-cert", "tls-key", "token-file"},
+	"stdio":                {"activate", "approve-host-tools", "config", "data", "disk-reserve", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
 	"tools approve":        {"config", "data", "log-format", "log-level", "wait"},
@@ -30,7 +30,7 @@ var commandFlags = map[string][]string{
 	"events":               {"after", "all", "config", "data", "follow", "json", "limit", "log-format", "log-level", "method", "pending", "server"},
 	"events ack":           {"data", "log-format", "log-level"},
 	"history":              {"calls", "data", "json", "limit", "log-format", "log-level", "server"},
-	"tasks":                {"data", "json", "log-format", "log-level", "pending"},
+	"tasks":                {"all", "data", "json", "limit", "log-format", "log-level", "pending"},
 	"resources":            {"config", "data", "json", "log-format", "log-level", "server", "templates", "wait"},
 	"resources read":       {"config", "data", "json", "log-format", "log-level", "server", "wait"},
 	"prompts":              {"config", "data", "json", "log-format", "log-level", "server", "wait"},
@@ -53,8 +53,8 @@ var commandFlags = map[string][]string{
 // flagDefaults are the flags whose default is not the zero value, by name
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
-	"data": ".mcpvisor", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50", "events --limit": "100", "top --interval": "2s", "top --sort": "p99",
+	"data": ".mcpvisor", "disk-reserve": "256MiB", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
+	"history --limit": "50", "events --limit": "100", "tasks --limit": "100", "top --interval": "2s", "top --sort": "p99",
 	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 

@@ -1,14 +1,15 @@
 // Command mcpvisor supervises MCP servers and calls their tools. It is a
 // thin shell over the package mcpvisor API that Go platforms embed.
 //
-//	mcpvisor run --config FILE [--wait D]       supervise in the foreground until interrupted
-//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools]
+//	mcpvisor run --config FILE [--wait D] [--disk-reserve SIZE]
+//	                                            supervise in the foreground until interrupted
+//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools] [--disk-reserve SIZE]
 //	               [--cluster NAME (--etcd URLS | --provider consul [--consul URL] | --provider kubernetes [--k8s-namespace NS --k8s-api URL --k8s-token-file F --k8s-ca-file F]
 //	                | --provider automanaged --peers ADDRS --member-listen ADDR) [--cluster-ttl D]
 //	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]
 //	                [--cluster-tls-cert F --cluster-tls-key F --cluster-ca F]]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
-//	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools]
+//	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools] [--disk-reserve SIZE]
 //	                                            the MCP gateway on stdin/stdout
 //	mcpvisor tools [--config FILE] [--wait D] [--json]
 //	                                            list every namespaced tool
@@ -26,7 +27,7 @@
 //	mcpvisor events --follow [--config FILE] [filters]
 //	mcpvisor events ack ID...                   mark events processed
 //	mcpvisor history [--server S] [--calls] [--limit N] [--json]
-//	mcpvisor tasks [ID] [--pending] [--json]    the journal's tasks, or one with its outcome
+//	mcpvisor tasks [ID] [--pending] [--limit N | --all] [--json]    the journal's tasks, or one with its outcome
 //	mcpvisor doctor [--reset] [--json]          check the journal; --reset sets a damaged one aside
 //	mcpvisor resources --config FILE [--server S] [--templates] [--json]
 //	mcpvisor resources read --config FILE --server S URI

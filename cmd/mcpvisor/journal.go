@@ -234,82 +234,138 @@ func cmdHistory(ctx context.Context, e *env) error {
 	return printHistory(stdout, recs, f.json, f.calls)
 }
 
+// tasksFlags are the flags of tasks.
+func tasksFlags(fs *flag.FlagSet, f *flags) {
+	fs.IntVar(&f.limit, "limit", mcpvisor.DefaultPageLimit, "the oldest `N` tasks")
+	fs.BoolVar(&f.all, "all", false, "every task, read a page at a time (--limit is ignored)")
+}
+
+// taskPager reads the tasks a page at a time: at most limit of them, each
+// as GET /v1/tasks shows it (a TaskView), and decoded; more reports
+// whether there are more after them, where the next call goes on.
+type taskPager func(limit int) (raws []json.RawMessage, views []sidecar.TaskView, more bool, err error)
+
 func cmdTasks(ctx context.Context, e *env) error {
 	f, pos, stdout := e.f, e.args, e.stdout
 	if len(pos) > 1 {
 		return &exitError{code: exitUsage, msg: "tasks: want at most one task ID" + seeHelp("tasks")}
 	}
-	id := ""
 	if len(pos) == 1 {
-		id = pos[0]
+		return showTask(ctx, e, pos[0])
 	}
-	var raws []json.RawMessage // each task as GET /v1/tasks shows it
-	var tasks []sidecar.TaskView
+	var page taskPager
 	if r := e.sidecar; r != nil {
-		var err error
-		if raws, tasks, err = r.tasks(ctx, id, f.pending); err != nil {
-			return err
-		}
+		page = r.taskPager(ctx, f.pending)
 	} else {
-		infos, err := journalTasks(f, e.logger, id)
+		j, err := openJournal(f, e.logger)
 		if err != nil {
 			return err
 		}
-		for _, ti := range infos {
-			tv := sidecar.NewTaskView(ti)
-			raw, err := json.Marshal(tv)
-			if err != nil {
-				return err
-			}
-			raws, tasks = append(raws, raw), append(tasks, tv)
-		}
+		defer j.Close()
+		page = journalTaskPager(j, f.pending)
 	}
-	if f.json {
-		for _, raw := range raws {
-			fmt.Fprintf(stdout, "%s\n", raw)
-		}
-		return nil
-	}
-	if id != "" {
-		ti := tasks[0]
-		fmt.Fprintf(stdout, "task %s on %s (%s): %s", ti.ID, ti.Server, ti.Tool, ti.Status)
-		if ti.StatusMessage != "" {
-			fmt.Fprintf(stdout, " (%s)", ti.StatusMessage)
-		}
-		fmt.Fprintln(stdout)
-		if ti.Error != "" {
-			fmt.Fprintln(stdout, "error:", ti.Error)
-		}
-		if ti.Result != nil {
-			writeResult(stdout, ti.Result.Wire)
-		}
-		return nil
+	left := f.limit
+	if left <= 0 {
+		left = mcpvisor.DefaultPageLimit
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	defer tw.Flush()
-	fmt.Fprintln(tw, "CREATED\tSERVER\tTASK\tTOOL\tSTATUS\tDONE")
-	for _, ti := range tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", ti.Created.Local().Format("2006-01-02 15:04:05"), ti.Server, ti.ID, ti.Tool, ti.Status, ti.Done)
+	if !f.json {
+		fmt.Fprintln(tw, "CREATED\tSERVER\tTASK\tTOOL\tSTATUS\tDONE")
+	}
+	for {
+		limit := min(left, mcpvisor.MaxPageLimit)
+		if f.all {
+			limit = mcpvisor.MaxPageLimit
+		}
+		raws, tasks, more, err := page(limit)
+		if err != nil {
+			tw.Flush()
+			return err
+		}
+		for i, ti := range tasks {
+			if f.json {
+				fmt.Fprintf(stdout, "%s\n", raws[i])
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", ti.Created.Local().Format("2006-01-02 15:04:05"), ti.Server, ti.ID, ti.Tool, ti.Status, ti.Done)
+		}
+		tw.Flush()
+		left -= len(tasks)
+		if !more {
+			return nil
+		}
+		if !f.all && left <= 0 {
+			fmt.Fprintf(e.stderr, "more tasks: mcpvisor tasks --all (or a larger --limit)\n")
+			return nil
+		}
+	}
+}
+
+// showTask prints the task id with its outcome.
+func showTask(ctx context.Context, e *env, id string) error {
+	var raw json.RawMessage // the task as GET /v1/tasks/ID shows it
+	var ti sidecar.TaskView
+	if r := e.sidecar; r != nil {
+		var err error
+		if raw, ti, err = r.task(ctx, id); err != nil {
+			return err
+		}
+	} else {
+		j, err := openJournal(e.f, e.logger)
+		if err != nil {
+			return err
+		}
+		info, err := mcpvisor.JournalTask(j, id)
+		j.Close()
+		if err != nil {
+			return err
+		}
+		ti = sidecar.NewTaskView(info)
+		if raw, err = json.Marshal(ti); err != nil {
+			return err
+		}
+	}
+	stdout := e.stdout
+	if e.f.json {
+		fmt.Fprintf(stdout, "%s\n", raw)
+		return nil
+	}
+	fmt.Fprintf(stdout, "task %s on %s (%s): %s", ti.ID, ti.Server, ti.Tool, ti.Status)
+	if ti.StatusMessage != "" {
+		fmt.Fprintf(stdout, " (%s)", ti.StatusMessage)
+	}
+	fmt.Fprintln(stdout)
+	if ti.Error != "" {
+		fmt.Fprintln(stdout, "error:", ti.Error)
+	}
+	if ti.Result != nil {
+		writeResult(stdout, ti.Result.Wire)
 	}
 	return nil
 }
 
-// journalTasks reads the task id, or every task (--pending: the unfinished
-// ones), from the journal.
-func journalTasks(f flags, logger *slog.Logger, id string) ([]mcpvisor.TaskInfo, error) {
-	j, err := openJournal(f, logger)
-	if err != nil {
-		return nil, err
+// journalTaskPager pages j's tasks (pending: the unfinished ones).
+func journalTaskPager(j *mcpvisor.Journal, pending bool) taskPager {
+	filter := mcpvisor.TaskFilter{Unfinished: pending}
+	return func(limit int) ([]json.RawMessage, []sidecar.TaskView, bool, error) {
+		filter.Limit = limit
+		pg, err := mcpvisor.JournalTaskPage(j, filter)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		raws := make([]json.RawMessage, 0, len(pg.Tasks))
+		views := make([]sidecar.TaskView, 0, len(pg.Tasks))
+		for _, ti := range pg.Tasks {
+			tv := sidecar.NewTaskView(ti)
+			raw, err := json.Marshal(tv)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			raws, views = append(raws, raw), append(views, tv)
+		}
+		filter.After = pg.Next
+		return raws, views, !pg.Next.IsZero(), nil
 	}
-	defer j.Close()
-	if id == "" {
-		return mcpvisor.JournalTasks(j, f.pending)
-	}
-	ti, err := mcpvisor.JournalTask(j, id)
-	if err != nil {
-		return nil, err
-	}
-	return []mcpvisor.TaskInfo{ti}, nil
 }
 
 // printHistory writes history records: a JSON object per line with

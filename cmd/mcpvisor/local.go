@@ -144,7 +144,7 @@ func cmdRun(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Log
 	tp, stopTracing := startTracing(ctx, logger)
 	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, ReapOrphans: true, TracerProvider: tp,
-		OnEvent: func(ev mcpvisor.Event) {
+		Journal: f.journalOptions(), OnEvent: func(ev mcpvisor.Event) {
 			select {
 			case events <- ev:
 			default:

@@ -19,7 +19,7 @@ func commands() []command {
 		{name: "run", summary: "start every server and supervise them until interrupted", setup: setupHost,
 			detail: "The servers' table is printed once each is ready or its start has failed (at most --wait),\n" +
 				"then every state change and notification as it happens.",
-			flags: []flagGroup{settleFlag},
+			flags: []flagGroup{settleFlag, diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdRun(ctx, e.f, e.cfg, e.logger, e.stdout) }},
 		{name: "serve", summary: "supervise the servers behind the HTTP API (the sidecar), on loopback unless given TLS",
 			detail: "MCP clients get the gateway token, in DIR/token unless --token-file names one; the admin token,\n" +
@@ -27,11 +27,11 @@ func commands() []command {
 				"(servers, sign-in, approvals). /mcp is every server as one MCP server\n" +
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
 				"unless --approve-host-tools.",
-			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag,
+			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag, diskReserveFlag,
 				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
 			run: func(ctx context.Context, e *env) error { return cmdServe(ctx, e.f, e.args, e.stderr) }},
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
-			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)")},
+			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
 		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost, sidecar: true,
 			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait.\n" +
@@ -105,7 +105,7 @@ func commands() []command {
 			run:   func(ctx context.Context, e *env) error { return cmdHistory(ctx, e) }},
 		{name: "tasks", args: "[ID]", summary: "list the journal's tasks, or show one with its outcome",
 			detail: viaSidecarJournal, setup: setupLogging, sidecar: true,
-			flags: []flagGroup{pendingFlag("only the unfinished tasks"), jsonFlag},
+			flags: []flagGroup{pendingFlag("only the unfinished tasks"), tasksFlags, jsonFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdTasks(ctx, e) }},
 		{name: "resources", summary: "list the resources (or resource templates) of every server, or of one", setup: setupHost,
 			flags: []flagGroup{waitFlag, serverFlag("start only server `NAME` and list its resources"), jsonFlag,

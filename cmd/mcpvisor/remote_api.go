@@ -206,34 +206,46 @@ func (r *remote) history(ctx context.Context, filter mcpvisor.HistoryFilter) ([]
 	return out.History, err
 }
 
-// tasks is GET /v1/tasks/ID with an id, else GET /v1/tasks: each task's
-// JSON as the API sends it (a TaskView), and decoded.
-func (r *remote) tasks(ctx context.Context, id string, pending bool) ([]json.RawMessage, []sidecar.TaskView, error) {
-	var raws []json.RawMessage
-	if id != "" {
-		var one json.RawMessage
-		if err := r.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &one); err != nil {
-			return nil, nil, err
-		}
-		raws = append(raws, one)
-	} else {
-		path := "/v1/tasks"
+// task is GET /v1/tasks/ID: the task's JSON as the API sends it (a
+// TaskView), and decoded.
+func (r *remote) task(ctx context.Context, id string) (json.RawMessage, sidecar.TaskView, error) {
+	var raw json.RawMessage
+	var view sidecar.TaskView
+	if err := r.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &raw); err != nil {
+		return nil, view, err
+	}
+	if err := json.Unmarshal(raw, &view); err != nil {
+		return nil, view, fmt.Errorf("sidecar: a task: %w", err)
+	}
+	return raw, view, nil
+}
+
+// taskPager pages GET /v1/tasks (pending: the unfinished), following the
+// sidecar's next.
+func (r *remote) taskPager(ctx context.Context, pending bool) taskPager {
+	after := ""
+	return func(limit int) ([]json.RawMessage, []sidecar.TaskView, bool, error) {
+		q := url.Values{"limit": {strconv.Itoa(limit)}}
 		if pending {
-			path += "?pending=1"
+			q.Set("pending", "1")
+		}
+		if after != "" {
+			q.Set("after", after)
 		}
 		var out struct {
 			Tasks []json.RawMessage `json:"tasks"`
+			Next  string            `json:"next"`
 		}
-		if err := r.do(ctx, http.MethodGet, path, nil, &out); err != nil {
-			return nil, nil, err
+		if err := r.do(ctx, http.MethodGet, "/v1/tasks?"+q.Encode(), nil, &out); err != nil {
+			return nil, nil, false, err
 		}
-		raws = out.Tasks
+		views := make([]sidecar.TaskView, len(out.Tasks))
+		for i, raw := range out.Tasks {
+			if err := json.Unmarshal(raw, &views[i]); err != nil {
+				return nil, nil, false, fmt.Errorf("sidecar: a task: %w", err)
+			}
+		}
+		after = out.Next
+		return out.Tasks, views, out.Next != "", nil
 	}
-	views := make([]sidecar.TaskView, len(raws))
-	for i, raw := range raws {
-		if err := json.Unmarshal(raw, &views[i]); err != nil {
-			return nil, nil, fmt.Errorf("sidecar: a task: %w", err)
-		}
-	}
-	return raws, views, nil
 }

@@ -169,7 +169,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
-		Cluster: clusterOpts})
+		Cluster: clusterOpts, Journal: f.journalOptions()})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
@@ -419,7 +419,8 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 	tp, stopTracing := startTracing(ctx, logger)
 	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true, ReapOrphans: true,
-		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), TracerProvider: tp})
+		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), TracerProvider: tp,
+		Journal: f.journalOptions()})
 	if err != nil {
 		return lockHint(err)
 	}

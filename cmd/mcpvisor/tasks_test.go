@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
 // The durable-task test: a CLI call starts a task and is killed (SIGKILL,
@@ -85,4 +87,61 @@ func TestTaskSurvivesAKilledHost(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "completed") || !strings.Contains(out, "slept 1500 ms") {
 		t.Fatalf("mcpvisor tasks %s: code %d\n%s", id, code, out)
 	}
+}
+
+// mcpvisor tasks lists a page (--limit, with a note of how to see more)
+// or every task a page at a time (--all), from the journal and through a
+// sidecar alike.
+func TestTasksPages(t *testing.T) {
+	data := t.TempDir()
+	j, err := mcpvisor.OpenJournal(data, mcpvisor.JournalOptions{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1_234
+	ops := make([]persistence.Op, 0, n)
+	base := time.Now().Add(-time.Hour)
+	for i := range n {
+		ops = append(ops, persistence.PutTask(persistence.TaskRecord{Server: "t", TaskID: fmt.Sprintf("task%05d", i),
+			Tool: "mcp__t__slow", Created: base.Add(time.Duration(i) * time.Millisecond), Status: mcpvisor.TaskWorking}))
+	}
+	if err := j.Write(context.Background(), ops...); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// ids lists the tasks of --json lines, each once, in created order.
+	ids := func(how, out string) int {
+		t.Helper()
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		for i, line := range lines {
+			if want := fmt.Sprintf(`"id":"task%05d"`, i); !strings.Contains(line, want) {
+				t.Fatalf("%s: line %d is %s, want %s\n%.600s", how, i, line, want, out)
+			}
+		}
+		return len(lines)
+	}
+	check := func(how string) {
+		t.Helper()
+		out, errOut, code := cliExec("", "tasks", "--data", data, "--json")
+		if code != 0 || ids(how, out) != mcpvisor.DefaultPageLimit || !strings.Contains(errOut, "more tasks") {
+			t.Errorf("%s: tasks: exit %d, %d lines, stderr %q", how, code, strings.Count(out, "\n"), errOut)
+		}
+		out, errOut, code = cliExec("", "tasks", "--data", data, "--json", "--limit", "1100")
+		if code != 0 || ids(how, out) != 1100 || !strings.Contains(errOut, "more tasks") {
+			t.Errorf("%s: tasks --limit 1100: exit %d, %d lines, stderr %q", how, code, strings.Count(out, "\n"), errOut)
+		}
+		out, errOut, code = cliExec("", "tasks", "--data", data, "--json", "--all")
+		if code != 0 || ids(how, out) != n || errOut != "" {
+			t.Errorf("%s: tasks --all: exit %d, %d lines, stderr %q", how, code, strings.Count(out, "\n"), errOut)
+		}
+		out, _, code = cliExec("", "tasks", "--data", data, "--limit", "3")
+		if rows := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(rows) != 4 || !strings.Contains(rows[3], "task00002") {
+			t.Errorf("%s: tasks --limit 3: exit %d\n%s", how, code, out)
+		}
+	}
+	check("from the journal")
+	startSidecar(t, "--config", writeConfig(t, `{"mcpServers": {}}`), "--data", data)
+	check("through the sidecar")
 }

@@ -14,20 +14,6 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/inbox"
 )
 
-// Pending is a call waiting in an Inbox: its request, with the id and the
-// deadline the inbox gave it.
-type Pending struct {
-	Request
-	ID       string
-	Deadline time.Time
-}
-
-// LogValue keeps Arguments, which may hold secrets, out of logs.
-func (p Pending) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", p.ID), slog.String("tool", p.Tool),
-		slog.String("server", p.Server), slog.String("session", p.Scope.Session))
-}
-
 // Inbox holds host-tool calls until a person resolves them or their
 // deadline denies them: the approval inbox. All methods are safe for
 // concurrent use.
@@ -97,22 +83,23 @@ func (b *Inbox) Resolve(id string, d Decision) bool {
 
 // Get returns the pending call id; false when none is (answered,
 // expired, abandoned). It never blocks.
-func (b *Inbox) Get(id string) (Pending, bool) {
+func (b *Inbox) Get(id string) (Request, bool) {
 	e, ok := b.in.Get(id)
 	if !ok {
-		return Pending{}, false
+		return Request{}, false
 	}
 	return pending(e), true
 }
 
-// Pending lists the calls waiting, oldest first. It never blocks.
-func (b *Inbox) Pending() []Pending {
+// Pending lists the calls waiting, oldest first, each with its ID and
+// Deadline. It never blocks.
+func (b *Inbox) Pending() []Request {
 	es := b.in.Pending()
-	out := make([]Pending, len(es))
+	out := make([]Request, len(es))
 	for i, e := range es {
 		out[i] = pending(e)
 	}
-	slices.SortFunc(out, func(a, b Pending) int {
+	slices.SortFunc(out, func(a, b Request) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 	})
 	return out
@@ -124,6 +111,9 @@ func (b *Inbox) Changed() <-chan struct{} { return b.in.Changed() }
 // Close denies every pending call, and any queued later. Idempotent.
 func (b *Inbox) Close() { b.in.Close() }
 
-func pending(e inbox.Entry[Request]) Pending {
-	return Pending{Request: e.Req, ID: e.ID, Deadline: e.Deadline}
+// pending is the call of e with the id and deadline the inbox gave it.
+func pending(e inbox.Entry[Request]) Request {
+	r := e.Req
+	r.ID, r.Deadline = e.ID, e.Deadline
+	return r
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -12,22 +13,50 @@ import (
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
-// Request is one host-tool call to decide, as an approver sees it. The
-// root package hands it on as its public ApprovalRequest, whose fields
-// these are.
+// Request is one host-tool call waiting for a decision: a model, through
+// some session, wants to run one of the host's own tools. The root
+// package and package pipeline export it as ApprovalRequest.
+//
+// Arguments are the model's, in full, secrets included: they are for an
+// approver, and are never logged, journaled or listed by the sidecar.
+// Summary and Command are what a person is shown.
 type Request struct {
-	Scope       persistence.Scope
-	Tool        string
-	Arguments   json.RawMessage // the model's, secrets included: never logged
-	Server      string          // the server the call acts on, "" for none
-	Summary     string          // what happens if allowed, in one line, no secret values
-	Command     []string        // register_mcp of a stdio server: argv as it will run
-	Destructive bool
-	Changes     bool // the call changes the servers
-	Created     time.Time
+	ID        string            // set when the request waits in the inbox
+	Scope     persistence.Scope // who asks; empty for Host.Call
+	Tool      string            // register_mcp, delete_mcp, toggle_item, list_items or activate_tools
+	Arguments json.RawMessage
+	// Server is the server the call acts on, "" for list_items and
+	// activate_tools.
+	Server string
+	// Summary says what happens if the call is allowed, in one line: for
+	// register_mcp the transport, the command line or URL, and the names
+	// (not the values) of the environment variables, headers and API key.
+	Summary string
+	// Command is, for register_mcp of a stdio server, the command and every
+	// argument exactly as they will be run. The MCP security guidance asks
+	// that whoever approves a model-initiated server sees it in full.
+	Command     []string
+	Destructive bool // delete_mcp: irreversible
+	// Changes is true for the calls that change the servers (register_mcp,
+	// delete_mcp, toggle_item): the ones the approval inbox holds.
+	Changes  bool
+	Created  time.Time
+	Deadline time.Time // zero unless the request waits in the inbox
 	// RaisedBy names the credential of the request that made the call
-	// (WithCredential), "" for none: a decision made with it is refused.
+	// (mcpvisor.WithCredential: a hash, never a secret), "" for none. A
+	// decision made with the same credential is refused.
 	RaisedBy string
+}
+
+// LogValue keeps Arguments, which may hold secrets, out of logs.
+func (r Request) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", r.ID), slog.String("tool", r.Tool),
+		slog.String("server", r.Server), slog.String("session", r.Scope.Session))
+}
+
+// String is the request without its arguments, for fmt.
+func (r Request) String() string {
+	return fmt.Sprintf("approval %s: %s: %s", r.ID, r.Tool, r.Summary)
 }
 
 // credentialKey is the context key of WithCredential.
@@ -49,7 +78,8 @@ func CredentialOf(ctx context.Context) string {
 	return id
 }
 
-// Decision answers a Request.
+// Decision answers a Request (ApprovalDecision, exported). Reason, when
+// set, is shown to the model with a denial.
 type Decision struct {
 	Allow  bool
 	Reason string
@@ -139,7 +169,9 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 		req := &Request{Scope: c.Scope, Tool: t.name, Arguments: bytes.Clone(c.Arguments), Server: p.server,
 			Summary: p.summary, Command: slices.Clone(p.command), Destructive: t.destructive,
 			Changes: t.mutates(), Created: time.Now(), RaisedBy: CredentialOf(ctx)}
-		d, err := approve(ctx, req)
+		asked := *req // an approver may change its copy, not what is recorded
+		asked.Command = slices.Clone(req.Command)
+		d, err := approve(ctx, &asked)
 		if req.Changes || err != nil || !d.Allow {
 			// Calls that change nothing, allowed, would only be noise
 			// among the events an agent processes.
