@@ -50,7 +50,8 @@ type AuthStatus = oauth.Status
 // newAuthorizers makes the host's authorizers (internal/signin), once its
 // runtime exists.
 func (h *Host) newAuthorizers() *signin.Authorizers {
-	return signin.New(signin.Options{Runtime: h.rt, Store: signin.SecretStore(h.secrets), Browser: browser(h.opts.SignIn), Log: h.opts.Logger})
+	return signin.New(signin.Options{Runtime: h.rt, Store: signin.SecretStore(h.secrets), Browser: browser(h.opts.SignIn),
+		CallbackURI: h.opts.SignInCallback, Log: h.opts.Logger})
 }
 
 // browser is f as internal/signin's Browser (nil for nil).
@@ -69,7 +70,10 @@ type SignIn struct {
 	Server      string
 	URL         string
 	RedirectURI string
-	flow        *oauth.Flow
+	// Device is set on a sign-in with a code (BeginDeviceSignIn): the
+	// code to enter and where; URL is then the verification URI.
+	Device *DeviceCode
+	flow   *oauth.Flow
 }
 
 // Done is closed when the sign-in has ended; Err then tells how.
@@ -84,7 +88,7 @@ func newSignIn(server string) func(*oauth.Flow, error) (*SignIn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+		return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, Device: f.Device, flow: f}, nil
 	}
 }
 
