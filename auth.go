@@ -67,9 +67,14 @@ func browser(f SignInFunc) signin.Browser {
 // SignIn is a sign-in in progress: the URL to open (as SignInPrompt's),
 // and its end.
 type SignIn struct {
-	Server      string
-	URL         string
-	RedirectURI string
+	Server string
+	URL    string
+	// AuthorizationURL is the authorization server's URL itself, state
+	// and PKCE challenge in its query (as SignInPrompt's): for a person
+	// on another machine, who opens it there and pastes back the address
+	// the browser ends on (CompleteSignIn). Keep it off command lines.
+	AuthorizationURL string
+	RedirectURI      string
 	// Device is set on a sign-in with a code (BeginDeviceSignIn): the
 	// code to enter and where; URL is then the verification URI.
 	Device *DeviceCode
@@ -88,7 +93,7 @@ func newSignIn(server string) func(*oauth.Flow, error) (*SignIn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, Device: f.Device, flow: f}, nil
+		return &SignIn{Server: server, URL: f.URL, AuthorizationURL: f.AuthorizationURL, RedirectURI: f.RedirectURI, Device: f.Device, flow: f}, nil
 	}
 }
 
