@@ -163,9 +163,16 @@ func commands() []command {
 			detail: "Opens a one-time sign-in URL with $BROWSER, else xdg-open, and prints it: it is on the loopback\n" +
 				"listener (the server's oauth.callbackPort, else a free port), sends the browser on to the\n" +
 				"authorization server once, and takes the redirect back from that browser only. The token is kept in\n" +
-				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.",
-			setup: setupHost, flags: []flagGroup{waitFlag},
+				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.\n" +
+				"Where no browser can be opened here (no $BROWSER, and no DISPLAY or WAYLAND_DISPLAY on Linux), or with\n" +
+				"--no-browser, it signs in with a code (the device authorization grant) where the authorization server\n" +
+				"offers it, else prints the authorization URL to open on any machine and reads back the address the\n" +
+				"browser ends on (it fails to load there: copy it from the address bar). --device asks for a code.",
+			setup: setupHost, flags: []flagGroup{waitFlag, signInFlags},
 			run: func(ctx context.Context, e *env) error {
+				if m := loginModeOf(e.f); m != loginBrowser {
+					return cmdAuthLoginAway(ctx, e, m)
+				}
 				return cmdAuthLogin(ctx, e.f, e.cfg, e.logger, e.args, e.stdout, e.stderr)
 			}},
 		{name: "auth logout", args: "NAME", summary: "forget a server's token and client registration", setup: setupHost,
