@@ -222,6 +222,12 @@ func remoteLoginAway(ctx context.Context, f flags, name string, mode loginMode, 
 	if view.AuthorizationURL == "" {
 		return fmt.Errorf("sign-in to %s: the sidecar gave no authorization URL", name)
 	}
+	if !loopbackRedirect(view.RedirectURI) {
+		// The sidecar's own callback (--public-url): the browser comes
+		// back to it, wherever the browser is.
+		fmt.Fprintf(stderr, "mcpvisor: server %q needs you to sign in. Open this URL in a browser on any machine:\n\n  %s\n\nWaiting for the browser to come back to %s ...\n", name, view.AuthorizationURL, view.RedirectURI)
+		return waitRemoteSignIn(ctx, f, name, time.Now().Add(10*time.Minute), stdout)
+	}
 	printPasteBack(stderr, name, view.AuthorizationURL, view.RedirectURI)
 	line, err := readLine(ctx, stdin)
 	if err != nil {
@@ -268,6 +274,17 @@ func waitRemoteSignIn(ctx context.Context, f flags, name string, deadline time.T
 			return fmt.Errorf("sign-in to %s: the code was not entered in time: %w", name, ctx.Err())
 		}
 	}
+}
+
+// loopbackRedirect reports whether uri is a loopback redirect URI, which
+// a browser on another machine cannot load.
+func loopbackRedirect(uri string) bool {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "127.0.0.1" || h == "::1"
 }
 
 // checkPublicURL checks serve's --public-url: "" or an absolute http(s)
