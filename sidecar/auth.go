@@ -24,10 +24,11 @@ type SignInView struct {
 	Server      string `json:"server"`
 	URL         string `json:"url"`
 	RedirectURI string `json:"redirectUri"`
-	// AuthorizationURL is the authorization server's URL itself, for a
-	// person on another machine: they open it there, and paste the
-	// address the browser ends on to POST /v1/servers/{name}/auth/redirect
-	// (unless the redirect URI is the sidecar's own public callback).
+	// AuthorizationURL is set for ?method=paste: the authorization
+	// server's URL itself, for a person on another machine, who opens it
+	// there and pastes the address the browser ends on to POST
+	// /v1/servers/{name}/auth/redirect (unless the redirect URI is the
+	// sidecar's own public callback, which the browser reaches itself).
 	AuthorizationURL string `json:"authorizationUrl,omitempty"`
 	// Device is set for ?method=device, a sign-in with a code: the person
 	// enters Device.UserCode at Device.VerificationURI (URL).
@@ -51,8 +52,8 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	var err error
 	user, method := r.URL.Query().Get("user"), r.URL.Query().Get("method")
 	switch {
-	case method != "" && method != "browser" && method != "device":
-		badRequest(w, fmt.Sprintf("method %q: want browser or device", method))
+	case method != "" && method != "browser" && method != "device" && method != "paste":
+		badRequest(w, fmt.Sprintf("method %q: want browser, paste or device", method))
 		return
 	case method == "device" && user != "":
 		badRequest(w, "a sign-in with a code is for the host's own identity, not a per-user server's user")
@@ -77,7 +78,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("sidecar: sign-in started", "server", name, "redirect", si.RedirectURI)
-	writeJSON(w, http.StatusOK, SignInView{Server: si.Server, URL: si.URL, RedirectURI: si.RedirectURI, AuthorizationURL: si.AuthorizationURL, Device: si.Device})
+	view := SignInView{Server: si.Server, URL: si.URL, RedirectURI: si.RedirectURI, Device: si.Device}
+	if method == "paste" {
+		// Asked for by a person whose browser is elsewhere: the one-time
+		// start URL is on the host's loopback listener, out of its reach.
+		view.AuthorizationURL = si.AuthorizationURL
+	}
+	writeJSON(w, http.StatusOK, view)
 }
 
 // signOut forgets the server's token and client registrations and answers

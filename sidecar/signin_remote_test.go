@@ -87,7 +87,7 @@ func TestAuthAwayThroughAPI(t *testing.T) {
 		return st == string(mcpvisor.StateReady)
 	})
 
-	r = a.do("POST", "/v1/servers/web/auth", nil)
+	r = a.do("POST", "/v1/servers/web/auth?method=paste", nil)
 	r.json(t, &si)
 	if r.status != http.StatusOK || si.AuthorizationURL == "" || !strings.Contains(si.AuthorizationURL, "state=") {
 		t.Fatalf("POST auth: %d %s", r.status, r.body)

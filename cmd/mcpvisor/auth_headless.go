@@ -216,7 +216,7 @@ func remoteLoginAway(ctx context.Context, f flags, name string, mode loginMode, 
 	case mode == loginDevice:
 		return fmt.Errorf("sign-in to %s: %s; use --no-browser to sign in on another machine's browser", name, strings.TrimPrefix(err.Error(), "sidecar: "))
 	}
-	if err := r.do(ctx, http.MethodPost, path, nil, &view); err != nil {
+	if err := r.do(ctx, http.MethodPost, path+"?method=paste", nil, &view); err != nil {
 		return err
 	}
 	if view.AuthorizationURL == "" {

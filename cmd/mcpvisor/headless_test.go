@@ -291,7 +291,7 @@ func TestSidecarPublicCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/servers/web/auth", nil)
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/servers/web/auth?method=paste", nil)
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(admin)))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -312,6 +312,9 @@ func TestSidecarPublicCallback(t *testing.T) {
 
 	// The person's browser: the authorization server sends it to the
 	// sidecar, which completes the sign-in.
+	if view.URL != view.AuthorizationURL {
+		t.Errorf("the URL to open is %q; want the authorization URL (no loopback start URL)", view.URL)
+	}
 	loc := person(t, view.URL)
 	if !strings.HasPrefix(loc, public+"/oauth/callback?") {
 		t.Fatalf("redirected to %q", loc)

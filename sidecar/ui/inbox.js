@@ -217,13 +217,14 @@
     renderServers(lastServers);
     const st = { action: "sign-in" };
     try {
-      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth");
-      st.paste = loopbackURL(r && r.redirectUri);
-      // The one-time start URL is on the host's loopback listener too: a
-      // page not on loopback is on another machine, whose browser goes
-      // to the authorization server directly.
-      const away = st.paste && !loopbackURL(window.location.href) && r.authorizationUrl;
-      const u = webURL(r && (away ? r.authorizationUrl : r.url));
+      // A page not on loopback is on another machine than the host's
+      // loopback listener: its browser goes to the authorization server
+      // directly (method=paste), and the person pastes back the address
+      // the redirect fails to load there.
+      const away = !loopbackURL(window.location.href);
+      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth" + (away ? "?method=paste" : ""));
+      st.paste = away && loopbackURL(r && r.redirectUri);
+      const u = webURL(r && (st.paste && r.authorizationUrl ? r.authorizationUrl : r.url));
       if (!u) throw new Error("the authorization server gave no usable sign-in URL");
       const win = window.open(u, "_blank");
       if (win) win.opener = null; // the sign-in page gets no handle on this one
