@@ -44,7 +44,9 @@ func event(i int) Op {
 func TestDiskShortTurnsReadOnlyAndBack(t *testing.T) {
 	const reserve = 64 << 20
 	disk := &fakeDisk{}
-	disk.free.Store(1 << 30)
+	// So little above the reserve that every commit checks: a budget of
+	// 512 bytes.
+	disk.free.Store(reserve + 1<<10)
 	sw := make(switches, 4)
 	dir := t.TempDir()
 	opts := Options{MaintenanceInterval: -1, DiskReserve: reserve, DiskCheckInterval: 5 * time.Millisecond,
