@@ -83,9 +83,11 @@ type Options struct {
 	// turns the watch off.
 	DiskReserve int64
 
-	// DiskCheckInterval is how often the free space is checked besides
-	// before each commit (and, when read-only, how soon a return of the
-	// space is seen). 0 means DefaultDiskCheckInterval (1 s).
+	// DiskCheckInterval is how often the free space is checked, and the
+	// marks file rewritten (when read-only, how soon a return of the space
+	// is seen); between two checks a commit checks only once the commits
+	// since the last check may have used half the room above the reserve.
+	// 0 means DefaultDiskCheckInterval (1 s).
 	DiskCheckInterval time.Duration
 
 	// freeSpace, when set (by tests), stands for statfs: the bytes free on
