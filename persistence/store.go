@@ -359,8 +359,9 @@ func isLockFailure(err error) bool {
 
 // load reads the seq high-water marks and the pending mark and, unless
 // pending (a clean close's count) is not negative, counts the pending
-// events from the mark on: a read of every event pending, which at a
-// million of them took most of a second.
+// events from the mark on: a decode of every pending event, which with
+// the checksums verified made Open take 3.4-4.5 s at a million of them
+// (TestStartupTime; 44-470 ms after a clean close without either).
 func (s *Store) load(pending int64) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		ev, err := highWater(txn, keyEventMark, prefixEvent)
