@@ -172,6 +172,9 @@ func TestDropCountsKeptWhileDiskFull(t *testing.T) {
 		t.Fatal("opened writable on a short disk")
 	}
 	s.KeepDropped(map[string]uint64{"a": 5, "b": 2})
+	if m, err := readMarks(dir); err != nil || m.Clean || m.Dropped["a"] != 5 {
+		t.Fatalf("marks of an open store after KeepDropped: %+v, %v; want a=5 kept and not clean", m, err)
+	}
 	s.KeepDropped(map[string]uint64{"a": 1})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

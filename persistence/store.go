@@ -260,12 +260,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("journal %s: open: %w", dir, err)
 	}
 	s := &Store{dir: dir, opts: opts, log: logger, db: db, disk: disk, stop: make(chan struct{}), pruneChunk: defaultPruneChunk, pageBudget: PageScanBudget,
-		marks: marks, dropped: marks.Dropped}
-	countPending := -1 // count them
+		marks: Marks{Event: marks.Event, History: marks.History, Dropped: marks.Dropped}, dropped: marks.Dropped} // as takeBackCleanMark left the file
+	pending := int64(-1) // count them
 	if clean {
-		countPending = int(marks.Pending)
+		pending = marks.Pending
 	}
-	if err := guard(func() error { return s.load(int64(countPending)) }); err != nil {
+	if err := guard(func() error { return s.load(pending) }); err != nil {
 		err = errors.Join(err, db.Close())
 		if isDamage(err) {
 			return nil, rec.refuse(dir, logger, err)
