@@ -525,14 +525,16 @@ func (j *Journal) stop(ctx context.Context) error {
 }
 
 // reportUnjournaledDrops logs the drop counts the journal could not
-// journal before it closed (a read-only journal's): the loss is then
-// reported with its count in the log, as it is in Stats.
+// journal before it closed (a read-only journal's) and keeps them in the
+// store's marks file, so the next start that can write journals them.
 func (j *Journal) reportUnjournaledDrops() {
 	j.dropMu.Lock()
 	defer j.dropMu.Unlock()
 	for _, s := range slices.Sorted(maps.Keys(j.dropped)) {
-		j.logger.Error("journal: records dropped, and their count not journaled", "server", s, "count", j.dropped[s])
+		j.logger.Error("journal: records dropped, and their count not journaled yet: kept for the next start", "server", s, "count", j.dropped[s])
 	}
+	j.store.KeepDropped(j.dropped)
+	clear(j.dropped)
 }
 
 // journalWrite is one writer's ops.
