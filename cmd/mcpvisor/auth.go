@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
@@ -23,13 +25,44 @@ import (
 // and the browser step the commands that start servers take by themselves.
 
 // interactive reports whether a person can do a sign-in: $BROWSER names a
-// browser, or stdin is a terminal.
+// browser, or the process runs in a terminal (terminalSession).
 func interactive() bool {
-	if os.Getenv("BROWSER") != "" {
-		return true
+	return os.Getenv("BROWSER") != "" || terminalSession(os.Stdin, os.Stderr)
+}
+
+// terminalSession reports whether stdin and stderr, where a sign-in's URL
+// is written, are both terminals: a person is there to read the URL and
+// follow it. A character device is not enough: /dev/null is one, and is
+// the stdin of cron, CI and systemd runs, which must not wait for a
+// browser no one will open.
+func terminalSession(stdin, stderr *os.File) bool {
+	return term.IsTerminal(int(stdin.Fd())) && term.IsTerminal(int(stderr.Fd()))
+}
+
+// loginCommand is the command line that signs in to server: what a
+// command that cannot sign in by itself tells the person to run. It names
+// the files and data directory this command was given, so it signs in the
+// same server in the same secret store.
+func loginCommand(f flags, server string, viaSidecar bool) string {
+	words := []string{"mcpvisor", "auth", "login", shellQuote(server)}
+	if !viaSidecar {
+		for _, c := range f.config {
+			words = append(words, "--config", shellQuote(c))
+		}
 	}
-	fi, err := os.Stdin.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if f.data != "" && f.data != mcpvisor.DefaultDataDir {
+		words = append(words, "--data", shellQuote(f.data))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters a shell takes literally.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // browserSignIn is the browser step for the CLI: it opens the sign-in URL
