@@ -280,8 +280,8 @@ func TestOAuthSignOutNeedsAuthAtOnce(t *testing.T) {
 	if err := h.SignOut(context.Background(), "web"); err != nil {
 		t.Fatalf("SignOut: %v", err)
 	}
+	st := status(t, h, "web") // SignOut returns once the server is parked
 	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
-	st := status(t, h, "web")
 	if st.State != mcpvisor.StateNeedsAuth || st.Auth == nil || st.Auth.SignedIn || !strings.Contains(st.LastError, "signed out") {
 		t.Errorf("status after sign-out = %s (%q), auth %+v; want needs_auth, signed out", st.State, st.LastError, st.Auth)
 	}

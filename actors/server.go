@@ -190,6 +190,9 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *authChanged:
 		a.onAuthChanged()
+		if m.done != nil {
+			close(m.done)
+		}
 	case *repinMsg:
 		a.onRepin(m)
 	case *connFailed:
