@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -129,16 +128,19 @@ func hostOptions(f flags, cfg *mcpvisor.Config, logger *slog.Logger) mcpvisor.Op
 }
 
 // cmdAuthLogin signs in to one server: it starts the server, runs the
-// browser flow, and waits until the server is ready with its token.
-func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
-	if len(pos) != 1 {
+// browser flow, and waits until the server is ready with its token. With
+// a sidecar on the data directory the sidecar's server is signed in
+// (remoteLogin): the secret store is the sidecar's, and neither --config
+// nor the store's key is needed.
+func cmdAuthLogin(ctx context.Context, e *env) error {
+	if len(e.args) != 1 {
 		return &exitError{code: 2, msg: "auth login: want auth login NAME"}
 	}
-	name := pos[0]
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{name}})
-	if errors.Is(err, mcpvisor.ErrJournalLocked) {
-		return remoteLogin(ctx, f, name, stdout, stderr)
+	name := e.args[0]
+	if e.sidecar != nil {
+		return remoteLogin(ctx, e.sidecar, name, e.f.wait, e.stdout, e.stderr)
 	}
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{name}})
 	if err != nil {
 		return lockHint(err)
 	}
@@ -151,50 +153,51 @@ func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *sl
 		return fmt.Errorf("no server %q in the configuration or the registry", name)
 	}
 	// Let the server answer first: its 401 names where to sign in.
-	settle, cancel := context.WithTimeout(ctx, f.wait)
+	settle, cancel := context.WithTimeout(ctx, e.f.wait)
 	_ = h.WaitReady(settle, name)
 	cancel()
-	if err := h.SignInWith(ctx, name, browserSignIn(stderr)); err != nil {
+	if err := h.SignInWith(ctx, name, browserSignIn(e.stderr)); err != nil {
 		return fmt.Errorf("sign-in to %s failed: %w", name, err)
 	}
-	ready, cancel := context.WithTimeout(ctx, f.wait)
+	ready, cancel := context.WithTimeout(ctx, e.f.wait)
 	defer cancel()
 	if err := h.WaitReady(ready, name); err != nil {
 		return fmt.Errorf("signed in, but server %s is not ready: %w", name, err)
 	}
 	for _, st := range h.AuthStatuses() {
 		if st.Server == name {
-			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+			fmt.Fprintf(e.stdout, "signed in to %s%s\n", name, authSummary(st))
 		}
 	}
 	return nil
 }
 
 // cmdAuthStatus lists the servers' authorization: issuer, scopes, expiry;
-// never a token.
-func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+// never a token. With a sidecar on the data directory, its servers'.
+func cmdAuthStatus(ctx context.Context, e *env) error {
 	var sts []mcpvisor.AuthStatus
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	switch {
-	case errors.Is(err, mcpvisor.ErrJournalLocked):
-		if sts, err = remoteAuth(ctx, f); err != nil {
+	if e.sidecar != nil {
+		var err error
+		if sts, err = remoteAuth(ctx, e.sidecar); err != nil {
 			return err
 		}
-	case err != nil:
-		return lockHint(err)
-	default:
+	} else {
+		h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{}})
+		if err != nil {
+			return lockHint(err)
+		}
 		sts = h.AuthStatuses()
 		h.Close()
 	}
-	if f.json {
+	if e.f.json {
 		if sts == nil {
 			sts = []mcpvisor.AuthStatus{}
 		}
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sts)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tUSER\tSIGNED IN\tGRANT\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tERROR")
 	for _, st := range sts {
 		exp := "-"
@@ -206,30 +209,28 @@ func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *s
 	return tw.Flush()
 }
 
-// cmdAuthLogout forgets one server's token and registrations.
-func cmdAuthLogout(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) != 1 {
+// cmdAuthLogout forgets one server's token and registrations: the
+// sidecar's, when one runs on the data directory.
+func cmdAuthLogout(ctx context.Context, e *env) error {
+	if len(e.args) != 1 {
 		return &exitError{code: 2, msg: "auth logout: want auth logout NAME"}
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	switch {
-	case errors.Is(err, mcpvisor.ErrJournalLocked):
-		r, err := findSidecar(ctx, f)
-		if err != nil {
-			return lockHint(mcpvisor.ErrJournalLocked)
-		}
-		if err := r.do(ctx, http.MethodDelete, "/v1/servers/"+url.PathEscape(pos[0])+"/auth", nil, nil); err != nil {
+	name := e.args[0]
+	if e.sidecar != nil {
+		if err := e.sidecar.do(ctx, http.MethodDelete, "/v1/servers/"+url.PathEscape(name)+"/auth", nil, nil); err != nil {
 			return err
 		}
-	case err != nil:
-		return lockHint(err)
-	default:
+	} else {
+		h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{}})
+		if err != nil {
+			return lockHint(err)
+		}
 		defer h.Close()
-		if err := h.SignOut(ctx, pos[0]); err != nil {
+		if err := h.SignOut(ctx, name); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "signed out of %s\n", pos[0])
+	fmt.Fprintf(e.stdout, "signed out of %s\n", name)
 	return nil
 }
 
@@ -257,14 +258,11 @@ func dash(s string) string {
 	return s
 }
 
-// remoteLogin signs in to a server of the sidecar that holds the data
-// directory: the sidecar starts the flow and receives the redirect; this
-// command opens the browser and waits until the server is signed in.
-func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Writer) error {
-	r, err := findSidecar(ctx, f)
-	if err != nil {
-		return lockHint(mcpvisor.ErrJournalLocked)
-	}
+// remoteLogin signs in to a server of the sidecar r: the sidecar starts
+// the flow and receives the redirect; this command opens the browser on
+// the flow's one-time start URL and waits until the sidecar reports the
+// server signed in, then, at most wait, ready.
+func remoteLogin(ctx context.Context, r *remote, name string, wait time.Duration, stdout, stderr io.Writer) error {
 	var view sidecar.SignInView
 	if err := r.do(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/auth", nil, &view); err != nil {
 		return err
@@ -275,21 +273,16 @@ func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Wr
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		sts, err := remoteAuth(ctx, f)
+		st, err := remoteAuthOf(ctx, r, name)
 		if err != nil {
 			return err
 		}
-		for _, st := range sts {
-			if st.Server != name || st.User != "" {
-				continue
-			}
-			if st.SignedIn && !st.Pending {
-				fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
-				return nil
-			}
-			if !st.Pending && st.Error != "" {
-				return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
-			}
+		if st.SignedIn && !st.Pending {
+			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+			return remoteReady(ctx, r, name, wait)
+		}
+		if !st.Pending && st.Error != "" {
+			return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
 		}
 		select {
 		case <-tick.C:
@@ -299,12 +292,38 @@ func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Wr
 	}
 }
 
-// remoteAuth is the sidecar's GET /v1/auth.
-func remoteAuth(ctx context.Context, f flags) ([]mcpvisor.AuthStatus, error) {
-	r, err := findSidecar(ctx, f)
+// remoteReady waits, at most wait, until the sidecar's server name is
+// ready or its start has failed, and says so when it is not ready.
+func remoteReady(ctx context.Context, r *remote, name string, wait time.Duration) error {
+	sts, err := r.servers(ctx, wait)
 	if err != nil {
-		return nil, lockHint(mcpvisor.ErrJournalLocked)
+		return err
 	}
+	for _, st := range sts {
+		if st.Name == name && st.State != mcpvisor.StateReady {
+			return fmt.Errorf("signed in, but server %s is %s: %s", name, st.State, st.LastError)
+		}
+	}
+	return nil
+}
+
+// remoteAuthOf is the sidecar's authorization status of server name (its
+// own identity, not a user's).
+func remoteAuthOf(ctx context.Context, r *remote, name string) (mcpvisor.AuthStatus, error) {
+	sts, err := remoteAuth(ctx, r)
+	if err != nil {
+		return mcpvisor.AuthStatus{}, err
+	}
+	for _, st := range sts {
+		if st.Server == name && st.User == "" {
+			return st, nil
+		}
+	}
+	return mcpvisor.AuthStatus{}, fmt.Errorf("sidecar: no authorization status for server %q", name)
+}
+
+// remoteAuth is the sidecar's GET /v1/auth.
+func remoteAuth(ctx context.Context, r *remote) ([]mcpvisor.AuthStatus, error) {
 	var out struct {
 		Auth []mcpvisor.AuthStatus `json:"auth"`
 	}
