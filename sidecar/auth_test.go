@@ -214,6 +214,11 @@ func TestAuthSignInThroughAPI(t *testing.T) {
 	if v, _ := a.authOf("remote"); v.SignedIn {
 		t.Errorf("still signed in after DELETE: %+v", v)
 	}
+	// Signed out is needs_auth at once (the inbox's Sign in button), not
+	// ready until a call meets the 401.
+	if st, _, _ := a.serverState("remote"); st != string(mcpvisor.StateNeedsAuth) {
+		t.Errorf("remote is %q after DELETE, want needs_auth", st)
+	}
 
 	issued := as.Issued()
 	if len(as.Tokens("access")) == 0 {
