@@ -293,18 +293,34 @@ func remoteLogin(ctx context.Context, r *remote, name string, wait time.Duration
 }
 
 // remoteReady waits, at most wait, until the sidecar's server name is
-// ready or its start has failed, and says so when it is not ready.
+// ready or its start has failed, and says so when it is not ready. A
+// server still in needs_auth has not yet heard of its token: it is asked
+// again.
 func remoteReady(ctx context.Context, r *remote, name string, wait time.Duration) error {
-	sts, err := r.servers(ctx, wait)
-	if err != nil {
-		return err
-	}
-	for _, st := range sts {
-		if st.Name == name && st.State != mcpvisor.StateReady {
+	deadline := time.Now().Add(wait)
+	for {
+		sts, err := r.servers(ctx, max(time.Until(deadline), 0))
+		if err != nil {
+			return err
+		}
+		var st *mcpvisor.ServerStatus
+		for i := range sts {
+			if sts[i].Name == name {
+				st = &sts[i]
+			}
+		}
+		switch {
+		case st == nil || st.State == mcpvisor.StateReady:
+			return nil
+		case st.State != mcpvisor.StateNeedsAuth || !time.Now().Before(deadline):
 			return fmt.Errorf("signed in, but server %s is %s: %s", name, st.State, st.LastError)
 		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return nil
 }
 
 // remoteAuthOf is the sidecar's authorization status of server name (its
