@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,9 +98,15 @@ func TestNonInteractiveNeedsAuthFailsFast(t *testing.T) {
 		{"tools"}, // --wait is 30s: it must not be spent on a sign-in no one does
 		{"status"},
 	} {
+		// Killed after a minute: a command that waits for a sign-in
+		// waits ten.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, cliBin, append(args, "--config", cfg, "--data", data)...)
+		cmd.Env = withoutEnv("BROWSER", "MCPVISOR_SECRET_KEY") // and stdin is /dev/null
 		start := time.Now()
-		_, stderr, code := cliRun(t, "", append(args, "--config", cfg, "--data", data)...)
+		_, stderr, code := runCmd(cmd)
 		took := time.Since(start)
+		cancel()
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming %q", args[0], code, stderr, want)
 		}
@@ -112,6 +120,18 @@ func TestNonInteractiveNeedsAuthFailsFast(t *testing.T) {
 	if n := len(as.Requests("authorize")); n != 0 {
 		t.Errorf("%d authorization requests, want none", n)
 	}
+}
+
+// withoutEnv is the environment without the variables names.
+func withoutEnv(names ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // In a terminal, with no $BROWSER and no xdg-open, call prints the
