@@ -53,8 +53,10 @@ type Config struct {
 	ClientMetadataURL string
 	// ClientName is sent in dynamic registrations.
 	ClientName string
-	// DPoP binds tokens to a key of the Authorizer's (RFC 9449).
-	DPoP bool
+	// DPoP says when tokens are bound to a key of the Authorizer's (RFC
+	// 9449). The zero value, DPoPAuto, binds them only when the protected
+	// resource's metadata asks for it.
+	DPoP DPoPMode
 	// Enterprise-managed authorization (GrantJWTBearer): the identity
 	// provider's token endpoint, this client there, and the ID token to
 	// exchange for an identity assertion grant.
@@ -71,6 +73,23 @@ type Config struct {
 	// Authorizer only names it in errors.
 	AllowPrivate bool
 }
+
+// DPoPMode says when an Authorizer binds its tokens to a key (RFC 9449).
+type DPoPMode int
+
+const (
+	// DPoPAuto binds tokens only when the protected resource's metadata
+	// asks for it (RFC 9728: dpop_bound_access_tokens_required, or
+	// dpop_signing_alg_values_supported present). That the authorization
+	// server supports DPoP says nothing of the resource server, which
+	// may accept Bearer only.
+	DPoPAuto DPoPMode = iota
+	// DPoPOn always binds tokens (the config's "dpop": true).
+	DPoPOn
+	// DPoPOff never does (the config's "dpop": false), whatever the
+	// metadata says.
+	DPoPOff
+)
 
 // Options are an Authorizer's surroundings.
 type Options struct {
@@ -522,12 +541,27 @@ func originOf(raw string) string {
 	return strings.ToLower(raw)
 }
 
+// wantDPoP reports whether tokens for the resource d describes are to be
+// DPoP-bound under mode: "dpop": false never, "dpop": true always, else
+// only when the resource's own metadata asks for it. The authorization
+// server's dpop_signing_alg_values_supported is not asked: most providers
+// advertise DPoP, and a token bound to a key is refused by a resource
+// server that accepts Bearer only.
+func wantDPoP(mode DPoPMode, d *Discovery) bool {
+	switch mode {
+	case DPoPOff:
+		return false
+	case DPoPOn:
+		return true
+	}
+	return d != nil && d.PRM != nil && (d.PRM.DPoPBoundAccessTokensRequired || len(d.PRM.DPoPSigningAlgValuesSupported) > 0)
+}
+
 // dpopKeyFor returns the DPoP key, made (and stored) on first use, when
-// tokens from d's authorization server are to be DPoP-bound: configured, or
-// advertised (ES256 among its DPoP algorithms, or required by the
-// resource). d nil: the key of a DPoP token already held.
+// tokens for d's resource are to be DPoP-bound (wantDPoP). d nil: the key
+// of a DPoP token already held.
 func (a *Authorizer) dpopKeyFor(d *Discovery) (*dpopKey, error) {
-	if d != nil && !a.cfg.DPoP && !hasString(d.Server.DPoPSigningAlgValuesSupported, "ES256") && (d.PRM == nil || !d.PRM.DPoPBoundAccessTokensRequired) {
+	if d != nil && !wantDPoP(a.cfg.DPoP, d) {
 		return nil, nil
 	}
 	a.mu.Lock()

@@ -24,6 +24,7 @@ type ResourceMetadata struct {
 	AuthorizationServers          []string `json:"authorization_servers,omitempty"`
 	ScopesSupported               []string `json:"scopes_supported,omitempty"`
 	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // ServerMetadata is an authorization server's metadata (RFC 8414 §2, OpenID
