@@ -154,6 +154,8 @@ type Authorizer struct {
 	// machineFailed: a machine grant was refused; it is not retried
 	// until SignIn (a refused assertion stays refused).
 	machineFailed bool
+	// noRefreshOnce logs, once, that a sign-in brought no refresh token.
+	noRefreshOnce sync.Once
 }
 
 // New returns an Authorizer of cfg for the server opts names.
@@ -350,6 +352,10 @@ type Status struct {
 	TokenType string    `json:"tokenType,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	Pending   bool      `json:"signInPending"`
+	// Warning is what the user should know of a token that works: that
+	// the provider issued no refresh token, so sign-in will be asked for
+	// again when it expires.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Status reports the Authorizer's state.
@@ -364,8 +370,24 @@ func (a *Authorizer) Status() Status {
 		if c, ok := a.st.Clients[t.Issuer]; ok {
 			s.Client = c.Kind
 		}
+		if t.Refresh == "" && a.interactive() {
+			s.Warning = noRefreshNote(t, a.now())
+		}
 	}
 	return s
+}
+
+// noRefreshNote says plainly what a token without a refresh token means
+// for the person who signed in.
+func noRefreshNote(t *Token, now time.Time) string {
+	const note = "the provider issued no refresh token: you will be asked to sign in again when the access token expires"
+	switch {
+	case t.Expiry.IsZero():
+		return note
+	case t.Expiry.After(now):
+		return fmt.Sprintf("%s (in %s)", note, t.Expiry.Sub(now).Round(time.Second))
+	}
+	return fmt.Sprintf("%s (it expired %s ago)", note, now.Sub(t.Expiry).Round(time.Second))
 }
 
 // currentToken returns the token to send, refreshing it first when it is

@@ -31,6 +31,9 @@ type OIDCBedOptions struct {
 	// metadata names, to make it disagree with MCPURL (another origin);
 	// "": MCPURL.
 	MetadataResource func(mcpPort int) string
+	// NoRefreshTokens makes the provider issue no refresh token, even
+	// with offline_access granted.
+	NoRefreshTokens bool
 }
 
 // OIDCBed is the sign-in test bed: a real OpenID Provider (panva's
@@ -100,6 +103,7 @@ func StartOIDCBed(t testing.TB, opts OIDCBedOptions) *OIDCBed {
 			"OIDC_RESOURCE="+b.MCPURL,
 			"OIDC_ACCESS_TTL="+strconv.Itoa(int(access/time.Second)),
 			"OIDC_REFRESH_TTL="+strconv.Itoa(int(refresh/time.Second)),
+			"OIDC_NO_REFRESH="+map[bool]string{true: "1"}[opts.NoRefreshTokens],
 		), asPort)
 		if err != nil {
 			lastErr = fmt.Errorf("oidc-provider: %w", err)

@@ -14,6 +14,7 @@
 //   OIDC_RESOURCE       the MCP server's resource (its URL)
 //   OIDC_ACCESS_TTL     access token lifetime, seconds
 //   OIDC_REFRESH_TTL    refresh token lifetime, seconds
+//   OIDC_NO_REFRESH     1: issue no refresh token at all
 import http from 'node:http';
 import crypto from 'node:crypto';
 import path from 'node:path';
@@ -30,6 +31,7 @@ const issuer = env('OIDC_ISSUER');
 const resource = env('OIDC_RESOURCE');
 const accessTTL = Number(env('OIDC_ACCESS_TTL'));
 const refreshTTL = Number(env('OIDC_REFRESH_TTL'));
+const noRefresh = process.env.OIDC_NO_REFRESH === '1';
 
 const { default: Provider } = await import(pathToFileURL(path.join(nodeModules, 'oidc-provider', 'lib', 'index.js')).href);
 
@@ -65,6 +67,10 @@ const provider = new Provider(issuer, {
     token_endpoint_auth_method: 'none',
   },
   rotateRefreshToken: true,
+  // The provider's own rule (offline_access granted, which needs
+  // prompt=consent), unless told to issue none.
+  issueRefreshToken: (ctx, client, code) =>
+    !noRefresh && client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   ttl: {
     AccessToken: accessTTL,
     RefreshToken: refreshTTL,
