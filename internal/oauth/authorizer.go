@@ -316,7 +316,11 @@ func (a *Authorizer) Logout(ctx context.Context) error {
 }
 
 // revoke asks t's authorization server to revoke its refresh token (which
-// ends the grant) and its access token.
+// ends the grant) and its access token, and logs what it revoked. Many
+// providers refuse to revoke access tokens that are JWTs (they cannot call
+// back a self-contained token: RFC 7009 §2.2.1, unsupported_token_type);
+// that refusal is no failure: the refresh token is what matters, and the
+// access token expires on its own.
 func (a *Authorizer) revoke(ctx context.Context, t *Token) {
 	d, err := a.discovery(ctx)
 	if err != nil || d.Server.Issuer != t.Issuer || d.Server.RevocationEndpoint == "" {
@@ -326,14 +330,25 @@ func (a *Authorizer) revoke(ctx context.Context, t *Token) {
 	if err != nil {
 		return
 	}
-	for _, tok := range []struct{ value, hint string }{{t.Refresh, "refresh_token"}, {t.Access, "access_token"}} {
+	var revoked []string
+	for _, tok := range []struct{ value, hint, name string }{{t.Refresh, "refresh_token", "refresh token"}, {t.Access, "access_token", "access token"}} {
 		if tok.value == "" {
 			continue
 		}
 		form := url.Values{"token": {tok.value}, "token_type_hint": {tok.hint}}
-		if err := a.plainRequest(ctx, d.Server.RevocationEndpoint, ec, form); err != nil {
-			a.opts.Log.Warn("oauth: revoking the token", "server", a.opts.Server, "err", a.redact(err.Error()))
+		err := a.plainRequest(ctx, d.Server.RevocationEndpoint, ec, form)
+		var ee *endpointError
+		switch {
+		case err == nil:
+			revoked = append(revoked, tok.name)
+		case tok.hint == "access_token" && errors.As(err, &ee) && ee.status == http.StatusBadRequest && ee.body.Code == "unsupported_token_type":
+			a.opts.Log.Info("oauth: the provider does not revoke access tokens; it expires on its own", "server", a.opts.Server, "expiry", t.Expiry)
+		default:
+			a.opts.Log.Warn("oauth: revoking the "+tok.name, "server", a.opts.Server, "err", a.redact(err.Error()))
 		}
+	}
+	if len(revoked) > 0 {
+		a.opts.Log.Info("oauth: revoked the "+strings.Join(revoked, " and the "), "server", a.opts.Server, "issuer", t.Issuer)
 	}
 }
 
