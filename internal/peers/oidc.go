@@ -27,10 +27,6 @@ type OIDCBedOptions struct {
 	// RefreshTokenTTL is the refresh tokens' (and the grant's) lifetime;
 	// 0: one hour.
 	RefreshTokenTTL time.Duration
-	// MetadataResource is the resource the MCP server's protected-resource
-	// metadata names, to make it disagree with MCPURL (another origin);
-	// "": MCPURL.
-	MetadataResource func(mcpPort int) string
 	// NoRefreshTokens makes the provider issue no refresh token, even
 	// with offline_access granted.
 	NoRefreshTokens bool
@@ -110,9 +106,6 @@ func StartOIDCBed(t testing.TB, opts OIDCBedOptions) *OIDCBed {
 			continue
 		}
 		env := append(common, "MCP_PORT="+strconv.Itoa(mcpPort), "MCP_RESOURCE="+b.MCPURL)
-		if opts.MetadataResource != nil {
-			env = append(env, "MCP_METADATA_RESOURCE="+opts.MetadataResource(mcpPort))
-		}
 		b.server, err = startNode(node, []string{filepath.Join(scripts, "server.mjs")}, env, mcpPort)
 		if err != nil {
 			b.provider.stop()

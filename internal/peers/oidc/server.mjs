@@ -9,8 +9,6 @@
 //   PEERS_NODE_MODULES  the cache's node_modules (absolute)
 //   MCP_PORT            the port to listen on (127.0.0.1)
 //   MCP_RESOURCE        this server's resource, http://localhost:MCP_PORT/mcp
-//   MCP_METADATA_RESOURCE  the resource its metadata names (default
-//                       MCP_RESOURCE; another origin makes a mismatch)
 //   OIDC_ISSUER         the provider's issuer
 //
 // Tools: whoami, which answers with the token's subject and scopes.
@@ -25,7 +23,6 @@ const env = (name) => {
 const nodeModules = env('PEERS_NODE_MODULES');
 const port = Number(env('MCP_PORT'));
 const resource = env('MCP_RESOURCE');
-const metadataResource = process.env.MCP_METADATA_RESOURCE || resource;
 const issuer = env('OIDC_ISSUER');
 
 const load = (...p) => import(pathToFileURL(path.join(nodeModules, ...p)).href);
@@ -64,13 +61,13 @@ const app = express();
 app.use(express.json());
 app.use(mcpAuthMetadataRouter({
   oauthMetadata: asMetadata,
-  resourceServerUrl: new URL(metadataResource),
+  resourceServerUrl: new URL(resource),
   scopesSupported: ['mcp:tools'],
   resourceName: 'mcpvisor sign-in test bed',
 }));
 const auth = requireBearerAuth({
   verifier,
-  resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(metadataResource)),
+  resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resource)),
 });
 
 app.post('/mcp', auth, async (req, res) => {
