@@ -55,7 +55,7 @@ type Config struct {
 	ClientName string
 	// DPoP says when tokens are bound to a key of the Authorizer's (RFC
 	// 9449). The zero value, DPoPAuto, binds them only when the protected
-	// resource's metadata asks for it.
+	// resource asks for it.
 	DPoP DPoPMode
 	// Enterprise-managed authorization (GrantJWTBearer): the identity
 	// provider's token endpoint, this client there, and the ID token to
@@ -78,11 +78,12 @@ type Config struct {
 type DPoPMode int
 
 const (
-	// DPoPAuto binds tokens only when the protected resource's metadata
-	// asks for it (RFC 9728: dpop_bound_access_tokens_required, or
-	// dpop_signing_alg_values_supported present). That the authorization
-	// server supports DPoP says nothing of the resource server, which
-	// may accept Bearer only.
+	// DPoPAuto binds tokens only when the protected resource asks for
+	// it: its metadata (RFC 9728: dpop_bound_access_tokens_required, or
+	// dpop_signing_alg_values_supported present), or a 401 that
+	// challenges with DPoP and not Bearer. That the authorization server
+	// supports DPoP says nothing of the resource server, which may
+	// accept Bearer only.
 	DPoPAuto DPoPMode = iota
 	// DPoPOn always binds tokens (the config's "dpop": true).
 	DPoPOn
@@ -580,15 +581,20 @@ func originOf(raw string) string {
 
 // wantDPoP reports whether tokens for the resource d describes are to be
 // DPoP-bound under mode: "dpop": false never, "dpop": true always, else
-// only when the resource's own metadata asks for it. The authorization
-// server's dpop_signing_alg_values_supported is not asked: most providers
-// advertise DPoP, and a token bound to a key is refused by a resource
-// server that accepts Bearer only.
-func wantDPoP(mode DPoPMode, d *Discovery) bool {
+// only when the resource asks for it: in its metadata (RFC 9728), or by
+// challenging with the DPoP scheme alone (ch is the challenge acted on,
+// Bearer whenever the resource offered it; RFC 9449 §7.1). The
+// authorization server's dpop_signing_alg_values_supported is not asked:
+// most providers advertise DPoP, and a token bound to a key is refused by
+// a resource server that accepts Bearer only.
+func wantDPoP(mode DPoPMode, d *Discovery, ch Challenge) bool {
 	switch mode {
 	case DPoPOff:
 		return false
 	case DPoPOn:
+		return true
+	}
+	if ch.Scheme == "dpop" {
 		return true
 	}
 	return d != nil && d.PRM != nil && (d.PRM.DPoPBoundAccessTokensRequired || len(d.PRM.DPoPSigningAlgValuesSupported) > 0)
@@ -598,8 +604,13 @@ func wantDPoP(mode DPoPMode, d *Discovery) bool {
 // tokens for d's resource are to be DPoP-bound (wantDPoP). d nil: the key
 // of a DPoP token already held.
 func (a *Authorizer) dpopKeyFor(d *Discovery) (*dpopKey, error) {
-	if d != nil && !wantDPoP(a.cfg.DPoP, d) {
-		return nil, nil
+	if d != nil {
+		a.mu.Lock()
+		ch := a.challenge
+		a.mu.Unlock()
+		if !wantDPoP(a.cfg.DPoP, d, ch) {
+			return nil, nil
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

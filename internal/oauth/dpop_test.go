@@ -2,8 +2,9 @@ package oauth
 
 import "testing"
 
-// Bearer unless the protected resource's metadata asks for DPoP or the
-// config does; "dpop": false always wins. The authorization server's
+// Bearer unless the protected resource asks for DPoP (its metadata, or a
+// challenge of the DPoP scheme alone) or the config does; "dpop": false
+// always wins. The authorization server's
 // advertising DPoP is not asking.
 func TestWantDPoP(t *testing.T) {
 	asDPoP := &ServerMetadata{DPoPSigningAlgValuesSupported: []string{"ES256", "EdDSA"}}
@@ -12,21 +13,25 @@ func TestWantDPoP(t *testing.T) {
 		name string
 		mode DPoPMode
 		d    *Discovery
+		ch   Challenge
 		want bool
 	}{
-		{"auto, server advertises DPoP, resource silent", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{}}, false},
-		{"auto, server advertises DPoP, no resource metadata", DPoPAuto, &Discovery{Server: asDPoP}, false},
-		{"auto, resource requires DPoP", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPBoundAccessTokensRequired: true}}, true},
-		{"auto, resource lists DPoP algorithms", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPSigningAlgValuesSupported: []string{"ES256"}}}, true},
-		{"auto, nothing advertised", DPoPAuto, &Discovery{Server: plainAS, PRM: &ResourceMetadata{}}, false},
-		{"on, nothing advertised", DPoPOn, &Discovery{Server: plainAS, PRM: &ResourceMetadata{}}, true},
-		{"on, no resource metadata", DPoPOn, &Discovery{Server: plainAS}, true},
-		{"off, resource requires DPoP", DPoPOff, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPBoundAccessTokensRequired: true}}, false},
-		{"off, resource lists DPoP algorithms", DPoPOff, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPSigningAlgValuesSupported: []string{"ES256"}}}, false},
+		{"auto, server advertises DPoP, resource silent", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{}}, Challenge{}, false},
+		{"auto, server advertises DPoP, no resource metadata", DPoPAuto, &Discovery{Server: asDPoP}, Challenge{}, false},
+		{"auto, resource requires DPoP", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPBoundAccessTokensRequired: true}}, Challenge{}, true},
+		{"auto, resource lists DPoP algorithms", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPSigningAlgValuesSupported: []string{"ES256"}}}, Challenge{}, true},
+		{"auto, nothing advertised", DPoPAuto, &Discovery{Server: plainAS, PRM: &ResourceMetadata{}}, Challenge{}, false},
+		{"on, nothing advertised", DPoPOn, &Discovery{Server: plainAS, PRM: &ResourceMetadata{}}, Challenge{}, true},
+		{"on, no resource metadata", DPoPOn, &Discovery{Server: plainAS}, Challenge{}, true},
+		{"off, resource requires DPoP", DPoPOff, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPBoundAccessTokensRequired: true}}, Challenge{}, false},
+		{"off, resource lists DPoP algorithms", DPoPOff, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{DPoPSigningAlgValuesSupported: []string{"ES256"}}}, Challenge{}, false},
+		{"auto, resource challenges with DPoP only", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{}}, Challenge{Scheme: "dpop"}, true},
+		{"auto, resource challenges with Bearer", DPoPAuto, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{}}, Challenge{Scheme: "bearer"}, false},
+		{"off, resource challenges with DPoP only", DPoPOff, &Discovery{Server: asDPoP, PRM: &ResourceMetadata{}}, Challenge{Scheme: "dpop"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := wantDPoP(tt.mode, tt.d); got != tt.want {
+			if got := wantDPoP(tt.mode, tt.d, tt.ch); got != tt.want {
 				t.Errorf("wantDPoP(%v) = %v, want %v", tt.mode, got, tt.want)
 			}
 		})
