@@ -558,21 +558,36 @@ func (j *Journal) run() {
 		case <-j.kick:
 		default:
 		}
-		if j.lingering() {
+		wait, empty := j.lingering()
+		if wait {
 			if timer == nil {
 				timer = time.NewTimer(j.linger)
 			} else {
 				timer.Reset(j.linger)
 			}
-			select {
-			case <-timer.C:
-			case <-j.kick: // a write, a flush, or a quarter-full queue
-				timer.Stop()
-			case <-j.quit:
-				timer.Stop()
+		linger:
+			for {
+				select {
+				case <-timer.C:
+					break linger
+				case <-j.kick: // a write, a flush, or a quarter-full queue
+					// Or the first record's kick, come after the drain
+					// above: then what is queued may wait still.
+					if wait, _ := j.lingering(); wait {
+						continue
+					}
+					timer.Stop()
+					break linger
+				case <-j.quit:
+					timer.Stop()
+					break linger
+				}
 			}
 		}
-		if j.commit() {
+		// Nothing queued when the linger was decided: a record that
+		// arrives now kicks, and lingers from the top, instead of going out
+		// alone in a commit that did not wait for it.
+		if !empty && j.commit() {
 			continue
 		}
 		j.mu.Lock()
@@ -592,16 +607,19 @@ func (j *Journal) run() {
 	}
 }
 
-// lingering reports whether what is queued may wait: ingested records
-// only, fewer than a batch, nobody waiting on a write or a flush.
-func (j *Journal) lingering() bool {
-	if j.linger < 0 {
-		return false
-	}
+// lingering reports whether what is queued may wait (ingested records
+// only, fewer than a batch, nobody waiting on a write or a flush), and
+// whether nothing at all is queued, drop counts included.
+func (j *Journal) lingering() (wait, empty bool) {
+	j.dropMu.Lock()
+	drops := len(j.dropped)
+	j.dropMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	n := len(j.ingested)
-	return n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
+	empty = n == 0 && drops == 0 && len(j.writes) == 0 && len(j.flushing) == 0
+	wait = j.linger >= 0 && n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
+	return wait, empty
 }
 
 // commit takes everything queued (writes, ingested records, drop counts),
