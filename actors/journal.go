@@ -140,6 +140,9 @@ type Journal struct {
 
 	dropMu  sync.Mutex
 	dropped map[string]uint64 // per server, not yet journaled
+	// keepArmed: a handover of the drop counts to the store is due
+	// (keepDropsSoon).
+	keepArmed atomic.Bool
 
 	// What waits for the next commit. Ingested records cost one append
 	// under this lock; the writer is kicked when the queue was empty.
@@ -524,6 +527,25 @@ func (j *Journal) stop(ctx context.Context) error {
 	return err
 }
 
+// keepDropsSoon hands the drop counts of a read-only journal to the store
+// within a second (at most one handover a second: each is a synced write
+// of the marks file), so that a host killed while read-only loses at most
+// the last second's counts rather than all of them.
+func (j *Journal) keepDropsSoon() {
+	if j.keepArmed.Swap(true) {
+		return
+	}
+	time.AfterFunc(time.Second, func() {
+		j.keepArmed.Store(false)
+		j.dropMu.Lock()
+		defer j.dropMu.Unlock()
+		if j.store.Disk().ReadOnly {
+			j.store.KeepDropped(j.dropped)
+			clear(j.dropped)
+		}
+	})
+}
+
 // reportUnjournaledDrops logs the drop counts the journal could not
 // journal before it closed (a read-only journal's) and keeps them in the
 // store's marks file, so the next start that can write journals them.
@@ -639,6 +661,7 @@ func (j *Journal) commit() bool {
 		// Nothing can be written: fail at once, and keep the drop counts
 		// for the first commit once the space returns.
 		j.finish(writes, ingested, persistence.Applied{}, fmt.Errorf("journal %s: %w", j.store.Dir(), persistence.ErrDiskFull))
+		j.keepDropsSoon()
 		return true
 	}
 	var drops []persistence.Op

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/testenv"
 	"github.com/mcpvisor/mcpvisor/persistence"
@@ -41,6 +42,22 @@ func TestDropsKeptWhenStoppedReadOnly(t *testing.T) {
 		if i < 3 {
 			j.Ingest("other", persistence.AppendEvent(persistence.EventRecord{Server: "other", Method: "m"}))
 		}
+	}
+	// Before any Close, within about a second, the counts are in the
+	// marks file: what a host killed now would leave behind.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		in, err := persistence.Inspect(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Marks.Dropped["flood"] == 7 && in.Marks.Dropped["other"] == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("drop counts in the marks file a minute after the drops: %v, want flood=7, other=3", in.Marks.Dropped)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a file the journal writes on its own schedule
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
