@@ -206,7 +206,15 @@ func cmdAuthStatus(ctx context.Context, e *env) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%v\t%s\n", st.Server, dash(st.User), st.SignedIn, st.Grant, dash(st.Issuer), dash(strings.Join(st.Scopes, " ")), exp, st.Refresh, st.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if st.Warning != "" {
+			fmt.Fprintf(e.stdout, "%s: %s\n", st.Server, st.Warning)
+		}
+	}
+	return nil
 }
 
 // cmdAuthLogout forgets one server's token and registrations: the
@@ -245,10 +253,14 @@ func authSummary(st mcpvisor.AuthStatus) string {
 	if !st.Expiry.IsZero() {
 		parts = append(parts, "expires "+st.Expiry.Local().Format(time.DateTime))
 	}
-	if len(parts) == 0 {
-		return ""
+	s := ""
+	if len(parts) > 0 {
+		s = " (" + strings.Join(parts, ", ") + ")"
 	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	if st.Warning != "" {
+		s += "\n" + st.Warning
+	}
+	return s
 }
 
 func dash(s string) string {

@@ -243,3 +243,16 @@ func TestAuthLoginBrowserArgvHoldsNoState(t *testing.T) {
 		t.Errorf("%d token requests, want 1", n)
 	}
 }
+
+// What a person must know of a token that works (no refresh token: a
+// sign-in again at expiry) is printed under the sign-in's summary.
+func TestAuthSummaryWarns(t *testing.T) {
+	st := mcpvisor.AuthStatus{Issuer: "https://id.example", Scopes: []string{"a", "b"}}
+	if got := authSummary(st); got != " (at https://id.example, scopes a b)" {
+		t.Errorf("summary = %q", got)
+	}
+	st.Warning = "the provider issued no refresh token: you will be asked to sign in again when the access token expires (in 59s)"
+	if got, want := authSummary(st), " (at https://id.example, scopes a b)\n"+st.Warning; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+}
