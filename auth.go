@@ -133,8 +133,10 @@ func (h *Host) SignInWith(ctx context.Context, server string, f SignInFunc) erro
 	return h.auth.SignIn(ctx, server, browser(f))
 }
 
-// SignOut forgets server's token and client registrations; the server
-// needs a sign-in again at its next 401.
+// SignOut forgets server's token and client registrations. A server that
+// was signed in (by a person: a machine grant gets its token again by
+// itself) is in StateNeedsAuth when SignOut returns, without waiting for
+// a call to meet the 401.
 func (h *Host) SignOut(ctx context.Context, server string) error {
 	return h.auth.SignOut(ctx, server)
 }

@@ -257,6 +257,55 @@ func TestOAuthRevokedAndSignOut(t *testing.T) {
 	}
 }
 
+// Signing out parks a signed-in server in needs_auth at once, with no
+// call to find out: its status and its state event say so. A server whose resource never asked for a token
+// stays ready through a sign-out.
+func TestOAuthSignOutNeedsAuthAtOnce(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	_, mcpURL := oauthServer(t, as)
+	open := mcphttptest.Start(t, &mcphttptest.Server{})
+	onEvent, events := eventSink()
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, oauthHTTPServer("web", mcpURL), httpServer("open", open.URL))
+	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
+	if err := h.SignInWith(context.Background(), "web", func(ctx context.Context, p mcpvisor.SignInPrompt) (url.Values, error) {
+		browse(t, p.URL)
+		return nil, nil
+	}); err != nil {
+		t.Fatalf("SignInWith: %v", err)
+	}
+	waitReady(t, h, "web", "open")
+	call(t, h, "mcp__web__echo", `{}`)
+	tokens := len(as.Requests("token"))
+
+	if err := h.SignOut(context.Background(), "web"); err != nil {
+		t.Fatalf("SignOut: %v", err)
+	}
+	st := status(t, h, "web") // SignOut returns once the server is parked
+	waitState(t, events, "web", mcpvisor.StateNeedsAuth)
+	if st.State != mcpvisor.StateNeedsAuth || st.Auth == nil || st.Auth.SignedIn || !strings.Contains(st.LastError, "signed out") {
+		t.Errorf("status after sign-out = %s (%q), auth %+v; want needs_auth, signed out", st.State, st.LastError, st.Auth)
+	}
+	if n := len(as.Requests("token")); n != tokens {
+		t.Errorf("the sign-out asked for %d tokens", n-tokens)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := h.Call(ctx, "mcp__web__echo", json.RawMessage(`{}`)); !errors.Is(err, mcpvisor.ErrNeedsAuth) {
+		t.Errorf("a call after sign-out = %v, want ErrNeedsAuth", err)
+	}
+
+	// The open server has an authorizer too, and no token: its sign-out
+	// changes nothing. The call after it is handled after the sign-out's
+	// news, by the same server actor.
+	if err := h.SignOut(context.Background(), "open"); err != nil {
+		t.Fatalf("SignOut(open): %v", err)
+	}
+	call(t, h, "mcp__open__echo", `{}`)
+	if st := status(t, h, "open"); st.State != mcpvisor.StateReady {
+		t.Errorf("open after its sign-out is %s, want ready", st.State)
+	}
+}
+
 // Each platform user of a per-user server has their own sign-in, token
 // and connection; a call that names no user is refused, and one user's
 // sign-out leaves the other's calls alone.

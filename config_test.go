@@ -794,7 +794,7 @@ func TestServerConfigJSONRoundTrip(t *testing.T) {
 	inferred := ServerConfig{Name: "events", URL: "https://x.example/sse", Enabled: true}
 	oauthServer := ServerConfig{Name: "sentry", Type: "sse", Enabled: true, URL: "https://mcp.sentry.dev/sse",
 		OAuth: &OAuthConfig{ClientID: "abc", ClientSecret: "${S}", Scopes: "read write", CallbackPort: 8080, GrantType: "jwt_bearer",
-			Assertion: "${A}", DPoP: true, ClientMetadataURL: "https://c.example/c.json"},
+			Assertion: "${A}", DPoP: new(true), ClientMetadataURL: "https://c.example/c.json"},
 		HeadersHelper: "get-headers"}
 	off := false
 	pinned := ServerConfig{Name: "bare", Type: "stdio", Enabled: true, Command: "x", Prefix: &off, ProtocolVersion: "2025-06-18"}

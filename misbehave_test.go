@@ -82,50 +82,39 @@ func TestEndlessOutputRestartsServer(t *testing.T) {
 	checkRestarted(t, h, events, dataDir, "endless", "bytes without a newline (frame limit 65536)")
 }
 
-// A server that stops reading its stdin: once stdin has taken nothing for
-// a second, the calls it holds fail with ErrNotReading, not at their
-// timeout, and the server is restarted. Two calls, more than the pipe
-// holds: the write blocks.
+// A server that stops reading its stdin: a second after that shows, the
+// calls it holds fail with ErrNotReading, not at their timeout (a minute),
+// and the server is restarted. It shows when a write blocks (two calls,
+// more than the pipe holds), and when a frame the pipe took whole, sent
+// while the server owed nothing, is still in the pipe (the first call).
 func TestServerThatStopsReadingIsRestarted(t *testing.T) {
-	onEvent, events := eventSink()
-	dataDir := t.TempDir()
-	deaf := mcptest("deaf", "-stop-reading-after-list")
-	deaf.Timeout = mcpvisor.Duration(time.Minute)
-	h := openHost(t, mcpvisor.Options{OnEvent: onEvent, DataDir: dataDir}, deaf, mcptest("ok"))
-	waitReadyEvents(t, events, "deaf", "ok")
+	for _, tc := range []struct {
+		name   string
+		calls  int
+		args   string
+		reason string
+	}{
+		{"write blocks", 2, `{"pad":"` + strings.Repeat("x", 256<<10) + `"}`, "its stdin has taken nothing for"},
+		{"first small call", 1, `{"text":"hi"}`, "waited in its stdin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			onEvent, events := eventSink()
+			dataDir := t.TempDir()
+			deaf := mcptest("deaf", "-stop-reading-after-list")
+			deaf.Timeout = mcpvisor.Duration(time.Minute)
+			h := openHost(t, mcpvisor.Options{OnEvent: onEvent, DataDir: dataDir}, deaf, mcptest("ok"))
+			waitReadyEvents(t, events, "deaf", "ok")
 
-	// More than a pipe holds: the write blocks.
-	big := `{"pad":"` + strings.Repeat("x", 256<<10) + `"}`
-	errs, took := callsWhileNeighbourAnswers(t, h, 2, "mcp__deaf__echo", big)
-	for _, err := range errs {
-		if !errors.Is(err, mcpvisor.ErrNotReading) || errors.Is(err, mcpvisor.ErrTimeout) {
-			t.Fatalf("call to a server that stopped reading = %v, want ErrNotReading", err)
-		}
+			errs, took := callsWhileNeighbourAnswers(t, h, tc.calls, "mcp__deaf__echo", tc.args)
+			for _, err := range errs {
+				if !errors.Is(err, mcpvisor.ErrNotReading) || errors.Is(err, mcpvisor.ErrTimeout) {
+					t.Fatalf("call to a server that stopped reading = %v, want ErrNotReading", err)
+				}
+			}
+			if took > 30*time.Second {
+				t.Errorf("the calls failed after %s, want about a second", took)
+			}
+			checkRestarted(t, h, events, dataDir, "deaf", tc.reason)
+		})
 	}
-	// The bound is a second; the calls' timeout a minute.
-	if took > 30*time.Second {
-		t.Errorf("the calls failed after %s, want about a second", took)
-	}
-	checkRestarted(t, h, events, dataDir, "deaf", "not reading its input")
-}
-
-// The first call to a ready server that stopped reading, a frame the pipe
-// takes whole, fails at the bound too: sent while the server owed nothing,
-// it is still in the pipe a second later.
-func TestFirstSmallCallToServerThatStoppedReading(t *testing.T) {
-	onEvent, events := eventSink()
-	dataDir := t.TempDir()
-	deaf := mcptest("deaf", "-stop-reading-after-list")
-	deaf.Timeout = mcpvisor.Duration(time.Minute)
-	h := openHost(t, mcpvisor.Options{OnEvent: onEvent, DataDir: dataDir}, deaf, mcptest("ok"))
-	waitReadyEvents(t, events, "deaf", "ok")
-
-	errs, took := callsWhileNeighbourAnswers(t, h, 1, "mcp__deaf__echo", `{"text":"hi"}`)
-	if err := errs[0]; !errors.Is(err, mcpvisor.ErrNotReading) || errors.Is(err, mcpvisor.ErrTimeout) {
-		t.Fatalf("first call to a server that stopped reading = %v, want ErrNotReading", err)
-	}
-	if took > 30*time.Second {
-		t.Errorf("the call failed after %s, want about a second", took)
-	}
-	checkRestarted(t, h, events, dataDir, "deaf", "waited in its stdin")
 }

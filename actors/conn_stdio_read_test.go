@@ -560,14 +560,8 @@ func TestStdoutReaderAnswerBeforeToken(t *testing.T) {
 // the connection reports the server unhealthy, once.
 func TestStdioWritePath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		in, out := newMemPipe(100), newMemPipe(0)
-		spec := ServerSpec{Name: "s"}.WithDefaults()
-		reports := make(chan any, 16)
-		c := newStdioConn(1, &spec, in, out, func(context.Context) {
-			in.closeRead()
-			out.closeRead()
-		}, func(m any) { reports <- m }, nil)
-		defer c.close(context.Background())
+		in := newMemPipe(100)
+		c, reports := memStdioConn(t, in)
 
 		const senders, frames = 8, 50
 		var wg sync.WaitGroup
@@ -639,6 +633,21 @@ func TestStdioWritePath(t *testing.T) {
 	})
 }
 
+// memStdioConn is a connection of generation 1 writing to in, its stdout
+// an empty in-memory pipe, and the channel of what it reports to its
+// actor; it is closed when the test ends.
+func memStdioConn(t *testing.T, in *memPipe) (*stdioConn, chan any) {
+	out := newMemPipe(0)
+	spec := ServerSpec{Name: "s"}.WithDefaults()
+	reports := make(chan any, 16)
+	c := newStdioConn(1, &spec, in, out, func(context.Context) {
+		in.closeRead()
+		out.closeRead()
+	}, func(m any) { reports <- m }, nil)
+	t.Cleanup(func() { c.close(context.Background()) })
+	return c, reports
+}
+
 // The drain watch: a frame sent to a ready server that owes nothing must
 // leave the pipe within stallThreshold, or the server is not reading; a
 // server that reads it, reads some of it, is busy with a request, has a
@@ -670,14 +679,8 @@ func TestStdioDrainWatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				in, out := newMemPipe(0), newMemPipe(0)
-				spec := ServerSpec{Name: "s"}.WithDefaults()
-				reports := make(chan any, 16)
-				c := newStdioConn(1, &spec, in, out, func(context.Context) {
-					in.closeRead()
-					out.closeRead()
-				}, func(m any) { reports <- m }, nil)
-				defer c.close(context.Background())
+				in := newMemPipe(0)
+				c, reports := memStdioConn(t, in)
 				if tc.ready {
 					c.ready()
 				}

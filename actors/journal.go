@@ -140,6 +140,9 @@ type Journal struct {
 
 	dropMu  sync.Mutex
 	dropped map[string]uint64 // per server, not yet journaled
+	// keepArmed: a handover of the drop counts to the store is due
+	// (keepDropsSoon).
+	keepArmed atomic.Bool
 
 	// What waits for the next commit. Ingested records cost one append
 	// under this lock; the writer is kicked when the queue was empty.
@@ -524,15 +527,36 @@ func (j *Journal) stop(ctx context.Context) error {
 	return err
 }
 
+// keepDropsSoon hands the drop counts of a read-only journal to the store
+// within a second (at most one handover a second: each is a synced write
+// of the marks file), so that a host killed while read-only loses at most
+// the last second's counts rather than all of them.
+func (j *Journal) keepDropsSoon() {
+	if j.keepArmed.Swap(true) {
+		return
+	}
+	time.AfterFunc(time.Second, func() {
+		j.keepArmed.Store(false)
+		j.dropMu.Lock()
+		defer j.dropMu.Unlock()
+		if j.store.Disk().ReadOnly {
+			j.store.KeepDropped(j.dropped)
+			clear(j.dropped)
+		}
+	})
+}
+
 // reportUnjournaledDrops logs the drop counts the journal could not
-// journal before it closed (a read-only journal's): the loss is then
-// reported with its count in the log, as it is in Stats.
+// journal before it closed (a read-only journal's) and keeps them in the
+// store's marks file, so the next start that can write journals them.
 func (j *Journal) reportUnjournaledDrops() {
 	j.dropMu.Lock()
 	defer j.dropMu.Unlock()
 	for _, s := range slices.Sorted(maps.Keys(j.dropped)) {
-		j.logger.Error("journal: records dropped, and their count not journaled", "server", s, "count", j.dropped[s])
+		j.logger.Error("journal: records dropped, and their count not journaled yet: kept for the next start", "server", s, "count", j.dropped[s])
 	}
+	j.store.KeepDropped(j.dropped)
+	clear(j.dropped)
 }
 
 // journalWrite is one writer's ops.
@@ -556,21 +580,36 @@ func (j *Journal) run() {
 		case <-j.kick:
 		default:
 		}
-		if j.lingering() {
+		wait, empty := j.lingering()
+		if wait {
 			if timer == nil {
 				timer = time.NewTimer(j.linger)
 			} else {
 				timer.Reset(j.linger)
 			}
-			select {
-			case <-timer.C:
-			case <-j.kick: // a write, a flush, or a quarter-full queue
-				timer.Stop()
-			case <-j.quit:
-				timer.Stop()
+		linger:
+			for {
+				select {
+				case <-timer.C:
+					break linger
+				case <-j.kick: // a write, a flush, or a quarter-full queue
+					// Or the first record's kick, come after the drain
+					// above: then what is queued may wait still.
+					if wait, _ := j.lingering(); wait {
+						continue
+					}
+					timer.Stop()
+					break linger
+				case <-j.quit:
+					timer.Stop()
+					break linger
+				}
 			}
 		}
-		if j.commit() {
+		// Nothing queued when the linger was decided: a record that
+		// arrives now kicks, and lingers from the top, instead of going out
+		// alone in a commit that did not wait for it.
+		if !empty && j.commit() {
 			continue
 		}
 		j.mu.Lock()
@@ -590,16 +629,19 @@ func (j *Journal) run() {
 	}
 }
 
-// lingering reports whether what is queued may wait: ingested records
-// only, fewer than a batch, nobody waiting on a write or a flush.
-func (j *Journal) lingering() bool {
-	if j.linger < 0 {
-		return false
-	}
+// lingering reports whether what is queued may wait (ingested records
+// only, fewer than a batch, nobody waiting on a write or a flush), and
+// whether nothing at all is queued, drop counts included.
+func (j *Journal) lingering() (wait, empty bool) {
+	j.dropMu.Lock()
+	drops := len(j.dropped)
+	j.dropMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	n := len(j.ingested)
-	return n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
+	empty = n == 0 && drops == 0 && len(j.writes) == 0 && len(j.flushing) == 0
+	wait = j.linger >= 0 && n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
+	return wait, empty
 }
 
 // commit takes everything queued (writes, ingested records, drop counts),
@@ -619,6 +661,7 @@ func (j *Journal) commit() bool {
 		// Nothing can be written: fail at once, and keep the drop counts
 		// for the first commit once the space returns.
 		j.finish(writes, ingested, persistence.Applied{}, fmt.Errorf("journal %s: %w", j.store.Dir(), persistence.ErrDiskFull))
+		j.keepDropsSoon()
 		return true
 	}
 	var drops []persistence.Op

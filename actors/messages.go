@@ -209,4 +209,5 @@ type stopServerMsg struct {
 type connClosed struct{ gen uint64 }
 
 // authChanged: the server's Authorizer obtained a token or ended a sign-in.
-type authChanged struct{}
+// done, when set, is closed once the server has acted on it.
+type authChanged struct{ done chan struct{} }

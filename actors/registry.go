@@ -154,6 +154,25 @@ func (r *Runtime) AuthChanged(name string) {
 	}
 }
 
+// AuthChangedWait is AuthChanged that returns once the server has acted on
+// the change: a server signed out is in needs_auth by then, and its status
+// says so. It returns early when ctx ends.
+func (r *Runtime) AuthChangedWait(ctx context.Context, name string) error {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	r.send(e.pid, &authChanged{done: done})
+	select {
+	case <-done:
+	case <-e.stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
 func waitStopped(ctx context.Context, e *serverEntry) error {
 	select {
 	case <-e.stopped:

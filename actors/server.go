@@ -87,6 +87,11 @@ type incarnation struct {
 	listens  int       // subscriptions/listen opened
 	expires  time.Time // when the catalog's ttlMs ends; zero: no ttl
 	walk     toolWalk  // the tools/list walk under way
+
+	// authorized: the server's authorizer held a token during this
+	// incarnation, so the connection was signed in; losing the token
+	// then (a sign-out) leaves it signed out, not merely unauthenticated.
+	authorized bool
 }
 
 // end stops the incarnation's timers and forgets it, keeping its
@@ -185,6 +190,9 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *authChanged:
 		a.onAuthChanged()
+		if m.done != nil {
+			close(m.done)
+		}
 	case *repinMsg:
 		a.onRepin(m)
 	case *connFailed:

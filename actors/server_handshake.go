@@ -19,6 +19,7 @@ func (a *serverActor) start() {
 	a.inc.gen++
 	gen := a.inc.gen
 	a.inc.startedAt = time.Now()
+	a.inc.authorized = a.spec.Auth != nil && a.spec.Auth.Ready()
 	a.setState(StateStarting, a.lastErr)
 	spec := a.spec // the connection's own copy
 	if spec.Transport == TransportHTTP || spec.Transport == TransportSSE {

@@ -136,8 +136,13 @@ func (a *serverActor) needAuth(cause error) {
 }
 
 // onAuthChanged starts a server that waited for sign-in once it has a
-// token, and republishes its status (sign-in pending or failed).
+// token, parks a signed-in server whose token is gone (a sign-out) at
+// once, and republishes its status (sign-in pending or failed).
 func (a *serverActor) onAuthChanged() {
+	if a.signedOut() {
+		a.fail(fmt.Errorf("%w: signed out", oauth.ErrNeedsAuth))
+		return
+	}
 	if a.state != StateNeedsAuth || a.stopErr != nil || !a.spec.Enabled {
 		a.publish()
 		return
@@ -153,6 +158,28 @@ func (a *serverActor) onAuthChanged() {
 		a.failQueued(a.unavailable())
 	}
 	a.publish()
+}
+
+// signedOut reports whether the running connection was signed in and its
+// token is now gone with no sign-in under way: the next request would
+// meet a 401, so the server needs a sign-in now, not at its next call.
+// A machine grant gets its token again by itself and is left running; so
+// is a server that never used a token (its resource asks for none).
+func (a *serverActor) signedOut() bool {
+	switch a.state {
+	case StateStarting, StateInitializing, StateReady:
+	default:
+		return false
+	}
+	if a.spec.Auth == nil || a.stopErr != nil || !a.spec.Enabled {
+		return false
+	}
+	if a.spec.Auth.Ready() {
+		a.inc.authorized = true
+		return false
+	}
+	st := a.spec.Auth.Status()
+	return a.inc.authorized && !st.Pending && st.Grant == oauth.GrantAuthorizationCode
 }
 
 // failQueued fails the calls queued for the server with err.

@@ -103,7 +103,7 @@ func oauthConfig(o *config.OAuth) *oauth.Config {
 		PrivateKey:              o.PrivateKey,
 		SigningAlg:              o.SigningAlg,
 		KeyID:                   o.KeyID,
-		DPoP:                    o.DPoP,
+		DPoP:                    dpopMode(o.DPoP),
 		ClientName:              o.ClientName,
 		IDPTokenEndpoint:        o.IDPTokenEndpoint,
 		IDPClientID:             o.IDPClientID,
@@ -119,6 +119,17 @@ func oauthConfig(o *config.OAuth) *oauth.Config {
 		cfg.RedirectURI = fmt.Sprintf("http://localhost:%d/callback", o.CallbackPort)
 	}
 	return cfg
+}
+
+// dpopMode is the config's "dpop" for the runtime: unset is DPoPAuto.
+func dpopMode(on *bool) oauth.DPoPMode {
+	switch {
+	case on == nil:
+		return oauth.DPoPAuto
+	case *on:
+		return oauth.DPoPOn
+	}
+	return oauth.DPoPOff
 }
 
 // parsedPolicy reads a validated policy; an invalid one (never past

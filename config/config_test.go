@@ -210,7 +210,7 @@ func TestParseOAuth(t *testing.T) {
 		"sentry": {"type": "sse", "url": "https://mcp.sentry.dev/sse",
 			"oauth": {"clientId": "abc", "callbackPort": 8080, "scopes": "read write"}},
 		"api": {"type": "http", "url": "https://x.example/mcp", "headersHelper": "/opt/bin/headers.sh --for $USER"},
-		"gemini": {"httpUrl": "https://x.example/mcp", "oauth": {"clientId": "g", "scopes": ["a", "b:c"], "clientSecret": "${G_SECRET}"}},
+		"gemini": {"httpUrl": "https://x.example/mcp", "oauth": {"clientId": "g", "scopes": ["a", "b:c"], "clientSecret": "${G_SECRET}", "dpop": false}},
 		"machine": {"type": "http", "url": "https://x.example/mcp", "oauth": {
 			"grantType": "jwt_bearer", "idpTokenEndpoint": "http://127.0.0.1:8081/token", "idToken": "${ID_TOKEN}",
 			"tokenEndpointAuthMethod": "private_key_jwt", "privateKey": "${KEY}", "signingAlg": "ES256", "keyId": "k1", "dpop": true,
@@ -225,10 +225,10 @@ func TestParseOAuth(t *testing.T) {
 			OAuth: &OAuth{ClientID: "abc", CallbackPort: 8080, Scopes: "read write"}},
 		{Name: "api", Type: "http", URL: "https://x.example/mcp", Enabled: true, HeadersHelper: "/opt/bin/headers.sh --for $USER"},
 		{Name: "gemini", Type: "http", URL: "https://x.example/mcp", Enabled: true,
-			OAuth: &OAuth{ClientID: "g", Scopes: "a b:c", ClientSecret: "${G_SECRET}"}},
+			OAuth: &OAuth{ClientID: "g", Scopes: "a b:c", ClientSecret: "${G_SECRET}", DPoP: new(false)}},
 		{Name: "machine", Type: "http", URL: "https://x.example/mcp", Enabled: true, OAuth: &OAuth{
 			GrantType: "jwt_bearer", IDPTokenEndpoint: "http://127.0.0.1:8081/token", IDToken: "${ID_TOKEN}",
-			TokenEndpointAuthMethod: "private_key_jwt", PrivateKey: "${KEY}", SigningAlg: "ES256", KeyID: "k1", DPoP: true,
+			TokenEndpointAuthMethod: "private_key_jwt", PrivateKey: "${KEY}", SigningAlg: "ES256", KeyID: "k1", DPoP: new(true),
 			ClientMetadataURL: "https://client.example/mcp.json", AuthServerMetadataURL: "https://as.example/.well-known/oauth-authorization-server",
 			AllowPrivate: true}},
 	}

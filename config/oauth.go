@@ -55,9 +55,11 @@ type OAuth struct {
 	SigningAlg string `json:"signingAlg,omitempty"`
 	// KeyID is sent as the assertions' kid.
 	KeyID string `json:"keyId,omitempty"`
-	// DPoP asks for DPoP-bound tokens (RFC 9449) even where the server does
-	// not require them.
-	DPoP bool `json:"dpop,omitempty"`
+	// DPoP: true asks for DPoP-bound tokens (RFC 9449) even where the
+	// server's metadata does not; false never asks for them, whatever the
+	// metadata says; unset (nil) binds tokens only when the protected
+	// resource's metadata asks for it.
+	DPoP *bool `json:"dpop,omitempty"`
 	// ClientName is sent in dynamic registrations.
 	ClientName string `json:"clientName,omitempty"`
 	// IDPTokenEndpoint, IDPClientID, IDPClientSecret and IDToken configure
@@ -184,7 +186,10 @@ func decodeOAuth(sc *Server, m jsonMember) (*OAuth, []string, []*Error) {
 		case "keyId":
 			err = decodeStringField(sc, field, &o.KeyID)
 		case "dpop":
-			err = decodeBoolField(sc, field, &o.DPoP)
+			var on bool
+			if err = decodeBoolField(sc, field, &on); err == nil {
+				o.DPoP = &on
+			}
 		case "perUser":
 			err = decodeBoolField(sc, field, &o.PerUser)
 		case "allowPrivate":

@@ -61,8 +61,8 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.writable(); err != nil {
-		return Applied{}, err
+	if s.disk.readOnly.Load() { // before planning, which would be for nothing
+		return Applied{}, fmt.Errorf("journal %s: %w", s.dir, ErrDiskFull)
 	}
 
 	p := planner{
@@ -94,6 +94,9 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 		{key: []byte(keyEventMark), value: encodeMark(p.lastEvent)},
 		{key: []byte(keyHistoryMark), value: encodeMark(p.lastHistory)},
 	}
+	if err := s.writable(diskCost(p.units, marks)); err != nil {
+		return Applied{}, err
+	}
 	if err := s.commit(p.units, marks); err != nil {
 		return Applied{}, fmt.Errorf("apply: %w", err)
 	}
@@ -107,6 +110,7 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 // writes of a unit that only partly fitted, so the transaction is rebuilt
 // from the units before it and committed, and the unit starts the next.
 func (s *Store) commit(units []unit, marks []mutation) error {
+	s.disk.spent.Add(diskCost(units, marks))
 	txn, err := s.begin(marks, nil)
 	if err != nil {
 		return err

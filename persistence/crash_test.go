@@ -144,6 +144,9 @@ func checkCommitted(t *testing.T, dir string, committed []committedRange) {
 	if got := s.Stats().PendingEvents; got != pending {
 		t.Errorf("PendingEvents = %d, want %d", got, pending)
 	}
+	if !s.pendingCounted {
+		t.Error("the pending events were not counted after a SIGKILL")
+	}
 	res, err := s.Apply([]Op{AppendEvent(EventRecord{Server: "probe"})})
 	if err != nil {
 		t.Fatal(err)

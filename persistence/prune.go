@@ -50,7 +50,7 @@ func (s *Store) Prune() (PruneResult, error) {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.writable(); err != nil {
+	if err := s.writable(0); err != nil {
 		return res, err
 	}
 	n, err := pruneWhere(s, prefixGwTask, func(key []byte, t GatewayTaskRecord) ([]mutation, bool) {

@@ -1,10 +1,13 @@
 package persistence
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -101,11 +104,12 @@ func (e *DamagedError) Unwrap() []error {
 // inspectBeforeOpen inspects dir and, when anything is wrong, copies its
 // files aside and logs the findings; it refuses (a *DamagedError) when a
 // finding is fatal.
-func inspectBeforeOpen(dir string, now time.Time, logger *slog.Logger) (Recovery, error) {
+// Tables stamped in clean are checked for structure only (see inspect).
+func inspectBeforeOpen(dir string, now time.Time, logger *slog.Logger, clean map[string]TableStamp, written int64) (Recovery, error) {
 	var rec Recovery
 	var in Inspection
 	err := guard(func() (err error) {
-		in, err = Inspect(dir)
+		in, err = inspect(dir, clean, written)
 		return err
 	})
 	if err != nil {
@@ -155,15 +159,11 @@ func isDamage(err error) bool {
 	return !errors.As(err, &pathErr) && !errors.As(err, &errno)
 }
 
-// countLoss compares the journal's high-water marks with the marks file's
-// and, when the file's are higher, counts the difference as lost and
-// keeps the seqs above them unused, so no new record takes a lost one's
-// seq.
-func (s *Store) countLoss(rec *Recovery) {
-	m, err := readMarks(s.dir)
-	if err != nil {
-		return
-	}
+// countLoss compares the journal's high-water marks with those of the
+// marks file, m, and, when the file's are higher, counts the difference
+// as lost and keeps the seqs above them unused, so no new record takes a
+// lost one's seq.
+func (s *Store) countLoss(rec *Recovery, m Marks) {
 	if m.Event > s.reservedEvent {
 		rec.LostEvents = m.Event - s.reservedEvent
 		s.reservedEvent = m.Event
@@ -191,35 +191,90 @@ func (s *Store) countLoss(rec *Recovery) {
 	}
 }
 
-// writeMarks writes the marks file if the marks moved since the last
-// write. A failure is logged at debug: the file only serves to count a
-// loss.
+// writeMarks writes the marks file if the seq marks or the drop counts
+// moved since the last write. A failure is logged at debug: the seq marks
+// only serve to count a loss, and the next write tries again.
 func (s *Store) writeMarks() {
 	s.marksMu.Lock()
 	defer s.marksMu.Unlock()
-	m := Marks{Event: s.lastEvent.Load(), History: s.lastHistory.Load()}
-	if m == s.marks {
+	m := Marks{Event: s.lastEvent.Load(), History: s.lastHistory.Load(), Dropped: s.dropped}
+	if m.Event == s.marks.Event && m.History == s.marks.History && !s.dropsMoved {
 		return
 	}
-	if err := writeMarks(s.dir, m); err != nil {
-		s.log.Debug("journal marks not written", "err", err)
-		return
-	}
-	s.marks = m
+	s.putMarks(m, false)
 }
 
-// keepMarks rewrites the marks file every interval, when they moved,
-// until Close.
-func (s *Store) keepMarks(interval time.Duration) {
-	defer s.wg.Done()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-ticker.C:
-			s.writeMarks()
+// putMarks writes m as the marks file. The caller holds marksMu.
+func (s *Store) putMarks(m Marks, sync bool) error {
+	if err := writeMarks(s.dir, m, sync); err != nil {
+		s.log.Debug("journal marks not written", "err", err)
+		return err
+	}
+	s.marks, s.dropsMoved = m, false
+	return nil
+}
+
+// KeepDropped keeps counts, per server, of records the caller dropped and
+// could not journal (a journal read-only for want of space fails every
+// write) in the marks file, so that they are not lost with the process:
+// the next Open that can write, or this store once it is writable again,
+// journals them as MethodEventsDropped events. The counts add to those
+// kept before. It is safe concurrently, and after Close.
+func (s *Store) KeepDropped(counts map[string]uint64) {
+	if len(counts) == 0 {
+		return
+	}
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.dropped == nil {
+		s.dropped = map[string]uint64{}
+	}
+	for server, n := range counts {
+		s.dropped[server] += n
+	}
+	s.dropsMoved = true
+	m := s.marks // after Close, the clean mark it wrote
+	m.Dropped = s.dropped
+	if err := s.putMarks(m, true); err != nil {
+		s.log.Error("journal: drop counts not kept", "err", err, "counts", counts)
+	}
+}
+
+// journalDropped journals the drop counts kept in the marks file (by a
+// host that stopped while the journal was read-only) as
+// MethodEventsDropped events, and then forgets them. Should the process
+// die between the commit and the rewrite of the marks, the next start
+// journals them again: counted twice rather than lost.
+func (s *Store) journalDropped() {
+	s.marksMu.Lock()
+	counts := maps.Clone(s.dropped)
+	s.marksMu.Unlock()
+	if len(counts) == 0 {
+		return
+	}
+	now := s.opts.Now()
+	servers := slices.Sorted(maps.Keys(counts))
+	ops := make([]Op, 0, len(servers))
+	for _, server := range servers {
+		params, _ := json.Marshal(map[string]uint64{"dropped": counts[server]})
+		ops = append(ops, AppendEvent(EventRecord{Server: server, Method: MethodEventsDropped, Params: params, Received: now}))
+	}
+	if _, err := s.Apply(ops); err != nil {
+		s.log.Warn("journal: drop counts kept from before not journaled yet", "err", err)
+		return
+	}
+	for _, server := range servers {
+		s.log.Warn("journal: records dropped before the last stop", "server", server, "count", counts[server])
+	}
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	for server, n := range counts {
+		if s.dropped[server] -= n; s.dropped[server] == 0 {
+			delete(s.dropped, server)
 		}
 	}
+	s.dropsMoved = true
+	m := s.marks
+	m.Event, m.History, m.Dropped = s.lastEvent.Load(), s.lastHistory.Load(), s.dropped
+	s.putMarks(m, true)
 }

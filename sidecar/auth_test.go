@@ -214,6 +214,11 @@ func TestAuthSignInThroughAPI(t *testing.T) {
 	if v, _ := a.authOf("remote"); v.SignedIn {
 		t.Errorf("still signed in after DELETE: %+v", v)
 	}
+	// Signed out is needs_auth at once (the inbox's Sign in button), not
+	// ready until a call meets the 401.
+	if st, _, _ := a.serverState("remote"); st != string(mcpvisor.StateNeedsAuth) {
+		t.Errorf("remote is %q after DELETE, want needs_auth", st)
+	}
 
 	issued := as.Issued()
 	if len(as.Tokens("access")) == 0 {
@@ -292,6 +297,11 @@ func TestUISignInInBrowser(t *testing.T) {
 		t.Fatalf("clicking Sign out: %v", err)
 	}
 	eventually(t, "signed out", func() bool { v, _ := a.authOf("remote"); return !v.SignedIn })
+	// The row says so at once, with its Sign in button back: no call
+	// has to meet the 401 first.
+	waitFor("remote needs_auth with a Sign in button after sign-out", fmt.Sprintf(`(() => { const tr = %s;
+		return !!tr && tr.cells[1].textContent === "needs_auth" && !!tr.querySelector("button.sign-in") &&
+			!tr.querySelector("button.sign-out"); })()`, row))
 }
 
 // A per-user server through the API: a call names its user, each user

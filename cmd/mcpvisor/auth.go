@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/sidecar"
 )
@@ -23,13 +24,44 @@ import (
 // and the browser step the commands that start servers take by themselves.
 
 // interactive reports whether a person can do a sign-in: $BROWSER names a
-// browser, or stdin is a terminal.
+// browser, or the process runs in a terminal (terminalSession).
 func interactive() bool {
-	if os.Getenv("BROWSER") != "" {
-		return true
+	return os.Getenv("BROWSER") != "" || terminalSession(os.Stdin, os.Stderr)
+}
+
+// terminalSession reports whether stdin and stderr, where a sign-in's URL
+// is written, are both terminals: a person is there to read the URL and
+// follow it. A character device is not enough: /dev/null is one, and is
+// the stdin of cron, CI and systemd runs, which must not wait for a
+// browser no one will open.
+func terminalSession(stdin, stderr *os.File) bool {
+	return term.IsTerminal(int(stdin.Fd())) && term.IsTerminal(int(stderr.Fd()))
+}
+
+// loginCommand is the command line that signs in to server: what a
+// command that cannot sign in by itself tells the person to run. It names
+// the files and data directory this command was given, so it signs in the
+// same server in the same secret store.
+func loginCommand(f flags, server string, viaSidecar bool) string {
+	words := []string{"mcpvisor", "auth", "login", shellQuote(server)}
+	if !viaSidecar {
+		for _, c := range f.config {
+			words = append(words, "--config", shellQuote(c))
+		}
 	}
-	fi, err := os.Stdin.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if f.data != "" && f.data != mcpvisor.DefaultDataDir {
+		words = append(words, "--data", shellQuote(f.data))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters a shell takes literally.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // browserSignIn is the browser step for the CLI: it opens the sign-in URL
@@ -96,16 +128,19 @@ func hostOptions(f flags, cfg *mcpvisor.Config, logger *slog.Logger) mcpvisor.Op
 }
 
 // cmdAuthLogin signs in to one server: it starts the server, runs the
-// browser flow, and waits until the server is ready with its token.
-func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout, stderr io.Writer) error {
-	if len(pos) != 1 {
+// browser flow, and waits until the server is ready with its token. With
+// a sidecar on the data directory the sidecar's server is signed in
+// (remoteLogin): the secret store is the sidecar's, and neither --config
+// nor the store's key is needed.
+func cmdAuthLogin(ctx context.Context, e *env) error {
+	if len(e.args) != 1 {
 		return &exitError{code: 2, msg: "auth login: want auth login NAME"}
 	}
-	name := pos[0]
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{name}})
-	if errors.Is(err, mcpvisor.ErrJournalLocked) {
-		return remoteLogin(ctx, f, name, stdout, stderr)
+	name := e.args[0]
+	if e.sidecar != nil {
+		return remoteLogin(ctx, e.sidecar, name, e.f.wait, e.stdout, e.stderr)
 	}
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{name}})
 	if err != nil {
 		return lockHint(err)
 	}
@@ -118,50 +153,51 @@ func cmdAuthLogin(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *sl
 		return fmt.Errorf("no server %q in the configuration or the registry", name)
 	}
 	// Let the server answer first: its 401 names where to sign in.
-	settle, cancel := context.WithTimeout(ctx, f.wait)
+	settle, cancel := context.WithTimeout(ctx, e.f.wait)
 	_ = h.WaitReady(settle, name)
 	cancel()
-	if err := h.SignInWith(ctx, name, browserSignIn(stderr)); err != nil {
+	if err := h.SignInWith(ctx, name, browserSignIn(e.stderr)); err != nil {
 		return fmt.Errorf("sign-in to %s failed: %w", name, err)
 	}
-	ready, cancel := context.WithTimeout(ctx, f.wait)
+	ready, cancel := context.WithTimeout(ctx, e.f.wait)
 	defer cancel()
 	if err := h.WaitReady(ready, name); err != nil {
 		return fmt.Errorf("signed in, but server %s is not ready: %w", name, err)
 	}
 	for _, st := range h.AuthStatuses() {
 		if st.Server == name {
-			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+			fmt.Fprintf(e.stdout, "signed in to %s%s\n", name, authSummary(st))
 		}
 	}
 	return nil
 }
 
 // cmdAuthStatus lists the servers' authorization: issuer, scopes, expiry;
-// never a token.
-func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, stdout io.Writer) error {
+// never a token. With a sidecar on the data directory, its servers'.
+func cmdAuthStatus(ctx context.Context, e *env) error {
 	var sts []mcpvisor.AuthStatus
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	switch {
-	case errors.Is(err, mcpvisor.ErrJournalLocked):
-		if sts, err = remoteAuth(ctx, f); err != nil {
+	if e.sidecar != nil {
+		var err error
+		if sts, err = remoteAuth(ctx, e.sidecar); err != nil {
 			return err
 		}
-	case err != nil:
-		return lockHint(err)
-	default:
+	} else {
+		h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{}})
+		if err != nil {
+			return lockHint(err)
+		}
 		sts = h.AuthStatuses()
 		h.Close()
 	}
-	if f.json {
+	if e.f.json {
 		if sts == nil {
 			sts = []mcpvisor.AuthStatus{}
 		}
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sts)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tUSER\tSIGNED IN\tGRANT\tISSUER\tSCOPES\tEXPIRES\tREFRESH\tERROR")
 	for _, st := range sts {
 		exp := "-"
@@ -170,33 +206,39 @@ func cmdAuthStatus(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *s
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%v\t%s\n", st.Server, dash(st.User), st.SignedIn, st.Grant, dash(st.Issuer), dash(strings.Join(st.Scopes, " ")), exp, st.Refresh, st.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if st.Warning != "" {
+			fmt.Fprintf(e.stdout, "%s: %s\n", st.Server, st.Warning)
+		}
+	}
+	return nil
 }
 
-// cmdAuthLogout forgets one server's token and registrations.
-func cmdAuthLogout(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logger, pos []string, stdout io.Writer) error {
-	if len(pos) != 1 {
+// cmdAuthLogout forgets one server's token and registrations: the
+// sidecar's, when one runs on the data directory.
+func cmdAuthLogout(ctx context.Context, e *env) error {
+	if len(e.args) != 1 {
 		return &exitError{code: 2, msg: "auth logout: want auth logout NAME"}
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Only: []string{}})
-	switch {
-	case errors.Is(err, mcpvisor.ErrJournalLocked):
-		r, err := findSidecar(ctx, f)
-		if err != nil {
-			return lockHint(mcpvisor.ErrJournalLocked)
-		}
-		if err := r.do(ctx, http.MethodDelete, "/v1/servers/"+url.PathEscape(pos[0])+"/auth", nil, nil); err != nil {
+	name := e.args[0]
+	if e.sidecar != nil {
+		if err := e.sidecar.do(ctx, http.MethodDelete, "/v1/servers/"+url.PathEscape(name)+"/auth", nil, nil); err != nil {
 			return err
 		}
-	case err != nil:
-		return lockHint(err)
-	default:
+	} else {
+		h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{}})
+		if err != nil {
+			return lockHint(err)
+		}
 		defer h.Close()
-		if err := h.SignOut(ctx, pos[0]); err != nil {
+		if err := h.SignOut(ctx, name); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "signed out of %s\n", pos[0])
+	fmt.Fprintf(e.stdout, "signed out of %s\n", name)
 	return nil
 }
 
@@ -211,10 +253,14 @@ func authSummary(st mcpvisor.AuthStatus) string {
 	if !st.Expiry.IsZero() {
 		parts = append(parts, "expires "+st.Expiry.Local().Format(time.DateTime))
 	}
-	if len(parts) == 0 {
-		return ""
+	s := ""
+	if len(parts) > 0 {
+		s = " (" + strings.Join(parts, ", ") + ")"
 	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	if st.Warning != "" {
+		s += "\n" + st.Warning
+	}
+	return s
 }
 
 func dash(s string) string {
@@ -224,14 +270,11 @@ func dash(s string) string {
 	return s
 }
 
-// remoteLogin signs in to a server of the sidecar that holds the data
-// directory: the sidecar starts the flow and receives the redirect; this
-// command opens the browser and waits until the server is signed in.
-func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Writer) error {
-	r, err := findSidecar(ctx, f)
-	if err != nil {
-		return lockHint(mcpvisor.ErrJournalLocked)
-	}
+// remoteLogin signs in to a server of the sidecar r: the sidecar starts
+// the flow and receives the redirect; this command opens the browser on
+// the flow's one-time start URL and waits until the sidecar reports the
+// server signed in, then, at most wait, ready.
+func remoteLogin(ctx context.Context, r *remote, name string, wait time.Duration, stdout, stderr io.Writer) error {
 	var view sidecar.SignInView
 	if err := r.do(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/auth", nil, &view); err != nil {
 		return err
@@ -242,21 +285,16 @@ func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Wr
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		sts, err := remoteAuth(ctx, f)
+		st, err := remoteAuthOf(ctx, r, name)
 		if err != nil {
 			return err
 		}
-		for _, st := range sts {
-			if st.Server != name || st.User != "" {
-				continue
-			}
-			if st.SignedIn && !st.Pending {
-				fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
-				return nil
-			}
-			if !st.Pending && st.Error != "" {
-				return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
-			}
+		if st.SignedIn && !st.Pending {
+			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+			return remoteReady(ctx, r, name, wait)
+		}
+		if !st.Pending && st.Error != "" {
+			return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
 		}
 		select {
 		case <-tick.C:
@@ -266,12 +304,54 @@ func remoteLogin(ctx context.Context, f flags, name string, stdout, stderr io.Wr
 	}
 }
 
-// remoteAuth is the sidecar's GET /v1/auth.
-func remoteAuth(ctx context.Context, f flags) ([]mcpvisor.AuthStatus, error) {
-	r, err := findSidecar(ctx, f)
-	if err != nil {
-		return nil, lockHint(mcpvisor.ErrJournalLocked)
+// remoteReady waits, at most wait, until the sidecar's server name is
+// ready or its start has failed, and says so when it is not ready. A
+// server still in needs_auth has not yet heard of its token: it is asked
+// again.
+func remoteReady(ctx context.Context, r *remote, name string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		sts, err := r.servers(ctx, max(time.Until(deadline), 0))
+		if err != nil {
+			return err
+		}
+		var st *mcpvisor.ServerStatus
+		for i := range sts {
+			if sts[i].Name == name {
+				st = &sts[i]
+			}
+		}
+		switch {
+		case st == nil || st.State == mcpvisor.StateReady:
+			return nil
+		case st.State != mcpvisor.StateNeedsAuth || !time.Now().Before(deadline):
+			return fmt.Errorf("signed in, but server %s is %s: %s", name, st.State, st.LastError)
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+// remoteAuthOf is the sidecar's authorization status of server name (its
+// own identity, not a user's).
+func remoteAuthOf(ctx context.Context, r *remote, name string) (mcpvisor.AuthStatus, error) {
+	sts, err := remoteAuth(ctx, r)
+	if err != nil {
+		return mcpvisor.AuthStatus{}, err
+	}
+	for _, st := range sts {
+		if st.Server == name && st.User == "" {
+			return st, nil
+		}
+	}
+	return mcpvisor.AuthStatus{}, fmt.Errorf("sidecar: no authorization status for server %q", name)
+}
+
+// remoteAuth is the sidecar's GET /v1/auth.
+func remoteAuth(ctx context.Context, r *remote) ([]mcpvisor.AuthStatus, error) {
 	var out struct {
 		Auth []mcpvisor.AuthStatus `json:"auth"`
 	}

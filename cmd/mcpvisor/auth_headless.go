@@ -67,10 +67,10 @@ func cmdAuthLoginAway(ctx context.Context, e *env, mode loginMode) error {
 		return &exitError{code: 2, msg: "auth login: want auth login NAME"}
 	}
 	name, f := e.args[0], e.f
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: f.data, Logger: e.logger, Only: []string{name}})
-	if errors.Is(err, mcpvisor.ErrJournalLocked) {
-		return remoteLoginAway(ctx, f, name, mode, e.stdin, e.stdout, e.stderr)
+	if e.sidecar != nil {
+		return remoteLoginAway(ctx, e.sidecar, name, mode, f.wait, e.stdin, e.stdout, e.stderr)
 	}
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: f.data, Logger: e.logger, Only: []string{name}})
 	if err != nil {
 		return lockHint(err)
 	}
@@ -198,19 +198,16 @@ func readLine(ctx context.Context, stdin io.Reader) (string, error) {
 }
 
 // remoteLoginAway is auth login for a person not at the machine, through
-// the sidecar that holds the data directory.
-func remoteLoginAway(ctx context.Context, f flags, name string, mode loginMode, stdin io.Reader, stdout, stderr io.Writer) error {
-	r, err := findSidecar(ctx, f)
-	if err != nil {
-		return lockHint(mcpvisor.ErrJournalLocked)
-	}
+// the sidecar r that holds the data directory; then, at most wait, until
+// the server is ready.
+func remoteLoginAway(ctx context.Context, r *remote, name string, mode loginMode, wait time.Duration, stdin io.Reader, stdout, stderr io.Writer) error {
 	path := "/v1/servers/" + url.PathEscape(name) + "/auth"
 	var view sidecar.SignInView
-	err = r.do(ctx, http.MethodPost, path+"?method=device", nil, &view)
+	err := r.do(ctx, http.MethodPost, path+"?method=device", nil, &view)
 	switch {
 	case err == nil:
 		printDeviceCode(stderr, name, view.Device)
-		return waitRemoteSignIn(ctx, f, name, view.Device.Expires, stdout)
+		return waitRemoteSignIn(ctx, r, name, view.Device.Expires, wait, stdout)
 	case apiCode(err) != sidecar.CodeNoDeviceSignIn:
 		return err
 	case mode == loginDevice:
@@ -226,7 +223,7 @@ func remoteLoginAway(ctx context.Context, f flags, name string, mode loginMode, 
 		// The sidecar's own callback (--public-url): the browser comes
 		// back to it, wherever the browser is.
 		fmt.Fprintf(stderr, "mcpvisor: server %q needs you to sign in. Open this URL in a browser on any machine:\n\n  %s\n\nWaiting for the browser to come back to %s ...\n", name, view.AuthorizationURL, view.RedirectURI)
-		return waitRemoteSignIn(ctx, f, name, time.Now().Add(10*time.Minute), stdout)
+		return waitRemoteSignIn(ctx, r, name, time.Now().Add(10*time.Minute), wait, stdout)
 	}
 	printPasteBack(stderr, name, view.AuthorizationURL, view.RedirectURI)
 	line, err := readLine(ctx, stdin)
@@ -241,32 +238,28 @@ func remoteLoginAway(ctx context.Context, f flags, name string, mode loginMode, 
 		return fmt.Errorf("sign-in to %s failed: %w", name, err)
 	}
 	fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
-	return nil
+	return remoteReady(ctx, r, name, wait)
 }
 
-// waitRemoteSignIn waits, until deadline, for the sidecar to report name
-// signed in with no sign-in pending.
-func waitRemoteSignIn(ctx context.Context, f flags, name string, deadline time.Time, stdout io.Writer) error {
+// waitRemoteSignIn waits, until deadline, for the sidecar r to report name
+// signed in with no sign-in pending; then, at most wait, until the server
+// is ready.
+func waitRemoteSignIn(ctx context.Context, r *remote, name string, deadline time.Time, wait time.Duration, stdout io.Writer) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		sts, err := remoteAuth(ctx, f)
+		st, err := remoteAuthOf(ctx, r, name)
 		if err != nil {
 			return err
 		}
-		for _, st := range sts {
-			if st.Server != name || st.User != "" {
-				continue
-			}
-			if st.SignedIn && !st.Pending {
-				fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
-				return nil
-			}
-			if !st.Pending && st.Error != "" {
-				return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
-			}
+		if st.SignedIn && !st.Pending {
+			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
+			return remoteReady(ctx, r, name, wait)
+		}
+		if !st.Pending && st.Error != "" {
+			return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
 		}
 		select {
 		case <-tick.C:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -134,6 +135,55 @@ func TestAuthLoginThroughSidecar(t *testing.T) {
 	}
 }
 
+// With a sidecar (its own process) holding the data directory and an
+// encrypted secret store, the auth commands go through its API with
+// neither --config nor the store's key: login signs the sidecar's server
+// in through its one-time URL and returns once it is ready, and logout
+// parks it in needs_auth at once, with no call to find out.
+func TestAuthThroughSidecarProcess(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, oauthtest.ServerOptions{})
+	cfg := protectedConfig(t, as)
+	data := t.TempDir()
+	key := strings.Repeat("5a", 32)
+	startSidecarEnv(t, []string{"MCPVISOR_SECRET_KEY=" + key}, "--config", cfg, "--data", data)
+	hint := "sign in with: mcpvisor auth login web --data " + data
+	if _, stderr, code := cliRun(t, "", "status", "--data", data); code != 1 || !strings.Contains(stderr, hint+"\n") {
+		t.Fatalf("status before sign-in: exit %d, stderr %q; want the hint %q", code, stderr, hint)
+	}
+
+	browser, argv := recordingBrowser(t)
+	stdout, stderr, code := cliRun(t, browser, "auth", "login", "web", "--data", data)
+	if code != 0 || !strings.Contains(stdout, "signed in to web") {
+		t.Fatalf("auth login through the sidecar: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	checkBrowserArgv(t, argv)
+	if stdout, stderr, code := cliRun(t, "", "status", "--data", data, "--wait", "0s"); code != 0 || !regexp.MustCompile(`(?m)^web\s+ready`).MatchString(stdout) {
+		t.Fatalf("status after login: exit %d, stdout %q, stderr %q; want web ready when login returned", code, stdout, stderr)
+	}
+	if stdout, stderr, code := cliRun(t, "", "call", "mcp__web__echo", `{"a":1}`, "--data", data); code != 0 || !strings.Contains(stdout, `"a": 1`) {
+		t.Fatalf("call after login: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	stdout, _, code = cliRun(t, "", "auth", "--json", "--data", data)
+	var sts []mcpvisor.AuthStatus
+	if err := json.Unmarshal([]byte(stdout), &sts); err != nil || code != 0 || len(sts) != 1 || !sts[0].SignedIn {
+		t.Fatalf("auth through the sidecar: exit %d, %q (%v)", code, stdout, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "secrets.json")); err != nil || strings.Contains(string(b), "access") {
+		t.Errorf("the sidecar's secret store: %v; want it written, encrypted", err)
+	}
+
+	if stdout, stderr, code := cliRun(t, "", "auth", "logout", "web", "--data", data); code != 0 || !strings.Contains(stdout, "signed out of web") {
+		t.Fatalf("auth logout through the sidecar: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	stdout, stderr, code = cliRun(t, "", "status", "--data", data, "--wait", "0s")
+	if code != 1 || !regexp.MustCompile(`(?m)^web\s+needs_auth`).MatchString(stdout) || !strings.Contains(stderr, hint) {
+		t.Fatalf("status after logout: exit %d, stdout %q, stderr %q; want web needs_auth and the hint", code, stdout, stderr)
+	}
+	if _, stderr, code := cliRun(t, "", "call", "mcp__web__echo", `{}`, "--data", data); code != 1 || !strings.Contains(stderr, hint) {
+		t.Errorf("call after logout: exit %d, stderr %q; want a failure with the hint", code, stderr)
+	}
+}
+
 // recordingBrowser is a $BROWSER that writes its command line to a file
 // (what any local user reads in /proc/PID/cmdline) and then browses as
 // conformance -browse does.
@@ -191,5 +241,18 @@ func TestAuthLoginBrowserArgvHoldsNoState(t *testing.T) {
 	checkBrowserArgv(t, argv)
 	if n := len(as.Requests("token")); n != 1 {
 		t.Errorf("%d token requests, want 1", n)
+	}
+}
+
+// What a person must know of a token that works (no refresh token: a
+// sign-in again at expiry) is printed under the sign-in's summary.
+func TestAuthSummaryWarns(t *testing.T) {
+	st := mcpvisor.AuthStatus{Issuer: "https://id.example", Scopes: []string{"a", "b"}}
+	if got := authSummary(st); got != " (at https://id.example, scopes a b)" {
+		t.Errorf("summary = %q", got)
+	}
+	st.Warning = "the provider issued no refresh token: you will be asked to sign in again when the access token expires (in 59s)"
+	if got, want := authSummary(st), " (at https://id.example, scopes a b)\n"+st.Warning; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
 	}
 }

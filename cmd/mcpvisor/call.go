@@ -48,9 +48,31 @@ func cmdCall(ctx context.Context, e *env) error {
 		out, err = callLocally(ctx, e, tool, args, rep)
 	}
 	if err != nil {
-		return err
+		return withLoginHint(ctx, e, tool, err)
 	}
 	return out.print(e.stdout, f, tool)
+}
+
+// withLoginHint adds to a call's failure, when the tool's server needs a
+// sign-in, the command that signs it in: a command run with no one to
+// sign in fails at once, and says what to run.
+func withLoginHint(ctx context.Context, e *env, tool string, err error) error {
+	server, _, ok := mcpvisor.SplitToolName(tool)
+	if !ok {
+		return err
+	}
+	needs := errors.Is(err, mcpvisor.ErrNeedsAuth)
+	if e.sidecar != nil && !needs {
+		// The API's error names no sentinel: the server's state says it.
+		sts, serr := e.sidecar.servers(ctx, 0)
+		for _, st := range sts {
+			needs = needs || serr == nil && st.Name == server && st.State == mcpvisor.StateNeedsAuth
+		}
+	}
+	if !needs {
+		return err
+	}
+	return fmt.Errorf("%w\n  sign in with: %s", err, loginCommand(e.f, server, e.sidecar != nil))
 }
 
 // callLocally starts only the server the tool needs, on a host of its own;

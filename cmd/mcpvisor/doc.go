@@ -41,10 +41,10 @@
 //	mcpvisor servers enable|disable|delete NAME change a server of the running sidecar
 //	mcpvisor top [--sort p99|errors|rate|restarts|name] [--interval D] [--once|--json]
 //	                                            the running sidecar's servers live: calls/s, errors, latency
-//	mcpvisor auth login --config FILE NAME      sign in to a remote server that needs OAuth, in a browser
-//	mcpvisor auth [status] --config FILE [--json]
+//	mcpvisor auth login [--config FILE] NAME    sign in to a remote server that needs OAuth, in a browser
+//	mcpvisor auth [status] [--config FILE] [--json]
 //	                                            each remote server's sign-in: issuer, scopes, expiry
-//	mcpvisor auth logout --config FILE NAME     forget a server's token and client registration
+//	mcpvisor auth logout [--config FILE] NAME   forget a server's token and client registration
 //	mcpvisor help [COMMAND]                     the usage of mcpvisor, or of one command (also COMMAND --help)
 //	mcpvisor version                            the version and what it was built from (also --version)
 //
@@ -57,8 +57,9 @@
 //
 // A data directory's journal is held by one process. When that process is
 // a sidecar (mcpvisor serve), tools (review, approve and reject too),
-// status, call, events, history and tasks ask it through its API, as
-// docker asks its daemon, so that any number of them may run at once;
+// status, call, events, history, tasks and auth (login and logout too)
+// ask it through its API, as docker asks its daemon, so that any number
+// of them may run at once;
 // --config is then optional and not read. Without one they run the
 // servers, or open the journal, themselves.
 //

@@ -76,7 +76,10 @@ func notReady(sts []mcpvisor.ServerStatus) []mcpvisor.ServerStatus {
 	return bad
 }
 
-func notReadyError(bad []mcpvisor.ServerStatus) error {
+// notReadyError says which servers are not ready and why; one that needs a
+// sign-in comes with the command that signs it in (loginCommand), for a
+// command run by no one who could sign in.
+func notReadyError(bad []mcpvisor.ServerStatus, f flags, viaSidecar bool) error {
 	if len(bad) == 0 {
 		return nil
 	}
@@ -90,7 +93,7 @@ func notReadyError(bad []mcpvisor.ServerStatus) error {
 			fmt.Fprintf(&b, ": %s", st.LastError)
 		}
 		if st.State == mcpvisor.StateNeedsAuth {
-			fmt.Fprintf(&b, "\n  sign in with: mcpvisor auth login %s", st.Name)
+			fmt.Fprintf(&b, "\n  sign in with: %s", loginCommand(f, st.Name, viaSidecar))
 		}
 	}
 	return &exitError{code: exitFailure, msg: b.String()}

@@ -66,7 +66,7 @@ func cmdTools(ctx context.Context, e *env) error {
 		}
 		tw.Flush()
 	}
-	return notReadyError(bad)
+	return notReadyError(bad, e.f, e.sidecar != nil)
 }
 
 func cmdStatus(ctx context.Context, e *env) error {
@@ -94,7 +94,7 @@ func cmdStatus(ctx context.Context, e *env) error {
 		// On stderr, so that --json's output stays the servers' list.
 		fmt.Fprintln(e.stderr, "journal damaged when it was opened: "+journal+" (mcpvisor doctor says more)")
 	}
-	return notReadyError(notReady(sts))
+	return notReadyError(notReady(sts), e.f, e.sidecar != nil)
 }
 
 func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {

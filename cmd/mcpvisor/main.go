@@ -152,33 +152,35 @@ func commands() []command {
 		{name: "servers", args: "enable|disable|delete NAME", summary: "change a server of the running sidecar, at once",
 			setup: setupData, run: func(ctx context.Context, e *env) error { return cmdServers(ctx, e.f, e.args, e.stdout) }},
 		{name: "auth", args: "[status]", summary: "each remote server's sign-in: issuer, scopes, expiry (never a token)", setup: setupHost,
-			flags: []flagGroup{jsonFlag},
+			detail: viaSidecar, sidecar: true, flags: []flagGroup{jsonFlag},
 			run: func(ctx context.Context, e *env) error {
 				if len(e.args) > 1 || len(e.args) == 1 && e.args[0] != "status" {
 					return &exitError{code: 2, msg: "auth: want auth [status], auth login NAME or auth logout NAME"}
 				}
-				return cmdAuthStatus(ctx, e.f, e.cfg, e.logger, e.stdout)
+				return cmdAuthStatus(ctx, e)
 			}},
 		{name: "auth login", args: "NAME", summary: "sign in to a remote server that needs OAuth, in a browser",
 			detail: "Opens a one-time sign-in URL with $BROWSER, else xdg-open, and prints it: it is on the loopback\n" +
 				"listener (the server's oauth.callbackPort, else a free port), sends the browser on to the\n" +
 				"authorization server once, and takes the redirect back from that browser only. The token is kept in\n" +
 				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.\n" +
+				"With a sidecar (mcpvisor serve) running on --data, the sidecar's server is signed in: the sidecar\n" +
+				"starts the sign-in and takes the redirect, and keeps the token in its own store; --config and\n" +
+				"MCPVISOR_SECRET_KEY are then not needed.\n" +
 				"Where no browser can be opened here (no $BROWSER, and no DISPLAY or WAYLAND_DISPLAY on Linux), or with\n" +
 				"--no-browser, it signs in with a code (the device authorization grant) where the authorization server\n" +
 				"offers it, else prints the authorization URL to open on any machine and reads back the address the\n" +
 				"browser ends on (it fails to load there: copy it from the address bar). --device asks for a code.",
-			setup: setupHost, flags: []flagGroup{waitFlag, signInFlags},
+			setup: setupHost, sidecar: true, flags: []flagGroup{waitFlag, signInFlags},
 			run: func(ctx context.Context, e *env) error {
 				if m := loginModeOf(e.f); m != loginBrowser {
 					return cmdAuthLoginAway(ctx, e, m)
 				}
-				return cmdAuthLogin(ctx, e.f, e.cfg, e.logger, e.args, e.stdout, e.stderr)
+				return cmdAuthLogin(ctx, e)
 			}},
-		{name: "auth logout", args: "NAME", summary: "forget a server's token and client registration", setup: setupHost,
-			run: func(ctx context.Context, e *env) error {
-				return cmdAuthLogout(ctx, e.f, e.cfg, e.logger, e.args, e.stdout)
-			}},
+		{name: "auth logout", args: "NAME", summary: "forget a server's token and client registration; the server needs a sign-in at once",
+			detail: viaSidecar, setup: setupHost, sidecar: true,
+			run: func(ctx context.Context, e *env) error { return cmdAuthLogout(ctx, e) }},
 		{name: "doctor", summary: "check the journal of --data (its MANIFEST, every table's checksums, its WALs) and print what is wrong",
 			detail: "Reads the whole journal and changes nothing; a running mcpvisor holds the journal, so stop it\n" +
 				"first (its status says what it found when it opened the journal). With --reset, a damaged journal\n" +

@@ -251,7 +251,7 @@ func eachServer(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog
 			}
 		}
 	}
-	if err := notReadyError(bad); err != nil {
+	if err := notReadyError(bad, f, false); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

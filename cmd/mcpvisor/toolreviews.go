@@ -149,7 +149,7 @@ func cmdToolReviews(ctx context.Context, e *env) error {
 	}
 	// A server that is not ready has listed nothing to review: say so,
 	// lest the list read as complete.
-	return notReadyError(notReady(d.servers))
+	return notReadyError(notReady(d.servers), e.f, e.sidecar != nil)
 }
 
 func nonNilReviews(rvs []mcpvisor.ToolReview) []mcpvisor.ToolReview {
@@ -232,7 +232,7 @@ func cmdToolDecide(approve bool) func(context.Context, *env) error {
 		defer d.close()
 		// What a server that is not ready lists is not known: nothing to
 		// decide on.
-		if err := notReadyError(notReady(d.servers)); err != nil {
+		if err := notReadyError(notReady(d.servers), e.f, e.sidecar != nil); err != nil {
 			return err
 		}
 		return decideReviews(ctx, d, server, e.args[1:], approve, decidedBy(), e.stdout, e.stderr)

@@ -27,7 +27,16 @@ type sidecarProcess struct {
 // says it listens (its note is written by then).
 func startSidecar(t *testing.T, args ...string) *sidecarProcess {
 	t.Helper()
+	return startSidecarEnv(t, nil, args...)
+}
+
+// startSidecarEnv is startSidecar with env added to the environment.
+func startSidecarEnv(t *testing.T, env []string, args ...string) *sidecarProcess {
+	t.Helper()
 	cmd := exec.Command(cliBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -49,8 +50,10 @@ type Config struct {
 	ClientMetadataURL string
 	// ClientName is sent in dynamic registrations.
 	ClientName string
-	// DPoP binds tokens to a key of the Authorizer's (RFC 9449).
-	DPoP bool
+	// DPoP says when tokens are bound to a key of the Authorizer's (RFC
+	// 9449). The zero value, DPoPAuto, binds them only when the protected
+	// resource asks for it.
+	DPoP DPoPMode
 	// Enterprise-managed authorization (GrantJWTBearer): the identity
 	// provider's token endpoint, this client there, and the ID token to
 	// exchange for an identity assertion grant.
@@ -67,6 +70,24 @@ type Config struct {
 	// Authorizer only names it in errors.
 	AllowPrivate bool
 }
+
+// DPoPMode says when an Authorizer binds its tokens to a key (RFC 9449).
+type DPoPMode int
+
+const (
+	// DPoPAuto binds tokens only when the protected resource asks for
+	// it: its metadata (RFC 9728: dpop_bound_access_tokens_required, or
+	// dpop_signing_alg_values_supported present), or a 401 that
+	// challenges with DPoP and not Bearer. That the authorization server
+	// supports DPoP says nothing of the resource server, which may
+	// accept Bearer only.
+	DPoPAuto DPoPMode = iota
+	// DPoPOn always binds tokens (the config's "dpop": true).
+	DPoPOn
+	// DPoPOff never does (the config's "dpop": false), whatever the
+	// metadata says.
+	DPoPOff
+)
 
 // Options are an Authorizer's surroundings.
 type Options struct {
@@ -150,6 +171,8 @@ type Authorizer struct {
 	// machineFailed: a machine grant was refused; it is not retried
 	// until SignIn (a refused assertion stays refused).
 	machineFailed bool
+	// noRefreshOnce logs, once, that a sign-in brought no refresh token.
+	noRefreshOnce sync.Once
 }
 
 // New returns an Authorizer of cfg for the server opts names.
@@ -323,7 +346,11 @@ func (a *Authorizer) Logout(ctx context.Context) error {
 }
 
 // revoke asks t's authorization server to revoke its refresh token (which
-// ends the grant) and its access token.
+// ends the grant) and its access token, and logs what it revoked. Many
+// providers refuse to revoke access tokens that are JWTs (they cannot call
+// back a self-contained token: RFC 7009 §2.2.1, unsupported_token_type);
+// that refusal is no failure: the refresh token is what matters, and the
+// access token expires on its own.
 func (a *Authorizer) revoke(ctx context.Context, t *Token) {
 	d, err := a.discovery(ctx)
 	if err != nil || d.Server.Issuer != t.Issuer || d.Server.RevocationEndpoint == "" {
@@ -333,14 +360,25 @@ func (a *Authorizer) revoke(ctx context.Context, t *Token) {
 	if err != nil {
 		return
 	}
-	for _, tok := range []struct{ value, hint string }{{t.Refresh, "refresh_token"}, {t.Access, "access_token"}} {
+	var revoked []string
+	for _, tok := range []struct{ value, hint, name string }{{t.Refresh, "refresh_token", "refresh token"}, {t.Access, "access_token", "access token"}} {
 		if tok.value == "" {
 			continue
 		}
 		form := url.Values{"token": {tok.value}, "token_type_hint": {tok.hint}}
-		if err := a.plainRequest(ctx, d.Server.RevocationEndpoint, ec, form); err != nil {
-			a.opts.Log.Warn("oauth: revoking the token", "server", a.opts.Server, "err", a.redact(err.Error()))
+		err := a.plainRequest(ctx, d.Server.RevocationEndpoint, ec, form)
+		var ee *endpointError
+		switch {
+		case err == nil:
+			revoked = append(revoked, tok.name)
+		case tok.hint == "access_token" && errors.As(err, &ee) && ee.status == http.StatusBadRequest && ee.body.Code == "unsupported_token_type":
+			a.opts.Log.Info("oauth: the provider does not revoke access tokens; it expires on its own", "server", a.opts.Server, "expiry", t.Expiry)
+		default:
+			a.opts.Log.Warn("oauth: revoking the "+tok.name, "server", a.opts.Server, "err", a.redact(err.Error()))
 		}
+	}
+	if len(revoked) > 0 {
+		a.opts.Log.Info("oauth: revoked the "+strings.Join(revoked, " and the "), "server", a.opts.Server, "issuer", t.Issuer)
 	}
 }
 
@@ -359,6 +397,10 @@ type Status struct {
 	TokenType string    `json:"tokenType,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	Pending   bool      `json:"signInPending"`
+	// Warning is what the user should know of a token that works: that
+	// the provider issued no refresh token, so sign-in will be asked for
+	// again when it expires.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Status reports the Authorizer's state.
@@ -373,8 +415,24 @@ func (a *Authorizer) Status() Status {
 		if c, ok := a.st.Clients[t.Issuer]; ok {
 			s.Client = c.Kind
 		}
+		if t.Refresh == "" && a.interactive() {
+			s.Warning = noRefreshNote(t, a.now())
+		}
 	}
 	return s
+}
+
+// noRefreshNote says plainly what a token without a refresh token means
+// for the person who signed in.
+func noRefreshNote(t *Token, now time.Time) string {
+	const note = "the provider issued no refresh token: you will be asked to sign in again when the access token expires"
+	switch {
+	case t.Expiry.IsZero():
+		return note
+	case t.Expiry.After(now):
+		return fmt.Sprintf("%s (in %s)", note, t.Expiry.Sub(now).Round(time.Second))
+	}
+	return fmt.Sprintf("%s (it expired %s ago)", note, now.Sub(t.Expiry).Round(time.Second))
 }
 
 // currentToken returns the token to send, refreshing it first when it is
@@ -500,13 +558,38 @@ func originOf(raw string) string {
 	return strings.ToLower(raw)
 }
 
+// wantDPoP reports whether tokens for the resource d describes are to be
+// DPoP-bound under mode: "dpop": false never, "dpop": true always, else
+// only when the resource asks for it: in its metadata (RFC 9728), or by
+// challenging with the DPoP scheme alone (ch is the challenge acted on,
+// Bearer whenever the resource offered it; RFC 9449 §7.1). The
+// authorization server's dpop_signing_alg_values_supported is not asked:
+// most providers advertise DPoP, and a token bound to a key is refused by
+// a resource server that accepts Bearer only.
+func wantDPoP(mode DPoPMode, d *Discovery, ch Challenge) bool {
+	switch mode {
+	case DPoPOff:
+		return false
+	case DPoPOn:
+		return true
+	}
+	if ch.Scheme == "dpop" {
+		return true
+	}
+	return d != nil && d.PRM != nil && (d.PRM.DPoPBoundAccessTokensRequired || len(d.PRM.DPoPSigningAlgValuesSupported) > 0)
+}
+
 // dpopKeyFor returns the DPoP key, made (and stored) on first use, when
-// tokens from d's authorization server are to be DPoP-bound: configured, or
-// advertised (ES256 among its DPoP algorithms, or required by the
-// resource). d nil: the key of a DPoP token already held.
+// tokens for d's resource are to be DPoP-bound (wantDPoP). d nil: the key
+// of a DPoP token already held.
 func (a *Authorizer) dpopKeyFor(d *Discovery) (*dpopKey, error) {
-	if d != nil && !a.cfg.DPoP && !hasString(d.Server.DPoPSigningAlgValuesSupported, "ES256") && (d.PRM == nil || !d.PRM.DPoPBoundAccessTokensRequired) {
-		return nil, nil
+	if d != nil {
+		a.mu.Lock()
+		ch := a.challenge
+		a.mu.Unlock()
+		if !wantDPoP(a.cfg.DPoP, d, ch) {
+			return nil, nil
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -24,6 +24,7 @@ type ResourceMetadata struct {
 	AuthorizationServers          []string `json:"authorization_servers,omitempty"`
 	ScopesSupported               []string `json:"scopes_supported,omitempty"`
 	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // ServerMetadata is an authorization server's metadata (RFC 8414 §2, OpenID
@@ -64,7 +65,7 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 	switch {
 	case err == nil:
 		if !resourceMatches(prm.Resource, serverURL) {
-			return nil, fmt.Errorf("%w: the protected resource metadata is for %q, not for %s", ErrDiscovery, prm.Resource, outbound.Where(serverURL))
+			return nil, fmt.Errorf("%w: %w", ErrDiscovery, resourceMismatch(prm.Resource, serverURL))
 		}
 		d.PRM = prm
 		d.Resource = prm.Resource
@@ -102,6 +103,25 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch Challen
 }
 
 var errNotFound = errors.New("not found")
+
+// errResourceMismatch: the protected resource metadata names another
+// resource than the configured URL. No sign-in can succeed until the
+// config names the server as its metadata does.
+var errResourceMismatch = errors.New("the server's metadata is for another resource")
+
+// resourceMismatch says how the metadata's resource and the configured URL
+// differ; a difference of origin alone (localhost against 127.0.0.1, a
+// port) is named as such, with the fix.
+func resourceMismatch(resource, serverURL string) error {
+	msg := fmt.Sprintf("the protected resource metadata is for %q, not for %s", resource, outbound.Where(serverURL))
+	r, err1 := url.Parse(canonicalResource(resource))
+	s, err2 := url.Parse(canonicalResource(serverURL))
+	if err1 == nil && err2 == nil && (r.Scheme != s.Scheme || r.Host != s.Host) {
+		msg = fmt.Sprintf("it names %s://%s, the config %s://%s (different origins to OAuth, even on one machine): set the server's url to %s",
+			r.Scheme, r.Host, s.Scheme, s.Host, (&url.URL{Scheme: r.Scheme, Host: r.Host, Path: s.Path}).String())
+	}
+	return fmt.Errorf("%w: %s", errResourceMismatch, msg)
+}
 
 // fetchResourceMetadata gets the server's Protected Resource Metadata from
 // hint (the challenge's resource_metadata), else the path-aware well-known

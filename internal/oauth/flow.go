@@ -160,6 +160,12 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 	if len(f.scopes) > 0 {
 		q.Set("scope", strings.Join(f.scopes, " "))
 	}
+	if slices.Contains(f.scopes, "offline_access") {
+		// OpenID Connect Core §11: an OpenID Provider ignores
+		// offline_access unless the request asks for consent, and then
+		// issues no refresh token.
+		q.Set("prompt", "consent")
+	}
 	if k, err := a.dpopKeyFor(d); err == nil && k != nil {
 		q.Set("dpop_jkt", k.thumbprint())
 	}
@@ -289,6 +295,11 @@ func (a *Authorizer) complete(ctx context.Context, f *Flow, q url.Values) error 
 		return err
 	}
 	a.opts.Log.Info("oauth: signed in", "server", a.opts.Server, "issuer", m.Issuer, "scopes", strings.Join(t.Scopes, " "))
+	if t.Refresh == "" {
+		a.noRefreshOnce.Do(func() {
+			a.opts.Log.Warn("oauth: "+noRefreshNote(t, a.now()), "server", a.opts.Server, "issuer", m.Issuer)
+		})
+	}
 	return a.setToken(t)
 }
 

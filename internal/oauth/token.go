@@ -112,12 +112,30 @@ func (a *Authorizer) plainRequest(ctx context.Context, endpoint string, ec endpo
 	if err != nil {
 		return fmt.Errorf("%s: %w", outbound.Where(endpoint), unwrapURL(err))
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadata))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s answered HTTP %d", outbound.Where(endpoint), resp.StatusCode)
+		e := &endpointError{where: outbound.Where(endpoint), status: resp.StatusCode}
+		_ = json.Unmarshal(b, &e.body)
+		return e
 	}
 	return nil
+}
+
+// endpointError is an authorization server's refusal of a plain request
+// (revocation): its HTTP status and OAuth error code, if it gave one.
+type endpointError struct {
+	where  string
+	status int
+	body   tokenError
+}
+
+func (e *endpointError) Error() string {
+	msg := fmt.Sprintf("%s answered HTTP %d", e.where, e.status)
+	if e.body.Code != "" {
+		msg += " " + e.body.Code
+	}
+	return msg
 }
 
 // tokenRequest POSTs form to endpoint with the client's authentication and

@@ -124,6 +124,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					return nil, err
 				}
 			}
+			if a.interactive() {
+				if _, err := a.discovery(ctx); errors.Is(err, errResourceMismatch) {
+					// No sign-in can succeed: say why in the error the
+					// user sees, not only in the log.
+					return nil, a.misconfigured(err)
+				}
+			}
 			return nil, a.needsAuth(tok != nil)
 		case http.StatusForbidden:
 			ch := bearerChallenge(resp.Header)
@@ -293,6 +300,19 @@ func (a *Authorizer) needsAuth(refused bool) error {
 	if !auto {
 		a.changed()
 	}
+	return &NeedsAuthError{Server: a.opts.Server, Reason: reason}
+}
+
+// misconfigured marks the server as needing sign-in that cannot succeed
+// until its configuration changes (err says what to change); no automatic
+// sign-in is started.
+func (a *Authorizer) misconfigured(err error) error {
+	_ = a.failed("signing in", err)
+	a.mu.Lock()
+	a.needs = true
+	reason := a.lastErr
+	a.mu.Unlock()
+	a.changed()
 	return &NeedsAuthError{Server: a.opts.Server, Reason: reason}
 }
 

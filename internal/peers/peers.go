@@ -3,7 +3,9 @@
 // @modelcontextprotocol/sdk (v1, 2025-11-25) and @modelcontextprotocol/client
 // (v2, also 2026-07-28), whose clients drive our servers, installed from
 // npm with Node.js 22 into .cache/peers/ by scripts/peers.sh (`make peers`;
-// `make test` runs it).
+// `make test` runs it). StartOIDCBed runs the sign-in test bed: panva's
+// oidc-provider, a real OpenID Provider, in front of an MCP server built on
+// the SDK that accepts Bearer tokens only (the scripts are in oidc/).
 //
 // When the peers are not installed (npm missing, registry unreachable, make
 // peers never run) every helper skips the test with a message saying so;

@@ -275,3 +275,63 @@ func TestEverythingHTTP(t *testing.T) {
 		t.Fatalf("two servers on %s", url)
 	}
 }
+
+// scripts/peers.sh pins the oidc-provider that OIDCProviderVersion names.
+func TestOIDCProviderPinnedInStep(t *testing.T) {
+	root, err := peers.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "peers.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "OIDC_VERSION=" + peers.OIDCProviderVersion + " "; !strings.Contains(string(b), want) {
+		t.Errorf("scripts/peers.sh does not pin %q", want)
+	}
+}
+
+// The bed starts, its provider advertises DPoP (as most do), and its MCP
+// server refuses a DPoP authorization as a Bearer-only server does, and
+// names the provider in its metadata.
+func TestOIDCBed(t *testing.T) {
+	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{AccessTokenTTL: 5 * time.Second})
+	var as struct {
+		Issuer   string   `json:"issuer"`
+		DPoPAlgs []string `json:"dpop_signing_alg_values_supported"`
+	}
+	getJSON(t, bed.Issuer+"/.well-known/openid-configuration", &as)
+	if as.Issuer != bed.Issuer || len(as.DPoPAlgs) == 0 {
+		t.Errorf("provider metadata: issuer %q, DPoP algorithms %v", as.Issuer, as.DPoPAlgs)
+	}
+	var prm struct {
+		Resource string   `json:"resource"`
+		AS       []string `json:"authorization_servers"`
+	}
+	getJSON(t, strings.Replace(bed.MCPURL, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1), &prm)
+	if prm.Resource != bed.MCPURL || len(prm.AS) != 1 || prm.AS[0] != bed.Issuer {
+		t.Errorf("resource metadata = %+v", prm)
+	}
+	req, _ := http.NewRequest(http.MethodPost, bed.MCPURL, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "DPoP abc")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "expected 'Bearer TOKEN'") {
+		t.Errorf("a DPoP authorization got HTTP %d, %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+}

@@ -46,6 +46,7 @@ type Runtime interface {
 	Register(ctx context.Context, specs ...actors.ServerSpec) error
 	Unregister(ctx context.Context, name string) error
 	AuthChanged(name string)
+	AuthChangedWait(ctx context.Context, name string) error
 	ServerStatus(name string) (actors.ServerStatus, bool)
 }
 
@@ -435,7 +436,8 @@ func (as *Authorizers) SignIn(ctx context.Context, server string, browser Browse
 }
 
 // SignOut forgets server's token and client registrations and tells the
-// runtime.
+// runtime, returning once the server has acted on it: a signed-in server
+// is in needs_auth when SignOut returns.
 func (as *Authorizers) SignOut(ctx context.Context, server string) error {
 	a, err := as.Get(server)
 	if err != nil {
@@ -444,8 +446,7 @@ func (as *Authorizers) SignOut(ctx context.Context, server string) error {
 	if err := a.Logout(ctx); err != nil {
 		return err
 	}
-	as.o.Runtime.AuthChanged(server)
-	return nil
+	return as.o.Runtime.AuthChangedWait(ctx, server)
 }
 
 // SignOutUser forgets user's token of a per-user server.
