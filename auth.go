@@ -50,7 +50,8 @@ type AuthStatus = oauth.Status
 // newAuthorizers makes the host's authorizers (internal/signin), once its
 // runtime exists.
 func (h *Host) newAuthorizers() *signin.Authorizers {
-	return signin.New(signin.Options{Runtime: h.rt, Store: signin.SecretStore(h.secrets), Browser: browser(h.opts.SignIn), Log: h.opts.Logger})
+	return signin.New(signin.Options{Runtime: h.rt, Store: signin.SecretStore(h.secrets), Browser: browser(h.opts.SignIn),
+		CallbackURI: h.opts.SignInCallback, Log: h.opts.Logger})
 }
 
 // browser is f as internal/signin's Browser (nil for nil).
@@ -66,10 +67,18 @@ func browser(f SignInFunc) signin.Browser {
 // SignIn is a sign-in in progress: the URL to open (as SignInPrompt's),
 // and its end.
 type SignIn struct {
-	Server      string
-	URL         string
-	RedirectURI string
-	flow        *oauth.Flow
+	Server string
+	URL    string
+	// AuthorizationURL is the authorization server's URL itself, state
+	// and PKCE challenge in its query (as SignInPrompt's): for a person
+	// on another machine, who opens it there and pastes back the address
+	// the browser ends on (CompleteSignIn). Keep it off command lines.
+	AuthorizationURL string
+	RedirectURI      string
+	// Device is set on a sign-in with a code (BeginDeviceSignIn): the
+	// code to enter and where; URL is then the verification URI.
+	Device *DeviceCode
+	flow   *oauth.Flow
 }
 
 // Done is closed when the sign-in has ended; Err then tells how.
@@ -84,7 +93,7 @@ func newSignIn(server string) func(*oauth.Flow, error) (*SignIn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &SignIn{Server: server, URL: f.URL, RedirectURI: f.RedirectURI, flow: f}, nil
+		return &SignIn{Server: server, URL: f.URL, AuthorizationURL: f.AuthorizationURL, RedirectURI: f.RedirectURI, Device: f.Device, flow: f}, nil
 	}
 }
 

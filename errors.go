@@ -108,6 +108,10 @@ var (
 	// meta-schemas.
 	ErrUnsupportedDialect = schema.ErrUnsupportedDialect
 	ErrInvalidSchema      = schema.ErrInvalidSchema
+
+	// ErrNoDeviceSignIn: the server's authorization server does not offer
+	// sign-in with a code (the device authorization grant, RFC 8628).
+	ErrNoDeviceSignIn = oauth.ErrNoDeviceGrant
 )
 
 // UnavailableError details ErrUnavailable: the server's state, why, and for

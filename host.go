@@ -230,6 +230,12 @@ type Options struct {
 	// the host's loopback listener receive it. nil: a server that needs
 	// sign-in waits in state needs_auth for BeginSignIn or SignInWith.
 	SignIn SignInFunc
+	// SignInCallback is the redirect URI sign-ins use when a server's
+	// configuration names none (oauth.callbackPort): a URL the embedder
+	// serves itself (a sidecar's public URL + "/oauth/callback"), handing
+	// the redirect's query to CompleteSignInRedirect. No loopback listener
+	// is opened then. "": a loopback listener per sign-in.
+	SignInCallback string
 	// SecretKey encrypts DataDir/secrets.json (tokens, client secrets,
 	// sealed credentials) with AES-256-GCM: 32 bytes. nil: the key in
 	// MCPVISOR_SECRET_KEY or the file MCPVISOR_SECRET_KEY_FILE names, if

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -23,6 +24,15 @@ type SignInView struct {
 	Server      string `json:"server"`
 	URL         string `json:"url"`
 	RedirectURI string `json:"redirectUri"`
+	// AuthorizationURL is set for ?method=paste: the authorization
+	// server's URL itself, for a person on another machine, who opens it
+	// there and pastes the address the browser ends on to POST
+	// /v1/servers/{name}/auth/redirect (unless the redirect URI is the
+	// sidecar's own public callback, which the browser reaches itself).
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
+	// Device is set for ?method=device, a sign-in with a code: the person
+	// enters Device.UserCode at Device.VerificationURI (URL).
+	Device *mcpvisor.DeviceCode `json:"device,omitempty"`
 }
 
 // listAuth lists the authorization of every server that has an authorizer.
@@ -40,10 +50,24 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	var si *mcpvisor.SignIn
 	var err error
-	if user := r.URL.Query().Get("user"); user != "" {
+	user, method := r.URL.Query().Get("user"), r.URL.Query().Get("method")
+	switch {
+	case method != "" && method != "browser" && method != "device" && method != "paste":
+		badRequest(w, fmt.Sprintf("method %q: want browser, paste or device", method))
+		return
+	case method == "device" && user != "":
+		badRequest(w, "a sign-in with a code is for the host's own identity, not a per-user server's user")
+		return
+	case method == "device":
+		si, err = s.h.BeginDeviceSignIn(r.Context(), name)
+	case user != "":
 		si, err = s.h.BeginUserSignIn(r.Context(), name, user) // a per-user server's user
-	} else {
+	default:
 		si, err = s.h.BeginSignIn(r.Context(), name)
+	}
+	if errors.Is(err, mcpvisor.ErrNoDeviceSignIn) {
+		writeError(w, ErrorView{status: http.StatusConflict, Code: CodeNoDeviceSignIn, Message: err.Error()})
+		return
 	}
 	if err != nil {
 		e := classify(err)
@@ -54,7 +78,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("sidecar: sign-in started", "server", name, "redirect", si.RedirectURI)
-	writeJSON(w, http.StatusOK, SignInView{Server: si.Server, URL: si.URL, RedirectURI: si.RedirectURI})
+	view := SignInView{Server: si.Server, URL: si.URL, RedirectURI: si.RedirectURI, Device: si.Device}
+	if method == "paste" {
+		// Asked for by a person whose browser is elsewhere: the one-time
+		// start URL is on the host's loopback listener, out of its reach.
+		view.AuthorizationURL = si.AuthorizationURL
+	}
+	writeJSON(w, http.StatusOK, view)
 }
 
 // signOut forgets the server's token and client registrations and answers

@@ -29,10 +29,15 @@
 //	POST /v1/servers/{name}/enable, disable,       no              yes
 //	  restart
 //	POST, DELETE /v1/servers/{name}/auth           no              yes
+//	POST /v1/servers/{name}/auth/redirect          no              yes
 //	POST /v1/approvals/{id}                        no              yes
 //	POST /v1/elicitations/{id}                     no              yes
 //	POST /v1/tools/reviews/decide                  no              yes
 //	POST /v1/events/ack                            no              yes
+//
+// GET /oauth/callback (with Options.PublicURL) takes no token: it is a
+// browser sent back by an authorization server, and the sign-in's
+// one-time state is its check.
 //
 // The gateway token on an admin route is 403 "admin_required". Whoever
 // raised an approval cannot answer it: a host-tool call made with a token

@@ -37,8 +37,9 @@ const (
 	CodeConnectionLost      = "connection_lost"
 	CodeClosed              = "closed"
 	CodeURLElicitationFirst = "url_elicitation_required"
-	CodeNoSignIn            = "no_sign_in"     // the server does not use OAuth, or signs in by itself
-	CodeSignInFailed        = "sign_in_failed" // discovery or client registration failed
+	CodeNoSignIn            = "no_sign_in"        // the server does not use OAuth, or signs in by itself
+	CodeSignInFailed        = "sign_in_failed"    // discovery or client registration failed
+	CodeNoDeviceSignIn      = "no_device_sign_in" // ?method=device, and the authorization server offers no sign-in with a code
 	CodeInternal            = "internal"
 )
 

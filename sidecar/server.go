@@ -66,6 +66,12 @@ type Options struct {
 	// with 403, the defence against DNS rebinding. Requests to other
 	// listeners are not checked.
 	AllowedHosts []string
+	// PublicURL is where people reach the sidecar ("https://mcp.example"),
+	// set when the host's sign-ins redirect to the sidecar itself
+	// (mcpvisor.Options.SignInCallback = SignInCallback(PublicURL)): it
+	// then answers GET /oauth/callback, open to any browser, whose
+	// one-time state is the check. "": no callback route.
+	PublicURL string
 
 	// Limits bound Serve's connections: timeouts, and caps on those held.
 	// Zero fields take the defaults.
@@ -128,6 +134,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if s.opts.PublicURL != "" {
+		s.mux.HandleFunc("GET "+callbackPath, s.callback)
+	}
 	s.mux.Handle("GET /ui/", s.ui())
 	if s.opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(gatewayAccess, s.opts.Metrics))
@@ -143,38 +152,39 @@ func (s *Server) routes() {
 		h      http.HandlerFunc
 		access access
 	}{
-		"GET /v1/servers":                      {s.listServers, gatewayAccess},
-		"PUT /v1/servers/{name}":               {s.putServer, adminAccess},
-		"DELETE /v1/servers/{name}":            {s.deleteServer, adminAccess},
-		"POST /v1/servers/{name}/enable":       {s.enableServer, adminAccess},
-		"POST /v1/servers/{name}/disable":      {s.disableServer, adminAccess},
-		"POST /v1/servers/{name}/restart":      {s.restartServer, adminAccess},
-		"GET /v1/ops":                          {s.ops, gatewayAccess},
-		"GET /v1/ops/stream":                   {s.opsStream, gatewayAccess},
-		"GET /v1/servers/{name}/log":           {s.serverLog, adminAccess}, // a server's stderr may hold its secrets
-		"POST /v1/servers/{name}/auth":         {s.signIn, adminAccess},
-		"DELETE /v1/servers/{name}/auth":       {s.signOut, adminAccess},
-		"GET /v1/auth":                         {s.listAuth, gatewayAccess},
-		"GET /v1/tools":                        {s.tools, gatewayAccess},
-		"GET /v1/catalog":                      {s.catalog, gatewayAccess},
-		"POST /v1/call":                        {s.call, gatewayAccess},
-		"POST /v1/sessions/{session}/activate": {s.activate, gatewayAccess},
-		"POST /v1/sessions/{session}/end":      {s.endSession, gatewayAccess},
-		"GET /v1/events":                       {s.events, gatewayAccess},
-		"POST /v1/events/ack":                  {s.ackEvents, adminAccess},
-		"GET /v1/history":                      {s.history, gatewayAccess},
-		"GET /v1/cluster":                      {s.cluster, gatewayAccess},
-		"GET /v1/events/stream":                {s.eventStream, gatewayAccess},
-		"GET /v1/elicitations":                 {s.elicitations, gatewayAccess},
-		"GET /v1/inbox/stream":                 {s.inboxStream, gatewayAccess},
-		"POST /v1/elicitations/{id}":           {s.resolveElicitation, adminAccess},
-		"GET /v1/approvals":                    {s.approvals, gatewayAccess},
-		"POST /v1/approvals/{id}":              {s.resolveApproval, adminAccess},
-		"GET /v1/tools/reviews":                {s.toolReviews, gatewayAccess},
-		"POST /v1/tools/reviews/decide":        {s.decideToolReview, adminAccess},
-		"GET /v1/tasks":                        {s.tasks, gatewayAccess},
-		"GET /v1/tasks/{id}":                   {s.task, gatewayAccess},
-		"GET /v1/media/{file}":                 {s.media, gatewayAccess},
+		"GET /v1/servers":                       {s.listServers, gatewayAccess},
+		"PUT /v1/servers/{name}":                {s.putServer, adminAccess},
+		"DELETE /v1/servers/{name}":             {s.deleteServer, adminAccess},
+		"POST /v1/servers/{name}/enable":        {s.enableServer, adminAccess},
+		"POST /v1/servers/{name}/disable":       {s.disableServer, adminAccess},
+		"POST /v1/servers/{name}/restart":       {s.restartServer, adminAccess},
+		"GET /v1/ops":                           {s.ops, gatewayAccess},
+		"GET /v1/ops/stream":                    {s.opsStream, gatewayAccess},
+		"GET /v1/servers/{name}/log":            {s.serverLog, adminAccess}, // a server's stderr may hold its secrets
+		"POST /v1/servers/{name}/auth":          {s.signIn, adminAccess},
+		"POST /v1/servers/{name}/auth/redirect": {s.pasteRedirect, adminAccess},
+		"DELETE /v1/servers/{name}/auth":        {s.signOut, adminAccess},
+		"GET /v1/auth":                          {s.listAuth, gatewayAccess},
+		"GET /v1/tools":                         {s.tools, gatewayAccess},
+		"GET /v1/catalog":                       {s.catalog, gatewayAccess},
+		"POST /v1/call":                         {s.call, gatewayAccess},
+		"POST /v1/sessions/{session}/activate":  {s.activate, gatewayAccess},
+		"POST /v1/sessions/{session}/end":       {s.endSession, gatewayAccess},
+		"GET /v1/events":                        {s.events, gatewayAccess},
+		"POST /v1/events/ack":                   {s.ackEvents, adminAccess},
+		"GET /v1/history":                       {s.history, gatewayAccess},
+		"GET /v1/cluster":                       {s.cluster, gatewayAccess},
+		"GET /v1/events/stream":                 {s.eventStream, gatewayAccess},
+		"GET /v1/elicitations":                  {s.elicitations, gatewayAccess},
+		"GET /v1/inbox/stream":                  {s.inboxStream, gatewayAccess},
+		"POST /v1/elicitations/{id}":            {s.resolveElicitation, adminAccess},
+		"GET /v1/approvals":                     {s.approvals, gatewayAccess},
+		"POST /v1/approvals/{id}":               {s.resolveApproval, adminAccess},
+		"GET /v1/tools/reviews":                 {s.toolReviews, gatewayAccess},
+		"POST /v1/tools/reviews/decide":         {s.decideToolReview, adminAccess},
+		"GET /v1/tasks":                         {s.tasks, gatewayAccess},
+		"GET /v1/tasks/{id}":                    {s.task, gatewayAccess},
+		"GET /v1/media/{file}":                  {s.media, gatewayAccess},
 	}
 	for pattern, route := range v1 {
 		s.mux.Handle(pattern, s.auth(route.access, s.guard(route.h)))

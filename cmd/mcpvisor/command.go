@@ -97,6 +97,8 @@ type flags struct {
 	// serve
 	listen, tokenFile, adminTokenFile, tlsCert, tlsKey string
 	allowedHosts, allowedOrigins                       string // serve: --allowed-hosts, --allowed-origins
+	publicURL                                          string // serve: --public-url
+	device, noBrowser                                  bool   // auth login: --device, --no-browser
 	// serve --cluster
 	cluster, clusterProvider, etcd, clusterListen, advertise, clusterLabels, peers, memberListen    string
 	k8sNamespace, k8sAPI, k8sTokenFile, k8sCAFile, clusterTLSCert, clusterTLSKey, clusterCA, consul string

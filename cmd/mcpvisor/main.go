@@ -166,9 +166,18 @@ func commands() []command {
 				"DIR/secrets.json (encrypted with MCPVISOR_SECRET_KEY when set) and reused by every later command.\n" +
 				"With a sidecar (mcpvisor serve) running on --data, the sidecar's server is signed in: the sidecar\n" +
 				"starts the sign-in and takes the redirect, and keeps the token in its own store; --config and\n" +
-				"MCPVISOR_SECRET_KEY are then not needed.",
-			setup: setupHost, sidecar: true, flags: []flagGroup{waitFlag},
-			run: func(ctx context.Context, e *env) error { return cmdAuthLogin(ctx, e) }},
+				"MCPVISOR_SECRET_KEY are then not needed.\n" +
+				"Where no browser can be opened here (no $BROWSER, and no DISPLAY or WAYLAND_DISPLAY on Linux), or with\n" +
+				"--no-browser, it signs in with a code (the device authorization grant) where the authorization server\n" +
+				"offers it, else prints the authorization URL to open on any machine and reads back the address the\n" +
+				"browser ends on (it fails to load there: copy it from the address bar). --device asks for a code.",
+			setup: setupHost, sidecar: true, flags: []flagGroup{waitFlag, signInFlags},
+			run: func(ctx context.Context, e *env) error {
+				if m := loginModeOf(e.f); m != loginBrowser {
+					return cmdAuthLoginAway(ctx, e, m)
+				}
+				return cmdAuthLogin(ctx, e)
+			}},
 		{name: "auth logout", args: "NAME", summary: "forget a server's token and client registration; the server needs a sign-in at once",
 			detail: viaSidecar, setup: setupHost, sidecar: true,
 			run: func(ctx context.Context, e *env) error { return cmdAuthLogout(ctx, e) }},

@@ -33,6 +33,7 @@ func serveFlags(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the gateway token, an MCP client's (/mcp, calls, reads); default DIR/token, generated (mode 0600) on first start")
 	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "`FILE` holding the admin token, the person's (the CLI's and the inbox page's: servers, sign-in, approvals); default DIR/admin-token, generated with DIR/token. Without one, the gateway token is both, with a warning")
+	fs.StringVar(&f.publicURL, "public-url", "", "the `URL` people reach this sidecar at (https://mcp.example): sign-ins then redirect to URL/oauth/callback, served here, instead of a loopback listener on this host")
 	fs.StringVar(&f.allowedOrigins, "allowed-origins", "", "`ORIGINS`, comma-separated (https://app.example), whose browser pages may call /mcp and change state through /v1; by default only loopback origins, the sidecar's own (/v1) and requests without Origin")
 	fs.StringVar(&f.cluster, "cluster", "", "make this sidecar one member of the cluster `NAME`: each server runs on one member, and every member serves them all")
 	fs.StringVar(&f.clusterProvider, "provider", "etcd", "how the cluster's members find each other, a `PROVIDER`: etcd (--etcd), consul (--consul), kubernetes (Leases; in a pod by default, else --k8s-*), or automanaged (--peers, --member-listen: one machine or tests)")
@@ -122,6 +123,9 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 			return &exitError{code: 2, msg: "serve: " + err.Error()}
 		}
 	}
+	if err := checkPublicURL(f.publicURL); err != nil {
+		return &exitError{code: 2, msg: "serve: --public-url: " + err.Error()}
+	}
 	tlsConfig, err := loadTLS(tlsCert, tlsKey)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -169,7 +173,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
-		Cluster: clusterOpts, Journal: f.journalOptions()})
+		Cluster: clusterOpts, Journal: f.journalOptions(), SignInCallback: signInCallback(f.publicURL)})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
@@ -188,7 +192,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	// the calls in flight with a clear error before it returns.
 	api := sidecar.New(h, sidecar.Options{Token: tokens.gateway, AdminToken: tokens.admin, DataDir: data, Logger: logger,
 		Metrics: metrics.Handler(), Ops: ops, MCP: g.Handler(), TLSConfig: tlsConfig,
-		AllowedOrigins: splitList(f.allowedOrigins), AllowedHosts: splitList(f.allowedHosts)})
+		AllowedOrigins: splitList(f.allowedOrigins), AllowedHosts: splitList(f.allowedHosts), PublicURL: f.publicURL})
 	served := make(chan error, 1)
 	go func() { served <- api.Serve(ctx, ln) }()
 	scheme := "http"

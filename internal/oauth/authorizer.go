@@ -103,6 +103,10 @@ type Options struct {
 	// Store keeps the State under Key. nil: kept in memory only.
 	Store Store
 	Key   string
+	// CallbackURI is the host's own redirect URI (a sidecar's public URL):
+	// used when Config.RedirectURI is empty, and never listened on; the
+	// host hands the redirect's query to Complete.
+	CallbackURI string
 	// Browser, when set, signs in by itself whenever the server needs it
 	// (the CLI's browser, an embedder's hook, a test's fetcher). nil: sign-in
 	// waits for SignIn or Begin.
@@ -139,6 +143,11 @@ type Authorizer struct {
 	endRefreshes  context.CancelFunc
 	refreshClosed bool         // Close began: no refresh starts; a.mu
 	refreshing    *refreshCall // the refresh in flight; a.mu
+	// polls joins the pollers of sign-ins with a code (device.go); Close
+	// waits for them. waitPoll, when set (tests), stands in for their
+	// timer.
+	polls    sync.WaitGroup
+	waitPoll func(done <-chan struct{}, d time.Duration) bool
 	// unsaved: the last Save failed, so the Store holds an older state
 	// than a.st, not a newer one of another Authorizer's; a.mu.
 	unsaved bool
@@ -290,6 +299,7 @@ func (a *Authorizer) Close() {
 		f.end(fmt.Errorf("%w: the host is closing", ErrAuthorization))
 	}
 	a.Wait(context.Background())
+	a.polls.Wait()
 	if inFlight {
 		a.opts.Log.Info("oauth: waiting for the token refresh in flight", "server", a.opts.Server)
 	}

@@ -35,6 +35,7 @@ type ServerMetadata struct {
 	TokenEndpoint                              string   `json:"token_endpoint,omitempty"`
 	RegistrationEndpoint                       string   `json:"registration_endpoint,omitempty"`
 	RevocationEndpoint                         string   `json:"revocation_endpoint,omitempty"`
+	DeviceAuthorizationEndpoint                string   `json:"device_authorization_endpoint,omitempty"`
 	ScopesSupported                            []string `json:"scopes_supported,omitempty"`
 	GrantTypesSupported                        []string `json:"grant_types_supported,omitempty"`
 	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported,omitempty"`

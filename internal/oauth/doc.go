@@ -31,6 +31,13 @@
 //   - scopes from the challenge, else all of scopes_supported, else none;
 //     offline_access only when advertised.
 //
+// For a person who is not at the machine, BeginDevice signs in with a code
+// (the device authorization grant, RFC 8628) where the authorization server
+// offers it, polling its token endpoint in the background; a redirect the
+// person pastes back goes to Complete like any other; and
+// Options.CallbackURI is a redirect URI the host serves itself (a
+// sidecar's public URL), with no loopback listener.
+//
 // The machine-to-machine grants (client credentials with a secret or an RFC
 // 7523 assertion, the enterprise-managed token exchange) need no person and
 // run whenever a token is missing. DPoP (RFC 9449) binds tokens to a key of

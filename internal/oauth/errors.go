@@ -21,4 +21,7 @@ var (
 	ErrToken = errors.New("token request failed")
 	// ErrNoFlow: a redirect arrived for no sign-in in progress.
 	ErrNoFlow = errors.New("no sign-in in progress")
+	// ErrNoDeviceGrant: the authorization server does not offer the
+	// device authorization grant (RFC 8628).
+	ErrNoDeviceGrant = errors.New("the authorization server offers no sign-in with a code")
 )

@@ -66,6 +66,9 @@ type Flow struct {
 	// the PKCE challenge.
 	AuthorizationURL string
 	RedirectURI      string
+	// Device is set on a sign-in with a code (BeginDevice): what the
+	// person enters, and where. URL is then the verification URI.
+	Device *DeviceCode
 
 	state    string
 	verifier string
@@ -117,7 +120,9 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 	// with this issuer, if it is free: a registration is tied to its
 	// redirect URI, and a new port would mean a new registration.
 	want := a.cfg.RedirectURI
-	if want == "" {
+	if want == "" && a.opts.CallbackURI != "" {
+		want = a.opts.CallbackURI // the host serves it: listenRedirect opens no listener
+	} else if want == "" {
 		a.mu.Lock()
 		a.loadLocked()
 		if c, ok := a.st.Clients[m.Issuer]; ok && c.Kind == "dcr" {
@@ -125,7 +130,11 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 		}
 		a.mu.Unlock()
 	}
-	f.RedirectURI, f.lns, err = listenRedirect(want)
+	if want == a.opts.CallbackURI && want != "" {
+		f.RedirectURI = want
+	} else {
+		f.RedirectURI, f.lns, err = listenRedirect(want)
+	}
 	if err != nil && want != a.cfg.RedirectURI {
 		f.RedirectURI, f.lns, err = listenRedirect(a.cfg.RedirectURI) // that port is taken now
 	}
@@ -628,6 +637,11 @@ func (a *Authorizer) register(ctx context.Context, m *ServerMetadata, redirectUR
 	if a.interactive() {
 		req.RedirectURIs = []string{redirectURI}
 		req.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
+		if offersDevice(m) {
+			// One registration serves both sign-ins: with a browser and
+			// with a code.
+			req.GrantTypes = append(req.GrantTypes, GrantDeviceCode)
+		}
 		req.ResponseTypes = []string{"code"}
 		if u, err := url.Parse(redirectURI); err == nil && u.Scheme == "https" {
 			req.ApplicationType = "web"

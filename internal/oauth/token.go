@@ -28,6 +28,7 @@ const (
 	GrantRefreshToken      = "refresh_token"
 	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 	GrantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+	GrantDeviceCode        = "urn:ietf:params:oauth:grant-type:device_code"
 )
 
 // tokenResponse is a token endpoint's success answer (RFC 6749 §5.1, RFC

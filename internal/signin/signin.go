@@ -59,7 +59,10 @@ type Options struct {
 	Runtime Runtime
 	Store   oauth.Store // tokens and registrations, by key
 	Browser Browser     // nil: sign-ins wait for a person (BeginSignIn)
-	Log     *slog.Logger
+	// CallbackURI is the host's own redirect URI (oauth.Options.CallbackURI);
+	// "": a loopback listener per sign-in.
+	CallbackURI string
+	Log         *slog.Logger
 }
 
 // Authorizers holds the authorizers of a host's remote servers. Safe for
@@ -157,15 +160,16 @@ func (as *Authorizers) newAuthorizer(spec *actors.ServerSpec, cfg oauth.Config, 
 		browser = func(ctx context.Context, p oauth.Prompt) (url.Values, error) { return f(ctx, server, user, p) }
 	}
 	a, err := oauth.New(cfg, oauth.Options{
-		Server:   spec.Name,
-		User:     user,
-		URL:      spec.URL,
-		HTTP:     as.authClient(spec.URL, spec.AllowPrivate, cfg.AllowPrivate),
-		Store:    as.o.Store,
-		Key:      key,
-		Browser:  browser,
-		OnChange: func() { as.o.Runtime.AuthChanged(runtime) },
-		Log:      as.o.Log,
+		Server:      spec.Name,
+		User:        user,
+		URL:         spec.URL,
+		HTTP:        as.authClient(spec.URL, spec.AllowPrivate, cfg.AllowPrivate),
+		Store:       as.o.Store,
+		Key:         key,
+		Browser:     browser,
+		CallbackURI: as.o.CallbackURI,
+		OnChange:    func() { as.o.Runtime.AuthChanged(runtime) },
+		Log:         as.o.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server %q: oauth: %w", spec.Name, err)

@@ -109,6 +109,12 @@
       btn.disabled = Boolean(mine && mine.busy);
       btn.addEventListener("click", () => signIn(s.name));
       td.append(btn);
+      // For a person away from the host: a code to enter on any device,
+      // where the authorization server offers it.
+      const code = el("button", { type: "button", class: "sign-in-code" }, "Sign in with a code");
+      code.disabled = btn.disabled;
+      code.addEventListener("click", () => signInWithCode(s.name));
+      td.append(code);
       if (a.signInPending) td.append(el("p", { class: "pending" }, "Waiting for the sign-in to finish…"));
     }
     if (a.signedIn) {
@@ -122,8 +128,73 @@
       p.append(el("a", { class: "sign-in-url", href: mine.url, target: "_blank", rel: "noopener noreferrer" }, "open the sign-in page"));
       td.append(p);
     }
+    if (mine && mine.device && a.signInPending) {
+      const d = mine.device;
+      const p = el("p", { class: "device-code" }, "Open ");
+      p.append(el("a", { class: "verification-uri", href: d.uri, target: "_blank", rel: "noopener noreferrer" }, d.uri),
+        " on any device and enter ", el("code", { class: "user-code" }, d.userCode));
+      td.append(p);
+    }
+    if (mine && mine.paste && a.signInPending) {
+      // The host's loopback redirect cannot load in a browser on another
+      // machine: the person pastes the address it ended on.
+      const p = el("p", { class: "paste-back" }, "Browser on another machine? When the page after signing in fails to load, ");
+      const b = el("button", { type: "button", class: "paste-redirect" }, "paste its address");
+      b.addEventListener("click", () => pasteRedirect(s.name));
+      p.append(b);
+      td.append(p);
+    }
     if (mine && mine.error) td.append(el("p", { class: "error", role: "alert" }, mine.error));
     return td;
+  }
+
+  // loopbackURL reports whether u is on a loopback host: a redirect there
+  // reaches the host only from a browser on the host's machine.
+  function loopbackURL(u) {
+    try {
+      const h = new URL(u).hostname;
+      return h === "localhost" || h === "127.0.0.1" || h === "[::1]";
+    } catch (_) {
+      return false;
+    }
+  }
+
+  // signInWithCode starts a sign-in with a code and shows the code and
+  // where to enter it; the host polls the authorization server and the
+  // inbox stream shows the server signed in.
+  async function signInWithCode(name) {
+    signIns.set(name, { action: "sign-in", busy: true });
+    renderServers(lastServers);
+    const st = { action: "sign-in" };
+    try {
+      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth?method=device");
+      const d = r && r.device;
+      const uri = webURL(d && (d.verificationUriComplete || d.verificationUri));
+      if (!uri || !d.userCode) throw new Error("the authorization server gave no usable code");
+      st.device = { uri, userCode: d.userCode };
+    } catch (e) {
+      if (e instanceof Unauthorized) return;
+      st.error = "Sign-in failed: " + e.message;
+    }
+    signIns.set(name, st);
+    renderServers(lastServers);
+  }
+
+  // pasteRedirect sends the address the person's browser ended on to the
+  // host, which checks its state and redeems its code.
+  async function pasteRedirect(name) {
+    const addr = window.prompt("Paste the whole address the browser ended on after signing in:");
+    if (!addr) return;
+    const st = signIns.get(name) || { action: "sign-in" };
+    try {
+      await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth/redirect", { url: addr.trim() });
+      signIns.delete(name);
+    } catch (e) {
+      if (e instanceof Unauthorized) return;
+      st.error = "Sign-in failed: " + e.message;
+      signIns.set(name, st);
+    }
+    renderServers(lastServers);
   }
 
   // webURL is u when it is an http or https URL, else "": the URL comes
@@ -146,8 +217,14 @@
     renderServers(lastServers);
     const st = { action: "sign-in" };
     try {
-      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth");
-      const u = webURL(r && r.url);
+      // A page not on loopback is on another machine than the host's
+      // loopback listener: its browser goes to the authorization server
+      // directly (method=paste), and the person pastes back the address
+      // the redirect fails to load there.
+      const away = !loopbackURL(window.location.href);
+      const r = await api("POST", "/v1/servers/" + encodeURIComponent(name) + "/auth" + (away ? "?method=paste" : ""));
+      st.paste = away && loopbackURL(r && r.redirectUri);
+      const u = webURL(r && (st.paste && r.authorizationUrl ? r.authorizationUrl : r.url));
       if (!u) throw new Error("the authorization server gave no usable sign-in URL");
       const win = window.open(u, "_blank");
       if (win) win.opener = null; // the sign-in page gets no handle on this one

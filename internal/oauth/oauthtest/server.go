@@ -61,6 +61,18 @@ type ServerOptions struct {
 	// SecretExpiresIn sets client_secret_expires_at of registrations, in
 	// seconds from now; 0: never.
 	SecretExpiresIn int
+	// Device offers the device authorization grant (RFC 8628): a
+	// device_authorization_endpoint, and the device_code grant type.
+	// DeviceInterval is the polling interval it asks for, in seconds
+	// (0 is sent as it is); DeviceExpiresIn a device code's lifetime
+	// (0: 600 s). DeviceAnswers are the errors a device code's polls are
+	// answered with, in order (authorization_pending, slow_down, ...),
+	// before its decision (DecideDevice) counts; an undecided code is
+	// authorization_pending.
+	Device          bool
+	DeviceInterval  int
+	DeviceExpiresIn int
+	DeviceAnswers   []string
 	Now             func() time.Time
 }
 
@@ -74,6 +86,7 @@ type Request struct {
 type client struct {
 	secret    string
 	redirects []string
+	grants    []string // registered grant_types; nil: any
 }
 
 type grant struct {
@@ -89,6 +102,10 @@ type grant struct {
 	spent  bool // a refresh token that was rotated out
 	// codes only
 	redirect, challenge string
+	// device codes only: the user code, the polls answered so far, and
+	// the person's decision ("approve", "deny"; "": none yet)
+	userCode, decision string
+	polls              int
 }
 
 // AuthServer is an authorization server on loopback.
@@ -114,6 +131,7 @@ func NewAuthServer(t testing.TB, opts ServerOptions) *AuthServer {
 	mux.HandleFunc("POST "+p+"/token", s.token)
 	mux.HandleFunc("POST "+p+"/register", s.register)
 	mux.HandleFunc("POST "+p+"/revoke", s.revoke)
+	mux.HandleFunc("POST "+p+"/device_authorization", s.deviceAuthorization)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -247,6 +265,10 @@ func (s *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(o.DPoPAlgs) > 0 {
 		m["dpop_signing_alg_values_supported"] = o.DPoPAlgs
+	}
+	if o.Device {
+		m["device_authorization_endpoint"] = iss + "/device_authorization"
+		m["grant_types_supported"] = []string{"authorization_code", "refresh_token", "client_credentials", deviceGrant}
 	}
 	writeJSON(w, http.StatusOK, m)
 }
@@ -387,6 +409,18 @@ func (s *AuthServer) grantLocked(f url.Values, id, secret string) (int, any) {
 		} else {
 			g.revoked, g.spent = true, true
 		}
+	case deviceGrant:
+		g := s.grants[f.Get("device_code")]
+		if g == nil || g.kind != "device" || g.client != id {
+			return fail("unknown device code")
+		}
+		if status, resp, done := s.pollLocked(g); done {
+			return status, resp
+		}
+		if res := f.Get("resource"); res != "" && res != g.resource {
+			return fail("resource mismatch")
+		}
+		scopes, resource, family = g.scopes, g.resource, f.Get("device_code")
 	case "client_credentials":
 		if c == nil || c.secret == "" {
 			return http.StatusUnauthorized, map[string]string{"error": "invalid_client"}
@@ -424,6 +458,7 @@ func (s *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 		RedirectURIs []string `json:"redirect_uris"`
 		AuthMethod   string   `json:"token_endpoint_auth_method"`
 		ClientName   string   `json:"client_name"`
+		GrantTypes   []string `json:"grant_types"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
@@ -431,9 +466,9 @@ func (s *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	form := url.Values{"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": {req.AuthMethod}, "client_name": {req.ClientName}}
+	form := url.Values{"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": {req.AuthMethod}, "client_name": {req.ClientName}, "grant_types": req.GrantTypes}
 	s.requests = append(s.requests, Request{Endpoint: "register", Form: form})
-	c := &client{redirects: req.RedirectURIs}
+	c := &client{redirects: req.RedirectURIs, grants: req.GrantTypes}
 	resp := map[string]any{"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": cmp.Or(req.AuthMethod, "client_secret_basic")}
 	if n := s.opts.SecretExpiresIn; n > 0 {
 		resp["client_secret_expires_at"] = s.now().Add(time.Duration(n) * time.Second).Unix()
