@@ -39,3 +39,15 @@ func (h *Host) BeginDeviceSignIn(ctx context.Context, server string) (*SignIn, e
 func (h *Host) CompleteSignInRedirect(ctx context.Context, redirect url.Values) (string, error) {
 	return h.auth.CompleteRedirect(ctx, redirect)
 }
+
+// ErrSignInLinkUsed is OpenSignInStart's error for a start URL opened a
+// second time: it went somewhere else too, and the sign-in is cancelled.
+var ErrSignInLinkUsed = oauth.ErrStartUsed
+
+// OpenSignInStart opens the one-time start URL (SignIn.URL, ending in the
+// id) of a sign-in whose redirect the host serves (Options.SignInCallback):
+// the authorization URL to send the browser to, the first time only. The
+// handler of that start URL beside the callback.
+func (h *Host) OpenSignInStart(id string) (string, error) {
+	return h.auth.OpenStart(id)
+}

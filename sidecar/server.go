@@ -136,6 +136,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	if s.opts.PublicURL != "" {
 		s.mux.HandleFunc("GET "+callbackPath, s.callback)
+		s.mux.HandleFunc("GET "+startPath, s.signInStart)
 	}
 	s.mux.Handle("GET /ui/", s.ui())
 	if s.opts.Metrics != nil {

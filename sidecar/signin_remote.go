@@ -1,11 +1,14 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpvisor/mcpvisor"
 )
 
 // Sign-in for a person who is not at the sidecar's host. The sidecar's
@@ -18,6 +21,11 @@ import (
 // callbackPath is where the sidecar takes sign-in redirects on its public
 // URL.
 const callbackPath = "/oauth/callback"
+
+// startPath is where the sidecar answers the one-time start URL of a
+// sign-in whose redirect comes to callbackPath: beside it, as a loopback
+// listener answers both.
+const startPath = "/mcpvisor-sign-in/{id}"
 
 // SignInCallback is the redirect URI of a sidecar whose public URL is
 // publicURL: what mcpvisor.Options.SignInCallback is set to.
@@ -87,4 +95,23 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("sidecar: signed in through the public callback", "server", server)
 	fmt.Fprintf(w, "<!doctype html><title>Signed in</title><p>Signed in to %s. You can close this window.</p>", html.EscapeString(server))
+}
+
+// signInStart answers a sign-in's one-time start URL on the public URL:
+// the authorization URL the first time, and never again (the sign-in is
+// cancelled then: the link went somewhere else too). Like the callback,
+// it needs no token; the id, random and one-time, is the check.
+func (s *Server) signInStart(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	u, err := s.h.OpenSignInStart(r.PathValue("id"))
+	switch {
+	case errors.Is(err, mcpvisor.ErrSignInLinkUsed):
+		s.log.Warn("sidecar: a sign-in link was opened twice; that sign-in is cancelled")
+		http.Error(w, "This sign-in link was already used; the sign-in is cancelled. Start it again.", http.StatusGone)
+	case err != nil:
+		http.NotFound(w, r)
+	default:
+		http.Redirect(w, r, u, http.StatusSeeOther)
+	}
 }

@@ -271,6 +271,23 @@ func TestAuthLoginAwayThroughSidecar(t *testing.T) {
 	}
 }
 
+// openStart opens a sign-in's one-time start URL as a browser does and
+// returns where it sends the browser: the authorization URL.
+func openStart(t *testing.T, start string) string {
+	t.Helper()
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || loc == "" {
+		t.Fatalf("start URL answered %d, Location %q", resp.StatusCode, loc)
+	}
+	return loc
+}
+
 // With --public-url, a sign-in's redirect URI is the sidecar's own
 // /oauth/callback: the browser lands there (no loopback listener, no
 // paste), the state is one-time, and a forged one is refused.
@@ -312,10 +329,12 @@ func TestSidecarPublicCallback(t *testing.T) {
 
 	// The person's browser: the authorization server sends it to the
 	// sidecar, which completes the sign-in.
-	if view.URL != view.AuthorizationURL {
-		t.Errorf("the URL to open is %q; want the authorization URL (no loopback start URL)", view.URL)
+	// The URL to open is a one-time start URL beside the callback: the
+	// authorization URL (and its state) is never on a command line.
+	if !strings.HasPrefix(view.URL, public+"/mcpvisor-sign-in/") {
+		t.Fatalf("the URL to open is %q; want a start URL on %s", view.URL, public)
 	}
-	loc := person(t, view.URL)
+	loc := person(t, openStart(t, view.URL))
 	if !strings.HasPrefix(loc, public+"/oauth/callback?") {
 		t.Fatalf("redirected to %q", loc)
 	}
@@ -337,5 +356,29 @@ func TestSidecarPublicCallback(t *testing.T) {
 	var sts []mcpvisor.AuthStatus
 	if err := json.Unmarshal([]byte(stdout), &sts); err != nil || exit != 0 || len(sts) != 1 || !sts[0].SignedIn {
 		t.Fatalf("auth status after the public callback: exit %d, %q (%v)", exit, stdout, err)
+	}
+
+	// A start URL opened twice went somewhere else too: the second opening
+	// is refused and that sign-in cancelled, before anyone signs in.
+	req, _ = http.NewRequest(http.MethodPost, s.url+"/v1/servers/web/auth", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(admin)))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&view)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(view.URL, public+"/mcpvisor-sign-in/") {
+		t.Fatalf("a second sign-in: %d %v, URL %q", resp.StatusCode, err, view.URL)
+	}
+	second := openStart(t, view.URL)
+	if code, body := get(t, view.URL, ""); code != http.StatusGone {
+		t.Errorf("the start URL opened again: %d %s; want 410", code, body)
+	}
+	if code, _ := get(t, person(t, second), ""); code != http.StatusBadRequest {
+		t.Errorf("the redirect of a cancelled sign-in: %d; want 400", code)
+	}
+	if code, _ := get(t, public+"/mcpvisor-sign-in/made-up", ""); code != http.StatusNotFound {
+		t.Errorf("a made-up start id: %d; want 404", code)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -175,10 +176,19 @@ func (a *Authorizer) begin(ctx context.Context, extra []string) (*Flow, error) {
 	}
 	f.AuthorizationURL = m.AuthorizationEndpoint + sep + q.Encode()
 	f.URL = f.AuthorizationURL
-	if len(f.lns) > 0 {
+	// hosted: the host serves the redirect (Options.CallbackURI), and the
+	// start URL beside it (OpenStart), as a listener serves both.
+	hosted := len(f.lns) == 0 && f.RedirectURI == a.opts.CallbackURI
+	if len(f.lns) > 0 || hosted {
 		f.startID = randomString(24)
 		u, _ := url.Parse(f.RedirectURI)
-		f.URL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: startPath + f.startID}).String()
+		p := startPath + f.startID
+		if hosted {
+			// Beside the callback: /oauth/callback → /mcpvisor-sign-in/ID,
+			// under the same prefix.
+			p = path.Join(path.Dir(path.Dir(u.Path)), p)
+		}
+		f.URL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}).String()
 	}
 	// A new sign-in supersedes the ones not completed (a second click, a
 	// browser tab closed): their listeners close; none outlives
@@ -480,27 +490,65 @@ func noIPv6Loopback(err error) bool {
 	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT) || errors.Is(err, syscall.EPROTONOSUPPORT)
 }
 
+// ErrStartUsed is OpenStart's error for a start URL opened before.
+var ErrStartUsed = fmt.Errorf("%w: the sign-in URL was opened more than once; sign in again", ErrAuthorization)
+
+// open is the opening of f's start URL: the authorization URL the first
+// time. Opened twice, the URL went somewhere else too (it was on a command
+// line), and whoever came first may be signing in to an account of their
+// own: the sign-in is abandoned, and ErrStartUsed.
+func (a *Authorizer) open(f *Flow) (string, error) {
+	if f.started.Swap(true) {
+		a.abandonWith(f, ErrStartUsed)
+		return "", ErrStartUsed
+	}
+	return f.AuthorizationURL, nil
+}
+
+// OpenStart opens the start URL with id of one of a's sign-ins: false if
+// none has that id.
+func (a *Authorizer) OpenStart(id string) (string, bool, error) {
+	a.mu.Lock()
+	var found *Flow
+	for _, f := range a.flows {
+		if f.startID != "" && subtle.ConstantTimeCompare([]byte(id), []byte(f.startID)) == 1 {
+			found = f
+		}
+	}
+	a.mu.Unlock()
+	if found == nil {
+		return "", false, nil
+	}
+	u, err := a.open(found)
+	return u, true, err
+}
+
+// serveStart answers the opening of a start URL with what OpenStart gave:
+// a redirect to the authorization URL, or why not.
+func serveStart(w http.ResponseWriter, r *http.Request, authURL string, err error) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	switch {
+	case errors.Is(err, ErrStartUsed):
+		http.Error(w, "This sign-in link was already used; the sign-in is cancelled. Start it again.", http.StatusGone)
+	case err != nil || authURL == "":
+		http.NotFound(w, r)
+	default:
+		http.Redirect(w, r, authURL, http.StatusSeeOther)
+	}
+}
+
 // serve answers the flow's one-time start URL and the redirect on the
 // flow's loopback listeners.
 func (f *Flow) serve(a *Authorizer) {
 	u, _ := url.Parse(f.RedirectURI)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+startPath+"{id}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		if subtle.ConstantTimeCompare([]byte(r.PathValue("id")), []byte(f.startID)) != 1 {
-			http.NotFound(w, r)
-			return
+		authURL, err := "", ErrNoFlow
+		if subtle.ConstantTimeCompare([]byte(r.PathValue("id")), []byte(f.startID)) == 1 {
+			authURL, err = a.open(f)
 		}
-		if f.started.Swap(true) {
-			// Opened twice: the URL went somewhere else too (it was on a
-			// command line). Whoever came first may be signing in to an
-			// account of their own: this sign-in must not complete.
-			a.abandonWith(f, fmt.Errorf("%w: the sign-in URL was opened more than once; sign in again", ErrAuthorization))
-			http.Error(w, "This sign-in link was already used; the sign-in is cancelled. Start it again.", http.StatusGone)
-			return
-		}
-		http.Redirect(w, r, f.AuthorizationURL, http.StatusSeeOther)
+		serveStart(w, r, authURL, err)
 	})
 	mux.HandleFunc("GET "+u.Path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

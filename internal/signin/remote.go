@@ -68,3 +68,28 @@ func (as *Authorizers) CompleteRedirect(ctx context.Context, redirect url.Values
 	as.o.Runtime.AuthChanged(server)
 	return server, err
 }
+
+// OpenStart opens the one-time start URL with id, of whichever sign-in
+// has it (one whose redirect the host serves: Options.CallbackURI), and
+// returns the authorization URL to send the browser to. A second opening
+// cancels that sign-in (oauth.ErrStartUsed); an unknown id is
+// oauth.ErrNoFlow.
+func (as *Authorizers) OpenStart(id string) (string, error) {
+	as.mu.Lock()
+	var all []*oauth.Authorizer
+	for _, e := range as.m {
+		all = append(all, e.a)
+		for _, u := range e.users {
+			if u.a != nil {
+				all = append(all, u.a)
+			}
+		}
+	}
+	as.mu.Unlock()
+	for _, a := range all {
+		if u, ok, err := a.OpenStart(id); ok {
+			return u, err
+		}
+	}
+	return "", oauth.ErrNoFlow
+}
