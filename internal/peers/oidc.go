@@ -127,7 +127,10 @@ func StartOIDCBed(t testing.TB, opts OIDCBedOptions) *OIDCBed {
 }
 
 // ProviderOutput is what the provider has printed so far: a line per
-// request ("POST /token"), and its errors.
+// request ("POST /token"), a line per token request's outcome ("grant
+// success refresh_token"; "grant revoked GRANT" and "grant error
+// invalid_grant ... (refresh token already used)" when a spent refresh
+// token came back), and its errors.
 func (b *OIDCBed) ProviderOutput() string { return b.provider.out.String() }
 
 // checkOIDC verifies node, the pinned SDK and the pinned oidc-provider in

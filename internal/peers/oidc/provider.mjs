@@ -106,6 +106,15 @@ async function approve(req, res) {
   await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
 }
 
+// The provider's own account of each token request, for tests to read:
+// "grant success refresh_token"; "grant revoked GRANT" then "grant error
+// invalid_grant grant request is invalid (refresh token already used)"
+// when a spent refresh token is presented again, which revokes the whole
+// grant.
+provider.on('grant.success', (ctx) => console.log('grant success', ctx.oidc.params.grant_type));
+provider.on('grant.error', (ctx, err) => console.log('grant error', err.error, err.error_description, err.error_detail ? `(${err.error_detail})` : ''));
+provider.on('grant.revoked', (ctx, grantId) => console.log('grant revoked', grantId));
+
 const handle = provider.callback();
 http.createServer((req, res) => {
   console.log(req.method, req.url.split('?')[0]);
