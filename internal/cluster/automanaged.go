@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +25,8 @@ type AutomanagedConfig struct {
 	// Peers are the endpoints of every member, this one's included or not.
 	Peers []string
 	// Interval is how often the peers are asked (0: 500 ms); a peer that
-	// does not answer is out of the membership until it answers again.
+	// has not answered for missedPolls intervals is out of the membership
+	// until it answers again.
 	Interval time.Duration
 	Logger   *slog.Logger
 }
@@ -62,7 +65,21 @@ type AutomanagedProvider struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	seen map[string]seenMember // by peer address; poll's alone
 }
+
+// seenMember is a peer's last answer and when it came.
+type seenMember struct {
+	m  *pcluster.Member
+	at time.Time
+}
+
+// missedPolls is how many intervals a peer may go unanswered before it is
+// out of the membership. One slow answer (a loaded machine, a TLS
+// handshake at the timeout) must not move its servers: each move starts
+// them elsewhere before the member that ran them hears it lost them.
+const missedPolls = 3
 
 // NewAutomanagedProvider makes the provider; it listens when the member
 // starts.
@@ -170,11 +187,11 @@ func (p *AutomanagedProvider) loop() {
 	}
 }
 
-// poll asks every peer and reports those that answered, this member
-// always among them.
+// poll asks every peer and reports those that answered within the last
+// missedPolls intervals, this member always among them.
 func (p *AutomanagedProvider) poll() {
 	var mu sync.Mutex
-	var members []*pcluster.Member
+	answered := map[string]*pcluster.Member{}
 	var wg sync.WaitGroup
 	for _, peer := range p.cfg.Peers {
 		wg.Go(func() {
@@ -183,13 +200,28 @@ func (p *AutomanagedProvider) poll() {
 				return
 			}
 			mu.Lock()
-			members = append(members, m)
+			answered[peer] = m
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	if p.ctx.Err() != nil {
 		return
+	}
+	now := time.Now()
+	if p.seen == nil {
+		p.seen = map[string]seenMember{}
+	}
+	for peer, m := range answered {
+		p.seen[peer] = seenMember{m: m, at: now}
+	}
+	var members []*pcluster.Member
+	for _, peer := range slices.Sorted(maps.Keys(p.seen)) {
+		if s := p.seen[peer]; now.Sub(s.at) <= missedPolls*p.cfg.Interval {
+			members = append(members, s.m)
+		} else {
+			delete(p.seen, peer)
+		}
 	}
 	ReportMembers(p.c, members, p.self)
 }
