@@ -395,7 +395,15 @@ func TestOIDCBedRotationAcrossCommandsAndASidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	// The provider logs the reuse as it emits its events, which may be
+	// after its answer, and its output reaches the test through a pipe.
 	out := bed.ProviderOutput()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out, "(refresh token already used)") || !strings.Contains(out, "grant revoked"); out = bed.ProviderOutput() {
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process's log
+	}
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(out, "(refresh token already used)") || !strings.Contains(out, "grant revoked") {
 		t.Errorf("a spent refresh token presented again: HTTP %d; want 400, reuse seen and the grant revoked:\n%s", resp.StatusCode, out)
 	}
