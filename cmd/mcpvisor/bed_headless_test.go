@@ -98,12 +98,36 @@ func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.
 // and goes through its login and consent; the command, polling, ends
 // signed in, with a refresh token, and the Bearer-only server answers a
 // call. No authorization request and no redirect reach the host.
+//
+// Through a sidecar holding the data directory, a plain auth login (no
+// flag: no browser can be opened here) chooses the code, as the provider
+// offers it, and the sidecar polls.
 func TestOIDCBedDeviceSignIn(t *testing.T) {
 	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{Device: true})
 	cfg := bedConfig(t, bed)
-	common := []string{"--config", cfg, "--data", t.TempDir()}
+	t.Run("command", func(t *testing.T) {
+		bedDeviceSignIn(t, bed, []string{"--device"}, "--config", cfg, "--data", t.TempDir())
+	})
+	t.Run("sidecar", func(t *testing.T) {
+		common := []string{"--config", cfg, "--data", t.TempDir()}
+		sidecar := startServeProcess(t, append([]string{"--log-level", "info"}, common...)...)
+		bedDeviceSignIn(t, bed, nil, common...)
+		if !strings.Contains(sidecar.stderr.String(), "oauth: signed in with a code") {
+			t.Errorf("the sidecar did not sign in:\n%s", sidecar.stderr)
+		}
+	})
+	out := bed.ProviderOutput()
+	if n := strings.Count(out, "grant success urn:ietf:params:oauth:grant-type:device_code\n"); n != 2 {
+		t.Errorf("%d device code exchanges at the provider, want the two sign-ins:\n%s", n, out)
+	}
+	if n := providerLines(bed, "GET /auth"); n != 0 {
+		t.Errorf("%d authorization requests at the provider, want none", n)
+	}
+}
 
-	c := startHeadless(t, append([]string{"auth", "login", "bed", "--device", "--wait", "20s"}, common...)...)
+func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, flags []string, common ...string) {
+	t.Helper()
+	c := startHeadless(t, slices.Concat([]string{"auth", "login", "bed", "--wait", "20s"}, flags, common)...)
 	verification := c.await(t, bedVerification)
 	userCode := c.await(t, bedUserCode)
 	if !strings.HasPrefix(verification, bed.Issuer+"/") {
@@ -128,20 +152,13 @@ func TestOIDCBedDeviceSignIn(t *testing.T) {
 	}
 
 	if exit := c.wait(t); exit != 0 || !strings.Contains(c.stdout.String(), "signed in to bed") {
-		t.Fatalf("auth login --device: exit %d, stdout %q, stderr %q", exit, c.stdout.String(), c.stderr.String())
+		t.Fatalf("auth login %s: exit %d, stdout %q, stderr %q", flags, exit, c.stdout.String(), c.stderr.String())
 	}
 	if scopes := bedWhoami(t, common...); !slices.Contains(scopes, "mcp:tools") {
 		t.Errorf("whoami scopes = %q, want mcp:tools", scopes)
 	}
 	if st := bedAuth(t, common...); !st.SignedIn || st.TokenType != "Bearer" || !st.Refresh || st.Issuer != bed.Issuer {
 		t.Errorf("auth status = %+v, want signed in at %s, Bearer, refreshable", st, bed.Issuer)
-	}
-	out := bed.ProviderOutput()
-	if !strings.Contains(out, "grant success urn:ietf:params:oauth:grant-type:device_code\n") {
-		t.Errorf("the provider logged no device code exchange:\n%s", out)
-	}
-	if n := providerLines(bed, "GET /auth"); n != 0 {
-		t.Errorf("%d authorization requests at the provider, want none", n)
 	}
 }
 
@@ -150,12 +167,35 @@ func TestOIDCBedDeviceSignIn(t *testing.T) {
 // machine follows it through the provider's login and consent up to the
 // redirect to mcpvisor's loopback address, which it cannot load; the
 // person pastes that address back, and the command ends signed in.
+//
+// Through a sidecar holding the data directory, a plain auth login (no
+// flag: no browser can be opened here) finds no device flow and asks for
+// the paste, which it hands to the sidecar.
 func TestOIDCBedPasteBack(t *testing.T) {
 	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{})
 	cfg := bedConfig(t, bed)
-	common := []string{"--config", cfg, "--data", t.TempDir()}
+	t.Run("command", func(t *testing.T) {
+		bedPasteBack(t, bed, []string{"--no-browser"}, "--config", cfg, "--data", t.TempDir())
+	})
+	t.Run("sidecar", func(t *testing.T) {
+		common := []string{"--config", cfg, "--data", t.TempDir()}
+		sidecar := startServeProcess(t, append([]string{"--log-level", "info"}, common...)...)
+		bedPasteBack(t, bed, nil, common...)
+		if !strings.Contains(sidecar.stderr.String(), "oauth: signed in") {
+			t.Errorf("the sidecar did not sign in:\n%s", sidecar.stderr)
+		}
+	})
+	if n := providerLines(bed, "GET /auth"); n != 2 {
+		t.Errorf("%d authorization requests at the provider, want the two sign-ins", n)
+	}
+	if n := providerLines(bed, "POST /device/auth"); n != 0 {
+		t.Errorf("%d device authorization requests at a provider that offers none", n)
+	}
+}
 
-	c := startHeadless(t, append([]string{"auth", "login", "bed", "--no-browser", "--wait", "20s"}, common...)...)
+func bedPasteBack(t *testing.T, bed *peers.OIDCBed, flags []string, common ...string) {
+	t.Helper()
+	c := startHeadless(t, slices.Concat([]string{"auth", "login", "bed", "--wait", "20s"}, flags, common)...)
 	authorization := c.await(t, bedAuthorize)
 	au, err := url.Parse(authorization)
 	if err != nil {
@@ -183,18 +223,12 @@ func TestOIDCBedPasteBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if exit := c.wait(t); exit != 0 || !strings.Contains(c.stdout.String(), "signed in to bed") {
-		t.Fatalf("auth login --no-browser: exit %d, stdout %q, stderr %q", exit, c.stdout.String(), c.stderr.String())
+		t.Fatalf("auth login %s: exit %d, stdout %q, stderr %q", flags, exit, c.stdout.String(), c.stderr.String())
 	}
 	if scopes := bedWhoami(t, common...); !slices.Contains(scopes, "mcp:tools") {
 		t.Errorf("whoami scopes = %q, want mcp:tools", scopes)
 	}
 	if st := bedAuth(t, common...); !st.SignedIn || st.TokenType != "Bearer" || !st.Refresh {
 		t.Errorf("auth status = %+v, want signed in, Bearer, refreshable", st)
-	}
-	if n := providerLines(bed, "GET /auth"); n != 1 {
-		t.Errorf("%d authorization requests at the provider, want the one", n)
-	}
-	if n := providerLines(bed, "POST /device/auth"); n != 0 {
-		t.Errorf("%d device authorization requests at a provider that offers none", n)
 	}
 }
