@@ -26,6 +26,7 @@ var (
 	// The provider's user codes are its mask, ****-****, over base-20.
 	bedUserCode     = regexp.MustCompile(`^\s+([B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4})$`)
 	bedVerification = regexp.MustCompile(`^\s+(http://localhost:\d+/device)$`)
+	bedComplete     = regexp.MustCompile(`^\(or open (http://localhost:\d+/device\?user_code=\S+), which holds the code\)$`)
 	bedAuthorize    = regexp.MustCompile(`^\s+(http://localhost:\d+/auth\?\S+)$`)
 
 	formAction  = regexp.MustCompile(`<form [^>]*action="([^"]+)"`)
@@ -81,6 +82,12 @@ func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.
 	if err != nil {
 		t.Fatalf("%s: form action %q: %v", what, m[1], err)
 	}
+	resp, err := c.PostForm(action.String(), formValues(body, extra))
+	return page(t, resp, err, what)
+}
+
+// formValues are the page's hidden fields, and extra.
+func formValues(body string, extra url.Values) url.Values {
 	form := url.Values{}
 	for _, h := range hiddenInput.FindAllStringSubmatch(body, -1) {
 		form.Set(h[1], html.UnescapeString(h[2]))
@@ -88,8 +95,7 @@ func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.
 	for k, v := range extra {
 		form[k] = v
 	}
-	resp, err := c.PostForm(action.String(), form)
-	return page(t, resp, err, what)
+	return form
 }
 
 // A headless auth login --device against the real provider: it prints
@@ -101,31 +107,52 @@ func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.
 //
 // Through a sidecar holding the data directory, a plain auth login (no
 // flag: no browser can be opened here) chooses the code, as the provider
-// offers it, and the sidecar polls.
+// offers it, and the sidecar polls; the person opens the verification URI
+// that holds the code, and only confirms it. A person who aborts at the
+// provider's confirmation gets a failed auth login that says so.
 func TestOIDCBedDeviceSignIn(t *testing.T) {
 	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{Device: true})
 	cfg := bedConfig(t, bed)
+	signIns := 0 // approved, among the subtests run
 	t.Run("command", func(t *testing.T) {
-		bedDeviceSignIn(t, bed, []string{"--device"}, "--config", cfg, "--data", t.TempDir())
+		bedDeviceSignIn(t, bed, typeCode, []string{"--device"}, "--config", cfg, "--data", t.TempDir())
+		signIns++
 	})
 	t.Run("sidecar", func(t *testing.T) {
 		common := []string{"--config", cfg, "--data", t.TempDir()}
 		sidecar := startServeProcess(t, append([]string{"--log-level", "info"}, common...)...)
-		bedDeviceSignIn(t, bed, nil, common...)
+		bedDeviceSignIn(t, bed, openComplete, nil, common...)
+		signIns++
 		if !strings.Contains(sidecar.stderr.String(), "oauth: signed in with a code") {
 			t.Errorf("the sidecar did not sign in:\n%s", sidecar.stderr)
 		}
 	})
+	t.Run("aborted", func(t *testing.T) {
+		bedDeviceSignIn(t, bed, abortCode, []string{"--device"}, "--config", cfg, "--data", t.TempDir())
+	})
 	out := bed.ProviderOutput()
-	if n := strings.Count(out, "grant success urn:ietf:params:oauth:grant-type:device_code\n"); n != 2 {
-		t.Errorf("%d device code exchanges at the provider, want the two sign-ins:\n%s", n, out)
+	if n := strings.Count(out, "grant success urn:ietf:params:oauth:grant-type:device_code\n"); n != signIns {
+		t.Errorf("%d device code exchanges at the provider, want %d:\n%s", n, signIns, out)
 	}
 	if n := providerLines(bed, "GET /auth"); n != 0 {
 		t.Errorf("%d authorization requests at the provider, want none", n)
 	}
 }
 
-func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, flags []string, common ...string) {
+// A personAnswer is what the person on another machine does with the code
+// a sign-in printed.
+type personAnswer int
+
+const (
+	typeCode     personAnswer = iota // types it at the verification URI, confirms
+	openComplete                     // opens the verification URI that holds it, confirms
+	abortCode                        // types it, then aborts at the confirmation
+)
+
+// bedDeviceSignIn runs a headless auth login with flags and answers the
+// code it prints as the person does; then checks the command signed in
+// (and a call works), or, aborted, failed saying so.
+func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, answer personAnswer, flags []string, common ...string) {
 	t.Helper()
 	c := startHeadless(t, slices.Concat([]string{"auth", "login", "bed", "--wait", "20s"}, flags, common)...)
 	verification := c.await(t, bedVerification)
@@ -136,15 +163,35 @@ func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, flags []string, common ..
 
 	// The person, on another machine.
 	browser := personBrowser(t, "")
-	resp, err := browser.Get(verification)
-	input := page(t, resp, err, "the verification URI")
-	base := resp.Request.URL
-	if !strings.Contains(input, `name="xsrf"`) || !strings.Contains(input, `name="user_code"`) {
-		t.Fatalf("the verification page has no user code form:\n%s", input)
+	var confirm string
+	var base *url.URL
+	if answer == openComplete {
+		uri := c.await(t, bedComplete)
+		resp, err := browser.Get(uri)
+		// The page posts the code at once, as its script would.
+		post := page(t, resp, err, "the complete verification URI")
+		base = resp.Request.URL
+		confirm = submit(t, browser, base, post, nil, "the code the complete URI holds")
+	} else {
+		resp, err := browser.Get(verification)
+		input := page(t, resp, err, "the verification URI")
+		base = resp.Request.URL
+		if !strings.Contains(input, `name="xsrf"`) || !strings.Contains(input, `name="user_code"`) {
+			t.Fatalf("the verification page has no user code form:\n%s", input)
+		}
+		confirm = submit(t, browser, base, input, url.Values{"user_code": {strings.ToLower(userCode)}}, "entering the user code")
 	}
-	confirm := submit(t, browser, base, input, url.Values{"user_code": {strings.ToLower(userCode)}}, "entering the user code")
 	if !strings.Contains(confirm, `name="confirm"`) || !strings.Contains(confirm, userCode) {
 		t.Fatalf("entering the user code did not ask to confirm it:\n%s", confirm)
+	}
+	if answer == abortCode {
+		if aborted := submit(t, browser, base, confirm, url.Values{"abort": {"yes"}}, "aborting"); !strings.Contains(aborted, "interrupted") {
+			t.Errorf("aborting did not end on the provider's page saying so:\n%s", aborted)
+		}
+		if exit := c.wait(t); exit == 0 || !strings.Contains(c.stderr.String(), "refused") {
+			t.Fatalf("auth login aborted at the provider: exit %d, stderr %q; want a failure saying the sign-in was refused", exit, c.stderr.String())
+		}
+		return
 	}
 	done := submit(t, browser, base, confirm, nil, "confirming the user code")
 	if !strings.Contains(done, "Sign-in Success") {
@@ -174,19 +221,22 @@ func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, flags []string, common ..
 func TestOIDCBedPasteBack(t *testing.T) {
 	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{})
 	cfg := bedConfig(t, bed)
+	signIns := 0 // among the subtests run
 	t.Run("command", func(t *testing.T) {
 		bedPasteBack(t, bed, []string{"--no-browser"}, "--config", cfg, "--data", t.TempDir())
+		signIns++
 	})
 	t.Run("sidecar", func(t *testing.T) {
 		common := []string{"--config", cfg, "--data", t.TempDir()}
 		sidecar := startServeProcess(t, append([]string{"--log-level", "info"}, common...)...)
 		bedPasteBack(t, bed, nil, common...)
+		signIns++
 		if !strings.Contains(sidecar.stderr.String(), "oauth: signed in") {
 			t.Errorf("the sidecar did not sign in:\n%s", sidecar.stderr)
 		}
 	})
-	if n := providerLines(bed, "GET /auth"); n != 2 {
-		t.Errorf("%d authorization requests at the provider, want the two sign-ins", n)
+	if n := providerLines(bed, "GET /auth"); n != signIns {
+		t.Errorf("%d authorization requests at the provider, want %d", n, signIns)
 	}
 	if n := providerLines(bed, "POST /device/auth"); n != 0 {
 		t.Errorf("%d device authorization requests at a provider that offers none", n)
