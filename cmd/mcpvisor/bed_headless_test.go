@@ -56,8 +56,8 @@ func personBrowser(t *testing.T, stopAt string) *http.Client {
 		}}
 }
 
-// page reads a 200 answer's body, failing the test on anything else.
-func page(t *testing.T, resp *http.Response, err error, what string) string {
+// bedPage reads a 200 answer's body, failing the test on anything else.
+func bedPage(t *testing.T, resp *http.Response, err error, what string) string {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -70,9 +70,9 @@ func page(t *testing.T, resp *http.Response, err error, what string) string {
 	return string(b)
 }
 
-// submit posts the page's form, its hidden fields and extra, as the
+// bedSubmit posts the page's form, its hidden fields and extra, as the
 // person's browser does, resolving its action against base.
-func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.Values, what string) string {
+func bedSubmit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.Values, what string) string {
 	t.Helper()
 	m := formAction.FindStringSubmatch(body)
 	if m == nil {
@@ -82,12 +82,12 @@ func submit(t *testing.T, c *http.Client, base *url.URL, body string, extra url.
 	if err != nil {
 		t.Fatalf("%s: form action %q: %v", what, m[1], err)
 	}
-	resp, err := c.PostForm(action.String(), formValues(body, extra))
-	return page(t, resp, err, what)
+	resp, err := c.PostForm(action.String(), bedFormValues(body, extra))
+	return bedPage(t, resp, err, what)
 }
 
-// formValues are the page's hidden fields, and extra.
-func formValues(body string, extra url.Values) url.Values {
+// bedFormValues are the page's hidden fields, and extra.
+func bedFormValues(body string, extra url.Values) url.Values {
 	form := url.Values{}
 	for _, h := range hiddenInput.FindAllStringSubmatch(body, -1) {
 		form.Set(h[1], html.UnescapeString(h[2]))
@@ -169,23 +169,23 @@ func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, answer personAnswer, flag
 		uri := c.await(t, bedComplete)
 		resp, err := browser.Get(uri)
 		// The page posts the code at once, as its script would.
-		post := page(t, resp, err, "the complete verification URI")
+		post := bedPage(t, resp, err, "the complete verification URI")
 		base = resp.Request.URL
-		confirm = submit(t, browser, base, post, nil, "the code the complete URI holds")
+		confirm = bedSubmit(t, browser, base, post, nil, "the code the complete URI holds")
 	} else {
 		resp, err := browser.Get(verification)
-		input := page(t, resp, err, "the verification URI")
+		input := bedPage(t, resp, err, "the verification URI")
 		base = resp.Request.URL
 		if !strings.Contains(input, `name="xsrf"`) || !strings.Contains(input, `name="user_code"`) {
 			t.Fatalf("the verification page has no user code form:\n%s", input)
 		}
-		confirm = submit(t, browser, base, input, url.Values{"user_code": {strings.ToLower(userCode)}}, "entering the user code")
+		confirm = bedSubmit(t, browser, base, input, url.Values{"user_code": {strings.ToLower(userCode)}}, "entering the user code")
 	}
 	if !strings.Contains(confirm, `name="confirm"`) || !strings.Contains(confirm, userCode) {
 		t.Fatalf("entering the user code did not ask to confirm it:\n%s", confirm)
 	}
 	if answer == abortCode {
-		if aborted := submit(t, browser, base, confirm, url.Values{"abort": {"yes"}}, "aborting"); !strings.Contains(aborted, "interrupted") {
+		if aborted := bedSubmit(t, browser, base, confirm, url.Values{"abort": {"yes"}}, "aborting"); !strings.Contains(aborted, "interrupted") {
 			t.Errorf("aborting did not end on the provider's page saying so:\n%s", aborted)
 		}
 		if exit := c.wait(t); exit == 0 || !strings.Contains(c.stderr.String(), "refused") {
@@ -193,7 +193,7 @@ func bedDeviceSignIn(t *testing.T, bed *peers.OIDCBed, answer personAnswer, flag
 		}
 		return
 	}
-	done := submit(t, browser, base, confirm, nil, "confirming the user code")
+	done := bedSubmit(t, browser, base, confirm, nil, "confirming the user code")
 	if !strings.Contains(done, "Sign-in Success") {
 		t.Fatalf("the sign-in did not end on the provider's success page:\n%s", done)
 	}
