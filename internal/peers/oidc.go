@@ -30,6 +30,12 @@ type OIDCBedOptions struct {
 	// NoRefreshTokens makes the provider issue no refresh token, even
 	// with offline_access granted.
 	NoRefreshTokens bool
+	// Device makes the provider offer the device authorization grant
+	// (RFC 8628): a device_authorization_endpoint in its metadata, the
+	// grant for registered clients, and its own pages at /device where a
+	// person enters and confirms the user code before the usual login
+	// and consent.
+	Device bool
 }
 
 // OIDCBed is the sign-in test bed: a real OpenID Provider (panva's
@@ -100,6 +106,7 @@ func StartOIDCBed(t testing.TB, opts OIDCBedOptions) *OIDCBed {
 			"OIDC_ACCESS_TTL="+strconv.Itoa(int(access/time.Second)),
 			"OIDC_REFRESH_TTL="+strconv.Itoa(int(refresh/time.Second)),
 			"OIDC_NO_REFRESH="+map[bool]string{true: "1"}[opts.NoRefreshTokens],
+			"OIDC_DEVICE="+map[bool]string{true: "1"}[opts.Device],
 		), asPort)
 		if err != nil {
 			lastErr = fmt.Errorf("oidc-provider: %w", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,10 +300,14 @@ func TestOIDCBed(t *testing.T) {
 	var as struct {
 		Issuer   string   `json:"issuer"`
 		DPoPAlgs []string `json:"dpop_signing_alg_values_supported"`
+		Device   string   `json:"device_authorization_endpoint"`
 	}
 	getJSON(t, bed.Issuer+"/.well-known/openid-configuration", &as)
 	if as.Issuer != bed.Issuer || len(as.DPoPAlgs) == 0 {
 		t.Errorf("provider metadata: issuer %q, DPoP algorithms %v", as.Issuer, as.DPoPAlgs)
+	}
+	if as.Device != "" {
+		t.Errorf("provider metadata offers the device flow (%s) without OIDCBedOptions.Device", as.Device)
 	}
 	var prm struct {
 		Resource string   `json:"resource"`
@@ -321,6 +326,30 @@ func TestOIDCBed(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "expected 'Bearer TOKEN'") {
 		t.Errorf("a DPoP authorization got HTTP %d, %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// With Device, the provider offers the device authorization grant: its
+// metadata names the endpoint and the grant, and its user code page is a
+// form with an xsrf field.
+func TestOIDCBedDevice(t *testing.T) {
+	bed := peers.StartOIDCBed(t, peers.OIDCBedOptions{Device: true})
+	var as struct {
+		Device     string   `json:"device_authorization_endpoint"`
+		GrantTypes []string `json:"grant_types_supported"`
+	}
+	getJSON(t, bed.Issuer+"/.well-known/openid-configuration", &as)
+	if as.Device != bed.Issuer+"/device/auth" || !slices.Contains(as.GrantTypes, "urn:ietf:params:oauth:grant-type:device_code") {
+		t.Errorf("provider metadata: device_authorization_endpoint %q, grant_types_supported %q", as.Device, as.GrantTypes)
+	}
+	resp, err := http.Get(bed.Issuer + "/device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `name="xsrf"`) || !strings.Contains(string(body), `name="user_code"`) {
+		t.Errorf("GET /device: HTTP %d, want the user code form:\n%s", resp.StatusCode, body)
 	}
 }
 

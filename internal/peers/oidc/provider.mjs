@@ -7,7 +7,10 @@
 //
 // The interaction (login and consent) approves at once, as a person who
 // always says yes would: the browser is sent straight back to the
-// provider. Started by internal/peers.OIDCBed; environment:
+// provider. With OIDC_DEVICE, it offers sign-in with a code too: its own
+// pages at /device take the user code (a form with an xsrf field) and ask
+// to confirm it, then the same interaction approves, then a success page.
+// Started by internal/peers.OIDCBed; environment:
 //   PEERS_NODE_MODULES  the cache's node_modules (absolute)
 //   OIDC_PORT           the port to listen on (127.0.0.1)
 //   OIDC_ISSUER         the issuer, http://localhost:OIDC_PORT
@@ -15,6 +18,7 @@
 //   OIDC_ACCESS_TTL     access token lifetime, seconds
 //   OIDC_REFRESH_TTL    refresh token lifetime, seconds
 //   OIDC_NO_REFRESH     1: issue no refresh token at all
+//   OIDC_DEVICE         1: offer the device authorization grant (RFC 8628)
 import http from 'node:http';
 import crypto from 'node:crypto';
 import path from 'node:path';
@@ -32,6 +36,7 @@ const resource = env('OIDC_RESOURCE');
 const accessTTL = Number(env('OIDC_ACCESS_TTL'));
 const refreshTTL = Number(env('OIDC_REFRESH_TTL'));
 const noRefresh = process.env.OIDC_NO_REFRESH === '1';
+const device = process.env.OIDC_DEVICE === '1';
 
 const { default: Provider } = await import(pathToFileURL(path.join(nodeModules, 'oidc-provider', 'lib', 'index.js')).href);
 
@@ -45,6 +50,9 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: false },
     registration: { enabled: true },
     revocation: { enabled: true },
+    // The provider's own user code pages (input, confirm, success), as
+    // they come.
+    deviceFlow: { enabled: device },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => resource,
@@ -62,7 +70,7 @@ const provider = new Provider(issuer, {
     },
   },
   clientDefaults: {
-    grant_types: ['authorization_code', 'refresh_token'],
+    grant_types: ['authorization_code', 'refresh_token', ...(device ? ['urn:ietf:params:oauth:grant-type:device_code'] : [])],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
   },
