@@ -162,7 +162,7 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		if resp := s.handle(r.Context(), msg, send); resp != nil {
 			send(resp)
 		}
-		log.end()
+		s.endStream(log)
 		return
 	}
 	resp := s.handle(r.Context(), msg, nil)
