@@ -139,7 +139,79 @@ func (c *perfClient) call(params string) (contentType string, answer []byte) {
 	return ct, body
 }
 
-const progressCall = `{"name":"mcp__a__progress","arguments":{"steps":1,"delay_ms":0},"_meta":{"progressToken":"p"}}`
+const (
+	echoCall     = `{"name":"mcp__a__echo","arguments":{"x":1}}`
+	progressCall = `{"name":"mcp__a__progress","arguments":{"steps":1,"delay_ms":0},"_meta":{"progressToken":"p"}}`
+)
+
+// A call that needs no stream is one JSON write, whatever the client
+// accepts: no flush before the end, no priming event. A call with
+// progress turns into a resumable stream at its first progress.
+func TestHTTPCallWrites(t *testing.T) {
+	f := newFixture(t, gateway.Options{})
+	c := newPerfClient(t, f)
+
+	c.call(echoCall) // warm the connection and the server
+	const calls = 20
+	w0, f0 := c.n.writes.Load(), c.n.flushes.Load()
+	for range calls {
+		ct, body := c.call(echoCall)
+		if ct != "application/json" {
+			t.Fatalf("a plain call was answered as %q: %s", ct, body)
+		}
+	}
+	writes := float64(c.n.writes.Load()-w0) / calls
+	flushes := float64(c.n.flushes.Load()-f0) / calls
+	t.Logf("plain call: %.2f writes, %.2f flushes per call", writes, flushes)
+	if flushes != 0 || writes > 1 {
+		t.Fatalf("plain call: %.2f writes and %.2f flushes per call, want one write and no flush", writes, flushes)
+	}
+
+	ct, body := c.call(progressCall)
+	if ct != "text/event-stream" {
+		t.Fatalf("a call with progress was answered as %q: %s", ct, body)
+	}
+	stream := regexp.MustCompile(`^id: (\d+)-0\nretry: \d+\ndata: \n\nid: (\d+)-1\nevent: message\ndata: \{[^\n]*"notifications/progress"[^\n]*\n\nid: (\d+)-2\nevent: message\ndata: \{[^\n]*"result"[^\n]*\n\n$`)
+	m := stream.FindSubmatch(body)
+	if m == nil || string(m[1]) != string(m[2]) || string(m[2]) != string(m[3]) {
+		t.Fatalf("a call with progress was answered\n%s\nwant the priming event, the progress and the response, with ids of one stream", body)
+	}
+}
+
+// benchCalls makes b.N calls of params in c's session, reporting the
+// writes and flushes per call.
+func benchCalls(b *testing.B, c *perfClient, params, want string) {
+	c.tb = b
+	w0, f0 := c.n.writes.Load(), c.n.flushes.Load()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if ct, _ := c.call(params); ct != want {
+			b.Fatalf("answered as %q, want %q", ct, want)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(c.n.writes.Load()-w0)/float64(b.N), "writes/op")
+	b.ReportMetric(float64(c.n.flushes.Load()-f0)/float64(b.N), "flushes/op")
+}
+
+// BenchmarkGatewayCall is a legacy client's tools/call over loopback
+// (accepting JSON and SSE) in one session, new and after 20,000 calls:
+// neither ns/op nor allocs/op may grow with the session's age.
+func BenchmarkGatewayCall(b *testing.B) {
+	f := newFixture(b, gateway.Options{})
+	for _, kind := range []struct{ name, params, want string }{
+		{"json", echoCall, "application/json"},
+		{"progress", progressCall, "text/event-stream"},
+	} {
+		c := newPerfClient(b, f)
+		b.Run(kind.name+"/age=0", func(b *testing.B) { benchCalls(b, c, kind.params, kind.want) })
+		for range 20_000 {
+			c.call(kind.params)
+		}
+		b.Run(kind.name+"/age=20000", func(b *testing.B) { benchCalls(b, c, kind.params, kind.want) })
+	}
+}
 
 // A session keeps its last 16 finished streams for a client that resumes
 // late, and forgets older ones: a resumption of those is 404.

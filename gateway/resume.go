@@ -164,26 +164,12 @@ func (s *session) stream(id int64) *eventLog {
 	return s.streams[id]
 }
 
-// resumableSSE writes a stream whose events carry ids and are kept in its
-// log: the client may resume it with Last-Event-ID after a break.
-type resumableSSE struct {
-	sse *sseWriter
-	log *eventLog
-}
-
 // startResumable answers with an SSE stream for log, beginning with the
 // priming event (an id, no data) and the retry hint.
-func startResumable(w http.ResponseWriter, log *eventLog) *resumableSSE {
+func startResumable(w http.ResponseWriter, log *eventLog) *sseWriter {
 	sse := newSSEWriter(w)
 	sse.raw(fmt.Sprintf("id: %s\nretry: %d\ndata: \n\n", eventID(log.id, 0), retryMillis))
-	return &resumableSSE{sse: sse, log: log}
-}
-
-// send records a frame and writes it with its id. It reports whether the
-// connection still works; the frame is kept for a resumption either way.
-func (r *resumableSSE) send(frame []byte) bool {
-	seq := r.log.append(frame)
-	return r.sse.eventWithID(eventID(r.log.id, seq), frame)
+	return sse
 }
 
 // resume serves GET with Last-Event-ID: the events of that stream after
