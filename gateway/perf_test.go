@@ -200,6 +200,12 @@ func benchCalls(b *testing.B, c *perfClient, params, want string) {
 // neither ns/op nor allocs/op may grow with the session's age.
 func BenchmarkGatewayCall(b *testing.B) {
 	f := newFixture(b, gateway.Options{})
+	// Warm the host, the server and the loopback path in a session of
+	// its own, so age 0 measures a new session, not a cold process.
+	warm := newPerfClient(b, f)
+	for range 500 {
+		warm.call(echoCall)
+	}
 	for _, kind := range []struct{ name, params, want string }{
 		{"json", echoCall, "application/json"},
 		{"progress", progressCall, "text/event-stream"},
