@@ -209,7 +209,10 @@ func (l *lazyStream) send(frame []byte) {
 	l.write(frame)
 }
 
-// open turns the answer into a stream, if it is not one yet. l.mu is held.
+// open turns the answer into a stream, if it is not one yet. Nothing is
+// flushed: the headers (and a resumable stream's priming event) go out
+// with the frame that opened it, or with the end of the answer. l.mu is
+// held.
 func (l *lazyStream) open() {
 	switch {
 	case l.sse != nil:
@@ -217,7 +220,7 @@ func (l *lazyStream) open() {
 		l.log = l.resumable.openStream()
 		l.sse = startResumable(l.w, l.log)
 	default:
-		l.sse = newSSEWriter(l.w)
+		l.sse = openSSE(l.w)
 	}
 }
 
@@ -433,15 +436,23 @@ type sseWriter struct {
 	broken bool
 }
 
+// newSSEWriter starts an SSE answer and flushes its headers, so the client
+// sees the stream open before its first event.
 func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	sse := openSSE(w)
+	_ = sse.rc.Flush()
+	return sse
+}
+
+// openSSE starts an SSE answer without flushing: its headers go out with
+// the first event, for a stream that has one to send at once.
+func openSSE(w http.ResponseWriter) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", contentSSE)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	return &sseWriter{w: w, rc: rc}
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
 // event writes one JSON-RPC frame as a message event and flushes it. It
@@ -464,6 +475,16 @@ func (s *sseWriter) eventWithID(id string, frame []byte) bool {
 
 // raw writes text as it is (an event the caller formatted) and flushes.
 func (s *sseWriter) raw(text string) bool { return s.write([]byte(text)) }
+
+// buffer writes text as it is without flushing: it goes out with the next
+// event.
+func (s *sseWriter) buffer(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.w, text); err != nil {
+		s.broken = true
+	}
+}
 
 func (s *sseWriter) write(buf []byte) bool {
 	s.mu.Lock()

@@ -167,7 +167,15 @@ func TestHTTPCallWrites(t *testing.T) {
 		t.Fatalf("plain call: %.2f writes and %.2f flushes per call, want one write and no flush", writes, flushes)
 	}
 
+	w0, f0 = c.n.writes.Load(), c.n.flushes.Load()
 	ct, body := c.call(progressCall)
+	writes, flushes = float64(c.n.writes.Load()-w0), float64(c.n.flushes.Load()-f0)
+	t.Logf("call with one progress: %.0f writes, %.0f flushes", writes, flushes)
+	// The headers and the priming event go out with the progress, then
+	// the response, then the end of the stream.
+	if flushes != 2 || writes > 3 {
+		t.Fatalf("call with one progress: %.0f writes and %.0f flushes, want at most 3 writes and 2 flushes", writes, flushes)
+	}
 	if ct != "text/event-stream" {
 		t.Fatalf("a call with progress was answered as %q: %s", ct, body)
 	}

@@ -165,10 +165,11 @@ func (s *session) stream(id int64) *eventLog {
 }
 
 // startResumable answers with an SSE stream for log, beginning with the
-// priming event (an id, no data) and the retry hint.
+// priming event (an id, no data) and the retry hint. Nothing is flushed
+// yet: the priming event goes out with the stream's first event.
 func startResumable(w http.ResponseWriter, log *eventLog) *sseWriter {
-	sse := newSSEWriter(w)
-	sse.raw(fmt.Sprintf("id: %s\nretry: %d\ndata: \n\n", eventID(log.id, 0), retryMillis))
+	sse := openSSE(w)
+	sse.buffer(fmt.Sprintf("id: %s\nretry: %d\ndata: \n\n", eventID(log.id, 0), retryMillis))
 	return sse
 }
 
