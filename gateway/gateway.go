@@ -294,10 +294,11 @@ type session struct {
 	owners   map[string]string                // resource URI → the server that listed it
 	subs     map[string]string                // subscribed URI → its server
 	urls     map[string]string                // URL elicitations asked of the client: id → server
-	// Resumable SSE streams (resume.go): a tools/call's, by id, and the
-	// GET stream's.
+	// Resumable SSE streams (resume.go): a tools/call's, by id, the ids
+	// of the last finished ones, and the GET stream's.
 	streams    map[int64]*eventLog
 	lastStream int64
+	endedRing  endedRing
 	standalone *eventLog
 	// lastTools is the tool set the client was last told about (names),
 	// to skip list_changed for host events that change nothing it sees.

@@ -39,7 +39,7 @@ type fixture struct {
 	events chan mcpvisor.Event
 }
 
-func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.Options)) *fixture {
+func newFixture(t testing.TB, opts gateway.Options, hostOpts ...func(*mcpvisor.Options)) *fixture {
 	t.Helper()
 	servers := []mcpvisor.ServerConfig{}
 	for _, name := range []string{"a", "b"} {
@@ -49,7 +49,7 @@ func newFixture(t *testing.T, opts gateway.Options, hostOpts ...func(*mcpvisor.O
 }
 
 // fixtureOf is a fixture with the given servers, all ready.
-func fixtureOf(t *testing.T, opts gateway.Options, servers []mcpvisor.ServerConfig, hostOpts ...func(*mcpvisor.Options)) *fixture {
+func fixtureOf(t testing.TB, opts gateway.Options, servers []mcpvisor.ServerConfig, hostOpts ...func(*mcpvisor.Options)) *fixture {
 	t.Helper()
 	f := &fixture{events: make(chan mcpvisor.Event, 4096)}
 	o := mcpvisor.Options{

@@ -34,10 +34,12 @@ const (
 //     every other request needs that header (400 without it, 404 for an
 //     unknown or ended session).
 //   - POST of a request is answered as application/json, except a
-//     tools/call from a client that accepts text/event-stream: its answer
-//     is a resumable SSE stream (a priming event with an id and a retry
-//     hint, then progress, the client's questions and the response, each
-//     with an id). A tools/call the client cancels
+//     tools/call from a client that accepts text/event-stream when
+//     something must reach the client before the response: at the first
+//     such frame its answer becomes a resumable SSE stream (a priming
+//     event with an id and a retry hint, then progress, the client's
+//     questions and the response, each with an id). A call that needs no
+//     stream is one JSON write. A tools/call the client cancels
 //     (notifications/cancelled) gets no response, as the spec's
 //     cancellation says: its stream ends without one. POST of a
 //     notification or response is answered 202.
@@ -153,16 +155,15 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Method == protocol.MethodToolsCall && accepts(r, contentSSE) {
-		// A call may take long: its answer is a resumable stream, which
-		// the client may pick up again after a break (GET with
-		// Last-Event-ID) while the call goes on.
-		log := s.openStream()
-		rs := startResumable(w, log)
-		send := func(frame []byte) { rs.send(frame) }
-		if resp := s.handle(r.Context(), msg, send); resp != nil {
-			send(resp)
+		// One JSON write, unless something must reach the client before
+		// the response (progress, the client's questions): then the
+		// answer becomes a resumable stream, which the client may pick
+		// up again after a break (GET with Last-Event-ID) while the call
+		// goes on.
+		lw := &lazyStream{w: w, resumable: s}
+		if resp := s.handle(r.Context(), msg, lw.send); !lw.finish(resp) {
+			writeJSON(w, resp)
 		}
-		log.end()
 		return
 	}
 	resp := s.handle(r.Context(), msg, nil)
@@ -175,20 +176,27 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, resp)
 }
 
-// lazyStream answers a modern client's tools/call as JSON unless something
-// must reach the client before the response (progress): the first such
-// frame turns the answer into an SSE stream, which carries those frames as
-// they come, then the response, then ends.
+// lazyStream answers a tools/call as JSON unless something must reach the
+// client before the response (progress, a request to the client): the
+// first such frame turns the answer into an SSE stream, which carries
+// those frames as they come, then the response, then ends. A call that
+// needs none costs one JSON write.
 // A call the client cancelled gets no response (the spec's cancellation):
 // its stream ends without one, and if nothing was streamed yet its answer
 // is an SSE stream that ends empty, since a request's POST must be
-// answered as JSON, which holds a response, or as SSE. The stream has no
-// event id, so the client has nothing to resume.
+// answered as JSON, which holds a response, or as SSE.
+// For a legacy session (resumable set) the stream is resumable: a
+// priming event, then events with ids kept in the session's log of that
+// stream (resume.go). A modern client's stream has no event id, so the
+// client has nothing to resume. A JSON answer is one write, with nothing
+// to resume either.
 type lazyStream struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	sse  *sseWriter
-	done bool
+	mu        sync.Mutex
+	w         http.ResponseWriter
+	resumable *session   // the legacy session whose stream the answer becomes; nil: modern
+	log       *eventLog  // the resumable stream's, once opened
+	sse       *sseWriter // once opened
+	done      bool
 }
 
 func (l *lazyStream) send(frame []byte) {
@@ -197,8 +205,31 @@ func (l *lazyStream) send(frame []byte) {
 	if l.done {
 		return // the handler has returned: the stream is gone
 	}
-	if l.sse == nil {
-		l.sse = newSSEWriter(l.w)
+	l.open()
+	l.write(frame)
+}
+
+// open turns the answer into a stream, if it is not one yet. Nothing is
+// flushed: the headers (and a resumable stream's priming event) go out
+// with the frame that opened it, or with the end of the answer. l.mu is
+// held.
+func (l *lazyStream) open() {
+	switch {
+	case l.sse != nil:
+	case l.resumable != nil:
+		l.log = l.resumable.openStream()
+		l.sse = startResumable(l.w, l.log)
+	default:
+		l.sse = openSSE(l.w)
+	}
+}
+
+// write sends a frame on the open stream; a resumable stream keeps it for
+// a resumption even when the connection is gone. l.mu is held.
+func (l *lazyStream) write(frame []byte) {
+	if l.log != nil {
+		l.sse.eventWithID(eventID(l.log.id, l.log.append(frame)), frame)
+		return
 	}
 	l.sse.event(frame)
 }
@@ -214,10 +245,13 @@ func (l *lazyStream) finish(resp []byte) bool {
 		if resp != nil {
 			return false
 		}
-		l.sse = newSSEWriter(l.w)
+		l.open()
 	}
 	if resp != nil {
-		l.sse.event(resp)
+		l.write(resp)
+	}
+	if l.log != nil {
+		l.resumable.endStream(l.log)
 	}
 	return true
 }
@@ -402,15 +436,23 @@ type sseWriter struct {
 	broken bool
 }
 
+// newSSEWriter starts an SSE answer and flushes its headers, so the client
+// sees the stream open before its first event.
 func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	sse := openSSE(w)
+	_ = sse.rc.Flush()
+	return sse
+}
+
+// openSSE starts an SSE answer without flushing: its headers go out with
+// the first event, for a stream that has one to send at once.
+func openSSE(w http.ResponseWriter) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", contentSSE)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	return &sseWriter{w: w, rc: rc}
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
 // event writes one JSON-RPC frame as a message event and flushes it. It
@@ -433,6 +475,16 @@ func (s *sseWriter) eventWithID(id string, frame []byte) bool {
 
 // raw writes text as it is (an event the caller formatted) and flushes.
 func (s *sseWriter) raw(text string) bool { return s.write([]byte(text)) }
+
+// buffer writes text as it is without flushing: it goes out with the next
+// event.
+func (s *sseWriter) buffer(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.w, text); err != nil {
+		s.broken = true
+	}
+}
 
 func (s *sseWriter) write(buf []byte) bool {
 	s.mu.Lock()

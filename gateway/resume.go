@@ -111,7 +111,8 @@ func (l *eventLog) since(seq int64) (events [][]byte, from int64, ended, ok bool
 	return append([][]byte(nil), l.events[i:]...), seq + 1, l.ended, true, l.wake
 }
 
-// openStream starts a resumable stream of the session.
+// openStream starts a resumable stream of the session. It costs a map
+// insert under the session's lock, whatever the session's age.
 func (s *session) openStream() *eventLog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,23 +122,32 @@ func (s *session) openStream() *eventLog {
 		s.streams = map[int64]*eventLog{}
 	}
 	s.streams[l.id] = l
-	// Forget the oldest finished streams beyond the bound.
-	ended := 0
-	for id := s.lastStream; id > 0 && len(s.streams) > endedStreams; id-- {
-		st := s.streams[id]
-		if st == nil {
-			continue
-		}
-		st.mu.Lock()
-		done := st.ended
-		st.mu.Unlock()
-		if done {
-			if ended++; ended > endedStreams {
-				delete(s.streams, id)
-			}
-		}
-	}
 	return l
+}
+
+// endStream marks a stream of the session finished. The session keeps its
+// last endedStreams finished streams for a client that resumes late: the
+// oldest beyond them is forgotten, in constant time (a ring of their ids).
+func (s *session) endStream(l *eventLog) {
+	l.end()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &s.endedRing
+	if r.n == endedStreams {
+		delete(s.streams, r.ids[r.next])
+	} else {
+		r.n++
+	}
+	r.ids[r.next] = l.id
+	r.next = (r.next + 1) % endedStreams
+}
+
+// endedRing holds the ids of a session's last finished streams, oldest at
+// next once it is full.
+type endedRing struct {
+	ids  [endedStreams]int64
+	n    int
+	next int
 }
 
 // stream returns the session's stream id (the GET stream's log is made on
@@ -154,26 +164,13 @@ func (s *session) stream(id int64) *eventLog {
 	return s.streams[id]
 }
 
-// resumableSSE writes a stream whose events carry ids and are kept in its
-// log: the client may resume it with Last-Event-ID after a break.
-type resumableSSE struct {
-	sse *sseWriter
-	log *eventLog
-}
-
 // startResumable answers with an SSE stream for log, beginning with the
-// priming event (an id, no data) and the retry hint.
-func startResumable(w http.ResponseWriter, log *eventLog) *resumableSSE {
-	sse := newSSEWriter(w)
-	sse.raw(fmt.Sprintf("id: %s\nretry: %d\ndata: \n\n", eventID(log.id, 0), retryMillis))
-	return &resumableSSE{sse: sse, log: log}
-}
-
-// send records a frame and writes it with its id. It reports whether the
-// connection still works; the frame is kept for a resumption either way.
-func (r *resumableSSE) send(frame []byte) bool {
-	seq := r.log.append(frame)
-	return r.sse.eventWithID(eventID(r.log.id, seq), frame)
+// priming event (an id, no data) and the retry hint. Nothing is flushed
+// yet: the priming event goes out with the stream's first event.
+func startResumable(w http.ResponseWriter, log *eventLog) *sseWriter {
+	sse := openSSE(w)
+	sse.buffer(fmt.Sprintf("id: %s\nretry: %d\ndata: \n\n", eventID(log.id, 0), retryMillis))
+	return sse
 }
 
 // resume serves GET with Last-Event-ID: the events of that stream after
