@@ -34,12 +34,10 @@ const (
 //     every other request needs that header (400 without it, 404 for an
 //     unknown or ended session).
 //   - POST of a request is answered as application/json, except a
-//     tools/call from a client that accepts text/event-stream when
-//     something must reach the client before the response: at the first
-//     such frame its answer becomes a resumable SSE stream (a priming
-//     event with an id and a retry hint, then progress, the client's
-//     questions and the response, each with an id). A call that needs no
-//     stream is one JSON write. A tools/call the client cancels
+//     tools/call from a client that accepts text/event-stream: its answer
+//     is a resumable SSE stream (a priming event with an id and a retry
+//     hint, sent at once, then progress, the client's questions and the
+//     response, each with an id). A tools/call the client cancels
 //     (notifications/cancelled) gets no response, as the spec's
 //     cancellation says: its stream ends without one. POST of a
 //     notification or response is answered 202.
@@ -155,12 +153,15 @@ func (g *Gateway) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Method == protocol.MethodToolsCall && accepts(r, contentSSE) {
-		// One JSON write, unless something must reach the client before
-		// the response (progress, the client's questions): then the
-		// answer becomes a resumable stream, which the client may pick
-		// up again after a break (GET with Last-Event-ID) while the call
-		// goes on.
 		lw := &lazyStream{w: w, resumable: s}
+		// A legacy call's answer is a resumable stream from the start:
+		// its priming event (an id and a retry hint) goes out at once, as
+		// SEP-1699 has a server send it, so that a client whose
+		// connection breaks during a long call can resume it; the
+		// conformance suite's server-sse-polling checks for it. (Answered
+		// as JSON, a call that needs no stream was one write, but could
+		// not be resumed.)
+		lw.start()
 		if resp := s.handle(r.Context(), msg, lw.send); !lw.finish(resp) {
 			writeJSON(w, resp)
 		}
@@ -207,6 +208,15 @@ func (l *lazyStream) send(frame []byte) {
 	}
 	l.open()
 	l.write(frame)
+}
+
+// start turns the answer into a stream now and flushes what it begins
+// with (a resumable stream's priming event).
+func (l *lazyStream) start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open()
+	_ = l.sse.rc.Flush()
 }
 
 // open turns the answer into a stream, if it is not one yet. Nothing is
