@@ -280,28 +280,7 @@ func remoteLogin(ctx context.Context, r *remote, name string, wait time.Duration
 		return err
 	}
 	_, _ = browserSignIn(stderr)(ctx, mcpvisor.SignInPrompt{Server: name, URL: view.URL, RedirectURI: view.RedirectURI})
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st, err := remoteAuthOf(ctx, r, name)
-		if err != nil {
-			return err
-		}
-		if st.SignedIn && !st.Pending {
-			fmt.Fprintf(stdout, "signed in to %s%s\n", name, authSummary(st))
-			return remoteReady(ctx, r, name, wait)
-		}
-		if !st.Pending && st.Error != "" {
-			return fmt.Errorf("sign-in to %s failed: %s", name, st.Error)
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return fmt.Errorf("sign-in to %s: no redirect arrived: %w", name, ctx.Err())
-		}
-	}
+	return waitRemoteSignIn(ctx, r, name, time.Now().Add(10*time.Minute), wait, stdout, "no redirect arrived")
 }
 
 // remoteReady waits, at most wait, until the sidecar's server name is

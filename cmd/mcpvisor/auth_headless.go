@@ -207,7 +207,7 @@ func remoteLoginAway(ctx context.Context, r *remote, name string, mode loginMode
 	switch {
 	case err == nil:
 		printDeviceCode(stderr, name, view.Device)
-		return waitRemoteSignIn(ctx, r, name, view.Device.Expires, wait, stdout)
+		return waitRemoteSignIn(ctx, r, name, view.Device.Expires, wait, stdout, "the code was not entered in time")
 	case apiCode(err) != sidecar.CodeNoDeviceSignIn:
 		return err
 	case mode == loginDevice:
@@ -223,7 +223,7 @@ func remoteLoginAway(ctx context.Context, r *remote, name string, mode loginMode
 		// The sidecar's own callback (--public-url): the browser comes
 		// back to it, wherever the browser is.
 		fmt.Fprintf(stderr, "mcpvisor: server %q needs you to sign in. Open this URL in a browser on any machine:\n\n  %s\n\nWaiting for the browser to come back to %s ...\n", name, view.AuthorizationURL, view.RedirectURI)
-		return waitRemoteSignIn(ctx, r, name, time.Now().Add(10*time.Minute), wait, stdout)
+		return waitRemoteSignIn(ctx, r, name, time.Now().Add(10*time.Minute), wait, stdout, "no redirect arrived")
 	}
 	printPasteBack(stderr, name, view.AuthorizationURL, view.RedirectURI)
 	line, err := readLine(ctx, stdin)
@@ -243,8 +243,8 @@ func remoteLoginAway(ctx context.Context, r *remote, name string, mode loginMode
 
 // waitRemoteSignIn waits, until deadline, for the sidecar r to report name
 // signed in with no sign-in pending; then, at most wait, until the server
-// is ready.
-func waitRemoteSignIn(ctx context.Context, r *remote, name string, deadline time.Time, wait time.Duration, stdout io.Writer) error {
+// is ready. late says what did not happen by the deadline.
+func waitRemoteSignIn(ctx context.Context, r *remote, name string, deadline time.Time, wait time.Duration, stdout io.Writer, late string) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -264,7 +264,7 @@ func waitRemoteSignIn(ctx context.Context, r *remote, name string, deadline time
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return fmt.Errorf("sign-in to %s: the code was not entered in time: %w", name, ctx.Err())
+			return fmt.Errorf("sign-in to %s: %s: %w", name, late, ctx.Err())
 		}
 	}
 }
