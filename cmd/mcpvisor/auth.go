@@ -140,22 +140,11 @@ func cmdAuthLogin(ctx context.Context, e *env) error {
 	if e.sidecar != nil {
 		return remoteLogin(ctx, e.sidecar, name, e.f.wait, e.stdout, e.stderr)
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{name}})
+	h, err := openForLogin(ctx, e, name)
 	if err != nil {
-		return lockHint(err)
+		return err
 	}
 	defer h.Close()
-	known := false
-	for _, st := range h.Status() {
-		known = known || st.Name == name
-	}
-	if !known {
-		return fmt.Errorf("no server %q in the configuration or the registry", name)
-	}
-	// Let the server answer first: its 401 names where to sign in.
-	settle, cancel := context.WithTimeout(ctx, e.f.wait)
-	_ = h.WaitReady(settle, name)
-	cancel()
 	if err := h.SignInWith(ctx, name, browserSignIn(e.stderr)); err != nil {
 		return fmt.Errorf("sign-in to %s failed: %w", name, err)
 	}
@@ -215,6 +204,27 @@ func cmdAuthStatus(ctx context.Context, e *env) error {
 		}
 	}
 	return nil
+}
+
+// openForLogin opens a host running only server name, and gives the
+// server e's wait to answer first: its 401 names where to sign in.
+func openForLogin(ctx context.Context, e *env, name string) (*mcpvisor.Host, error) {
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: e.f.data, Logger: e.logger, Only: []string{name}})
+	if err != nil {
+		return nil, lockHint(err)
+	}
+	known := false
+	for _, st := range h.Status() {
+		known = known || st.Name == name
+	}
+	if !known {
+		h.Close()
+		return nil, fmt.Errorf("no server %q in the configuration or the registry", name)
+	}
+	settle, cancel := context.WithTimeout(ctx, e.f.wait)
+	_ = h.WaitReady(settle, name)
+	cancel()
+	return h, nil
 }
 
 // cmdAuthLogout forgets one server's token and registrations: the

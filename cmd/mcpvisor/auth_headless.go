@@ -70,22 +70,11 @@ func cmdAuthLoginAway(ctx context.Context, e *env, mode loginMode) error {
 	if e.sidecar != nil {
 		return remoteLoginAway(ctx, e.sidecar, name, mode, f.wait, e.stdin, e.stdout, e.stderr)
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: e.cfg, DataDir: f.data, Logger: e.logger, Only: []string{name}})
+	h, err := openForLogin(ctx, e, name)
 	if err != nil {
-		return lockHint(err)
+		return err
 	}
 	defer h.Close()
-	known := false
-	for _, st := range h.Status() {
-		known = known || st.Name == name
-	}
-	if !known {
-		return fmt.Errorf("no server %q in the configuration or the registry", name)
-	}
-	// Let the server answer first: its 401 names where to sign in.
-	settle, cancel := context.WithTimeout(ctx, f.wait)
-	_ = h.WaitReady(settle, name)
-	cancel()
 	device := mode == loginDevice
 	if mode == loginAway {
 		if device, err = h.OffersDeviceSignIn(ctx, name); err != nil {
