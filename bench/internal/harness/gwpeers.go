@@ -346,17 +346,17 @@ func startPeerGateway(ctx context.Context, env *Env, name string) *peerGateway {
 	return g
 }
 
-// buildGoSDKProxy compiles bench/cmd/gosdkproxy into env.TempDir, once per
-// directory.
+// buildGoSDKProxy compiles bench/cmd/gosdkproxy into the peers' cache
+// (.cache/bench-peers/bin), where the go command finds it up to date on the
+// next run and skips the link, or else into env.TempDir.
 func buildGoSDKProxy(ctx context.Context, env *Env) (string, error) {
 	dir := env.TempDir
-	if dir == "" {
+	if cache := peerCache(); cache != "" {
+		dir = filepath.Join(cache, "bench-peers", "bin")
+	} else if dir == "" {
 		dir = os.TempDir()
 	}
 	bin := filepath.Join(dir, "gosdkproxy")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcpvisor/mcpvisor/bench/cmd/gosdkproxy")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building gosdkproxy: %w\n%s", err, out)
