@@ -75,13 +75,14 @@ func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 	sz := env.Sizes
 	env.logf("%s: the stdio echo server behind each gateway; 1 caller %d calls, %d callers on 1 session and %d sessions %d calls, session age %d calls",
 		ScenarioGatewayPeers, sz.GatewayPeerCalls, sz.Callers, sz.Callers, sz.GatewayPeerLoadCalls, sz.GatewayPeerAgeCalls)
-	gws := []*peerGateway{startMcpvisorGateway(ctx, env)}
-	for _, name := range gatewayPeerNames {
-		if ctx.Err() != nil {
-			break
-		}
-		gws = append(gws, startPeerGateway(ctx, env, name))
+	// The gateways start at once: the Node.js ones take a second or two.
+	gws := make([]*peerGateway, 1+len(gatewayPeerNames))
+	var wg sync.WaitGroup
+	wg.Go(func() { gws[0] = startMcpvisorGateway(ctx, env) })
+	for i, name := range gatewayPeerNames {
+		wg.Go(func() { gws[1+i] = startPeerGateway(ctx, env, name) })
 	}
+	wg.Wait()
 	defer func() {
 		for _, g := range gws {
 			g.close()
@@ -114,11 +115,13 @@ func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 	for _, p := range parts {
 		env.logf("  %s: %d session(s), %d caller(s), %d calls per gateway", p.scenario, p.sessions, p.callers, p.calls)
 		var cts []contender
+		var urls []string // of each contender in cts
 		for _, g := range gws {
 			if g.skip != "" {
 				recs = append(recs, Record{Scenario: p.scenario, Contender: g.name, Servers: p.sessions, Callers: p.callers, Note: skippedNote + g.skip})
 				continue
 			}
+			urls = append(urls, g.url)
 			if g.err != nil {
 				cts = append(cts, failedContender{g.name, g.err})
 				continue
@@ -135,6 +138,9 @@ func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 				rec.Metrics = map[string]float64{"sessions": float64(p.sessions)}
 				if p.scenario == GatewayPeersAge {
 					ageMetrics(&rec, r.lat, sz.GatewayPeerAgeWindow)
+					if err := ageAgainstFresh(ctx, env, &rec, r.c.(*pooledSessions).sessions[0], urls[i], sz.GatewayPeerAgeWindow); err != nil {
+						rec.Note = fmt.Sprintf("the aged session against a fresh one: %v", err)
+					}
 				}
 			}
 			logGatewayPeer(env, rec)
@@ -162,6 +168,40 @@ func ageMetrics(rec *Record, lat samples, window int) {
 	rec.Metrics["age_ratio"] = safeDiv(last, first)
 }
 
+// ageAgainstFresh adds to rec the same comparison made at one moment, so
+// that the machine's noise, which moves between the first calls of a long
+// session and its last, falls on both sides alike: a fresh session of the
+// same gateway, warmed up as the aged one was, then window calls on each,
+// alternated call by call (which goes first alternating too). aged_p50_us
+// and fresh_p50_us are their p50s, aged_ratio the first over the second.
+func ageAgainstFresh(ctx context.Context, env *Env, rec *Record, aged *rawHTTPSession, url string, window int) error {
+	fresh, err := dialRawHTTP(ctx, url, false)
+	if err != nil {
+		return err
+	}
+	defer fresh.close()
+	for range env.Sizes.WarmupCalls {
+		if err := fresh.call(ctx); err != nil {
+			return err
+		}
+	}
+	lat := [2]samples{make(samples, window), make(samples, window)}
+	sessions := [2]*rawHTTPSession{aged, fresh}
+	for k := range window {
+		for j := range 2 {
+			who := (k + j) % 2
+			t0 := time.Now()
+			if err := sessions[who].call(ctx); err != nil {
+				return err
+			}
+			lat[who][k] = int64(time.Since(t0))
+		}
+	}
+	a, f := micros(lat[0].summary().p50), micros(lat[1].summary().p50)
+	rec.Metrics["aged_p50_us"], rec.Metrics["fresh_p50_us"], rec.Metrics["aged_ratio"] = a, f, safeDiv(a, f)
+	return nil
+}
+
 // logGatewayPeer logs a record of the scenario.
 func logGatewayPeer(env *Env, rec Record) {
 	if !ran(&rec) {
@@ -170,7 +210,8 @@ func logGatewayPeer(env *Env, rec Record) {
 	}
 	age := ""
 	if r, ok := rec.Metrics["age_ratio"]; ok {
-		age = fmt.Sprintf("  first %.0f calls p50 %.1fµs, last %.1fµs (%.2f×)", rec.Metrics["age_window"], rec.Metrics["first_p50_us"], rec.Metrics["last_p50_us"], r)
+		age = fmt.Sprintf("  first %.0f calls p50 %.1fµs, last %.1fµs (%.2f×); then aged %.1fµs against fresh %.1fµs (%.2f×)", rec.Metrics["age_window"],
+			rec.Metrics["first_p50_us"], rec.Metrics["last_p50_us"], r, rec.Metrics["aged_p50_us"], rec.Metrics["fresh_p50_us"], rec.Metrics["aged_ratio"])
 	}
 	env.logf("    %-14s p50 %7.1fµs  p99 %8.1fµs  %7.0f calls/s  errors %d%s%s", rec.Contender, rec.P50us, rec.P99us, rec.CallsPerSec, rec.Errors, age,
 		map[bool]string{true: "  " + rec.Note}[rec.Note != ""])

@@ -29,7 +29,7 @@ func TestGatewayPeerTargets(t *testing.T) {
 		return Record{Scenario: part, Contender: name, Calls: 100, Errors: errs, P50us: p50, CallsPerSec: cps, Metrics: map[string]float64{}}
 	}
 	age := rec(GatewayPeersAge, Mcpvisor, 300, 3000, 0)
-	age.Metrics = map[string]float64{"age_window": 2000, "first_p50_us": 300, "last_p50_us": 345, "age_ratio": 1.15}
+	age.Metrics = map[string]float64{"age_window": 2000, "first_p50_us": 300, "last_p50_us": 345, "age_ratio": 1.15, "aged_p50_us": 330, "fresh_p50_us": 320, "aged_ratio": 330.0 / 320}
 	r := &Run{Sizes: FullSizes(), Records: []Record{
 		rec(GatewayPeersOne, Mcpvisor, 300, 3000, 0),
 		rec(GatewayPeersOne, GoSDKProxy, 400, 2500, 0),
@@ -49,7 +49,7 @@ func TestGatewayPeerTargets(t *testing.T) {
 		{"2.40× (6000 vs supergateway 2500 calls/s)", true, true},
 		{"1.60× (4000 vs mcp-proxy 2500 calls/s)", false, true},
 		{"0.75× (300.0 vs go-sdk-proxy 400.0 µs)", true, true},
-		{"1.15× (345.0 vs 300.0 µs)", false, true},
+		{"1.03× (330.0 vs 320.0 µs); its own last 2000 against its first 2000, minutes apart: 1.15× (345.0 vs 300.0 µs)", true, true},
 	}
 	ts := r.gatewayPeerTargets()
 	if len(ts) != len(want) {
@@ -60,7 +60,7 @@ func TestGatewayPeerTargets(t *testing.T) {
 			t.Errorf("target %q: %q pass %v missing %v; want %q pass %v", ts[i].Name, ts[i].Measured, ts[i].Pass, ts[i].Missing, w.measured, w.pass)
 		}
 	}
-	if !strings.Contains(ts[3].Name, "last 2000 calls") {
+	if !strings.Contains(ts[3].Name, "after 20000 calls in one session, the p50 of 2000 more") {
 		t.Errorf("session age target %q does not name its window", ts[3].Name)
 	}
 	md := r.Markdown("")
@@ -68,6 +68,12 @@ func TestGatewayPeerTargets(t *testing.T) {
 		if !strings.Contains(md, s) {
 			t.Errorf("the report lacks %q", s)
 		}
+	}
+
+	// A session that grew older than 1.1× a fresh one misses.
+	r.Records[len(r.Records)-1].Metrics["aged_ratio"] = 1.2
+	if ts := r.gatewayPeerTargets(); ts[3].Pass || ts[3].Missing {
+		t.Errorf("aged 1.2× a fresh session: pass %v, missing %v", ts[3].Pass, ts[3].Missing)
 	}
 
 	// No peer measured: the targets are not run, not passed.

@@ -249,10 +249,38 @@ func TestGatewayPeers(t *testing.T) {
 		}
 		if p.scenario == GatewayPeersAge {
 			m := r.Metrics
-			if m["age_window"] != float64(sz.GatewayPeerAgeWindow) || m["first_p50_us"] <= 0 || m["last_p50_us"] <= 0 || m["age_ratio"] != m["last_p50_us"]/m["first_p50_us"] {
+			if m["age_window"] != float64(sz.GatewayPeerAgeWindow) || m["first_p50_us"] <= 0 || m["last_p50_us"] <= 0 || m["age_ratio"] != m["last_p50_us"]/m["first_p50_us"] ||
+				m["aged_p50_us"] <= 0 || m["fresh_p50_us"] <= 0 || m["aged_ratio"] != m["aged_p50_us"]/m["fresh_p50_us"] {
 				t.Errorf("%s: session age figures %v", name, m)
 			}
 		}
 	}
 	t.Logf("gateways measured: %v", ranPeers)
+
+	// Every gateway ended with its echo servers: no process runs the echo
+	// server binary or has it among its arguments (a peer, a shell).
+	deadline := time.Now().Add(5 * time.Second)
+	for left := processesNaming(echoServer); len(left) > 0; left = processesNaming(echoServer) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left running: %q", left)
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: nothing signals a process's end to a non-parent
+	}
+}
+
+// processesNaming is the command lines of the live processes that have s
+// in theirs.
+func processesNaming(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var found []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), s) {
+			found = append(found, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
 }
