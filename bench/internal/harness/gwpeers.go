@@ -69,8 +69,10 @@ func skipped(rec *Record) bool { return rec != nil && strings.HasPrefix(rec.Note
 // every gateway in the same interleaved rounds: one caller; Callers callers
 // on one session; Callers sessions, one caller each; and one caller making
 // GatewayPeerAgeCalls calls in one session, whose first and last
-// GatewayPeerAgeWindow calls are compared. A peer that is not installed
-// (bench/scripts/peers.sh) is skipped, with a note.
+// GatewayPeerAgeWindow calls are compared, and then as many calls again
+// against a fresh session's (ageAgainstFresh). A peer that is not installed
+// (bench/scripts/peers.sh) is skipped, with a note. The records come in
+// part order, mcpvisor first, then the peers in gatewayPeerNames order.
 func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 	sz := env.Sizes
 	env.logf("%s: the stdio echo server behind each gateway; 1 caller %d calls, %d callers on 1 session and %d sessions %d calls, session age %d calls",
@@ -116,12 +118,15 @@ func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 		env.logf("  %s: %d session(s), %d caller(s), %d calls per gateway", p.scenario, p.sessions, p.callers, p.calls)
 		var cts []contender
 		var urls []string // of each contender in cts
-		for _, g := range gws {
+		partRecs := make([]Record, len(gws))
+		var ranAt []int // the index in gws of each contender in cts
+		for k, g := range gws {
 			if g.skip != "" {
-				recs = append(recs, Record{Scenario: p.scenario, Contender: g.name, Servers: p.sessions, Callers: p.callers, Note: skippedNote + g.skip})
+				partRecs[k] = Record{Scenario: p.scenario, Contender: g.name, Servers: p.sessions, Callers: p.callers, Note: skippedNote + g.skip}
 				continue
 			}
 			urls = append(urls, g.url)
+			ranAt = append(ranAt, k)
 			if g.err != nil {
 				cts = append(cts, failedContender{g.name, g.err})
 				continue
@@ -144,9 +149,14 @@ func GatewayPeers(ctx context.Context, env *Env) ([]Record, error) {
 				}
 			}
 			logGatewayPeer(env, rec)
-			recs = append(recs, rec)
+			partRecs[ranAt[i]] = rec
 		}
 		closeRuns(runs)
+		for _, rec := range partRecs {
+			if rec.Contender != "" {
+				recs = append(recs, rec)
+			}
+		}
 		if err != nil {
 			return recs, err
 		}
