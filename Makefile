@@ -64,13 +64,21 @@ lint: vet
 # The load-test harness (bench/, a module of its own): every scenario, with
 # the raw pipe and the peer SDK clients in the same run. Writes the dated
 # report, its chart and the JSON records to bench/results/ (about four minutes, most of it the 10,000-server HTTP attempt).
-bench:
+bench: bench-peers
 	cd bench && $(GO) build -o bin/ ./cmd/mcpbench ./cmd/echoserver && bin/mcpbench -server bin/echoserver -out results
 
 # The harness at a tenth of the size (under 2 minutes, for CI); its report
 # goes to bench/results/quick/, which git ignores.
-bench-quick:
+bench-quick: bench-peers
 	cd bench && $(GO) run ./cmd/mcpbench -quick -out results/quick
+
+# The peer gateways of the gateway-peers scenario: installs, once, the
+# pinned supergateway and mcp-proxy from npm into .cache/bench-peers, run on
+# the Node.js 22 of `make peers` (a no-op when present). Without npm or the
+# registry it says so and succeeds; the scenario then skips them.
+.PHONY: bench-peers
+bench-peers:
+	@bash bench/scripts/peers.sh
 
 # Go micro-benchmarks of the hot path, next to the code.
 bench-micro:

@@ -207,7 +207,7 @@ func (l *lazyStream) send(frame []byte) {
 		return // the handler has returned: the stream is gone
 	}
 	l.open()
-	l.write(frame)
+	l.write(frame, true)
 }
 
 // start turns the answer into a stream now and flushes what it begins
@@ -235,13 +235,16 @@ func (l *lazyStream) open() {
 }
 
 // write sends a frame on the open stream; a resumable stream keeps it for
-// a resumption even when the connection is gone. l.mu is held.
-func (l *lazyStream) write(frame []byte) {
+// a resumption even when the connection is gone. flush: now, as a frame
+// before the response must go; the response, the stream's last frame, is
+// not flushed: it goes out with the end of the answer when the handler
+// returns, in one write. l.mu is held.
+func (l *lazyStream) write(frame []byte, flush bool) {
+	id := ""
 	if l.log != nil {
-		l.sse.eventWithID(eventID(l.log.id, l.log.append(frame)), frame)
-		return
+		id = eventID(l.log.id, l.log.append(frame))
 	}
-	l.sse.event(frame)
+	l.sse.write(appendEvent(id, frame), flush)
 }
 
 // finish ends the answer: resp on the stream if one was opened, and for a
@@ -258,7 +261,7 @@ func (l *lazyStream) finish(resp []byte) bool {
 		l.open()
 	}
 	if resp != nil {
-		l.write(resp)
+		l.write(resp, false)
 	}
 	if l.log != nil {
 		l.resumable.endStream(l.log)
@@ -471,6 +474,12 @@ func (s *sseWriter) event(frame []byte) bool { return s.eventWithID("", frame) }
 
 // eventWithID is event with an SSE id (none when id is "").
 func (s *sseWriter) eventWithID(id string, frame []byte) bool {
+	return s.write(appendEvent(id, frame), true)
+}
+
+// appendEvent is frame as a message event, with an SSE id (none when id is
+// "").
+func appendEvent(id string, frame []byte) []byte {
 	// Frames from protocol.Append* hold no raw newline, so one data line
 	// carries the whole frame.
 	buf := make([]byte, 0, len(frame)+len(id)+28)
@@ -479,12 +488,11 @@ func (s *sseWriter) eventWithID(id string, frame []byte) bool {
 	}
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, frame...)
-	buf = append(buf, "\n\n"...)
-	return s.write(buf)
+	return append(buf, "\n\n"...)
 }
 
 // raw writes text as it is (an event the caller formatted) and flushes.
-func (s *sseWriter) raw(text string) bool { return s.write([]byte(text)) }
+func (s *sseWriter) raw(text string) bool { return s.write([]byte(text), true) }
 
 // buffer writes text as it is without flushing: it goes out with the next
 // event.
@@ -496,7 +504,9 @@ func (s *sseWriter) buffer(text string) {
 	}
 }
 
-func (s *sseWriter) write(buf []byte) bool {
+// write writes buf and, if flush, flushes it. It reports whether the
+// stream still works.
+func (s *sseWriter) write(buf []byte, flush bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken {
@@ -505,6 +515,9 @@ func (s *sseWriter) write(buf []byte) bool {
 	if _, err := s.w.Write(buf); err != nil {
 		s.broken = true
 		return false
+	}
+	if !flush {
+		return true
 	}
 	if err := s.rc.Flush(); err != nil {
 		s.broken = true

@@ -15,29 +15,34 @@ type Sizes struct {
 	// Repeats is how many times scenarios 1, 2, 4, 7 and 8 run each
 	// contender (each isolation phase), interleaved, a fresh client each
 	// time; their figures are the medians of the repeats'.
-	Repeats           int
-	LatencyCalls      int           // scenarios 1 and 7: calls per contender per repeat, 1 caller
-	ThroughputCalls   int           // scenarios 2 and 8: calls per contender per repeat
-	Callers           int           // scenarios 2, 3 and 8: concurrent callers
-	FanoutServers     int           // scenario 3
-	FanoutCalls       int           // scenario 3: calls per contender
-	IsolationServers  int           // scenario 4: healthy + 3 misbehaving
-	IsolationCalls    int           // scenario 4: calls to the healthy servers, per phase per repeat
-	IsolationCallers  int           // scenario 4: callers of the healthy servers
-	StartupServers    int           // scenario 5
-	StartupRuns       int           // scenario 5: runs per contender (the median is kept)
-	ScaleServers      int           // scenario 6
-	ScaleCalls        int           // scenario 6: calls to random servers once ready
-	ScaleHTTPServers  int           // scenario 9: HTTP servers in one Host, all on one echo server
-	ScaleHTTPCalls    int           // scenario 9: calls to random servers once ready
-	ScaleHTTPWait     time.Duration // scenario 9: longest wait for every server to be ready
-	JournalEvents     int           // scenario 10: notifications flooded per host run (split over the servers)
-	JournalServers    int           // scenario 10: servers flooding at once in the second host run
-	JournalWait       time.Duration // scenario 10: longest wait for a flood to be journaled
-	GatewayCalls      int           // scenario 11: calls per contender, 1 caller
-	Rounds            int           // scenarios 3 and 11: rounds of the interleaving, contenders rotate within each
-	WarmupCalls       int           // per contender (per repeat) before measuring
-	BadCallersPerKind int           // scenario 4: concurrent callers of each misbehaving server
+	Repeats          int
+	LatencyCalls     int           // scenarios 1 and 7: calls per contender per repeat, 1 caller
+	ThroughputCalls  int           // scenarios 2 and 8: calls per contender per repeat
+	Callers          int           // scenarios 2, 3 and 8: concurrent callers
+	FanoutServers    int           // scenario 3
+	FanoutCalls      int           // scenario 3: calls per contender
+	IsolationServers int           // scenario 4: healthy + 3 misbehaving
+	IsolationCalls   int           // scenario 4: calls to the healthy servers, per phase per repeat
+	IsolationCallers int           // scenario 4: callers of the healthy servers
+	StartupServers   int           // scenario 5
+	StartupRuns      int           // scenario 5: runs per contender (the median is kept)
+	ScaleServers     int           // scenario 6
+	ScaleCalls       int           // scenario 6: calls to random servers once ready
+	ScaleHTTPServers int           // scenario 9: HTTP servers in one Host, all on one echo server
+	ScaleHTTPCalls   int           // scenario 9: calls to random servers once ready
+	ScaleHTTPWait    time.Duration // scenario 9: longest wait for every server to be ready
+	JournalEvents    int           // scenario 10: notifications flooded per host run (split over the servers)
+	JournalServers   int           // scenario 10: servers flooding at once in the second host run
+	JournalWait      time.Duration // scenario 10: longest wait for a flood to be journaled
+	GatewayCalls     int           // scenario 11: calls per contender, 1 caller
+	// Scenario 13, per gateway: calls with 1 caller; with Callers callers
+	// (on one session, then on as many sessions); in the one session of
+	// the session-age part, whose first and last GatewayPeerAgeWindow
+	// calls are compared.
+	GatewayPeerCalls, GatewayPeerLoadCalls, GatewayPeerAgeCalls, GatewayPeerAgeWindow int
+	Rounds                                                                            int // scenarios 3 and 11: rounds of the interleaving, contenders rotate within each
+	WarmupCalls                                                                       int // per contender (per repeat) before measuring
+	BadCallersPerKind                                                                 int // scenario 4: concurrent callers of each misbehaving server
 }
 
 // FullSizes are the sizes (make bench). The repeated scenarios
@@ -52,6 +57,7 @@ func FullSizes() Sizes {
 		ScaleHTTPServers: 10000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 180 * time.Second,
 		JournalEvents: 1000000, JournalServers: 4, JournalWait: 120 * time.Second,
 		GatewayCalls: 20000, Rounds: 10, WarmupCalls: 1000, BadCallersPerKind: 4,
+		GatewayPeerCalls: 4000, GatewayPeerLoadCalls: 10000, GatewayPeerAgeCalls: 20000, GatewayPeerAgeWindow: 2000,
 	}
 }
 
@@ -66,6 +72,7 @@ func QuickSizes() Sizes {
 		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
 		JournalEvents: 100000, JournalServers: 4, JournalWait: 60 * time.Second,
 		GatewayCalls: 1000, Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
+		GatewayPeerCalls: 300, GatewayPeerLoadCalls: 1000, GatewayPeerAgeCalls: 4000, GatewayPeerAgeWindow: 400,
 	}
 }
 
@@ -80,6 +87,7 @@ func TinySizes() Sizes {
 		ScaleHTTPServers: 3, ScaleHTTPCalls: 10, ScaleHTTPWait: 30 * time.Second,
 		JournalEvents: 2000, JournalServers: 4, JournalWait: 30 * time.Second,
 		GatewayCalls: 50, Rounds: 2, WarmupCalls: 5, BadCallersPerKind: 4,
+		GatewayPeerCalls: 20, GatewayPeerLoadCalls: 40, GatewayPeerAgeCalls: 100, GatewayPeerAgeWindow: 20,
 	}
 }
 
@@ -175,6 +183,10 @@ const (
 
 	// A healthy server's calls while a neighbour floods notifications.
 	ScenarioFlood = "flood"
+
+	// mcpvisor's gateway against the peer gateways, each in front of the
+	// stdio echo server.
+	ScenarioGatewayPeers = "gateway-peers"
 )
 
 // Scenario is one named scenario of the harness.
@@ -197,6 +209,7 @@ var Scenarios = []Scenario{
 	{ScenarioJournal, Journal},
 	{ScenarioGateway, Gateway},
 	{ScenarioFlood, Flood},
+	{ScenarioGatewayPeers, GatewayPeers},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,8 +61,11 @@ func TestScenarios(t *testing.T) {
 				t.Fatal("no records")
 			}
 			for _, r := range recs {
-				if r.Scenario != sc.Name {
+				if r.Scenario != sc.Name && !strings.HasPrefix(r.Scenario, sc.Name+"/") {
 					t.Errorf("%s: record of scenario %q", r.Contender, r.Scenario)
+				}
+				if skipped(&r) {
+					continue // a peer that is not installed
 				}
 				if r.Errors != 0 || r.Note != "" {
 					t.Errorf("%s: %d error(s): %s", r.Contender, r.Errors, r.Note)
@@ -198,4 +202,85 @@ func TestRoundDiffs(t *testing.T) {
 	if med, _, _ := roundDiffs(a[:4], b[:4], 4, 2); med != 3.5 {
 		t.Errorf("median of two rounds = %v, want 3.5", med)
 	}
+}
+
+// The gateway-peers scenario measures mcpvisor's gateway and the go-sdk
+// proxy in every part, always, and each npm peer gateway that is installed
+// (the others are skipped, saying how to install them): every call
+// answered with the echo, the right number of sessions and callers, and
+// the session-age figures of the first and last calls of the session.
+func TestGatewayPeers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env := tinyEnv(t)
+	recs, err := GatewayPeers(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := env.Sizes
+	parts := []struct {
+		scenario                 string
+		sessions, callers, calls int
+	}{
+		{GatewayPeersOne, 1, 1, sz.GatewayPeerCalls},
+		{GatewayPeersCallers, 1, sz.Callers, sz.GatewayPeerLoadCalls},
+		{GatewayPeersSessions, sz.Callers, sz.Callers, sz.GatewayPeerLoadCalls},
+		{GatewayPeersAge, 1, 1, sz.GatewayPeerAgeCalls},
+	}
+	names := append([]string{Mcpvisor}, gatewayPeerNames...)
+	if len(recs) != len(parts)*len(names) {
+		t.Fatalf("%d records, want %d: %+v", len(recs), len(parts)*len(names), recs)
+	}
+	ranPeers := map[string]bool{}
+	for i, r := range recs {
+		p, name := parts[i/len(names)], names[i%len(names)]
+		if r.Scenario != p.scenario || r.Contender != name || r.Servers != p.sessions || r.Callers != p.callers {
+			t.Errorf("record %d: %s %s with %d session(s), %d caller(s); want %s %s, %d, %d", i, r.Scenario, r.Contender, r.Servers, r.Callers, p.scenario, name, p.sessions, p.callers)
+		}
+		if skipped(&r) {
+			if name == Mcpvisor || name == GoSDKProxy || !strings.Contains(r.Note, "bench/scripts/peers.sh") {
+				t.Errorf("%s %s: %s", r.Scenario, name, r.Note)
+			}
+			continue
+		}
+		ranPeers[name] = true
+		if r.Errors != 0 || r.Note != "" || r.Calls != p.calls || r.P50us <= 0 || r.CallsPerSec <= 0 {
+			t.Errorf("%s %s: %d of %d calls failed (want %d calls), p50 %v µs, %v calls/s: %s", r.Scenario, name, r.Errors, r.Calls, p.calls, r.P50us, r.CallsPerSec, r.Note)
+		}
+		if p.scenario == GatewayPeersAge {
+			m := r.Metrics
+			if m["age_window"] != float64(sz.GatewayPeerAgeWindow) || m["first_p50_us"] <= 0 || m["last_p50_us"] <= 0 || m["age_ratio"] != m["last_p50_us"]/m["first_p50_us"] ||
+				m["aged_p50_us"] <= 0 || m["fresh_p50_us"] <= 0 || m["aged_ratio"] != m["aged_p50_us"]/m["fresh_p50_us"] {
+				t.Errorf("%s: session age figures %v", name, m)
+			}
+		}
+	}
+	t.Logf("gateways measured: %v", ranPeers)
+
+	// Every gateway ended with its echo servers: no process runs the echo
+	// server binary or has it among its arguments (a peer, a shell).
+	deadline := time.Now().Add(5 * time.Second)
+	for left := processesNaming(echoServer); len(left) > 0; left = processesNaming(echoServer) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left running: %q", left)
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: nothing signals a process's end to a non-parent
+	}
+}
+
+// processesNaming is the command lines of the live processes that have s
+// in theirs.
+func processesNaming(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var found []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), s) {
+			found = append(found, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
 }

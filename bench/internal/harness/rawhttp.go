@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,7 +198,29 @@ func (s *rawHTTPSession) post(ctx context.Context, b *rawBufs, hdr requestHeader
 	b.body.Reset()
 	_, err = b.body.ReadFrom(resp.Body)
 	resp.Body.Close()
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msg := lastSSEData(b.body.Bytes())
+		b.body.Truncate(copy(b.body.Bytes(), msg))
+	}
 	return resp, err
+}
+
+// lastSSEData is the data of the last event of an SSE body that has any
+// (a gateway may open the stream with an empty priming event, and a
+// request's stream ends with its response), or nil. Every peer writes a
+// message as one data line.
+func lastSSEData(body []byte) []byte {
+	var last []byte
+	for len(body) > 0 {
+		line, rest, _ := bytes.Cut(body, []byte("\n"))
+		body = rest
+		if data, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\r")), []byte("data:")); ok {
+			if data = bytes.TrimSpace(data); len(data) > 0 {
+				last = data
+			}
+		}
+	}
+	return last
 }
 
 // call calls the echo tool; an error response, a tool error or a result

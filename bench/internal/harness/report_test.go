@@ -73,6 +73,10 @@ func TestTargets(t *testing.T) {
 		{"journal", "Journal: durable events/s", "not run"},
 		{"issue 39", "Flood: a healthy server's p99", "not run"},
 		{"issue 39", "Flood: its calls/s", "not run"},
+		{"issue 41", "Gateway, 64 callers on one session", "not run"},
+		{"issue 41", "Gateway, 64 callers on as many sessions", "not run"},
+		{"issue 41", "Gateway, 1 caller", "not run"},
+		{"issue 41", "Gateway, session age", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {
