@@ -72,7 +72,7 @@ func QuickSizes() Sizes {
 		ScaleHTTPServers: 1000, ScaleHTTPCalls: 1000, ScaleHTTPWait: 30 * time.Second,
 		JournalEvents: 100000, JournalServers: 4, JournalWait: 60 * time.Second,
 		GatewayCalls: 1000, Rounds: 4, WarmupCalls: 200, BadCallersPerKind: 4,
-		GatewayPeerCalls: 300, GatewayPeerLoadCalls: 1000, GatewayPeerAgeCalls: 4000, GatewayPeerAgeWindow: 400,
+		GatewayPeerCalls: 300, GatewayPeerLoadCalls: 1000, GatewayPeerAgeCalls: 2000, GatewayPeerAgeWindow: 400,
 	}
 }
 
