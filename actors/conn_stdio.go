@@ -382,7 +382,12 @@ func (c *stdioConn) writeOut(buf []byte) {
 		}
 		if n < len(buf) || round == writeRounds && len(c.queue) > 0 {
 			if n < len(buf) {
-				c.head = buf[n:] // the rest must go before anything else
+				// The rest must go before anything else. A caller's own
+				// frame is copied: its buffer goes back to its call.
+				c.head = buf[n:]
+				if !reuse {
+					c.head = append([]byte(nil), c.head...)
+				}
 			} else if reuse {
 				c.keep(buf)
 			}
