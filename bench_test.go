@@ -46,6 +46,7 @@ func BenchmarkRawPipe(b *testing.B) {
 	stdin, r := rawPipe(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := range b.N {
 		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`+"\n", i+1)
 		if _, err := r.ReadSlice('\n'); err != nil {
@@ -77,6 +78,25 @@ func BenchmarkHostCall(b *testing.B) {
 	args := json.RawMessage(`{"n":1}`)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
+	for range b.N {
+		if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHostCallCancellable is BenchmarkHostCall with no history and a
+// context that can end, as a server in front of the host (the gateway, the
+// sidecar) passes one: what watching it costs a call.
+func BenchmarkHostCallCancellable(b *testing.B) {
+	h := benchHost(b, mcpvisor.JournalOptions{NoCallHistory: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	args := json.RawMessage(`{"n":1}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer reportCPU(b)()
 	for range b.N {
 		if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
 			b.Fatal(err)
