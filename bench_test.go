@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -153,11 +156,31 @@ func BenchmarkRawPipeParallel(b *testing.B) {
 // that BenchmarkRawPipeParallel is the floor of.
 func reportCPU(b *testing.B) func() {
 	start, ok := processCPU()
+	writes, wok := writeCalls()
 	return func() {
 		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
+		if end, ok2 := writeCalls(); wok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-writes)/float64(b.N), "writes/op")
+		}
 	}
+}
+
+// writeCalls is how many write system calls this process has made, where
+// the system says (Linux's /proc/self/io).
+func writeCalls() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // BenchmarkHostCallParallel is 64 callers on one server, every call
