@@ -73,7 +73,7 @@ func (e *serverEntry) recycle(m *callMsg) {
 	if cap(frame) > maxKeptFrame {
 		frame = nil
 	}
-	*m = callMsg{reply: m.reply, frame: frame[:0]}
+	*m = callMsg{reply: m.reply, frame: frame[:0], kick: m.kick}
 	e.msgs.Put(m)
 }
 
