@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -46,6 +49,7 @@ func BenchmarkRawPipe(b *testing.B) {
 	stdin, r := rawPipe(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := range b.N {
 		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`+"\n", i+1)
 		if _, err := r.ReadSlice('\n'); err != nil {
@@ -77,6 +81,25 @@ func BenchmarkHostCall(b *testing.B) {
 	args := json.RawMessage(`{"n":1}`)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
+	for range b.N {
+		if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHostCallCancellable is BenchmarkHostCall with no history and a
+// context that can end, as a server in front of the host (the gateway, the
+// sidecar) passes one: what watching it costs a call.
+func BenchmarkHostCallCancellable(b *testing.B) {
+	h := benchHost(b, mcpvisor.JournalOptions{NoCallHistory: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	args := json.RawMessage(`{"n":1}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer reportCPU(b)()
 	for range b.N {
 		if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {
 			b.Fatal(err)
@@ -111,6 +134,7 @@ func BenchmarkRawPipeParallel(b *testing.B) {
 	var next int64
 	b.SetParallelism(32) // 64 callers on 2 cores
 	b.ResetTimer()
+	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			ch := make(chan struct{})
@@ -124,6 +148,39 @@ func BenchmarkRawPipeParallel(b *testing.B) {
 			<-ch
 		}
 	})
+}
+
+// reportCPU reports the CPU time the benchmark's process used per call
+// (cpu-ns/op), the host's and the callers' (not the server's), from now
+// until the function it returns is called: the measure of CPU per call
+// that BenchmarkRawPipeParallel is the floor of.
+func reportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	writes, wok := writeCalls()
+	return func() {
+		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+		if end, ok2 := writeCalls(); wok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-writes)/float64(b.N), "writes/op")
+		}
+	}
+}
+
+// writeCalls is how many write system calls this process has made, where
+// the system says (Linux's /proc/self/io).
+func writeCalls() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // BenchmarkHostCallParallel is 64 callers on one server, every call
@@ -140,6 +197,7 @@ func benchHostCallParallel(b *testing.B, journal mcpvisor.JournalOptions) {
 	b.SetParallelism(32)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := h.Call(ctx, "mcp__b__echo", args); err != nil {

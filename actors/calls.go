@@ -40,7 +40,8 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
 		}
 	}
-	m := &callMsg{tool: tool, args: args, meta: meta, reply: make(chan callReply, 1)}
+	m := e.newCallMsg()
+	m.tool, m.args, m.meta = tool, args, meta
 	if opts != nil {
 		m.task, m.timing = opts.Task, opts.Timing
 		if len(opts.Input) > 0 {
@@ -50,6 +51,55 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 		}
 	}
 	return r.do(ctx, e, name, m, opts)
+}
+
+// newCallMsg is a call message with its reply channel: a spent one
+// (recycle), or a new one.
+func (e *serverEntry) newCallMsg() *callMsg {
+	if m, _ := e.msgs.Get().(*callMsg); m != nil {
+		return m
+	}
+	return &callMsg{reply: make(chan callReply, 1)}
+}
+
+// recycle keeps m for another call, once nothing refers to it any more: its
+// one answer came on its reply channel, which is empty again, and it went
+// by a ready stdio connection, whose reader lets go of a call when it
+// answers it. A call cancelled or timed out is left to the garbage
+// collector: the actor may yet hold it (cancelMsg), and so may the
+// AfterFunc of a leader whose context ended.
+func (e *serverEntry) recycle(m *callMsg) {
+	frame := m.frame
+	if cap(frame) > maxKeptFrame {
+		frame = nil
+	}
+	*m = callMsg{reply: m.reply, frame: frame[:0], kick: m.kick}
+	e.msgs.Put(m)
+}
+
+// maxKeptFrame bounds the frame buffer a recycled call message keeps.
+const maxKeptFrame = 4 << 10
+
+// newTimer is a timer set to fire in d: a spent one, or a new one.
+func (e *serverEntry) newTimer(d time.Duration) *time.Timer {
+	if t, _ := e.timers.Get().(*time.Timer); t != nil {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// keepTimer stops t and keeps it for newTimer, with nothing left in its
+// channel (a program built for Go before 1.23 has asynchronous timer
+// channels, which Stop does not drain).
+func (e *serverEntry) keepTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	e.timers.Put(t)
 }
 
 // Request sends one request of any method to a server (resources/read,
@@ -67,7 +117,8 @@ func (r *Runtime) Request(ctx context.Context, server, method string, params jso
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
-	m := &callMsg{method: method, params: params, reply: make(chan callReply, 1)}
+	m := e.newCallMsg()
+	m.method, m.params = method, params
 	if opts != nil {
 		m.timing = opts.Timing
 	}
@@ -77,6 +128,17 @@ func (r *Runtime) Request(ctx context.Context, server, method string, params jso
 // do sends m (directly when the server is ready, else through its actor)
 // and waits for its answer.
 func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMsg, opts *CallOptions) (json.RawMessage, error) {
+	raw, spent, err := r.wait(ctx, e, what, m, opts)
+	if spent && ctx.Err() == nil {
+		// A leader's AfterFunc on ctx was stopped before it could run.
+		e.recycle(m)
+	}
+	return raw, err
+}
+
+// wait is do's sending and waiting; spent reports that m was answered
+// on its reply channel over a ready stdio connection (recycle).
+func (r *Runtime) wait(ctx context.Context, e *serverEntry, what string, m *callMsg, opts *CallOptions) (_ json.RawMessage, spent bool, _ error) {
 	var o CallOptions
 	if opts != nil {
 		o = *opts
@@ -90,7 +152,7 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 	if sub != nil {
 		progress = sub.c
 		if err := m.addMeta(protocol.MetaProgressToken, sub.tokJSON); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return nil, false, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	var rd *stdoutReader // set when this caller may read its own response
@@ -102,18 +164,18 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			t, ok := f.cat.resolve(m.tool)
 			if !ok {
 				if err := f.cat.withheld(e.name, m.tool); err != nil {
-					return nil, err
+					return nil, false, err
 				}
-				return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
+				return nil, false, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, e.name, m.tool)
 			}
 			m.tool = t.Tool
 			if err := m.applyTask(t, f.tasks); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			headers = f.cat.paramHeaders(m.tool)
 		}
 		if err := startCall(f.conn, m, f.era, headers); err != nil {
-			return nil, fmt.Errorf("server %q: %w", e.name, err)
+			return nil, false, fmt.Errorf("server %q: %w", e.name, err)
 		}
 		if c, ok := f.conn.(*stdioConn); ok {
 			rd = c.rd // over stdio it may read the pipe itself
@@ -140,27 +202,27 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 				// The token was free: read at once, with no timer to set.
 				lead = nil
 				if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
-					return answered(ctx, what, rep)
+					return answerOf(ctx, what, rep, rd != nil)
 				}
 			default:
 			}
 		}
 	}
 	left, _, _ := t.remaining() // less than o.Timeout if this call has led
-	timer := time.NewTimer(max(left, 0))
-	defer timer.Stop()
+	timer := e.newTimer(max(left, 0))
+	defer e.keepTimer(timer)
 	var resumed <-chan struct{}
 	for {
 		select {
 		case <-lead:
 			lead = nil
 			if rep, ok := rd.lead(ctx, m, leadDeadline(&t)); ok {
-				return answered(ctx, what, rep)
+				return answerOf(ctx, what, rep, rd != nil)
 			}
 			// Not answered yet: the cases below say why, or wait for it.
 		case rep := <-m.reply:
 			drainProgress(progress, o.OnProgress)
-			return answered(ctx, what, rep)
+			return answerOf(ctx, what, rep, rd != nil)
 		case p := <-progress:
 			if o.OnProgress != nil {
 				o.OnProgress(p)
@@ -181,23 +243,30 @@ func (r *Runtime) do(ctx context.Context, e *serverEntry, what string, m *callMs
 			default:
 				r.send(e.pid, &cancelMsg{call: m, reason: "timeout"})
 				if total {
-					return nil, fmt.Errorf("%s: %w: over the maximum total of %s", what, ErrTimeout, o.MaxTotalTimeout)
+					return nil, false, fmt.Errorf("%s: %w: over the maximum total of %s", what, ErrTimeout, o.MaxTotalTimeout)
 				}
-				return nil, fmt.Errorf("%s: %w after %s", what, ErrTimeout, o.Timeout)
+				return nil, false, fmt.Errorf("%s: %w after %s", what, ErrTimeout, o.Timeout)
 			}
 		case <-ctx.Done():
 			r.send(e.pid, &cancelMsg{call: m, reason: "cancelled by the caller"})
-			return nil, fmt.Errorf("%s: %w: %w", what, ErrCancelled, ctx.Err())
+			return nil, false, fmt.Errorf("%s: %w: %w", what, ErrCancelled, ctx.Err())
 		case <-e.stopped:
 			// The actor stopped before it could answer (unregistered, closed).
 			select {
 			case rep := <-m.reply:
-				return rep.result, rep.err
+				return rep.result, false, rep.err
 			default:
 			}
-			return nil, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
+			return nil, false, fmt.Errorf("%w: server %q was stopped", ErrUnavailable, e.name)
 		}
 	}
+}
+
+// answerOf is answered, and whether m is spent (wait): stdio, when its
+// answer came over a ready stdio connection.
+func answerOf(ctx context.Context, what string, rep callReply, stdio bool) (json.RawMessage, bool, error) {
+	raw, err := answered(ctx, what, rep)
+	return raw, stdio, err
 }
 
 // answered is a call's answer, unless its caller cancelled it meanwhile:
@@ -265,9 +334,11 @@ func startCall(c conn, m *callMsg, era *modernEra, headers []protocol.ParamHeade
 	}
 	var out outMsg
 	if m.method == "" {
-		out = requestOut(id, protocol.MethodToolsCall, protocol.AppendCallTool(make([]byte, 0, 96+len(m.tool)+len(m.args)+len(meta)), id, m.tool, m.args, meta))
+		m.frame = protocol.AppendCallTool(m.frameBuf(96+len(m.tool)+len(m.args)+len(meta)), id, m.tool, m.args, meta)
+		out = requestOut(id, protocol.MethodToolsCall, m.frame)
 	} else {
-		out = requestOut(id, m.method, protocol.AppendRequest(make([]byte, 0, 64+len(m.method)+len(params)), id, m.method, params))
+		m.frame = protocol.AppendRequest(m.frameBuf(64+len(m.method)+len(params)), id, m.method, params)
+		out = requestOut(id, m.method, m.frame)
 	}
 	if era != nil {
 		out.modern = era.version

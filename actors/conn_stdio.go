@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -308,8 +309,23 @@ func (c *stdioConn) send(m outMsg) error {
 	c.owner = ownerCaller
 	c.sent += int64(len(frame) + 1)
 	end := c.sent
+	busy := m.kind == outRequest && c.router.pending.inFlight() > leadMaxPending
 	c.wmu.Unlock()
-	c.writeOut(append(frame, '\n'))
+	buf := append(frame, '\n')
+	if busy {
+		// The server has earlier requests to answer before this one: a
+		// moment's yield costs this one nothing, and the frames the callers
+		// that run meanwhile queue go in the same write, one system call
+		// for many.
+		runtime.Gosched()
+		c.wmu.Lock()
+		if len(c.queue) > 0 {
+			buf = append(buf, c.queue...)
+			c.queue = c.queue[:0]
+		}
+		c.wmu.Unlock()
+	}
+	c.writeOut(buf)
 	c.watchDrain(m.kind, end, len(frame)+1)
 	return nil
 }
@@ -382,7 +398,12 @@ func (c *stdioConn) writeOut(buf []byte) {
 		}
 		if n < len(buf) || round == writeRounds && len(c.queue) > 0 {
 			if n < len(buf) {
-				c.head = buf[n:] // the rest must go before anything else
+				// The rest must go before anything else. A caller's own
+				// frame is copied: its buffer goes back to its call.
+				c.head = buf[n:]
+				if !reuse {
+					c.head = append([]byte(nil), c.head...)
+				}
 			} else if reuse {
 				c.keep(buf)
 			}

@@ -383,7 +383,8 @@ func (s *stdoutReader) lead(ctx context.Context, m *callMsg, deadline time.Time)
 	}
 	s.mu.Unlock()
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { s.kick(m) })
+		m.leading = s
+		stop := context.AfterFunc(ctx, m.kickFunc())
 		defer stop()
 	}
 	var carry *carried

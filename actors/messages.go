@@ -28,8 +28,34 @@ type callMsg struct {
 	reply  chan callReply
 	id     int64
 	timing *CallTiming // a traced call's, else nil
+	// frame is the request as sent; its buffer is written again by the
+	// next call a recycled message carries (no connection keeps a frame
+	// once it is sent: stdio copies what it cannot write at once).
+	frame []byte
+	// leading is the reader m's caller leads on, and kick takes it out of
+	// its Read when the caller's context ends: made once per message, so
+	// a recycled one leads with no allocation of its own.
+	leading *stdoutReader
+	kick    func()
 
 	pending pendingReq // its entry in the pending table, in one allocation
+}
+
+// kickFunc is m.kick, made on first use.
+func (m *callMsg) kickFunc() func() {
+	if m.kick == nil {
+		m.kick = func() { m.leading.kick(m) }
+	}
+	return m.kick
+}
+
+// frameBuf is an empty buffer for the request's frame, of at least size
+// bytes: the one a recycled message kept, if large enough.
+func (m *callMsg) frameBuf(size int) []byte {
+	if cap(m.frame) >= size {
+		return m.frame[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // applyTask turns a tools/call into a task-augmented one when the caller

@@ -43,6 +43,12 @@ type serverEntry struct {
 	events   *eventLimiter // the server's event rate bound
 	progress sync.Map      // progress token → *ProgressSub
 	clock    pauseClock    // time the server's call timeouts stood still
+
+	// Spent calls' messages and timers, for the next calls (recycle): a
+	// call over a ready stdio connection allocates neither. Kept per server
+	// so that they never leave the synctest bubble, if any, the server's
+	// channels belong to.
+	msgs, timers sync.Pool
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {

@@ -82,6 +82,7 @@ type Call struct {
 	raw      json.RawMessage     // the server's CallToolResult, once received
 	input    json.RawMessage     // an input round's inputResponses and requestState, for the retry
 	progress *actors.ProgressSub // the call's progress, kept through a task's polling
+	ro       actors.CallOptions  // what send sends with, in the call's own allocation
 }
 
 // Func runs a call: it returns the tool's result, or an error as

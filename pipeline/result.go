@@ -51,11 +51,17 @@ type Result struct {
 // DecodeResult turns a raw CallToolResult into a Result, on the caller's
 // goroutine (never in a server's actor).
 func DecodeResult(raw json.RawMessage) (*Result, error) {
-	ctr, err := protocol.DecodeCallToolResult(raw)
+	// The usual result has one block: it is allocated with the Result.
+	rb := new(struct {
+		r   Result
+		one [1]ContentBlock
+	})
+	ctr, err := protocol.DecodeCallToolResultIn(raw, &rb.one)
 	if err != nil {
 		return nil, fmt.Errorf("malformed tools/call result: %w", err)
 	}
-	r := &Result{Type: ResultString, IsError: ctr.IsError, Content: ctr.Content, Raw: raw}
+	r := &rb.r
+	*r = Result{Type: ResultString, IsError: ctr.IsError, Content: ctr.Content, Raw: raw}
 	var texts []string
 	for _, b := range ctr.Content {
 		if b.Type == protocol.ContentText {

@@ -25,14 +25,16 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 				return nil, err
 			}
 		}
-		ro := &actors.CallOptions{Timeout: o.Timeout}
+		c.ro = actors.CallOptions{Timeout: o.Timeout}
+		ro := &c.ro
 		var err error
 		c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
 			return p.cfg.Transport.Request(ctx, c.Server, c.Method, withInput(params, c.input), ro)
 		})
 		return nil, err
 	}
-	ro := &actors.CallOptions{
+	// Kept in the call, not allocated: a plain call's send makes nothing.
+	c.ro = actors.CallOptions{
 		OnProgress:             o.OnProgress,
 		Timeout:                o.Timeout,
 		ResetTimeoutOnProgress: o.ResetTimeoutOnProgress,
@@ -41,6 +43,7 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 		Progress:               c.progress,
 		Input:                  c.input,
 	}
+	ro := &c.ro
 	var err error
 	c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
 		return p.cfg.Transport.Call(ctx, c, meta, ro)

@@ -30,7 +30,15 @@ import (
 // Their capacity ends with the value, so appending to one never writes into
 // raw.
 func DecodeCallToolResult(raw []byte) (CallToolResult, error) {
-	if res, ok := decodeResultFast(raw); ok {
+	return DecodeCallToolResultIn(raw, nil)
+}
+
+// DecodeCallToolResultIn is DecodeCallToolResult, with a result of one
+// content block holding it in one, when one is not nil, rather than in a
+// slice of its own: a caller that keeps the result and the block in one
+// allocation saves one.
+func DecodeCallToolResultIn(raw []byte, one *[1]ContentBlock) (CallToolResult, error) {
+	if res, ok := decodeResultFast(raw, one); ok {
 		return res, nil
 	}
 	var res CallToolResult
@@ -61,7 +69,7 @@ const (
 // leaving the work to encoding/json, for anything else, including every input
 // that encoding/json rejects. When it reports true, the whole input has been
 // checked to be JSON that encoding/json accepts.
-func decodeResultFast(b []byte) (res CallToolResult, ok bool) {
+func decodeResultFast(b []byte, one *[1]ContentBlock) (res CallToolResult, ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return res, false
@@ -85,7 +93,7 @@ func decodeResultFast(b []byte) (res CallToolResult, ok bool) {
 				return res, false
 			}
 			seenContent = true
-			res.Content, i, ok = decodeContent(b, i)
+			res.Content, i, ok = decodeContent(b, i, one)
 		case "structuredContent":
 			res.StructuredContent, i, ok = readRaw(b, i, depthResult)
 		case "_meta":
@@ -167,7 +175,7 @@ func asciiEqualFold(b []byte, s string) bool {
 }
 
 // decodeContent decodes the content array or null starting at b[i].
-func decodeContent(b []byte, i int) ([]ContentBlock, int, bool) {
+func decodeContent(b []byte, i int, one *[1]ContentBlock) ([]ContentBlock, int, bool) {
 	if i >= len(b) {
 		return nil, i, false
 	}
@@ -231,7 +239,11 @@ func decodeContent(b []byte, i int) ([]ContentBlock, int, bool) {
 		return nil, i, false
 	}
 	if n == 1 {
-		blocks = make([]ContentBlock, 1)
+		if one != nil {
+			blocks = one[:]
+		} else {
+			blocks = make([]ContentBlock, 1)
+		}
 		blocks[0] = first
 	}
 	return blocks, i, true

@@ -293,7 +293,7 @@ func TestDecodeCallToolResult(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
-			if _, fast := decodeResultFast([]byte(tt.in)); fast != tt.fast {
+			if _, fast := decodeResultFast([]byte(tt.in), nil); fast != tt.fast {
 				t.Errorf("fast path taken: %v, want %v", fast, tt.fast)
 			}
 		})
@@ -367,7 +367,7 @@ func TestDecodeCallToolResultDepth(t *testing.T) {
 	if _, err := checkDecodeResult(t, []byte(ok)); err != nil {
 		t.Errorf("depth 10000: %v", err)
 	}
-	if _, fast := decodeResultFast([]byte(ok)); !fast {
+	if _, fast := decodeResultFast([]byte(ok), nil); !fast {
 		t.Errorf("depth 10000 not decoded on the fast path")
 	}
 }
@@ -450,7 +450,7 @@ func TestDecodeCallToolResultRandom(t *testing.T) {
 			in[g.r.IntN(len(in))] = damage[g.r.IntN(len(damage))]
 		}
 		checkDecodeResult(t, in)
-		if _, ok := decodeResultFast(in); ok {
+		if _, ok := decodeResultFast(in, nil); ok {
 			fast++
 		}
 	}
@@ -672,5 +672,32 @@ func BenchmarkDecodeCallToolResult(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// DecodeCallToolResultIn decodes as DecodeCallToolResult does, holding a
+// result's one block in the caller's array and allocating no slice for it;
+// a result of more blocks, or none, leaves the array out.
+func TestDecodeCallToolResultIn(t *testing.T) {
+	for _, in := range [][]byte{echoResult, structuredResult, resourceResult, []byte(`{"content":[]}`), []byte(`{"content":[{"type":"text","text":"a"}],"content":[{"type":"text","text":"b"}]}`)} {
+		want, err := DecodeCallToolResult(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one [1]ContentBlock
+		got, err := DecodeCallToolResultIn(in, &one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: (-DecodeCallToolResult +In):\n%s", in, diff)
+		}
+		if inOne := len(got.Content) == 1 && &got.Content[0] == &one[0]; inOne != (len(want.Content) == 1 && bytes.Count(in, []byte(`"content"`)) == 1) {
+			t.Errorf("%s: block held in the caller's array: %v", in, inOne)
+		}
+	}
+	var one [1]ContentBlock
+	if n := testing.AllocsPerRun(100, func() { DecodeCallToolResultIn(echoResult, &one) }); n != 1 {
+		t.Errorf("an echo's result: %v allocations, want 1 (its text)", n)
 	}
 }

@@ -91,6 +91,9 @@ func (r ListTasksResult) MarshalJSON() ([]byte, error) {
 // CallToolResult, is never a task. The check walks only the top level before
 // decoding, so ordinary results cost one scan and no allocation.
 func ParseCreateTaskResult(raw json.RawMessage) (*Task, bool) {
+	if firstKeyIs(raw, "content") {
+		return nil, false // the usual CallToolResult, told without a walk
+	}
 	var (
 		task             []byte
 		hasID, hasStatus bool
@@ -122,4 +125,15 @@ func ParseCreateTaskResult(raw json.RawMessage) (*Task, bool) {
 		return nil, false
 	}
 	return &t, true
+}
+
+// firstKeyIs reports whether the object raw's first member is key, spelt
+// exactly and unescaped, without reading further.
+func firstKeyIs(raw []byte, key string) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	rest := raw[skipSpace(raw, i+1):]
+	return len(rest) > len(key)+1 && rest[0] == '"' && string(rest[1:1+len(key)]) == key && rest[1+len(key)] == '"'
 }
