@@ -82,11 +82,14 @@ func (b *callBlock) take() (key, value []byte, ok bool) {
 		return nil, nil, false
 	}
 	raw := b.buf.Bytes()
-	if b.n == 1 {
+	raw[0] = 0xdd // array32
+	binary.BigEndian.PutUint32(raw[1:blockHeader], uint32(b.n))
+	switch {
+	case b.n == 1:
 		value = bytes.Clone(raw[blockHeader:])
-	} else {
-		raw[0] = 0xdd // array32
-		binary.BigEndian.PutUint32(raw[1:blockHeader], uint32(b.n))
+	case len(raw) > maxBlockDecoded: // a call's payloads made it big: kept as it is
+		value = bytes.Clone(raw)
+	default:
 		value = make([]byte, 1+s2.MaxEncodedLen(len(raw)))
 		value[0] = compressedBlock
 		value = value[:1+len(s2.EncodeSnappy(value[1:], raw))]

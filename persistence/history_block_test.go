@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -391,4 +392,22 @@ func FuzzDecodeHistory(f *testing.F) {
 			t.Fatalf("round trip: %d records, then %d", len(recs), len(again))
 		}
 	})
+}
+
+// A run of calls whose payloads pass maxBlockDecoded is written
+// uncompressed, and read back whole.
+func TestHistoryBlockOfBigPayloads(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	big := RawJSON(`"` + strings.Repeat("x", maxBlockDecoded) + `"`)
+	mustApply(t, s, callOp(0, time.Now()), AppendHistory(HistoryRecord{Kind: HistoryCall, Server: "a", Result: big}), callOp(2, time.Now()))
+	if diff := cmp.Diff([][2]uint64{{2, 2}, {3, 1}}, historyKeys(t, s)); diff != "" {
+		t.Fatalf("keys (-want +got):\n%s", diff)
+	}
+	got, err := s.History(HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || len(got[1].Result) != len(big) {
+		t.Fatalf("read %d records, the big one's result %d bytes, want 3 and %d", len(got), len(got[1].Result), len(big))
+	}
 }
