@@ -11,18 +11,21 @@ import (
 
 // Call records are written in blocks: the run of call records an Apply
 // appends between two other history records is one key, h/<the run's last
-// seq>, whose value is a msgpack array of the records (each the map a
-// single record is). A key per call cost Badger more than the rest of the
-// call: its WAL entry, its memtable node, its table entry, rewritten again
-// at each compaction. A run of one is written as a single record, as every
-// record was before blocks; both are read alike.
+// seq>, whose value holds the records (each the map a single record is).
+// A key per call cost Badger more than the rest of the call: its WAL entry,
+// its memtable node, its table entry, rewritten again at each compaction.
+// A run of one is written as a single record, as every record was before
+// blocks; both are read alike.
 //
-// A block is kept Snappy-compressed, a marker byte no msgpack value starts
-// with first: call records repeat their field names and most of their
-// values, so a block takes about a sixth of its bytes (a 150-call block:
-// 14.9 kB raw, 2.4 kB compressed). Compressing costs less than the bytes
-// saved: the WAL or value log write, its msync, the memtable and the
-// tables.
+// A block is a msgpack map {"v": 2, "calls": ...}: a build from before
+// blocks reads it as a record of a newer schema and refuses it with
+// ErrSchemaVersion, as it would any. "calls" is the records' msgpack
+// array, Snappy-compressed in a bin value: call records repeat their field
+// names and most of their values, so a block takes about a sixth of its
+// bytes (a 150-call block: 14.9 kB raw, 2.4 kB compressed), and
+// compressing costs less than the bytes saved (the WAL write and its
+// msync, the memtable, the tables). An array too big to compress is the
+// value itself.
 //
 // Since a block's key is its last seq and no other key falls inside its
 // range, a seek to h/<s> lands on the key holding seq s or on the first one
@@ -34,16 +37,17 @@ const (
 	// maxBlockBytes bounds a block's value, far below what one Badger
 	// entry may be.
 	maxBlockBytes = 256 << 10
-	// blockHeader is the array32 header a block starts with, written once
-	// its length is known.
+	// blockHeader is the array32 header a block's records start with,
+	// written once their number is known.
 	blockHeader = 5
-	// compressedBlock starts a compressed block: 0xc1 is the one code
-	// msgpack never uses.
-	compressedBlock = 0xc1
 	// maxBlockDecoded bounds what a compressed block may decode to, so
 	// that a few damaged bytes cannot ask for gigabytes.
 	maxBlockDecoded = 4 * maxBlockBytes
 )
+
+// blockPrefix starts every block: a map of two, "v": 2, "calls". No record
+// is a map of two (one has at least v, seq, time and kind).
+var blockPrefix = []byte{0x82, 0xa1, 'v', 0x02, 0xa5, 'c', 'a', 'l', 'l', 's'}
 
 // callBlock collects the call records of one run, encoded once.
 type callBlock struct {
@@ -88,11 +92,15 @@ func (b *callBlock) take() (key, value []byte, ok bool) {
 	case b.n == 1:
 		value = bytes.Clone(raw[blockHeader:])
 	case len(raw) > maxBlockDecoded: // a call's payloads made it big: kept as it is
-		value = bytes.Clone(raw)
+		value = append(bytes.Clone(blockPrefix), raw...)
 	default:
-		value = make([]byte, 1+s2.MaxEncodedLen(len(raw)))
-		value[0] = compressedBlock
-		value = value[:1+len(s2.EncodeSnappy(value[1:], raw))]
+		n := len(blockPrefix) + 5
+		value = make([]byte, n+s2.MaxEncodedLen(len(raw)))
+		copy(value, blockPrefix)
+		z := s2.EncodeSnappy(value[n:], raw)
+		value[n-5] = 0xc6 // bin32
+		binary.BigEndian.PutUint32(value[n-4:n], uint32(len(z)))
+		value = bytes.Clone(value[:n+len(z)]) // the worst case's room is not kept
 	}
 	key = seqKey(prefixHistory, b.last)
 	b.n = 0
@@ -100,10 +108,8 @@ func (b *callBlock) take() (key, value []byte, ok bool) {
 }
 
 // isBlock reports whether a history value is a block rather than one
-// record (a map).
-func isBlock(val []byte) bool {
-	return len(val) > 0 && (val[0] == compressedBlock || val[0]&0xf0 == 0x90 || val[0] == 0xdc || val[0] == 0xdd)
-}
+// record.
+func isBlock(val []byte) bool { return bytes.HasPrefix(val, blockPrefix) }
 
 // decodeHistory decodes the value under a history key: one record, or a
 // block's records in seq order. Like decodeRecord it never panics, wraps
@@ -117,26 +123,31 @@ func decodeHistory(key, val []byte) ([]HistoryRecord, error) {
 		}
 		return []HistoryRecord{h}, nil
 	}
-	return decodeBlock(key, val)
+	return decodeBlock(key, val[len(blockPrefix):])
 }
 
+// decodeBlock decodes what follows a block's prefix: its compressed
+// records, or their array.
 func decodeBlock(key, val []byte) (recs []HistoryRecord, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			recs, err = nil, fmt.Errorf("key %q: decoder panic: %v: %w", key, p, ErrCorrupt)
 		}
 	}()
-	if val[0] == compressedBlock {
-		n, err := s2.DecodedLen(val[1:])
+	if len(val) > 0 && val[0] == 0xc6 { // bin32: compressed
+		if len(val) < 5 || binary.BigEndian.Uint32(val[1:5]) != uint32(len(val)-5) {
+			return nil, fmt.Errorf("key %q: compressed block of %d bytes cut or padded: %w", key, len(val), ErrCorrupt)
+		}
+		n, err := s2.DecodedLen(val[5:])
 		if err != nil || n > maxBlockDecoded {
 			return nil, fmt.Errorf("key %q: compressed block of %d bytes (%v): %w", key, n, err, ErrCorrupt)
 		}
-		if val, err = s2.Decode(make([]byte, n), val[1:]); err != nil {
+		if val, err = s2.Decode(make([]byte, n), val[5:]); err != nil {
 			return nil, fmt.Errorf("key %q: compressed block: %v: %w", key, err, ErrCorrupt)
 		}
-		if len(val) == 0 || val[0] == compressedBlock || !isBlock(val) {
-			return nil, fmt.Errorf("key %q: compressed block holds no array: %w", key, ErrCorrupt)
-		}
+	}
+	if len(val) == 0 || !(val[0]&0xf0 == 0x90 || val[0] == 0xdc || val[0] == 0xdd) {
+		return nil, fmt.Errorf("key %q: block holds no array: %w", key, ErrCorrupt)
 	}
 	if err := wellFormed(val); err != nil {
 		return nil, fmt.Errorf("key %q: %v: %w", key, err, ErrCorrupt)

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -317,19 +318,29 @@ func TestHistoryBlockDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if block[0] != compressedBlock {
-		t.Fatalf("block starts with %#x, want a compressed block", block[0])
+	if !isBlock(block) || block[len(blockPrefix)] != 0xc6 {
+		t.Fatalf("block % x is not a compressed block", block)
 	}
-	newer, _ := msgpack.Marshal([]map[string]any{{"v": SchemaVersion, "seq": 1, "kind": "call"}, {"v": SchemaVersion + 1, "seq": 2, "kind": "call"}})
-	bomb := append([]byte{compressedBlock}, 0xff, 0xff, 0xff, 0xff, 0x0f) // claims 4 GiB
+	// A build from before blocks refuses one as a record of a newer schema.
+	if _, err := decodeRecord[HistoryRecord]([]byte("h/x"), block); !errors.Is(err, ErrSchemaVersion) {
+		t.Errorf("a block read as one record: %v, want ErrSchemaVersion", err)
+	}
+	array, _ := msgpack.Marshal([]map[string]any{{"v": SchemaVersion, "seq": 1, "kind": "call"}, {"v": SchemaVersion + 1, "seq": 2, "kind": "call"}})
+	newer := append(bytes.Clone(blockPrefix), array...)
+	flipped := bytes.Clone(block)
+	for i := len(flipped) - 6; i < len(flipped); i++ {
+		flipped[i] ^= 0xa5
+	}
+	bomb := append(bytes.Clone(blockPrefix), 0xc6, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0x0f) // claims 4 GiB
 	for _, tt := range []struct {
 		name string
 		val  []byte
 		want error
 	}{
 		{"cut", block[:len(block)-3], ErrCorrupt},
-		{"flipped", append(block[:5:5], 0xff, 0xfe, 0xfd), ErrCorrupt},
+		{"flipped", flipped, ErrCorrupt},
 		{"claims a huge size", bomb, ErrCorrupt},
+		{"no array", append(bytes.Clone(blockPrefix), 0x80), ErrCorrupt},
 		{"plain array, cut", newer[:len(newer)-1], ErrCorrupt},
 		{"a newer record", newer, ErrSchemaVersion},
 	} {
@@ -368,7 +379,7 @@ func TestHistoryBlockDamage(t *testing.T) {
 func FuzzDecodeHistory(f *testing.F) {
 	block, _ := encodeBlock([]HistoryRecord{{Seq: 1, Kind: HistoryCall}, {Seq: 2, Kind: HistoryLifecycle}})
 	f.Add(block)
-	f.Add([]byte{0x92, 0x80, 0x80})
+	f.Add(append(bytes.Clone(blockPrefix), 0x92, 0x80, 0x80))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, err := decodeHistory([]byte("fuzz"), data)
 		if err != nil {
