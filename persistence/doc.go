@@ -70,8 +70,8 @@
 // blocks record by record; Prune writes a block back with the records
 // still in retention. A key per call cost Badger more CPU than the rest of
 // the call (BenchmarkApplyCalls: 12.8 µs of CPU per call record a key
-// each, 3.6 µs in blocks, medians of 3 interleaved runs). Journals written a key per record, as all were
-// before blocks, read the same.
+// each, 3.6 µs in blocks, medians of 3 interleaved runs). Journals written
+// a key per record, as all were before blocks, read the same.
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails
