@@ -104,6 +104,9 @@ func (b *callBlock) take() (key, value []byte, ok bool) {
 	}
 	key = seqKey(prefixHistory, b.last)
 	b.n = 0
+	if b.buf.Cap() > maxBlockDecoded {
+		b.buf = bytes.Buffer{} // a big payload's room is not kept for good
+	}
 	return key, value, true
 }
 
