@@ -72,13 +72,18 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 		lastHistory: s.reservedHistory,
 		firstEvent:  s.reservedEvent + 1,
 		pendingFrom: s.pendingFrom,
+		calls:       &s.calls,
 	}
+	s.calls.n = 0 // what a failed Apply left
 	defer p.view.Discard()
+	// Sized once: a group commit of calls holds thousands of records.
+	p.applied.History = make([]HistoryRecord, 0, countHistory(ops))
 	for i, op := range ops {
 		if err := p.add(op); err != nil {
 			return Applied{}, fmt.Errorf("apply: op %d (%s): %w", i, op, err)
 		}
 	}
+	p.closeBlock()
 	if p.acked {
 		// Last, in its own unit: should a split batch fail part way, the
 		// mark stays where it was, below every event still pending.
@@ -103,6 +108,18 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 	s.pendingFrom = p.pendingFrom
 	s.pendingFromPub.Store(p.pendingFrom)
 	return p.applied, nil
+}
+
+// countHistory is how many records ops append to the history, but for
+// the revocations DeleteGrants finds.
+func countHistory(ops []Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.kind == opAppendHistory || op.kind == opPutGrant {
+			n++
+		}
+	}
+	return n
 }
 
 // commit writes units in order, each with marks, splitting into several
@@ -221,6 +238,7 @@ type planner struct {
 
 	acks   map[uint64]*EventRecord // committed events acked by this batch
 	grants map[string]*GrantRecord // changed by this batch; nil: deleted
+	calls  *callBlock              // the run of call records not written yet
 
 	units   []unit
 	applied Applied
@@ -287,6 +305,9 @@ func (p *planner) add(op Op) error {
 		h := *op.history
 		if h.Time.IsZero() {
 			h.Time = p.now
+		}
+		if h.Kind == HistoryCall {
+			return p.call(h)
 		}
 		u, err := p.history(h)
 		if err != nil {
@@ -508,9 +529,35 @@ func (p *planner) deleteGrants(scope Scope) error {
 	return nil
 }
 
-// history reserves a seq for h and returns the unit writing it and, but
-// for a call, its kind index entry.
+// call reserves a seq for the call record h and adds it to the run of
+// calls, written as one block when the run ends (history_block.go).
+func (p *planner) call(h HistoryRecord) error {
+	p.lastHistory++
+	h.Seq = p.lastHistory
+	p.applied.History = append(p.applied.History, h)
+	// Encoded from its place in Applied, so the record is not copied again.
+	if err := p.calls.add(&p.applied.History[len(p.applied.History)-1]); err != nil {
+		return err
+	}
+	if p.calls.full() {
+		p.closeBlock()
+	}
+	return nil
+}
+
+// closeBlock plans writing the run of calls, if any: before any other
+// history record takes a seq, so that no key falls inside a block's range,
+// and at the end of the batch.
+func (p *planner) closeBlock() {
+	if key, value, ok := p.calls.take(); ok {
+		p.units = append(p.units, unit{muts: []mutation{{key: key, value: value}}, historySeq: p.calls.last})
+	}
+}
+
+// history reserves a seq for h, which is no call, and returns the unit
+// writing it and its kind index entry.
 func (p *planner) history(h HistoryRecord) (unit, error) {
+	p.closeBlock()
 	p.lastHistory++
 	h.Seq = p.lastHistory
 	b, err := encodeRecord(&h)

@@ -83,17 +83,24 @@ func decodeRecord[T any, P record[T]](key, val []byte) (rec T, err error) {
 		var zero T
 		return zero, fmt.Errorf("key %q: %d trailing bytes: %w", key, r.Len(), ErrCorrupt)
 	}
-	v := P(&rec).schemaVersion()
+	if err := checkVersion(key, P(&rec).schemaVersion()); err != nil {
+		var zero T
+		return zero, err
+	}
+	return rec, nil
+}
+
+// checkVersion refuses a version above SchemaVersion or below 0, and
+// upgrades the rest to SchemaVersion.
+func checkVersion(key []byte, v *int) error {
 	switch {
 	case *v > SchemaVersion:
-		var zero T
-		return zero, fmt.Errorf("key %q: version %d, this build reads up to %d: %w", key, *v, SchemaVersion, ErrSchemaVersion)
+		return fmt.Errorf("key %q: version %d, this build reads up to %d: %w", key, *v, SchemaVersion, ErrSchemaVersion)
 	case *v < 0:
-		var zero T
-		return zero, fmt.Errorf("key %q: negative version %d: %w", key, *v, ErrCorrupt)
+		return fmt.Errorf("key %q: negative version %d: %w", key, *v, ErrCorrupt)
 	}
 	*v = SchemaVersion
-	return rec, nil
+	return nil
 }
 
 // maxNesting bounds how deep a record's values nest; ours go four deep

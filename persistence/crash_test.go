@@ -141,6 +141,7 @@ func checkCommitted(t *testing.T, dir string, committed []committedRange) {
 		}
 	}
 	checkCommittedTasks(t, s, committed, copies)
+	checkCommittedCalls(t, s, committed, copies)
 	if got := s.Stats().PendingEvents; got != pending {
 		t.Errorf("PendingEvents = %d, want %d", got, pending)
 	}
@@ -159,6 +160,49 @@ func checkCommitted(t *testing.T, dir string, committed []committedRange) {
 		t.Fatal(err)
 	}
 	t.Logf("%d committed events checked (%d stored, %d pending), next seq %d", want, len(events), pending, res.Events[0].Seq)
+}
+
+// checkCommittedCalls checks the crash child's call records, written in
+// blocks: each committed batch's are there once, every one stored came
+// with its batch's events, and a new record's seq goes above them all.
+func checkCommittedCalls(t *testing.T, s *Store, committed []committedRange, copies map[string]int) {
+	t.Helper()
+	calls, err := s.History(HistoryFilter{Kind: HistoryCall, Server: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := make(map[string]int, len(calls))
+	var last uint64
+	for _, h := range calls {
+		if h.Seq <= last {
+			t.Fatalf("call record %d read after %d", h.Seq, last)
+		}
+		last = h.Seq
+		stored[h.Tool]++
+		run, k, ok := strings.Cut(strings.TrimPrefix(h.Tool, "crash-"), "-")
+		n, err := strconv.Atoi(k)
+		if !ok || err != nil {
+			t.Fatalf("stored call record %+v is not the crash child's", h)
+		}
+		if c := copies[string(crashParams(run, n))]; c != 1 {
+			t.Fatalf("call record %s is stored but its batch's event is there %d times", h.Tool, c)
+		}
+	}
+	for _, c := range committed {
+		for k := c.k; k <= c.k+int(c.last-c.first); k++ {
+			if n := stored[crashTool(c.run, k)]; n != 1 {
+				t.Fatalf("run %s: call record %d was committed and is there %d times", c.run, k, n)
+			}
+		}
+	}
+	res, err := s.Apply([]Op{AppendHistory(HistoryRecord{Kind: HistoryLifecycle, Server: "probe"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq := res.History[0].Seq; seq <= last {
+		t.Fatalf("new history seq %d is not above the old %d", seq, last)
+	}
+	t.Logf("%d call records checked", len(calls))
 }
 
 // checkCommittedTasks checks the crash child's tasks: each committed

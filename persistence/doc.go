@@ -53,12 +53,25 @@
 //	c/<name>                            CatalogRecord
 //	e/<seq>                             EventRecord
 //	g/<session>\x00<stack>\x00<group>   GrantRecord (stack "" for the session itself)
-//	h/<seq>                             HistoryRecord
+//	h/<seq>                             HistoryRecord, or a block of calls ending at seq (below)
 //	k/<kind>\x00<seq>                   empty; the history index by kind (calls have none)
 //	t/<server>\x00<task id>             TaskRecord
 //	x/<id>                              GatewayTaskRecord
 //	p/<id>                              ContainmentRecord (a running server's cell, until it is gone)
 //	n/<server>\x00<tool>                 PinRecord (a tool definition's approval; deleted with its server)
+//
+// Call records are written in blocks: the calls an Apply appends between
+// two other history records are one key, h/<the last one's seq>, whose
+// value is a msgpack map {"v": 2, "calls": <the records' array,
+// Snappy-compressed>} (an array too big to compress is kept as it is), at
+// most 256 records or about 256 KiB of them. A build from before blocks
+// refuses a block with ErrSchemaVersion. A seek to h/<s> lands on the key
+// that holds s or on the next, so reads, pages and their cursors go through
+// blocks record by record; Prune writes a block back with the records
+// still in retention. A key per call cost Badger more CPU than the rest of
+// the call (BenchmarkApplyCalls: 12.8 µs of CPU per call record a key
+// each, 3.6 µs in blocks, medians of 3 interleaved runs). Journals written
+// a key per record, as all were before blocks, read the same.
 //
 // Records are msgpack maps keyed by field name, each with its schema
 // version "v". Decoding a record with a version above SchemaVersion fails

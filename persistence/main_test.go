@@ -69,9 +69,16 @@ func appendUntilKilled(dir, run string) int {
 	var previous *TaskRecord
 	for {
 		n := 1 + rand.IntN(500)
-		ops := make([]Op, n, n+2)
+		ops := make([]Op, n, 2*n+3)
 		for i := range ops {
 			ops[i] = AppendEvent(EventRecord{Server: "crash", Method: "notify", Params: crashParams(run, k+i)})
+		}
+		// A call record per event, in blocks cut by a transition.
+		for i := range n {
+			if i == n/2 {
+				ops = append(ops, AppendHistory(HistoryRecord{Kind: HistoryLifecycle, Server: "crash", Transition: "ready"}))
+			}
+			ops = append(ops, AppendHistory(HistoryRecord{Kind: HistoryCall, Server: "crash", Tool: crashTool(run, k+i)}))
 		}
 		task := crashTask(run, k, n)
 		ops = append(ops, PutTask(task))
@@ -90,6 +97,9 @@ func appendUntilKilled(dir, run string) int {
 		k += n
 	}
 }
+
+// crashTool is the tool of the crash child's call record k of run.
+func crashTool(run string, k int) string { return fmt.Sprintf("crash-%s-%d", run, k) }
 
 func crashParams(run string, k int) []byte {
 	return fmt.Appendf(nil, `{"run":%q,"k":%d,"pad":"0123456789abcdef0123456789abcdef"}`, run, k)

@@ -78,16 +78,7 @@ func (s *Store) Prune() (PruneResult, error) {
 	}
 	if s.opts.HistoryRetention > 0 {
 		cutoff := now.Add(-s.opts.HistoryRetention)
-		n, err := pruneWhere(s, prefixHistory, func(key []byte, h HistoryRecord) ([]mutation, bool) {
-			if !h.Time.Before(cutoff) {
-				return nil, false
-			}
-			muts := []mutation{{key: bytes.Clone(key), del: true}}
-			if indexedKind(h.Kind) {
-				muts = append(muts, mutation{key: seqKey(kindPrefix(h.Kind), h.Seq), del: true})
-			}
-			return muts, true
-		})
+		n, err := s.pruneHistory(cutoff)
 		res.History = n
 		if err != nil {
 			return res, fmt.Errorf("prune history: %w", err)
@@ -289,6 +280,78 @@ func pruneWhere[T any, P record[T]](s *Store, prefix string, doomed func(key []b
 				return deleted, err
 			}
 			deleted += len(units)
+		}
+		start = next
+	}
+	return deleted, nil
+}
+
+// pruneHistory deletes, chunk by chunk, the history records older than
+// cutoff with their index keys, and returns how many it deleted. A block
+// whose records are all older goes whole; one that holds newer records too
+// is written again, under its key, with those only. The caller holds
+// writeMu.
+func (s *Store) pruneHistory(cutoff time.Time) (int, error) {
+	deleted := 0
+	start := []byte(prefixHistory)
+	for start != nil {
+		if s.stopping() {
+			return deleted, ErrClosed
+		}
+		var units []unit
+		var next []byte
+		n := 0
+		err := s.db.View(func(txn *badger.Txn) error {
+			visited := 0
+			return iterate(txn, iteration{prefix: []byte(prefixHistory), start: start, values: true}, func(item *badger.Item) (bool, error) {
+				key := item.KeyCopy(nil)
+				var recs []HistoryRecord
+				err := item.Value(func(v []byte) error {
+					var err error
+					recs, err = decodeHistory(key, v)
+					return err
+				})
+				if err != nil {
+					return false, err
+				}
+				var muts []mutation
+				kept := recs[:0]
+				for _, h := range recs {
+					if !h.Time.Before(cutoff) {
+						kept = append(kept, h)
+						continue
+					}
+					if indexedKind(h.Kind) {
+						muts = append(muts, mutation{key: seqKey(kindPrefix(h.Kind), h.Seq), del: true})
+					}
+				}
+				switch {
+				case len(kept) == len(recs):
+				case len(kept) == 0:
+					units = append(units, unit{muts: append(muts, mutation{key: key, del: true})})
+				default:
+					value, err := encodeBlock(kept)
+					if err != nil {
+						return false, err
+					}
+					units = append(units, unit{muts: append(muts, mutation{key: key, value: value})})
+				}
+				n += len(recs) - len(kept)
+				if visited += len(recs); visited >= s.pruneChunk {
+					next = append(key, 0) // the key's successor
+					return false, nil
+				}
+				return true, nil
+			})
+		})
+		if err != nil {
+			return deleted, err
+		}
+		if len(units) > 0 {
+			if err := s.commit(units, nil); err != nil {
+				return deleted, err
+			}
+			deleted += n
 		}
 		start = next
 	}

@@ -460,10 +460,35 @@ func (s *Store) scanHistory(f HistoryFilter, keep func(HistoryRecord) bool) erro
 		if f.Kind != "" && indexedKind(f.Kind) {
 			return indexed(txn, kindPrefix(f.Kind), prefixHistory, f.After, f.Newest, keep)
 		}
-		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest}
+		it := iteration{prefix: []byte(prefixHistory), reverse: f.Newest, values: true}
 		if !f.Newest {
 			it.start = seqKey(prefixHistory, f.After+1)
 		}
-		return scan(txn, it, func(_ []byte, h HistoryRecord) (bool, error) { return keep(h), nil })
+		return iterate(txn, it, func(item *badger.Item) (bool, error) {
+			var recs []HistoryRecord
+			err := item.Value(func(v []byte) error {
+				var err error
+				recs, err = decodeHistory(item.Key(), v)
+				return err
+			})
+			if err != nil {
+				return false, err
+			}
+			if f.Newest {
+				for i := len(recs) - 1; i >= 0; i-- {
+					if !keep(recs[i]) {
+						return false, nil
+					}
+				}
+				return true, nil
+			}
+			for _, h := range recs {
+				// The block the seek landed on may begin before After.
+				if h.Seq > f.After && !keep(h) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
 	})
 }

@@ -127,6 +127,9 @@ type Store struct {
 
 	// Reserved seqs, guarded by writeMu: the highest seq handed out.
 	reservedEvent, reservedHistory uint64
+	// Apply's buffer for blocks of calls, kept for its capacity; guarded
+	// by writeMu.
+	calls callBlock
 	// The pending mark: every event below it is processed. Guarded by
 	// writeMu; pendingFromPub is its committed value for readers.
 	pendingFrom    uint64
