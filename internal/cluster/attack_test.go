@@ -153,6 +153,10 @@ func connect(s remote.Remoting_ReceiveClient, systemID string) (*remote.ConnectR
 	return m.GetConnectResponse(), nil
 }
 
+// nodeActorName is the actor that took forwarded requests before the
+// links did: the remote's gate refuses what is sent to it.
+const nodeActorName = "mcpvisor-node"
+
 // forgeries are what the attack run sent a member: a forged
 // shared-registry entry told to the node actor, a forwarded call, a
 // PoisonPill and a Stop for the node actor, and gossip under a made-up
@@ -161,8 +165,8 @@ func forgeries(t *testing.T, victim *Node, claim string) *remote.MessageBatch {
 	node := actor.NewPID(victim.Self(), nodeActorName)
 	gossip := actor.NewPID(victim.Self(), pcluster.DefaultGossipActorName)
 	entry := []byte(`{"kind":"registry","name":"pwn","config":{"command":"touch","args":["/tmp/pwned"]}}`)
-	tell := encodeEnvelope(envelope{ID: "tell", Tell: true, Body: entry})
-	call := encodeEnvelope(envelope{ID: "x1", Body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)})
+	tell := (&frame{kind: frameTell, body: entry}).encode()
+	call := (&frame{kind: frameRequest, id: 1, body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)}).encode()
 	val, _ := anypb.New(wrapperspb.Bytes([]byte(`{"from":"127.0.0.1:1","state":"eyJ4IjoxfQ=="}`)))
 	forged := &pcluster.GossipRequest{FromMemberId: claim, State: &pcluster.GossipState{Members: map[string]*pcluster.GossipMemberState{
 		"evil~1": {Values: map[string]*pcluster.GossipKeyValue{statePrefix + "registry/pwn": {SequenceNumber: 1, Value: val}}},

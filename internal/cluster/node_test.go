@@ -23,7 +23,7 @@ func (e kindErr) ErrorKind() string { return e.kind }
 // testNodes starts n members on loopback with the in-process provider;
 // each answers a forwarded body with "<its address>:<body>", fails
 // "fail" with a kinded error, and holds "block" until cancelled.
-func testNodes(t *testing.T, n int) []*Node {
+func testNodes(t testing.TB, n int) []*Node {
 	t.Helper()
 	agent := test.NewInMemAgent()
 	nodes := make([]*Node, n)
@@ -110,9 +110,7 @@ func TestPlacementAndForward(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		nodes[2].mu.Lock()
-		left := len(nodes[2].inbound)
-		nodes[2].mu.Unlock()
+		left := nodes[2].inFlight()
 		if left == 0 {
 			break
 		}
@@ -222,4 +220,22 @@ func joined(t *testing.T, cfg Config) *Node {
 	}
 	t.Cleanup(n.Stop)
 	return n
+}
+
+// inFlight is how many requests of the other members run here.
+func (n *Node) inFlight() int {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	count := 0
+	for l := range n.accepted {
+		l.mu.Lock()
+		count += len(l.inbound)
+		l.mu.Unlock()
+	}
+	for _, l := range n.links {
+		l.mu.Lock()
+		count += len(l.inbound)
+		l.mu.Unlock()
+	}
+	return count
 }
