@@ -87,6 +87,11 @@ func (n *Node) receive(l *link, f frame) {
 		default:
 			out.body = body
 		}
+		if n.leaving() {
+			// Cancelled as this member leaves: the caller learns that it
+			// left, not that its request was cancelled.
+			return
+		}
 		_ = l.write(&out)
 	}()
 }

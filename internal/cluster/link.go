@@ -38,6 +38,15 @@ var linkStream = grpc.StreamDesc{StreamName: "Stream", ServerStreams: true, Clie
 // helloTimeout bounds the opening of a link: the stream and the hellos.
 const helloTimeout = 5 * time.Second
 
+// Flow-control windows of the links' connections, static both ways: with
+// gRPC's default, dynamic windows, the receiving end of each message sent
+// a ping to estimate the bandwidth (and the other end answered it), two
+// frames more per request and per answer.
+const (
+	streamWindow = 4 << 20
+	connWindow   = 16 << 20
+)
+
 // frameKind is what a frame on a link is.
 type frameKind byte
 
@@ -257,7 +266,8 @@ func (n *Node) open(addr string) (*link, error) {
 	if n.cfg.TLS != nil {
 		creds = credentials.NewTLS(n.cfg.TLS.ClientConfig())
 	}
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithStaticStreamWindowSize(streamWindow), grpc.WithStaticConnWindowSize(connWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -407,9 +417,10 @@ func (n *Node) ended(l *link) {
 	n.failOutbound(func(o *outbound) bool { return o.link == l }, connectionLost{})
 }
 
-// closeLinks ends every link as the member leaves: those it opened at
-// once, and those the others opened by asking them to (a bye), so that
-// its server's graceful stop does not wait for them.
+// closeLinks ends every link as the member leaves: the requests they
+// brought are cancelled, the links it opened closed at once, and those
+// the others opened by asking them to (a bye), so that its server's
+// graceful stop does not wait for them.
 func (n *Node) closeLinks() {
 	n.lmu.Lock()
 	n.linksClosed = true
@@ -421,12 +432,26 @@ func (n *Node) closeLinks() {
 		accepted = append(accepted, l)
 	}
 	n.lmu.Unlock()
+	for _, l := range append(opened, accepted...) {
+		l.mu.Lock()
+		for _, cancel := range l.inbound {
+			cancel()
+		}
+		l.mu.Unlock()
+	}
 	for _, l := range opened {
 		l.close()
 	}
 	for _, l := range accepted {
 		_ = l.write(&frame{kind: frameBye})
 	}
+}
+
+// leaving is whether the member has begun to leave.
+func (n *Node) leaving() bool {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	return n.linksClosed
 }
 
 // closeLinksTo ends the links this member opened to the members at the

@@ -115,6 +115,7 @@ type Node struct {
 
 	mu       sync.Mutex
 	members  []*pcluster.Member // the last topology's that placement counts (verified), sorted by address
+	addrs    map[string]bool    // the addresses of members
 	topology []*pcluster.Member // the last topology's, all of them
 	byID     map[string]string  // the last topology's members' addresses, by id: who may send
 	proofs   map[string]proof   // by member id: whether a handshake proved its certificate names it (TLS only)
@@ -208,7 +209,8 @@ func New(cfg Config) (*Node, error) {
 	n.probes, n.endProbes = context.WithCancel(context.Background())
 	// The links (forwarded requests) are a method of the remote's own
 	// gRPC server: one port, one set of certificates.
-	sopts := []grpc.ServerOption{grpc.UnknownServiceHandler(n.accept)}
+	sopts := []grpc.ServerOption{grpc.UnknownServiceHandler(n.accept),
+		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow)}
 	if cfg.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(cfg.TLS.server)))
 		ropts = append(ropts, remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
@@ -424,7 +426,7 @@ func (n *Node) Forward(ctx context.Context, addr string, body []byte, rev *Rever
 		return nil, errors.New("cluster: a forwarded body must be JSON")
 	}
 	n.mu.Lock()
-	member := slices.ContainsFunc(n.members, func(m *pcluster.Member) bool { return m.Address() == addr })
+	member := n.addrs[addr]
 	n.mu.Unlock()
 	if !member {
 		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
@@ -651,7 +653,7 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 		n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
 			return !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
 		})
-		n.rdv.UpdateMembers(n.members)
+		n.setMembers()
 	} else {
 		n.placeVerified()
 	}
@@ -716,7 +718,16 @@ func (n *Node) placeVerified() {
 	n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
 		return n.cfg.TLS != nil && m.Id != n.system.ID && n.proofs[m.Id] != proven
 	})
+	n.setMembers()
+}
+
+// setMembers places by n.members, and forwards to them; under n.mu.
+func (n *Node) setMembers() {
 	n.rdv.UpdateMembers(n.members)
+	n.addrs = make(map[string]bool, len(n.members))
+	for _, m := range n.members {
+		n.addrs[m.Address()] = true
+	}
 }
 
 // proof is where a member's handshake is.

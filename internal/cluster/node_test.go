@@ -239,3 +239,36 @@ func (n *Node) inFlight() int {
 	}
 	return count
 }
+
+// A request in flight on a member that leaves fails as unreachable when
+// the member goes, not when its caller's deadline passes; the member
+// cancelled it as it left.
+func TestInFlightFailsWhenMemberLeaves(t *testing.T) {
+	nodes := testNodes(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := nodes[0].Forward(ctx, nodes[2].Self(), []byte(`"block"`), nil)
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); nodes[2].inFlight() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never ran on the member")
+		}
+	}
+	start := time.Now()
+	nodes[2].Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrUnreachable) {
+			t.Errorf("the request in flight on the member that left: %v", err)
+		}
+		t.Logf("failed %v after the member began to leave: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request in flight on the member that left did not fail")
+	}
+	if n := nodes[2].inFlight(); n != 0 {
+		t.Errorf("%d requests still running on the member that left", n)
+	}
+}
