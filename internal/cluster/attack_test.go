@@ -421,7 +421,7 @@ func openLink(t *testing.T, addr string, cert *tls.Certificate, id, from string)
 	defer cc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := cc.NewStream(ctx, &linkStream, linkMethod)
+	s, err := cc.NewStream(ctx, &linkStream, linkMethod, grpc.CallContentSubtype(linkCodecName))
 	if err != nil {
 		return frame{}, err
 	}
@@ -430,7 +430,7 @@ func openLink(t *testing.T, addr string, cert *tls.Certificate, id, from string)
 		{kind: frameTell, body: []byte(`{"kind":"registry","name":"pwn"}`)},
 		{kind: frameRequest, id: 1, body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)},
 	} {
-		if err := s.SendMsg(wrapperspb.Bytes(f.encode())); err != nil {
+		if err := s.SendMsg(f.encode()); err != nil {
 			break // refused already: RecvMsg says why
 		}
 	}
