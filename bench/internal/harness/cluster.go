@@ -13,7 +13,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/cluster"
 )
 
-// ScenarioCluster is scenario 13: a call forwarded one hop to another
+// ScenarioCluster is scenario 14: a call forwarded one hop to another
 // cluster member against the same call on one host alone, and three
 // members in one process against one host.
 const ScenarioCluster = "cluster"
@@ -31,7 +31,7 @@ const (
 	clusterGossip    = 100 * time.Millisecond
 )
 
-// Cluster is scenario 13 (mcpvisor only): one host alone, a cluster of
+// Cluster is scenario 14 (mcpvisor only): one host alone, a cluster of
 // two members and one of three, all in this process on loopback (the
 // in-process membership, members talking in clear), each with the same
 // clusterServers echo servers, each server running on one member. It
@@ -261,12 +261,12 @@ func (r *Run) clusterTargets() []Target {
 	return append(ts, t)
 }
 
-// clusterSection writes scenario 13.
+// clusterSection writes scenario 14.
 func (r *Run) clusterSection(b *strings.Builder) {
 	if r.find(ScenarioCluster, ClusterHost) == nil {
 		return
 	}
-	fmt.Fprintf(b, "## 13. Cluster: a call forwarded one hop, and three members, in one process\n\n")
+	fmt.Fprintf(b, "## 14. Cluster: a call forwarded one hop, and three members, in one process\n\n")
 	fmt.Fprintf(b, "One host alone, a cluster of two members and one of three, in this process on loopback (in-process membership, members in clear), each with the same %d echo servers, each server run by one member. "+
 		"`hop` calls from member 0 of the two the servers member 1 runs, `member-local` those member 0 runs; `three-members` spreads %d callers over the three members (two calls in three cross to another member). "+
 		"%d repeats, interleaved; medians.\n\n", clusterServers, r.Sizes.Callers, max(1, r.Sizes.Repeats))

@@ -43,7 +43,7 @@ func TestClusterScenario(t *testing.T) {
 		t.Errorf("cluster targets: %+v", ts)
 	}
 	md := run.Markdown("")
-	for _, s := range []string{"## 13. Cluster", "| hop | 2 |", "| three-members | 3 |", "| issue 41 | Cluster: one hop"} {
+	for _, s := range []string{"## 14. Cluster", "| hop | 2 |", "| three-members | 3 |", "| issue 41 | Cluster: one hop"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q", s)
 		}
