@@ -21,7 +21,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/remote"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -38,6 +40,7 @@ func (n *Node) topologyIDs() []string {
 type records struct {
 	mu                       sync.Mutex
 	drops, refusals, failed  int
+	linkRefusals             int
 	handled, told, forStates []string
 	changed                  chan struct{}
 }
@@ -82,6 +85,8 @@ func (h recordHandler) Handle(_ context.Context, rec slog.Record) error {
 		h.r.note(func() { h.r.drops++ })
 	case strings.Contains(rec.Message, "EndpointReader refused a connection"):
 		h.r.note(func() { h.r.refusals++ })
+	case strings.Contains(rec.Message, "refused a link"):
+		h.r.note(func() { h.r.linkRefusals++ })
 	case strings.Contains(rec.Message, "failed the TLS handshake"):
 		h.r.note(func() { h.r.failed++ })
 	}
@@ -153,6 +158,10 @@ func connect(s remote.Remoting_ReceiveClient, systemID string) (*remote.ConnectR
 	return m.GetConnectResponse(), nil
 }
 
+// nodeActorName is the actor that took forwarded requests before the
+// links did: the remote's gate refuses what is sent to it.
+const nodeActorName = "mcpvisor-node"
+
 // forgeries are what the attack run sent a member: a forged
 // shared-registry entry told to the node actor, a forwarded call, a
 // PoisonPill and a Stop for the node actor, and gossip under a made-up
@@ -161,8 +170,8 @@ func forgeries(t *testing.T, victim *Node, claim string) *remote.MessageBatch {
 	node := actor.NewPID(victim.Self(), nodeActorName)
 	gossip := actor.NewPID(victim.Self(), pcluster.DefaultGossipActorName)
 	entry := []byte(`{"kind":"registry","name":"pwn","config":{"command":"touch","args":["/tmp/pwned"]}}`)
-	tell := encodeEnvelope(envelope{ID: "tell", Tell: true, Body: entry})
-	call := encodeEnvelope(envelope{ID: "x1", Body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)})
+	tell := (&frame{kind: frameTell, body: entry}).encode()
+	call := (&frame{kind: frameRequest, id: 1, body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)}).encode()
 	val, _ := anypb.New(wrapperspb.Bytes([]byte(`{"from":"127.0.0.1:1","state":"eyJ4IjoxfQ=="}`)))
 	forged := &pcluster.GossipRequest{FromMemberId: claim, State: &pcluster.GossipState{Members: map[string]*pcluster.GossipMemberState{
 		"evil~1": {Values: map[string]*pcluster.GossipKeyValue{statePrefix + "registry/pwn": {SequenceNumber: 1, Value: val}}},
@@ -394,4 +403,100 @@ func freeAddrs(t *testing.T, n int) []string {
 		l.Close()
 	}
 	return out
+}
+
+// openLink opens a link to addr as a process that may not be a member
+// would: with cert (nil: none), trusting any server, its hello claiming
+// id at from; then it sends a tell and a request, as a member would once
+// accepted. It returns the first frame answered, or why none was.
+func openLink(t *testing.T, addr string, cert *tls.Certificate, id, from string) (frame, error) {
+	cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the attacker trusts anyone
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := cc.NewStream(ctx, &linkStream, linkMethod, grpc.CallContentSubtype(linkCodecName))
+	if err != nil {
+		return frame{}, err
+	}
+	for _, f := range []frame{
+		{kind: frameHello, body: []byte(id + "\n" + from)},
+		{kind: frameTell, body: []byte(`{"kind":"registry","name":"pwn"}`)},
+		{kind: frameRequest, id: 1, body: []byte(`{"method":"tools/call","params":{"name":"mcp__s__rm"}}`)},
+	} {
+		if err := s.SendMsg(f.encode()); err != nil {
+			break // refused already: RecvMsg says why
+		}
+	}
+	return recvFrame(s)
+}
+
+// The links that carry forwarded requests hold to the rules of the
+// remote's gate: a process without a certificate of the cluster's CA is
+// not served; one with a certificate of a name not in the membership, one
+// claiming another member's id, and a member claiming another address
+// are refused at their hello; nothing they send reaches the handler or
+// OnTell, and the members still forward to each other.
+func TestLinkRefusesAttackers(t *testing.T) {
+	ca, other := certtest.NewCA(t, "cluster CA"), certtest.NewCA(t, "another CA")
+	a, b, rec := attacked(t, ca)
+	load := func(ca *certtest.CA, name string) *tls.Certificate {
+		certFile, keyFile := ca.Issue(t, name)
+		c, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	bID := b.system.ID
+	for _, tc := range []struct {
+		name     string
+		cert     *tls.Certificate
+		id, from string
+		atHello  bool // refused at the hello (logged), not at the handshake
+	}{
+		{"no certificate", nil, "mallory~1", "127.0.0.1:1", false},
+		{"another CA", load(other, "mallory"), "mallory~1", "127.0.0.1:1", false},
+		{"a name not in the membership", load(ca, "mallory"), "mallory~1", "127.0.0.1:1", true},
+		{"another member's id", load(ca, "mallory"), bID, b.Self(), true},
+		{"a member at another address", load(ca, "b"), bID, "127.0.0.1:1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec.mu.Lock()
+			before := rec.linkRefusals
+			rec.mu.Unlock()
+			f, err := openLink(t, a.Self(), tc.cert, tc.id, tc.from)
+			if err == nil {
+				t.Fatalf("the link was opened: %+v", f)
+			}
+			if tc.atHello {
+				if status.Code(err) != codes.PermissionDenied {
+					t.Errorf("refused with %v, want PermissionDenied", err)
+				}
+				rec.wait(t, "the link refused", func(r *records) bool { return r.linkRefusals == before+1 })
+			}
+		})
+	}
+	rec.mu.Lock()
+	if len(rec.told)+len(rec.handled) > 0 {
+		t.Errorf("what the refused links sent reached the member: handled %q, told %q", rec.handled, rec.told)
+	}
+	rec.mu.Unlock()
+	// With b's own certificate, id and address the same frames are taken:
+	// what the refusals kept out.
+	if f, err := openLink(t, a.Self(), load(ca, "b"), bID, b.Self()); err != nil || f.kind != frameHello {
+		t.Errorf("b's own link: %+v, %v", f, err)
+	}
+	rec.wait(t, "a member's tell and request taken", func(r *records) bool { return len(r.told) == 1 && len(r.handled) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := b.Forward(ctx, a.Self(), []byte(`"still there"`), nil); err != nil || string(got) != `"still there"` {
+		t.Errorf("a forward after the attacks: %s, %v", got, err)
+	}
 }

@@ -3,7 +3,8 @@
 // actors over gRPC), every server is a cluster identity of the kind
 // ServerKind placed on one member by rendezvous hashing, as protoactor's
 // own identity lookup places its virtual actors, and a call to a server
-// placed on another member goes to that member's node actor in one hop.
+// placed on another member goes to that member in one hop, on the link
+// (one gRPC stream) between the two.
 //
 // The package knows nothing of MCP: it forwards opaque requests to the
 // member that owns a name, tells its host where each name is placed when
@@ -27,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/member"
@@ -36,6 +38,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/remote"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/mcpvisor/mcpvisor/internal/protolog"
@@ -46,9 +49,9 @@ import (
 // an identity of this kind.
 const ServerKind = "mcpvisor.server"
 
-// nodeActorName is the name of each member's node actor, which answers
-// the requests forwarded to it.
-const nodeActorName = "mcpvisor-node"
+// endpointWriterQueue is the initial size of the queue of each of
+// protoactor's endpoint writers.
+const endpointWriterQueue = 1024
 
 // statePrefix begins the gossip keys under which each member publishes
 // its states (Publish).
@@ -78,7 +81,7 @@ type Config struct {
 	// and state nil when it left).
 	OnState func(member, key string, state []byte)
 	// OnTell receives what another member sends this one with Tell, on
-	// the node actor's goroutine, in order: it must not block.
+	// the goroutine reading the link from it, in order: it must not block.
 	OnTell func(body []byte)
 	// OnLost is called, from its own goroutine, when the provider no longer
 	// holds this member (an etcd lease that lapsed): the others no longer
@@ -116,13 +119,22 @@ type Node struct {
 
 	mu       sync.Mutex
 	members  []*pcluster.Member // the last topology's that placement counts (verified), sorted by address
+	addrs    map[string]bool    // the addresses of members
 	topology []*pcluster.Member // the last topology's, all of them
 	byID     map[string]string  // the last topology's members' addresses, by id: who may send
 	proofs   map[string]proof   // by member id: whether a handshake proved its certificate names it (TLS only)
 	rdv      *pcluster.Rendezvous
-	inbound  map[string]context.CancelFunc // requests forwarded to this member in flight, by id
-	outbound map[string]outbound           // this member's forwarded requests in flight, by id; answers come back to the node actor
-	pending  map[string][]byte             // states published before Join returned
+	pending  map[string][]byte // states published before Join returned
+
+	omu      sync.Mutex
+	outbound map[uint64]*outbound // this member's forwarded requests in flight, by id
+	nextID   atomic.Uint64        // the last request id
+
+	lmu         sync.Mutex
+	links       map[string]*link    // the links this member opened, by the other member's address
+	dialings    map[string]*dialing // links being opened, by address
+	accepted    map[*link]struct{}  // the links the others opened to this member
+	linksClosed bool                // the member is leaving: no more links
 
 	published map[string]int64 // bytes published (Publish), by kind of state; under mu
 
@@ -190,26 +202,37 @@ func New(cfg Config) (*Node, error) {
 	}
 	// The other members' streams close when they see this one leave; a
 	// second is plenty on any network a cluster should span (patch 11).
-	ropts := []remote.ConfigOption{remote.WithGracefulStopTimeout(time.Second)}
+	// Each endpoint writer (one per other member) starts its queue at
+	// this many slots and doubles it when full: protoactor's default, a
+	// million, is 16 MB of pointers per other member that the garbage
+	// collector scans at every cycle (three members in one process: about
+	// 100 MB, a fifth of the CPU of their calls). Only the gossip goes
+	// through them now; the forwarded requests go over the links.
+	ropts := []remote.ConfigOption{remote.WithGracefulStopTimeout(time.Second), remote.WithEndpointWriterQueueSize(endpointWriterQueue)}
 	if cfg.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
 	}
-	if cfg.TLS != nil {
-		ropts = append(ropts, remote.WithServerOptions(grpc.Creds(credentials.NewTLS(cfg.TLS.server))),
-			remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
-	}
-	n := &Node{cfg: cfg, log: cfg.Logger, inbound: map[string]context.CancelFunc{}, outbound: map[string]outbound{}, rdv: pcluster.NewRendezvous(),
+	n := &Node{cfg: cfg, log: cfg.Logger, outbound: map[uint64]*outbound{}, rdv: pcluster.NewRendezvous(),
 		byID: map[string]string{}, proofs: map[string]proof{},
+		links: map[string]*link{}, dialings: map[string]*dialing{}, accepted: map[*link]struct{}{},
 		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
 	n.probes, n.endProbes = context.WithCancel(context.Background())
-	ropts = append(ropts, remote.WithGate(gate{n}))
+	// The links (forwarded requests) are a method of the remote's own
+	// gRPC server: one port, one set of certificates.
+	sopts := []grpc.ServerOption{grpc.UnknownServiceHandler(n.accept),
+		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow)}
+	if cfg.TLS != nil {
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(cfg.TLS.server)))
+		ropts = append(ropts, remote.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS.client))))
+	}
+	ropts = append(ropts, remote.WithServerOptions(sopts...), remote.WithGate(gate{n}))
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return protolog.Logger(cfg.Logger) }))
 	// The member's id begins with its name, which its certificate gives
 	// (MemberName): what arrives over a connection is held to it. The
 	// rest stays unique to this join.
 	n.system.ID = cfg.Member + memberSep + n.system.ID
 	// The kind's actor is never activated: placement is by rendezvous on
-	// the members that serve the kind, and calls go to the node actor.
+	// the members that serve the kind, and calls go over the links.
 	// A member label is one more kind the member serves.
 	kinds := []*pcluster.Kind{pcluster.NewKind(ServerKind, actor.PropsFromFunc(func(actor.Context) {}))}
 	for _, l := range cfg.Labels {
@@ -249,16 +272,8 @@ func New(cfg Config) (*Node, error) {
 			if key, ok := strings.CutPrefix(ev.Key, statePrefix); ok {
 				n.onGossip(key, ev)
 			}
-		case *remote.EndpointTerminatedEvent:
-			n.mu.Lock()
-			n.failOutbound(func(addr string) bool { return addr == ev.Address }, connectionLost{})
-			n.mu.Unlock()
 		}
 	}))
-	if _, err := n.system.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return &nodeActor{n: n} }), nodeActorName); err != nil {
-		n.stop.Do(n.stopDispatch)
-		return nil, fmt.Errorf("cluster: the node actor: %w", err)
-	}
 	return n, nil
 }
 
@@ -417,39 +432,44 @@ type published struct {
 // set, answers what the member's handler tells and asks its Caller while
 // the request runs.
 func (n *Node) Forward(ctx context.Context, addr string, body []byte, rev *Reverse) ([]byte, error) {
-	return n.send(ctx, addr, body, "", rev)
+	if !json.Valid(body) {
+		return nil, errors.New("cluster: a forwarded body must be JSON")
+	}
+	n.mu.Lock()
+	member := n.addrs[addr]
+	n.mu.Unlock()
+	if !member {
+		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
+	}
+	l, err := n.linkTo(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return n.send(ctx, l, body, 0, rev)
 }
 
 // noteBuffer is how many notes of one request wait for its caller.
 const noteBuffer = 256
 
-// send forwards body to addr, on behalf of the request of addr's named
+// send forwards body on l, on behalf of the request of l's member named
 // by forID when set (Caller.Ask).
-func (n *Node) send(ctx context.Context, addr string, body []byte, forID string, rev *Reverse) ([]byte, error) {
-	if !json.Valid(body) {
-		return nil, errors.New("cluster: a forwarded body must be JSON")
-	}
-	id := newID()
+func (n *Node) send(ctx context.Context, l *link, body []byte, forID uint64, rev *Reverse) ([]byte, error) {
+	id := n.nextID.Add(1)
 	var notes chan []byte
 	if rev != nil && rev.OnNote != nil {
 		notes = make(chan []byte, noteBuffer)
 	}
-	got, err := n.expect(addr, id, rev, notes)
-	if err != nil {
-		return nil, err
-	}
+	got := n.expect(l, id, rev, notes)
 	defer n.forget(id)
-	pid := actor.NewPID(addr, nodeActorName)
-	// The answer comes back to this member's node actor, which hands it
-	// to got: no future, and no goroutine waiting on one.
-	self := actor.NewPID(n.Self(), nodeActorName) // by the address the others know
-	n.system.Root.RequestWithCustomSender(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Body: body, For: forID})}, self)
+	if err := l.write(&frame{kind: frameRequest, id: id, forID: forID, body: body}); err != nil {
+		return nil, fmt.Errorf("%w: the connection to member %s failed: %w", ErrUnreachable, l.addr, err)
+	}
 	for {
 		select {
 		case note := <-notes:
 			rev.OnNote(note)
 		case v := <-got:
-			// The node actor handed over every note sent before the
+			// The link's reader handed over every note sent before the
 			// answer before the answer.
 			for drained := false; !drained; {
 				select {
@@ -460,20 +480,20 @@ func (n *Node) send(ctx context.Context, addr string, body []byte, forID string,
 				}
 			}
 			switch v := v.(type) {
-			case envelope:
-				if v.Err != nil {
-					return nil, v.Err
+			case frame:
+				if v.err != nil {
+					return nil, v.err
 				}
-				return v.Body, nil
+				return v.body, nil
 			case memberLeft:
-				return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, addr)
+				return nil, fmt.Errorf("%w: member %s left the cluster with the request in flight", ErrUnreachable, l.addr)
 			case connectionLost:
-				return nil, fmt.Errorf("%w: the connection to member %s failed with the request in flight", ErrUnreachable, addr)
+				return nil, fmt.Errorf("%w: the connection to member %s failed with the request in flight", ErrUnreachable, l.addr)
 			default:
-				return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, addr, v)
+				return nil, fmt.Errorf("%w: member %s answered %T", ErrUnreachable, l.addr, v)
 			}
 		case <-ctx.Done():
-			n.system.Root.Send(pid, &wrapperspb.BytesValue{Value: encodeEnvelope(envelope{ID: id, Cancel: true})})
+			_ = l.write(&frame{kind: frameCancel, id: id})
 			return nil, ctx.Err()
 		case <-n.done:
 			return nil, fmt.Errorf("%w: this member left the cluster", ErrUnreachable)
@@ -491,11 +511,12 @@ type (
 	connectionLost struct{}
 )
 
-// failOutbound hands why to the requests in flight to the members to
-// which fails, under n.mu.
-func (n *Node) failOutbound(fails func(addr string) bool, why any) {
+// failOutbound hands why to the requests in flight that fails picks.
+func (n *Node) failOutbound(fails func(o *outbound) bool, why any) {
+	n.omu.Lock()
+	defer n.omu.Unlock()
 	for _, o := range n.outbound {
-		if fails(o.addr) {
+		if fails(o) {
 			select {
 			case o.c <- why:
 			default:
@@ -504,52 +525,48 @@ func (n *Node) failOutbound(fails func(addr string) bool, why any) {
 	}
 }
 
-// expect notes a request about to be forwarded to addr: refused at once
-// when addr is not a member now.
-func (n *Node) expect(addr, id string, rev *Reverse, notes chan []byte) (chan any, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if !slices.ContainsFunc(n.members, func(m *pcluster.Member) bool { return m.Address() == addr }) {
-		return nil, fmt.Errorf("%w: %s is not a member of cluster %q", ErrUnreachable, addr, n.cfg.Name)
-	}
+// expect notes request id about to be sent on l.
+func (n *Node) expect(l *link, id uint64, rev *Reverse, notes chan []byte) chan any {
 	c := make(chan any, 1)
-	n.outbound[id] = outbound{addr: addr, c: c, rev: rev, notes: notes}
-	return c, nil
+	n.omu.Lock()
+	n.outbound[id] = &outbound{link: l, c: c, rev: rev, notes: notes}
+	n.omu.Unlock()
+	return c
 }
 
-func (n *Node) forget(id string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+func (n *Node) forget(id uint64) {
+	n.omu.Lock()
 	delete(n.outbound, id)
+	n.omu.Unlock()
 }
 
 // answered hands an answer, or a note, to the request waiting for it, if
-// it still is.
-func (n *Node) answered(env envelope) {
-	n.mu.Lock()
-	o, ok := n.outbound[env.ID]
-	n.mu.Unlock()
-	if !ok {
+// it still is and was sent on l: another member cannot answer it.
+func (n *Node) answered(l *link, f frame) {
+	n.omu.Lock()
+	o, ok := n.outbound[f.id]
+	n.omu.Unlock()
+	if !ok || o.link != l {
 		return
 	}
-	if env.Note {
+	if f.kind == frameNote {
 		if o.notes != nil {
 			select {
-			case o.notes <- env.Body:
+			case o.notes <- f.body:
 			default: // the caller is this far behind: dropped
 			}
 		}
 		return
 	}
 	select {
-	case o.c <- env:
+	case o.c <- f:
 	default:
 	}
 }
 
 // outbound is a request this member forwarded, waiting for its answer.
 type outbound struct {
-	addr  string
+	link  *link
 	c     chan any
 	rev   *Reverse
 	notes chan []byte // Reverse.OnNote's, in order
@@ -563,11 +580,7 @@ type outbound struct {
 func (n *Node) Stop() { n.stop.Do(n.leave) }
 
 func (n *Node) leave() {
-	n.mu.Lock()
-	for _, cancel := range n.inbound {
-		cancel()
-	}
-	n.mu.Unlock()
+	n.closeLinks()
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -650,14 +663,15 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 		n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
 			return !slices.ContainsFunc(n.members, func(o *pcluster.Member) bool { return o.Id == m.Id })
 		})
-		n.rdv.UpdateMembers(n.members)
+		n.setMembers()
 	} else {
 		n.placeVerified()
 	}
+	n.mu.Unlock()
 	// The requests in flight to a member that left fail now, not when
 	// their deadline passes: whether they ran there is not known.
-	n.failOutbound(func(addr string) bool { return slices.Contains(left, addr) }, memberLeft{})
-	n.mu.Unlock()
+	n.failOutbound(func(o *outbound) bool { return slices.Contains(left, o.link.addr) }, memberLeft{})
+	n.closeLinksTo(left)
 	n.post(func() {
 		for _, addr := range left {
 			if n.cfg.OnState != nil {
@@ -669,6 +683,8 @@ func (n *Node) onTopology(t *pcluster.ClusterTopology) {
 		}
 	})
 }
+
+var protoUnmarshalOptions = proto.UnmarshalOptions{}
 
 func (n *Node) onGossip(key string, u *pcluster.GossipUpdate) {
 	if n.cfg.OnState == nil || u.Value == nil {
@@ -712,7 +728,16 @@ func (n *Node) placeVerified() {
 	n.members = slices.DeleteFunc(slices.Clone(n.topology), func(m *pcluster.Member) bool {
 		return n.cfg.TLS != nil && m.Id != n.system.ID && n.proofs[m.Id] != proven
 	})
+	n.setMembers()
+}
+
+// setMembers places by n.members, and forwards to them; under n.mu.
+func (n *Node) setMembers() {
 	n.rdv.UpdateMembers(n.members)
+	n.addrs = make(map[string]bool, len(n.members))
+	for _, m := range n.members {
+		n.addrs[m.Address()] = true
+	}
 }
 
 // proof is where a member's handshake is.
@@ -824,8 +849,9 @@ func loopbackOnly(listen, advertise string) error {
 
 // gate is what the member's remote accepts from the network: from
 // current members only, over a connection whose certificate names the
-// member the connection claims to be, and only what the node actor and
-// the gossip expect (no system messages: no remote Stop or PoisonPill).
+// member the connection claims to be, and only what the gossip expects
+// (no system messages: no remote Stop or PoisonPill). The links, which
+// carry the forwarded requests, are held to the same rules by accept.
 type gate struct{ n *Node }
 
 func (g gate) Connect(ctx context.Context, systemID string) error {
@@ -870,10 +896,6 @@ func (g gate) Deliver(ctx context.Context, systemID string, target, sender *acto
 		return fmt.Errorf("cluster: a %T from the network", message)
 	}
 	switch {
-	case target.Id == nodeActorName:
-		if _, ok := message.(*wrapperspb.BytesValue); !ok {
-			return fmt.Errorf("cluster: a %T for the node actor", message)
-		}
 	case target.Id == pcluster.DefaultGossipActorName:
 		r, ok := message.(*pcluster.GossipRequest)
 		if !ok {

@@ -23,7 +23,7 @@ func (e kindErr) ErrorKind() string { return e.kind }
 // testNodes starts n members on loopback with the in-process provider;
 // each answers a forwarded body with "<its address>:<body>", fails
 // "fail" with a kinded error, and holds "block" until cancelled.
-func testNodes(t *testing.T, n int) []*Node {
+func testNodes(t testing.TB, n int) []*Node {
 	t.Helper()
 	agent := test.NewInMemAgent()
 	nodes := make([]*Node, n)
@@ -110,9 +110,7 @@ func TestPlacementAndForward(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		nodes[2].mu.Lock()
-		left := len(nodes[2].inbound)
-		nodes[2].mu.Unlock()
+		left := nodes[2].inFlight()
 		if left == 0 {
 			break
 		}
@@ -222,4 +220,55 @@ func joined(t *testing.T, cfg Config) *Node {
 	}
 	t.Cleanup(n.Stop)
 	return n
+}
+
+// inFlight is how many requests of the other members run here.
+func (n *Node) inFlight() int {
+	n.lmu.Lock()
+	defer n.lmu.Unlock()
+	count := 0
+	for l := range n.accepted {
+		l.mu.Lock()
+		count += len(l.inbound)
+		l.mu.Unlock()
+	}
+	for _, l := range n.links {
+		l.mu.Lock()
+		count += len(l.inbound)
+		l.mu.Unlock()
+	}
+	return count
+}
+
+// A request in flight on a member that leaves fails as unreachable when
+// the member goes, not when its caller's deadline passes; the member
+// cancelled it as it left.
+func TestInFlightFailsWhenMemberLeaves(t *testing.T) {
+	nodes := testNodes(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := nodes[0].Forward(ctx, nodes[2].Self(), []byte(`"block"`), nil)
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); nodes[2].inFlight() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never ran on the member")
+		}
+	}
+	start := time.Now()
+	nodes[2].Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrUnreachable) {
+			t.Errorf("the request in flight on the member that left: %v", err)
+		}
+		t.Logf("failed %v after the member began to leave: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request in flight on the member that left did not fail")
+	}
+	if n := nodes[2].inFlight(); n != 0 {
+		t.Errorf("%d requests still running on the member that left", n)
+	}
 }

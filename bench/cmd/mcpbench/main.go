@@ -3,7 +3,9 @@
 // legacy era and, for call latency and throughput, in the modern one: the
 // echo server run with -era modern) and over Streamable HTTP (the echo
 // server run with -http), measures the latency the MCP gateway adds over a
-// direct connection in both eras, and writes the results:
+// direct connection in both eras and what a cluster hop costs (scenario
+// cluster: one hop and three members in one process against one host),
+// and writes the results:
 // results-<date>.json (one record per scenario and contender), <date>.md
 // (tables with ratios, the targets with PASS/MISS), <date>.png (the chart
 // the report embeds) and latest.md (a pointer to the newest report).

@@ -210,6 +210,7 @@ var Scenarios = []Scenario{
 	{ScenarioGateway, Gateway},
 	{ScenarioFlood, Flood},
 	{ScenarioGatewayPeers, GatewayPeers},
+	{ScenarioCluster, Cluster},
 }
 
 // BuildEchoServer compiles bench/cmd/echoserver into dir and returns the

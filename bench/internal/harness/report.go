@@ -203,6 +203,7 @@ func (r *Run) Targets() []Target {
 	add(fromIssue39, "Flood: its calls/s ≥ 0.8× alone", ok, ratio >= 0.8,
 		"%.2f× (%.0f vs %.0f calls/s; %.0f flood events over the rate)", ratio, field(flooded, cps), field(alone, cps), metric(flooded, "flood_events_rate_limited"))
 	ts = append(ts, r.gatewayPeerTargets()...)
+	ts = append(ts, r.clusterTargets()...)
 	return ts
 }
 
@@ -412,6 +413,7 @@ func (r *Run) Markdown(chart string) string {
 	r.journalSection(&b)
 	r.gatewaySection(&b)
 	r.gatewayPeersSection(&b)
+	r.clusterSection(&b)
 	b.WriteString("## Reproduce\n\n```sh\nmake bench         # this report: bench/results/<date>.md, .png, results-<date>.json\nmake bench-quick   # the short version (CI), into bench/results/quick/\n```\n")
 	return b.String()
 }

@@ -77,6 +77,8 @@ func TestTargets(t *testing.T) {
 		{"issue 41", "Gateway, 64 callers on as many sessions", "not run"},
 		{"issue 41", "Gateway, 1 caller", "not run"},
 		{"issue 41", "Gateway, session age", "not run"},
+		{"issue 41", "Cluster: one hop", "not run"},
+		{"issue 41", "Cluster: three members", "not run"},
 	}
 	got := fakeRun().Targets()
 	if len(got) != len(want) {
