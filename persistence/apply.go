@@ -76,8 +76,11 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 	}
 	s.calls.n = 0 // what a failed Apply left
 	defer p.view.Discard()
-	// Sized once: a group commit of calls holds thousands of records.
-	p.applied.History = make([]HistoryRecord, 0, countHistory(ops))
+	// Sized once: a group commit of calls holds thousands of records. A
+	// commit that appends none returns none (nil), as it always did.
+	if n := countHistory(ops); n > 0 {
+		p.applied.History = make([]HistoryRecord, 0, n)
+	}
 	for i, op := range ops {
 		if err := p.add(op); err != nil {
 			return Applied{}, fmt.Errorf("apply: op %d (%s): %w", i, op, err)
