@@ -427,14 +427,12 @@ type published struct {
 	State []byte `json:"state"`
 }
 
-// Forward sends body (JSON) to the member at addr and returns its answer.
-// When ctx ends first the member is told to cancel the request. rev, when
+// Forward sends body to the member at addr's Handler, as it is (the
+// handler reads it, and refuses what it cannot), and returns its answer
+// (JSON). When ctx ends first the member is told to cancel the request. rev, when
 // set, answers what the member's handler tells and asks its Caller while
 // the request runs.
 func (n *Node) Forward(ctx context.Context, addr string, body []byte, rev *Reverse) ([]byte, error) {
-	if !json.Valid(body) {
-		return nil, errors.New("cluster: a forwarded body must be JSON")
-	}
 	n.mu.Lock()
 	member := n.addrs[addr]
 	n.mu.Unlock()
