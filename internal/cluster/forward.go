@@ -65,7 +65,7 @@ func (n *Node) receive(l *link, f frame) {
 	l.inbound[f.id] = cancel
 	l.mu.Unlock()
 	rctx = member.WithCaller(rctx, &Caller{n: n, l: l, id: f.id})
-	go func() {
+	n.handle(func() {
 		defer func() {
 			l.mu.Lock()
 			delete(l.inbound, f.id)
@@ -93,7 +93,45 @@ func (n *Node) receive(l *link, f frame) {
 			return
 		}
 		_ = l.write(&out)
-	}()
+	})
+}
+
+// idleHandlers bounds the goroutines that wait for another request once
+// theirs is answered.
+const idleHandlers = 32
+
+// handle runs a request's handler in a goroutine of its own: one that
+// answered a request before and waits for the next, else a new one. A
+// request never waits for another. A new goroutine's stack grows several
+// times while it runs a call (copied each time); one kept from a request
+// before has grown already.
+func (n *Node) handle(run func()) {
+	select {
+	case n.handoff <- run:
+	default:
+		n.wg.Add(1)
+		go n.handler(run)
+	}
+}
+
+// handler runs run, then the requests handed to it while it waits, until
+// enough others wait or the member stops.
+func (n *Node) handler(run func()) {
+	defer n.wg.Done()
+	for {
+		run()
+		if n.idle.Add(1) > idleHandlers {
+			n.idle.Add(-1)
+			return
+		}
+		select {
+		case run = <-n.handoff:
+			n.idle.Add(-1)
+		case <-n.done:
+			n.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // Caller is the member a request being handled came from, which the

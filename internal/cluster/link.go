@@ -402,8 +402,13 @@ func (n *Node) accept(_ any, ss grpc.ServerStream) error {
 // that is no longer in the topology is dropped.
 func (n *Node) read(l *link) {
 	defer n.ended(l)
+	var b []byte // allocated once for the link, not for each frame: RecvMsg sets it to a new message's bytes
 	for {
-		f, err := recvFrame(l.s)
+		err := l.s.RecvMsg(&b)
+		var f frame
+		if err == nil {
+			f, err = decodeFrame(b)
+		}
 		if errors.Is(err, errBadFrame) {
 			continue
 		}

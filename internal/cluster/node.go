@@ -136,6 +136,9 @@ type Node struct {
 	accepted    map[*link]struct{}  // the links the others opened to this member
 	linksClosed bool                // the member is leaving: no more links
 
+	handoff chan func()  // to a handler goroutine waiting for its next request (unbuffered)
+	idle    atomic.Int32 // handler goroutines waiting on handoff
+
 	published map[string]int64 // bytes published (Publish), by kind of state; under mu
 
 	events    chan func()   // OnPlacement and OnState calls, in order
@@ -215,7 +218,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, outbound: map[uint64]*outbound{}, rdv: pcluster.NewRendezvous(),
 		byID: map[string]string{}, proofs: map[string]proof{},
 		links: map[string]*link{}, dialings: map[string]*dialing{}, accepted: map[*link]struct{}{},
-		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{})}
+		events: make(chan func(), 256), started: make(chan struct{}), done: make(chan struct{}), handoff: make(chan func())}
 	n.probes, n.endProbes = context.WithCancel(context.Background())
 	// The links (forwarded requests) are a method of the remote's own
 	// gRPC server: one port, one set of certificates.
@@ -427,14 +430,12 @@ type published struct {
 	State []byte `json:"state"`
 }
 
-// Forward sends body (JSON) to the member at addr and returns its answer.
-// When ctx ends first the member is told to cancel the request. rev, when
+// Forward sends body to the member at addr's Handler, as it is (the
+// handler reads it, and refuses what it cannot), and returns its answer
+// (JSON). When ctx ends first the member is told to cancel the request. rev, when
 // set, answers what the member's handler tells and asks its Caller while
 // the request runs.
 func (n *Node) Forward(ctx context.Context, addr string, body []byte, rev *Reverse) ([]byte, error) {
-	if !json.Valid(body) {
-		return nil, errors.New("cluster: a forwarded body must be JSON")
-	}
 	n.mu.Lock()
 	member := n.addrs[addr]
 	n.mu.Unlock()

@@ -39,9 +39,9 @@ type Node interface {
 	// has published so far, by kind of state (key up to its first "/").
 	Publish(key string, state []byte)
 	Published() map[string]int64
-	// Forward sends body (JSON) to the member at addr's Hooks.Handler and
-	// returns its answer; rev answers what the handler tells and asks its
-	// Caller meanwhile.
+	// Forward sends body (the handler's to read) to the member at addr's
+	// Hooks.Handler and returns its answer; rev answers what the handler
+	// tells and asks its Caller meanwhile.
 	Forward(ctx context.Context, addr string, body []byte, rev *Reverse) ([]byte, error)
 	// Tell sends body (JSON) to the member at addr's Hooks.OnTell, one
 	// way, in order; lost if the member is gone.

@@ -532,11 +532,7 @@ func (r *Replica) forward(ctx context.Context, owner string, f forwarded, onProg
 	if f.Op == "" {
 		rev = r.reverse(ctx, &f, onProgress)
 	}
-	body, err := json.Marshal(f)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := r.n().Forward(ctx, owner, body, rev)
+	raw, err := r.n().Forward(ctx, owner, f.encode(), rev)
 	if err != nil {
 		return nil, fromRemote(err, f.Server, owner)
 	}
@@ -547,8 +543,8 @@ func (r *Replica) forward(ctx context.Context, owner string, f forwarded, onProg
 // here, so that a member with an older membership cannot make a server
 // run on two members.
 func (r *Replica) serve(ctx context.Context, body []byte) ([]byte, error) {
-	var f forwarded
-	if err := json.Unmarshal(body, &f); err != nil {
+	f, err := decodeForwarded(body)
+	if err != nil {
 		return nil, err
 	}
 	if f.Op == opRestart {

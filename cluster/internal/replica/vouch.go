@@ -47,8 +47,8 @@ type vouched struct {
 var errRefused = errors.New("refused")
 
 func forwardedVouch(name string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(forwarded{Op: opVouch, Server: name, Params: params})
-	return b
+	f := forwarded{Op: opVouch, Server: name, Params: params}
+	return f.encode()
 }
 
 // vouchRetries bound how often a change no member answered for (each

@@ -21,8 +21,8 @@ func TestVouchAsksAgainWhenUnanswered(t *testing.T) {
 	var mu sync.Mutex
 	asked := map[string]int{}
 	fc := &fakeCluster{others: []string{"fake:2"}, forward: func(addr string, body []byte) ([]byte, error) {
-		var f forwarded
-		if err := json.Unmarshal(body, &f); err != nil || f.Op != opVouch {
+		f, err := decodeForwarded(body)
+		if err != nil || f.Op != opVouch {
 			return nil, member.ErrUnreachable
 		}
 		mu.Lock()
