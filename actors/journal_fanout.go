@@ -144,7 +144,7 @@ func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, sub *li
 		}
 	}
 	for {
-		lagged, skipped, ok := false, uint64(0), catchUp()
+		lagged, ok := false, catchUp()
 		for ok && !lagged {
 			select {
 			case <-sub.ready:
@@ -156,7 +156,7 @@ func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, sub *li
 				continue
 			}
 			var evs []persistence.EventRecord
-			evs, lagged, skipped = sub.take()
+			evs, lagged, _ = sub.take()
 			for _, ev := range evs {
 				if ev.Seq <= f.After {
 					continue
@@ -172,6 +172,9 @@ func (j *Journal) follow(ctx context.Context, f persistence.EventFilter, sub *li
 			return
 		}
 		if bounded {
+			// Commits published between the take that saw the lag and the
+			// removal were skipped too: count them, now that none can come.
+			_, _, skipped := sub.take()
 			params, _ := json.Marshal(map[string]uint64{"skipped": skipped, "after": f.After})
 			send(persistence.EventRecord{Method: MethodEventsLagged, Params: params})
 			return
