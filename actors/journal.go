@@ -695,7 +695,9 @@ func (j *Journal) commit() bool {
 		ops = append(ops, in.op)
 	}
 	ops = append(ops, drops...)
-	applied, err := j.store.Apply(ops)
+	// Writers read events and acks back from what was applied, never the
+	// calls: each would be copied into the report for nothing.
+	applied, err := j.store.ApplyWith(ops, persistence.ApplyOptions{OmitCalls: true})
 	clear(ops)
 	j.ops = ops[:0]
 	if err != nil {
