@@ -309,7 +309,19 @@ func (j *Journal) Ack(ctx context.Context, ids ...uint64) error {
 // when the queue is full: the record is dropped and counted against server,
 // and the count is journaled with the next commit.
 func (j *Journal) Ingest(server string, op persistence.Op) bool {
-	if ok, _ := j.tryIngest(server, op); ok {
+	if ok, _ := j.tryIngest(server, op, nil); ok {
+		return true
+	}
+	j.drop(server, 1)
+	return false
+}
+
+// IngestHistory is Ingest of persistence.AppendHistory(*rec), for the
+// record of every call: the queue keeps a copy of *rec in place of a
+// record of its own on the heap, which was most of the garbage a call's
+// record made. rec is the caller's again once it returns.
+func (j *Journal) IngestHistory(server string, rec *persistence.HistoryRecord) bool {
+	if ok, _ := j.tryIngest(server, persistence.Op{}, rec); ok {
 		return true
 	}
 	j.drop(server, 1)
@@ -330,7 +342,7 @@ func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
 		}
 	}()
 	for {
-		ok, room := j.tryIngest(server, op)
+		ok, room := j.tryIngest(server, op, nil)
 		if ok {
 			return true
 		}
@@ -352,9 +364,10 @@ func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
 	return false
 }
 
-// tryIngest queues op if there is room. When there is none it returns the
-// channel closed when a commit frees some (nil once closed).
-func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan struct{}) {
+// tryIngest queues op, or a history record copied from *rec when rec is
+// not nil, if there is room. When there is none it returns the channel
+// closed when a commit frees some (nil once closed).
+func (j *Journal) tryIngest(server string, op persistence.Op, rec *persistence.HistoryRecord) (bool, <-chan struct{}) {
 	j.mu.Lock()
 	if j.closed.Load() {
 		j.mu.Unlock()
@@ -368,6 +381,10 @@ func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan stru
 	j.queued.Add(1)
 	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
 	n := len(j.ingested)
+	if rec != nil {
+		in := &j.ingested[n-1]
+		in.history, in.isHistory = *rec, true
+	}
 	j.mu.Unlock()
 	if n == 1 || n == j.batch {
 		j.wakeWriter()
@@ -387,6 +404,10 @@ func (j *Journal) freed() {
 type ingestedOp struct {
 	server string
 	op     persistence.Op
+	// history is the record IngestHistory queued (isHistory), kept here
+	// in place: the commit's op points at it.
+	history   persistence.HistoryRecord
+	isHistory bool
 }
 
 func (j *Journal) drop(server string, n uint64) {
@@ -691,8 +712,14 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		ops = append(ops, w.ops...)
 	}
-	for _, in := range ingested {
-		ops = append(ops, in.op)
+	for i := range ingested {
+		if in := &ingested[i]; in.isHistory {
+			// ingested is this commit's alone until finish: the record
+			// stays where the op points.
+			ops = append(ops, persistence.AppendHistoryOf(&in.history))
+		} else {
+			ops = append(ops, in.op)
+		}
 	}
 	ops = append(ops, drops...)
 	// Writers read events and acks back from what was applied, never the
