@@ -149,11 +149,11 @@ type Journal struct {
 	// under this lock; the writer is kicked when the queue was empty.
 	mu       sync.Mutex
 	writes   []*journalWrite
-	ingested []ingestedOp
-	// spare is the last commit's ingested slice, emptied, which the next
+	ingested ingestQueue
+	// spare is the last commit's ingested queue, emptied, which the next
 	// takes in turn: at tens of thousands of calls a second, growing a new
 	// one per commit was most of what queueing a call's record cost.
-	spare    []ingestedOp
+	spare    ingestQueue
 	flushing []chan struct{} // closed once nothing is left to commit
 	room     chan struct{}   // closed when a commit frees room in the queue
 	stalled  atomic.Bool     // a paced wait timed out: drop until room returns
@@ -379,12 +379,7 @@ func (j *Journal) tryIngest(server string, op persistence.Op, rec *persistence.H
 		return false, room
 	}
 	j.queued.Add(1)
-	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
-	n := len(j.ingested)
-	if rec != nil {
-		in := &j.ingested[n-1]
-		in.history, in.isHistory = *rec, true
-	}
+	n := j.ingested.push(server, op, rec)
 	j.mu.Unlock()
 	if n == 1 || n == j.batch {
 		j.wakeWriter()
@@ -399,15 +394,6 @@ func (j *Journal) freed() {
 	j.room = make(chan struct{})
 	j.mu.Unlock()
 	j.stalled.Store(false)
-}
-
-type ingestedOp struct {
-	server string
-	op     persistence.Op
-	// history is the record IngestHistory queued (isHistory), kept here
-	// in place: the commit's op points at it.
-	history   persistence.HistoryRecord
-	isHistory bool
 }
 
 func (j *Journal) drop(server string, n uint64) {
@@ -664,7 +650,7 @@ func (j *Journal) lingering() (wait, empty bool) {
 	j.dropMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	n := len(j.ingested)
+	n := j.ingested.n
 	empty = n == 0 && drops == 0 && len(j.writes) == 0 && len(j.flushing) == 0
 	wait = j.linger >= 0 && n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
 	return wait, empty
@@ -676,15 +662,15 @@ func (j *Journal) lingering() (wait, empty bool) {
 func (j *Journal) commit() bool {
 	j.mu.Lock()
 	writes, ingested := j.writes, j.ingested
-	j.writes, j.ingested, j.spare = nil, j.spare, nil
+	j.writes, j.ingested, j.spare = nil, j.spare, ingestQueue{}
 	j.mu.Unlock()
 	defer func() {
-		clear(ingested) // the records are committed or counted: let them go
+		ingested.reset() // the records are committed or counted: let them go
 		j.mu.Lock()
-		j.spare = ingested[:0]
+		j.spare = ingested
 		j.mu.Unlock()
 	}()
-	n := len(ingested)
+	n := ingested.n
 	for _, w := range writes {
 		n += len(w.ops)
 	}
@@ -712,15 +698,15 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		ops = append(ops, w.ops...)
 	}
-	for i := range ingested {
-		if in := &ingested[i]; in.isHistory {
+	ingested.each(func(in *ingestedOp) {
+		if in.isHistory {
 			// ingested is this commit's alone until finish: the record
 			// stays where the op points.
 			ops = append(ops, persistence.AppendHistoryOf(&in.history))
 		} else {
 			ops = append(ops, in.op)
 		}
-	}
+	})
 	ops = append(ops, drops...)
 	// Writers read events and acks back from what was applied, never the
 	// calls: each would be copied into the report for nothing.
@@ -740,9 +726,9 @@ func (j *Journal) commit() bool {
 	return err == nil || n > 0
 }
 
-func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {
-	j.queued.Add(-int64(len(ingested)))
-	if len(ingested) > 0 {
+func (j *Journal) finish(writes []*journalWrite, ingested ingestQueue, applied persistence.Applied, err error) {
+	j.queued.Add(-int64(ingested.n))
+	if ingested.n > 0 {
 		j.freed()
 	}
 	if err != nil {
@@ -752,15 +738,13 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 		}
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
-		for _, in := range ingested {
-			j.drop(in.server, 1)
-		}
+		ingested.each(func(in *ingestedOp) { j.drop(in.server, 1) })
 	} else {
 		if j.failing.Swap(false) {
 			j.logger.Warn("journal: commits succeed again")
 		}
 		j.stats.commits.Add(1)
-		n := len(ingested)
+		n := ingested.n
 		for _, w := range writes {
 			n += len(w.ops)
 		}
