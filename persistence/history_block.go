@@ -53,7 +53,6 @@ var blockPrefix = []byte{0x82, 0xa1, 'v', 0x02, 0xa5, 'c', 'a', 'l', 'l', 's'}
 type callBlock struct {
 	buf  bytes.Buffer
 	z    []byte // room to compress into, reused: its worst case is several times a block
-	enc  *msgpack.Encoder
 	n    int
 	last uint64
 }
@@ -61,17 +60,12 @@ type callBlock struct {
 // add stamps h with SchemaVersion and encodes it, its Seq assigned, into
 // the block.
 func (b *callBlock) add(h *HistoryRecord) error {
-	if b.enc == nil {
-		b.enc = msgpack.NewEncoder(&b.buf)
-	}
 	if b.n == 0 {
 		b.buf.Reset()
 		b.buf.Write(make([]byte, blockHeader))
 	}
 	h.V = SchemaVersion
-	if err := h.EncodeMsgpack(b.enc); err != nil {
-		return fmt.Errorf("encode %T: %w", h, err)
-	}
+	b.buf.Write(appendHistory(b.buf.AvailableBuffer(), h))
 	b.n++
 	b.last = h.Seq
 	return nil
