@@ -149,11 +149,11 @@ type Journal struct {
 	// under this lock; the writer is kicked when the queue was empty.
 	mu       sync.Mutex
 	writes   []*journalWrite
-	ingested []ingestedOp
-	// spare is the last commit's ingested slice, emptied, which the next
+	ingested ingestQueue
+	// spare is the last commit's ingested queue, emptied, which the next
 	// takes in turn: at tens of thousands of calls a second, growing a new
 	// one per commit was most of what queueing a call's record cost.
-	spare    []ingestedOp
+	spare    ingestQueue
 	flushing []chan struct{} // closed once nothing is left to commit
 	room     chan struct{}   // closed when a commit frees room in the queue
 	stalled  atomic.Bool     // a paced wait timed out: drop until room returns
@@ -309,7 +309,19 @@ func (j *Journal) Ack(ctx context.Context, ids ...uint64) error {
 // when the queue is full: the record is dropped and counted against server,
 // and the count is journaled with the next commit.
 func (j *Journal) Ingest(server string, op persistence.Op) bool {
-	if ok, _ := j.tryIngest(server, op); ok {
+	if ok, _ := j.tryIngest(server, op, nil); ok {
+		return true
+	}
+	j.drop(server, 1)
+	return false
+}
+
+// IngestHistory is Ingest of persistence.AppendHistory(*rec), for the
+// record of every call: the queue keeps a copy of *rec in place of a
+// record of its own on the heap, which was most of the garbage a call's
+// record made. rec is the caller's again once it returns.
+func (j *Journal) IngestHistory(server string, rec *persistence.HistoryRecord) bool {
+	if ok, _ := j.tryIngest(server, persistence.Op{}, rec); ok {
 		return true
 	}
 	j.drop(server, 1)
@@ -330,7 +342,7 @@ func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
 		}
 	}()
 	for {
-		ok, room := j.tryIngest(server, op)
+		ok, room := j.tryIngest(server, op, nil)
 		if ok {
 			return true
 		}
@@ -352,9 +364,10 @@ func (j *Journal) IngestPaced(server string, op persistence.Op) bool {
 	return false
 }
 
-// tryIngest queues op if there is room. When there is none it returns the
-// channel closed when a commit frees some (nil once closed).
-func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan struct{}) {
+// tryIngest queues op, or a history record copied from *rec when rec is
+// not nil, if there is room. When there is none it returns the channel
+// closed when a commit frees some (nil once closed).
+func (j *Journal) tryIngest(server string, op persistence.Op, rec *persistence.HistoryRecord) (bool, <-chan struct{}) {
 	j.mu.Lock()
 	if j.closed.Load() {
 		j.mu.Unlock()
@@ -366,8 +379,7 @@ func (j *Journal) tryIngest(server string, op persistence.Op) (bool, <-chan stru
 		return false, room
 	}
 	j.queued.Add(1)
-	j.ingested = append(j.ingested, ingestedOp{server: server, op: op})
-	n := len(j.ingested)
+	n := j.ingested.push(server, op, rec)
 	j.mu.Unlock()
 	if n == 1 || n == j.batch {
 		j.wakeWriter()
@@ -382,11 +394,6 @@ func (j *Journal) freed() {
 	j.room = make(chan struct{})
 	j.mu.Unlock()
 	j.stalled.Store(false)
-}
-
-type ingestedOp struct {
-	server string
-	op     persistence.Op
 }
 
 func (j *Journal) drop(server string, n uint64) {
@@ -643,7 +650,7 @@ func (j *Journal) lingering() (wait, empty bool) {
 	j.dropMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	n := len(j.ingested)
+	n := j.ingested.n
 	empty = n == 0 && drops == 0 && len(j.writes) == 0 && len(j.flushing) == 0
 	wait = j.linger >= 0 && n > 0 && n < j.batch && len(j.writes) == 0 && len(j.flushing) == 0 && !j.closed.Load()
 	return wait, empty
@@ -655,15 +662,15 @@ func (j *Journal) lingering() (wait, empty bool) {
 func (j *Journal) commit() bool {
 	j.mu.Lock()
 	writes, ingested := j.writes, j.ingested
-	j.writes, j.ingested, j.spare = nil, j.spare, nil
+	j.writes, j.ingested, j.spare = nil, j.spare, ingestQueue{}
 	j.mu.Unlock()
 	defer func() {
-		clear(ingested) // the records are committed or counted: let them go
+		ingested.reset() // the records are committed or counted: let them go
 		j.mu.Lock()
-		j.spare = ingested[:0]
+		j.spare = ingested
 		j.mu.Unlock()
 	}()
-	n := len(ingested)
+	n := ingested.n
 	for _, w := range writes {
 		n += len(w.ops)
 	}
@@ -691,11 +698,19 @@ func (j *Journal) commit() bool {
 	for _, w := range writes {
 		ops = append(ops, w.ops...)
 	}
-	for _, in := range ingested {
-		ops = append(ops, in.op)
-	}
+	ingested.each(func(in *ingestedOp) {
+		if in.isHistory {
+			// ingested is this commit's alone until finish: the record
+			// stays where the op points.
+			ops = append(ops, persistence.AppendHistoryOf(&in.history))
+		} else {
+			ops = append(ops, in.op)
+		}
+	})
 	ops = append(ops, drops...)
-	applied, err := j.store.Apply(ops)
+	// Writers read events and acks back from what was applied, never the
+	// calls: each would be copied into the report for nothing.
+	applied, err := j.store.ApplyWith(ops, persistence.ApplyOptions{OmitCalls: true})
 	clear(ops)
 	j.ops = ops[:0]
 	if err != nil {
@@ -711,9 +726,9 @@ func (j *Journal) commit() bool {
 	return err == nil || n > 0
 }
 
-func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied persistence.Applied, err error) {
-	j.queued.Add(-int64(len(ingested)))
-	if len(ingested) > 0 {
+func (j *Journal) finish(writes []*journalWrite, ingested ingestQueue, applied persistence.Applied, err error) {
+	j.queued.Add(-int64(ingested.n))
+	if ingested.n > 0 {
 		j.freed()
 	}
 	if err != nil {
@@ -723,15 +738,13 @@ func (j *Journal) finish(writes []*journalWrite, ingested []ingestedOp, applied 
 		}
 		// Ingested records are lost: count them, so the loss itself is
 		// journaled once the store accepts writes again.
-		for _, in := range ingested {
-			j.drop(in.server, 1)
-		}
+		ingested.each(func(in *ingestedOp) { j.drop(in.server, 1) })
 	} else {
 		if j.failing.Swap(false) {
 			j.logger.Warn("journal: commits succeed again")
 		}
 		j.stats.commits.Add(1)
-		n := len(ingested)
+		n := ingested.n
 		for _, w := range writes {
 			n += len(w.ops)
 		}

@@ -468,3 +468,58 @@ func writerStats(j *Journal) JournalStats {
 	st, _ := j.Stats()
 	return st
 }
+
+// IngestHistory queues a copy of the caller's record: the caller reuses
+// its record at once, the records keep their order among the other ingested
+// ones, and past the bound they are dropped and counted like any.
+func TestJournalIngestHistory(t *testing.T) {
+	store, j := testJournal(t, JournalOptions{Queue: 1000})
+	at := time.Now()
+	var rec persistence.HistoryRecord // one record, reused for every call
+	sent := 0
+	for i := range 3000 {
+		if i%100 == 50 {
+			if j.Ingest("s", persistence.AppendHistory(persistence.HistoryRecord{Kind: persistence.HistoryLifecycle,
+				Server: "s", Transition: "ready", Detail: strconv.Itoa(i), Time: at})) {
+				sent++
+			}
+			continue
+		}
+		rec = persistence.HistoryRecord{Kind: persistence.HistoryCall, Server: "s", Tool: "mcp__s__t", Time: at,
+			Outcome: "ok", ResultSize: i}
+		if j.IngestHistory("s", &rec) {
+			sent++
+		}
+		rec.ResultSize, rec.Tool = -1, "reused" // the queue's copy is not the caller's
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := store.History(persistence.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != sent || sent == 0 {
+		t.Fatalf("%d records in the history, %d accepted of 3,000 through a queue of 1,000", len(hist), sent)
+	}
+	last := -1
+	for _, h := range hist {
+		var i int
+		switch h.Kind {
+		case persistence.HistoryCall:
+			if h.Tool != "mcp__s__t" {
+				t.Fatalf("call record %d: tool %q, want the one ingested", h.Seq, h.Tool)
+			}
+			i = h.ResultSize
+		case persistence.HistoryLifecycle:
+			i, _ = strconv.Atoi(h.Detail)
+		}
+		if i <= last {
+			t.Fatalf("record %d (%s) is ingest number %d, after %d: out of order", h.Seq, h.Kind, i, last)
+		}
+		last = i
+	}
+	if st := writerStats(j); st.Dropped != uint64(3000-sent) {
+		t.Errorf("%d dropped, want %d", st.Dropped, 3000-sent)
+	}
+}

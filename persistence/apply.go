@@ -14,7 +14,7 @@ import (
 // Applied reports what an Apply did.
 type Applied struct {
 	Events      []EventRecord   // appended, with Seq, in op order
-	History     []HistoryRecord // appended, with Seq, generated grant and revoke records included, in order
+	History     []HistoryRecord // appended, with Seq, generated grant and revoke records included, in order; calls left out by ApplyOptions.OmitCalls
 	Granted     []GrantRecord   // grants that were new
 	Revoked     []GrantRecord   // grants deleted
 	Acked       []uint64        // ids of AckEvents found, whether newly or already processed
@@ -36,6 +36,15 @@ type unit struct {
 	eventSeq, historySeq uint64 // highest seq written, 0 for none
 }
 
+// ApplyOptions tune what ApplyWith reports. The zero value reports
+// everything, as Apply does.
+type ApplyOptions struct {
+	// OmitCalls leaves call records out of Applied.History: a writer that
+	// queues thousands of calls a commit and reads none of them back (the
+	// journal's) is spared copying each into a list nobody reads.
+	OmitCalls bool
+}
+
 // Apply validates ops, then commits them in op order and returns once they
 // are durable: when it returns nil every op survives a crash of the
 // process. The batch is one badger transaction and one sync unless badger
@@ -46,7 +55,10 @@ type unit struct {
 // Seqs are reserved before committing, so a failed Apply may skip seqs but
 // none is ever reused. An empty ops slice is a no-op. Apply is safe to call
 // concurrently (calls serialise) and with every read.
-func (s *Store) Apply(ops []Op) (Applied, error) {
+func (s *Store) Apply(ops []Op) (Applied, error) { return s.ApplyWith(ops, ApplyOptions{}) }
+
+// ApplyWith is Apply, reporting what opts asks for.
+func (s *Store) ApplyWith(ops []Op, opts ApplyOptions) (Applied, error) {
 	for i, op := range ops {
 		if err := op.validate(); err != nil {
 			return Applied{}, fmt.Errorf("apply: op %d (%s): %w", i, op, err)
@@ -73,12 +85,13 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 		firstEvent:  s.reservedEvent + 1,
 		pendingFrom: s.pendingFrom,
 		calls:       &s.calls,
+		omitCalls:   opts.OmitCalls,
 	}
 	s.calls.n = 0 // what a failed Apply left
 	defer p.view.Discard()
 	// Sized once: a group commit of calls holds thousands of records. A
 	// commit that appends none returns none (nil), as it always did.
-	if n := countHistory(ops); n > 0 {
+	if n := countHistory(ops, opts.OmitCalls); n > 0 {
 		p.applied.History = make([]HistoryRecord, 0, n)
 	}
 	for i, op := range ops {
@@ -113,12 +126,15 @@ func (s *Store) Apply(ops []Op) (Applied, error) {
 	return p.applied, nil
 }
 
-// countHistory is how many records ops append to the history, but for
-// the revocations DeleteGrants finds.
-func countHistory(ops []Op) int {
+// countHistory is how many records ops append to the history (calls
+// left out when omitCalls), but for the revocations DeleteGrants finds.
+func countHistory(ops []Op, omitCalls bool) int {
 	n := 0
 	for _, op := range ops {
-		if op.kind == opAppendHistory || op.kind == opPutGrant {
+		switch {
+		case op.kind == opPutGrant:
+			n++
+		case op.kind == opAppendHistory && !(omitCalls && op.history.Kind == HistoryCall):
 			n++
 		}
 	}
@@ -242,6 +258,10 @@ type planner struct {
 	acks   map[uint64]*EventRecord // committed events acked by this batch
 	grants map[string]*GrantRecord // changed by this batch; nil: deleted
 	calls  *callBlock              // the run of call records not written yet
+	// omitCalls: call records are not reported in applied.History
+	// (ApplyOptions.OmitCalls); call is the one being encoded then.
+	omitCalls bool
+	call      HistoryRecord
 
 	units   []unit
 	applied Applied
@@ -305,12 +325,12 @@ func (p *planner) add(op Op) error {
 	case opDeleteGrants:
 		return p.deleteGrants(op.scope)
 	case opAppendHistory:
+		if op.history.Kind == HistoryCall {
+			return p.appendCall(op.history)
+		}
 		h := *op.history
 		if h.Time.IsZero() {
 			h.Time = p.now
-		}
-		if h.Kind == HistoryCall {
-			return p.call(h)
 		}
 		u, err := p.history(h)
 		if err != nil {
@@ -532,14 +552,25 @@ func (p *planner) deleteGrants(scope Scope) error {
 	return nil
 }
 
-// call reserves a seq for the call record h and adds it to the run of
-// calls, written as one block when the run ends (history_block.go).
-func (p *planner) call(h HistoryRecord) error {
+// appendCall reserves a seq for the call record h and adds it to the run of
+// calls, written as one block when the run ends (history_block.go). h is
+// the op's and stays as it is.
+func (p *planner) appendCall(h *HistoryRecord) error {
+	var rec *HistoryRecord
+	if p.omitCalls {
+		p.call = *h
+		rec = &p.call
+	} else {
+		p.applied.History = append(p.applied.History, *h)
+		// Encoded from its place in Applied, so the record is not copied again.
+		rec = &p.applied.History[len(p.applied.History)-1]
+	}
+	if rec.Time.IsZero() {
+		rec.Time = p.now
+	}
 	p.lastHistory++
-	h.Seq = p.lastHistory
-	p.applied.History = append(p.applied.History, h)
-	// Encoded from its place in Applied, so the record is not copied again.
-	if err := p.calls.add(&p.applied.History[len(p.applied.History)-1]); err != nil {
+	rec.Seq = p.lastHistory
+	if err := p.calls.add(rec); err != nil {
 		return err
 	}
 	if p.calls.full() {

@@ -140,10 +140,12 @@
 //   - Table size multiplier 1 (Badger: 2): deeper levels keep 2 MiB tables,
 //     so the many builders of a large compaction stay small. With 2, peak
 //     live heap under the flood was ~1.7x higher.
-//   - ValueThreshold 4 KiB (Badger: 1 MiB): events and most records live in
-//     the LSM tree and go with compaction after Prune; large tool results
-//     go to the value log, in 64 MiB files (Badger: 1 GiB), reclaimed by
-//     value-log GC.
+//   - ValueThreshold 16 KiB (Badger: 1 MiB): events, most records and the
+//     blocks of call records (a full block of small calls compresses to
+//     about 4 KiB) live in the LSM tree and go with compaction after Prune;
+//     large tool results go to the value log, in 64 MiB files (Badger:
+//     1 GiB), reclaimed by value-log GC. A block in the value log cost each
+//     commit a second file to sync.
 //   - A 16 MiB index cache (Badger: unbounded), so table indexes and bloom
 //     filters do not grow with the data.
 //   - Two compactors (Badger: 4; 2 is its least), L0 compaction at 10

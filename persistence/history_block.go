@@ -52,7 +52,7 @@ var blockPrefix = []byte{0x82, 0xa1, 'v', 0x02, 0xa5, 'c', 'a', 'l', 'l', 's'}
 // callBlock collects the call records of one run, encoded once.
 type callBlock struct {
 	buf  bytes.Buffer
-	enc  *msgpack.Encoder
+	z    []byte // room to compress into, reused: its worst case is several times a block
 	n    int
 	last uint64
 }
@@ -60,17 +60,12 @@ type callBlock struct {
 // add stamps h with SchemaVersion and encodes it, its Seq assigned, into
 // the block.
 func (b *callBlock) add(h *HistoryRecord) error {
-	if b.enc == nil {
-		b.enc = msgpack.NewEncoder(&b.buf)
-	}
 	if b.n == 0 {
 		b.buf.Reset()
 		b.buf.Write(make([]byte, blockHeader))
 	}
 	h.V = SchemaVersion
-	if err := h.EncodeMsgpack(b.enc); err != nil {
-		return fmt.Errorf("encode %T: %w", h, err)
-	}
+	b.buf.Write(appendHistory(b.buf.AvailableBuffer(), h))
 	b.n++
 	b.last = h.Seq
 	return nil
@@ -95,17 +90,23 @@ func (b *callBlock) take() (key, value []byte, ok bool) {
 		value = append(bytes.Clone(blockPrefix), raw...)
 	default:
 		n := len(blockPrefix) + 5
-		value = make([]byte, n+s2.MaxEncodedLen(len(raw)))
+		if need := n + s2.MaxEncodedLen(len(raw)); cap(b.z) < need {
+			b.z = make([]byte, need)
+		}
+		value = b.z[:cap(b.z)]
 		copy(value, blockPrefix)
 		z := s2.EncodeSnappy(value[n:], raw)
 		value[n-5] = 0xc6 // bin32
 		binary.BigEndian.PutUint32(value[n-4:n], uint32(len(z)))
-		value = bytes.Clone(value[:n+len(z)]) // the worst case's room is not kept
+		value = bytes.Clone(value[:n+len(z)]) // the value keeps no spare room
 	}
 	key = seqKey(prefixHistory, b.last)
 	b.n = 0
 	if b.buf.Cap() > maxBlockDecoded {
 		b.buf = bytes.Buffer{} // a big payload's room is not kept for good
+	}
+	if cap(b.z) > maxBlockDecoded {
+		b.z = nil
 	}
 	return key, value, true
 }

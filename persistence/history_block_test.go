@@ -422,3 +422,75 @@ func TestHistoryBlockOfBigPayloads(t *testing.T) {
 		t.Fatalf("read %d records, the big one's result %d bytes, want 3 and %d", len(got), len(got[1].Result), len(big))
 	}
 }
+
+// ApplyWith's OmitCalls writes the same history as Apply and reports only
+// the records that are not calls.
+func TestHistoryOmitCalls(t *testing.T) {
+	at := time.Now()
+	full := openStore(t, t.TempDir(), Options{})
+	blockedBatch(t, full, at)
+	want, err := full.History(HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := openStore(t, t.TempDir(), Options{})
+	var ops []Op
+	for i := range 5 {
+		ops = append(ops, callOp(i, at))
+	}
+	ops = append(ops, AppendHistory(HistoryRecord{Kind: HistoryLifecycle, Server: "a", Transition: "ready", Time: at}))
+	for i := range 300 {
+		ops = append(ops, callOp(i, at))
+	}
+	ops = append(ops, PutGrant(GrantRecord{Scope: Scope{Session: "s"}, Group: "a", Granted: at}), callOp(0, at))
+	applied, err := s.ApplyWith(ops, ApplyOptions{OmitCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{6, 307}, seqs(applied.History)); diff != "" {
+		t.Errorf("reported history seqs (-want +got):\n%s", diff)
+	}
+	got, err := s.History(HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("history written with OmitCalls differs (-Apply +ApplyWith):\n%s", diff)
+	}
+	// The ops are the caller's: applying them again appends new records
+	// with new seqs and leaves the ops' own records unstamped.
+	if _, err := s.ApplyWith(ops[:1], ApplyOptions{OmitCalls: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ops[0].history.Seq != 0 || ops[0].history.V != 0 {
+		t.Errorf("the op's record was stamped: seq %d, v %d", ops[0].history.Seq, ops[0].history.V)
+	}
+	last, err := s.History(HistoryFilter{After: 308})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 1 || last[0].Seq != 309 || last[0].Tool != "mcp__a__t" {
+		t.Errorf("the call applied again: %+v, want one call with seq 309", last)
+	}
+}
+
+// A full block of small calls, as a host journals them, stays under the
+// value threshold: in the LSM tree, so a commit of calls syncs the WAL
+// alone rather than the value log too.
+func TestHistoryBlockUnderValueThreshold(t *testing.T) {
+	var b callBlock
+	at := time.Now()
+	for i := range maxBlockRecords {
+		h := HistoryRecord{Seq: uint64(1_000_000 + i), Time: at.Add(time.Duration(i) * 23 * time.Microsecond), Kind: HistoryCall,
+			Server: "github", Scope: Scope{Session: "s-7f3a"}, Tool: "mcp__github__search_issues",
+			Duration: time.Duration(40_000 + i*37), Outcome: "ok", ResultSize: 1834 + i}
+		if err := b.add(&h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, value, _ := b.take()
+	if limit := badgerOptions(t.TempDir(), nil, false).ValueThreshold; int64(len(value)) >= limit {
+		t.Errorf("a full block of small calls is %d bytes, not under the value threshold %d", len(value), limit)
+	}
+}

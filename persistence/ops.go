@@ -97,6 +97,12 @@ func DeleteGrants(scope Scope) Op { return Op{kind: opDeleteGrants, scope: scope
 // AppendHistory appends r; Apply assigns its Seq. A zero Time is set to Now.
 func AppendHistory(r HistoryRecord) Op { return Op{kind: opAppendHistory, history: &r} }
 
+// AppendHistoryOf is AppendHistory without copying *r: for a writer that
+// keeps its queued records in place (the journal's, one per call), the
+// copy was an allocation per record. *r must not change until the Apply
+// that takes the op has returned; Apply leaves it as it is.
+func AppendHistoryOf(r *HistoryRecord) Op { return Op{kind: opAppendHistory, history: r} }
+
 // PutTask upserts r by (r.Server, r.TaskID). A zero Created or Updated is
 // set to Now. Prune deletes the record once it is Done and its Updated is
 // older than HistoryRetention.

@@ -338,7 +338,7 @@ func badgerOptions(dir string, logger *slog.Logger, compress bool) badger.Option
 		WithNumLevelZeroTables(10).
 		WithNumLevelZeroTablesStall(20).
 		WithNumCompactors(2).
-		WithValueThreshold(4 << 10).
+		WithValueThreshold(16 << 10).
 		WithValueLogFileSize(64 << 20).
 		WithCompression(options.None).
 		WithBlockCacheSize(0).

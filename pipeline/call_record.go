@@ -45,7 +45,7 @@ func (p *Pipeline) recordCall(c *Call, res *Result, err error) {
 		}
 		rec.Result = persistence.RawJSON(c.raw)
 	}
-	p.cfg.Journal.Ingest(c.Server, persistence.AppendHistory(rec))
+	p.cfg.Journal.IngestHistory(c.Server, &rec)
 }
 
 // callOutcome classifies a call for the history.
