@@ -92,6 +92,13 @@ type stdioConn struct {
 	watchEnd  atomic.Int64 // where the watched frame ends
 	watchFrom atomic.Int64 // consumed when the watch began or last saw progress
 	drainTmr  *time.Timer
+	// serverCPU is the CPU time the server's process has used, where the
+	// system tells it (nil over test pipes). A server that reads nothing
+	// for stall but ran meanwhile is busy or starved by a loaded machine,
+	// not deaf: it gets another stall. watchCPU is what it had at the
+	// last look, or -1.
+	serverCPU func() (int64, bool)
+	watchCPU  atomic.Int64
 }
 
 // writeOwner says who writes to stdin now.
@@ -206,6 +213,7 @@ func startStdio(gen uint64, spec *ServerSpec, cell *supervision.Cell, cio connIO
 	// deadlines (the read token relies on them).
 	c := newStdioConn(gen, spec, stdin, proc.Stdout(), halt, cio.deliver, cio.event)
 	c.proc = proc
+	c.serverCPU = func() (int64, bool) { return processCPU(proc.Pid()) }
 	c.contain = containmentStatusOf(proc.Cell())
 	c.wg.Add(1)
 	go func() {
@@ -243,6 +251,7 @@ func newStdioConn(gen uint64, spec *ServerSpec, stdin stdinPipe, stdout stdoutPi
 	c.stallTmr.Stop()
 	c.drainTmr = time.AfterFunc(time.Hour, c.checkDrain)
 	c.drainTmr.Stop()
+	c.watchCPU.Store(-1)
 	c.rd = newStdoutReader(gen, stdout, spec.MaxFrame, &c.router, c.stop)
 	c.wg.Add(2)
 	go func() {
@@ -364,19 +373,39 @@ func (c *stdioConn) checkDrain() {
 	written := c.written.Load()
 	unread, ok := c.stdin.unread()
 	if !ok || written < end {
+		c.watchCPU.Store(-1)
 		c.watching.Store(false)
 		return
 	}
 	consumed := written - int64(unread)
 	switch {
 	case consumed >= end:
+		c.watchCPU.Store(-1)
 		c.watching.Store(false)
 	case consumed != from:
 		c.watchFrom.Store(consumed)
 		c.drainTmr.Reset(c.stall)
+	case c.ranSinceLastLook():
+		c.drainTmr.Reset(c.stall)
 	default:
 		c.unhealthy(fmt.Errorf("%w: what was sent to it while it owed nothing has waited in its stdin for %s", ErrNotReading, c.stall))
 	}
+}
+
+// ranSinceLastLook reports whether the server's process used CPU since
+// checkDrain last looked, or this is the first look of the watch: a server
+// that read nothing in a stall is judged only once it has also not run for
+// one (a deaf server is reported after two stalls where its CPU time can be
+// read, after one elsewhere).
+func (c *stdioConn) ranSinceLastLook() bool {
+	if c.serverCPU == nil {
+		return false
+	}
+	cpu, ok := c.serverCPU()
+	if !ok {
+		return false
+	}
+	return c.watchCPU.Swap(cpu) != cpu
 }
 
 // writeOut is a caller writing to stdin without waiting: buf, then what

@@ -893,3 +893,78 @@ func (d *droppedIDs) list() []string {
 	defer d.mu.Unlock()
 	return slices.Clone(d.ids)
 }
+
+// Where the server's CPU time can be read, a server that read nothing for
+// the threshold but ran meanwhile (busy, or starved on a loaded machine)
+// gets another threshold; one that neither read nor ran for a threshold
+// after the first look is not reading.
+func TestStdioDrainWatchAsksWhetherTheServerRan(t *testing.T) {
+	frame := notificationOut("n", json.RawMessage(`{"pad":"x"}`))
+	for _, tc := range []struct {
+		name   string
+		runs   bool
+		report bool
+	}{
+		{name: "ran", runs: true},
+		{name: "idle", runs: false, report: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				in := newMemPipe(0)
+				c, reports := memStdioConn(t, in)
+				var cpu atomic.Int64
+				c.serverCPU = func() (int64, bool) {
+					if tc.runs {
+						return cpu.Add(1), true
+					}
+					return 7, true
+				}
+				c.ready()
+				if err := c.send(frame); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(stallThreshold + time.Millisecond)
+				synctest.Wait()
+				if len(reports) > 0 {
+					t.Fatalf("reported %#v at the first look", <-reports)
+				}
+				time.Sleep(stallThreshold)
+				synctest.Wait()
+				if got := len(reports) > 0; got != tc.report {
+					t.Fatalf("reported after two thresholds = %v, want %v", got, tc.report)
+				}
+				if !tc.report {
+					time.Sleep(5 * stallThreshold)
+					synctest.Wait()
+					if len(reports) > 0 {
+						t.Fatalf("a server that runs was reported: %#v", <-reports)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestProcessCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("read from /proc on Linux only")
+	}
+	before, ok := processCPU(os.Getpid())
+	if !ok {
+		t.Fatal("no CPU time for this process")
+	}
+	// Spin until the ticks move (a tick is 10 ms of CPU), for at most 10 s
+	// of a loaded machine's wall time.
+	after := before
+	for end := time.Now().Add(10 * time.Second); after <= before && time.Now().Before(end); {
+		if after, ok = processCPU(os.Getpid()); !ok {
+			t.Fatal("no CPU time for this process")
+		}
+	}
+	if after <= before {
+		t.Fatalf("CPU ticks still %d after 10 s of spinning", after)
+	}
+	if _, ok := processCPU(1 << 30); ok {
+		t.Fatal("CPU time of a process that does not exist")
+	}
+}
