@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // The hot path's cost against its floor: a raw pipe round trip to the same
@@ -155,12 +156,10 @@ func BenchmarkRawPipeParallel(b *testing.B) {
 // until the function it returns is called: the measure of CPU per call
 // that BenchmarkRawPipeParallel is the floor of.
 func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
+	cpu := testenv.ReportCPU(b)
 	writes, wok := writeCalls()
 	return func() {
-		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-		}
+		cpu()
 		if end, ok2 := writeCalls(); wok && ok2 && b.N > 0 {
 			b.ReportMetric(float64(end-writes)/float64(b.N), "writes/op")
 		}

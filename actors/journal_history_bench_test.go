@@ -1,13 +1,11 @@
-//go:build unix
-
 package actors
 
 import (
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 	"github.com/mcpvisor/mcpvisor/persistence"
 )
 
@@ -23,7 +21,7 @@ func BenchmarkJournalIngestHistory(b *testing.B) {
 	b.SetParallelism(32)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := journalBenchCPU(b)
+	done := testenv.ReportCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
@@ -40,16 +38,8 @@ func BenchmarkJournalIngestHistory(b *testing.B) {
 	if err := j.Close(); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(journalBenchCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	done()
 	if st := store.Stats(); st.LastHistorySeq < uint64(b.N) {
 		b.Fatalf("%d records committed, want %d", st.LastHistorySeq, b.N)
 	}
-}
-
-func journalBenchCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

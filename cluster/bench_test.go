@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/cluster"
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // BenchmarkClusterCall is a call on a cluster member to a server that runs
@@ -36,13 +35,13 @@ func BenchmarkClusterCall(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			tool := "mcp__" + tc.server + "__echo"
 			b.ReportAllocs()
-			cpu := startCPU()
+			done := testenv.ReportCPU(b)
 			for b.Loop() {
 				if _, err := hosts[0].Call(context.Background(), tool, args); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cpu.report(b)
+			done()
 		})
 	}
 }
@@ -103,8 +102,7 @@ func BenchmarkClusterThroughput(b *testing.B) {
 			var next atomic.Int64
 			b.SetParallelism(32) // 64 callers on 2 cores
 			b.ResetTimer()
-			cpu := startCPU()
-			defer cpu.report(b)
+			defer testenv.ReportCPU(b)()
 			b.RunParallel(func(pb *testing.PB) {
 				i := int(next.Add(1))
 				h := hosts[i%len(hosts)]
@@ -117,25 +115,5 @@ func BenchmarkClusterThroughput(b *testing.B) {
 				}
 			})
 		})
-	}
-}
-
-// cpuClock is this process's CPU time (user and system) from a start: a
-// benchmark's CPU per operation, which a busy machine blurs less than its
-// wall time. The servers' processes are not counted.
-type cpuClock struct{ start time.Duration }
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func startCPU() cpuClock { return cpuClock{processCPU()} }
-
-// report adds the CPU time per operation since the start to b's figures.
-func (c cpuClock) report(b *testing.B) {
-	if b.N > 0 {
-		b.ReportMetric(float64(processCPU()-c.start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	}
 }

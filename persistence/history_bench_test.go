@@ -1,9 +1,10 @@
 package persistence
 
 import (
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // BenchmarkApplyCalls is the journal's share of a call's cost: call records
@@ -15,7 +16,7 @@ func BenchmarkApplyCalls(b *testing.B) {
 	const batch = 128
 	start := time.Now()
 	ops := make([]Op, batch)
-	cpu0 := processCPU(b)
+	done := testenv.ReportCPU(b)
 	for i := 0; i < b.N; i += batch {
 		for k := range ops {
 			ops[k] = AppendHistory(HistoryRecord{
@@ -28,13 +29,5 @@ func BenchmarkApplyCalls(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	done()
 }

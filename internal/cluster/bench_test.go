@@ -2,9 +2,9 @@ package cluster
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // BenchmarkForward is a forwarded request and its answer between two
@@ -17,8 +17,7 @@ func BenchmarkForward(b *testing.B) {
 	to := nodes[1].Self()
 	b.Run("one", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := startCPU()
-		defer cpu.report(b)
+		defer testenv.ReportCPU(b)()
 		for b.Loop() {
 			if _, err := nodes[0].Forward(ctx, to, body, nil); err != nil {
 				b.Fatal(err)
@@ -28,8 +27,7 @@ func BenchmarkForward(b *testing.B) {
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetParallelism(32)
-		cpu := startCPU()
-		defer cpu.report(b)
+		defer testenv.ReportCPU(b)()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if _, err := nodes[0].Forward(ctx, to, body, nil); err != nil {
@@ -39,24 +37,4 @@ func BenchmarkForward(b *testing.B) {
 			}
 		})
 	})
-}
-
-// cpuClock is this process's CPU time (user and system) from a start: a
-// benchmark's CPU per operation, which a busy machine blurs less than its
-// wall time.
-type cpuClock struct{ start time.Duration }
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func startCPU() cpuClock { return cpuClock{processCPU()} }
-
-// report adds the CPU time per operation since the start to b's figures.
-func (c cpuClock) report(b *testing.B) {
-	if b.N > 0 {
-		b.ReportMetric(float64(processCPU()-c.start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
-	}
 }

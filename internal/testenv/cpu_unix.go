@@ -1,14 +1,15 @@
 //go:build unix
 
-package mcpvisor_test
+package testenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() (time.Duration, bool) {
+// ProcessCPU is the CPU time, user and system, this process has used: every
+// goroutine's, child processes' not.
+func ProcessCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0, false
