@@ -204,18 +204,11 @@ func forgeries(t *testing.T, victim *Node, claim string) *remote.MessageBatch {
 // not in the membership, and with one claiming another member's id, each
 // sends a member a forged registry entry, a forwarded call, a PoisonPill
 // and forged gossip. None is taken: the handler, OnTell and OnState see
-// nothing of it, and the node actor still answers.
+// nothing of it, and the members still forward to each other.
 func TestAttackersAreRefused(t *testing.T) {
 	ca, other := certtest.NewCA(t, "cluster CA"), certtest.NewCA(t, "another CA")
 	a, b, rec := attacked(t, ca)
-	load := func(ca *certtest.CA, name string) *tls.Certificate {
-		certFile, keyFile := ca.Issue(t, name)
-		c, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &c
-	}
+	load := func(ca *certtest.CA, name string) *tls.Certificate { return issuedCert(t, ca, name) }
 	bID := b.system.ID
 
 	t.Run("no certificate", func(t *testing.T) {
@@ -304,7 +297,7 @@ func TestAttackersAreRefused(t *testing.T) {
 	defer cancel()
 	got, err := b.Forward(ctx, a.Self(), []byte(`"still there"`), nil)
 	if err != nil || string(got) != `"still there"` {
-		t.Errorf("the node actor after the attacks: %s, %v", got, err)
+		t.Errorf("a forwarded request after the attacks: %s, %v", got, err)
 	}
 	if slices.Contains(a.topologyIDs(), "evil~1") {
 		t.Error("the made-up member joined the topology")
@@ -446,14 +439,7 @@ func openLink(t *testing.T, addr string, cert *tls.Certificate, id, from string)
 func TestLinkRefusesAttackers(t *testing.T) {
 	ca, other := certtest.NewCA(t, "cluster CA"), certtest.NewCA(t, "another CA")
 	a, b, rec := attacked(t, ca)
-	load := func(ca *certtest.CA, name string) *tls.Certificate {
-		certFile, keyFile := ca.Issue(t, name)
-		c, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &c
-	}
+	load := func(ca *certtest.CA, name string) *tls.Certificate { return issuedCert(t, ca, name) }
 	bID := b.system.ID
 	for _, tc := range []struct {
 		name     string
@@ -499,4 +485,15 @@ func TestLinkRefusesAttackers(t *testing.T) {
 	if got, err := b.Forward(ctx, a.Self(), []byte(`"still there"`), nil); err != nil || string(got) != `"still there"` {
 		t.Errorf("a forward after the attacks: %s, %v", got, err)
 	}
+}
+
+// issuedCert is a certificate and key of ca's for name, loaded.
+func issuedCert(t *testing.T, ca *certtest.CA, name string) *tls.Certificate {
+	t.Helper()
+	certFile, keyFile := ca.Issue(t, name)
+	c, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }
