@@ -34,7 +34,7 @@ func (r *Runtime) waitFor(ctx context.Context, names []string, done func(*Server
 	for _, e := range entries {
 		for {
 			ch := e.changed.C()
-			if ok, err := done(e.status.Load()); ok {
+			if ok, err := done(e.liveAuth(e.status.Load())); ok {
 				if err != nil {
 					return err
 				}
@@ -62,9 +62,31 @@ func hasSettled(st *ServerStatus) bool {
 	case StateNeedsAuth:
 		// A sign-in under way (a browser the host opened, an embedder's
 		// hook) is part of the attempt: it may yet make the server ready.
-		return st.Auth == nil || !st.Auth.Pending
+		return !signInUnderWay(st)
 	}
 	return false
+}
+
+// signInUnderWay reports whether a server that needs a sign-in may yet
+// become ready by itself: a sign-in is under way (a browser the host
+// opened, an embedder's hook), or one has just ended with a token the
+// server's actor has not started on yet.
+func signInUnderWay(st *ServerStatus) bool {
+	return st.Auth != nil && (st.Auth.Pending || st.Auth.SignedIn)
+}
+
+// liveAuth is st with its authorization read now rather than when st was
+// published, for a server that needs a sign-in: a wait that begins as a
+// sign-in ends must see its token before the actor has restarted the
+// server, or it would take the server's last state for the outcome.
+func (e *serverEntry) liveAuth(st *ServerStatus) *ServerStatus {
+	if st == nil || st.State != StateNeedsAuth || e.spec.Auth == nil {
+		return st
+	}
+	live := *st
+	a := e.spec.Auth.Status()
+	live.Auth = &a
+	return &live
 }
 
 // waitEntries are the servers a wait is for: the named ones, or every

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpvisor/mcpvisor/internal/oauth"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -118,4 +119,28 @@ func TestWaitSettledErrors(t *testing.T) {
 			t.Errorf("returned after %v, want ctx's 1s", d)
 		}
 	})
+}
+
+// A server that needs a sign-in is settled, for WaitReady and WaitSettled,
+// only when no sign-in is under way and none has just brought a token its
+// actor has not started on yet.
+func TestNeedsAuthSettlesOnlyWithoutASignIn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		auth    *oauth.Status
+		settled bool
+	}{
+		{"no authorizer", nil, true},
+		{"nothing under way", &oauth.Status{NeedsAuth: true}, true},
+		{"sign-in pending", &oauth.Status{Pending: true}, false},
+		{"token just obtained", &oauth.Status{SignedIn: true}, false},
+	} {
+		st := &ServerStatus{Name: "s", State: StateNeedsAuth, Auth: tc.auth}
+		if got := hasSettled(st); got != tc.settled {
+			t.Errorf("%s: hasSettled = %v, want %v", tc.name, got, tc.settled)
+		}
+		if ok, err := settled(st); ok != tc.settled || (err != nil) != tc.settled {
+			t.Errorf("%s: settled = %v, %v; want %v", tc.name, ok, err, tc.settled)
+		}
+	}
 }

@@ -126,9 +126,9 @@ func settled(st *ServerStatus) (bool, error) {
 	case StateFailed, StateDisabled, StateStopped:
 		return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
 	case StateNeedsAuth:
-		// Settled unless a sign-in is under way (a browser the host
-		// opened, an embedder's hook): then it may yet become ready.
-		if st.Auth == nil || !st.Auth.Pending {
+		// Settled unless a sign-in is under way or has just brought a
+		// token: then it may yet become ready.
+		if !signInUnderWay(st) {
 			return true, &UnavailableError{Server: st.Name, State: st.State, Reason: st.LastError}
 		}
 	}
