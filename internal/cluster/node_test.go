@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	pcluster "github.com/mcpvisor/mcpvisor/internal/protoactor/cluster"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/cluster/clusterproviders/test"
 )
 
@@ -270,5 +272,111 @@ func TestInFlightFailsWhenMemberLeaves(t *testing.T) {
 	}
 	if n := nodes[2].inFlight(); n != 0 {
 		t.Errorf("%d requests still running on the member that left", n)
+	}
+}
+
+// handProvider is a membership the test hands each member: it reports
+// this member and those the test tells it of (learn).
+type handProvider struct {
+	mu     sync.Mutex
+	c      *pcluster.Cluster
+	self   MemberEntry
+	others []*pcluster.Member
+}
+
+func (p *handProvider) StartMember(c *pcluster.Cluster) error {
+	self, err := SelfEntry(c)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.c, p.self = c, self
+	ReportMembers(c, nil, self)
+	return nil
+}
+
+func (p *handProvider) StartClient(*pcluster.Cluster) error { return errors.New("no clients") }
+func (p *handProvider) Shutdown(bool) error                 { return nil }
+
+// learn makes the member count other among the members.
+func (p *handProvider) learn(other *handProvider) {
+	other.mu.Lock()
+	m := other.self.member()
+	other.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.others = append(p.others, m)
+	ReportMembers(p.c, slices.Clone(p.others), p.self)
+}
+
+// logSignal is a log handler that closes a channel at the first record
+// whose message contains a string.
+type logSignal struct {
+	slog.Handler
+	want string
+	once *sync.Once
+	seen chan struct{}
+}
+
+func (h logSignal) Enabled(context.Context, slog.Level) bool { return true }
+func (h logSignal) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.want) {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
+}
+func (h logSignal) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logSignal) WithGroup(string) slog.Handler      { return h }
+
+// A member learns of another at its own pace (each asks its provider):
+// a state gossiped to a member that does not yet count the sender among
+// the members is not taken (its gate drops it, nothing answers), and is
+// sent again until it is. It was lost:
+// computing a delta marked it sent (protoactor patch 20), so a member
+// that publishes once and then has nothing new to say, as one that runs
+// no server does, was never heard, and the servers waiting for it to
+// agree on the placement waited forever.
+func TestStateReachesAMemberThatLearnsOfItsSenderLate(t *testing.T) {
+	refused := logSignal{want: "EndpointReader dropped a message", once: new(sync.Once), seen: make(chan struct{})}
+	states := make(chan string, 16)
+	var pa, pb handProvider
+	a, err := New(Config{Name: "t", Provider: &pa, Gossip: 20 * time.Millisecond, InsecureLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	b, err := New(Config{Name: "t", Provider: &pb, Gossip: 20 * time.Millisecond, InsecureLoopback: true,
+		Logger:  slog.New(refused),
+		OnState: func(member, key string, state []byte) { states <- member + " " + key + " " + string(state) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	if err := a.Join(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Join(); err != nil {
+		t.Fatal(err)
+	}
+	pa.learn(&pb)
+	a.Publish("servers", []byte(`"x"`))
+	select {
+	case <-refused.seen: // b has refused a's gossip
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member that does not know the sender never refused its gossip")
+	}
+	pb.learn(&pa)
+	want := a.Self() + ` servers "x"`
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case s := <-states:
+			if s == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the state the member refused before it knew the sender never reached it (want %s)", want)
+		}
 	}
 }

@@ -4,11 +4,12 @@ package cluster
 
 import (
 	"fmt"
-	"google.golang.org/protobuf/types/known/anypb"
 	"log/slog"
+	"maps"
 	"math/rand"
-	"reflect"
 	"time"
+
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/asynkron/gofun/set"
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
@@ -149,7 +150,11 @@ func (inf *Informer) GetMemberStateDelta(targetMemberID string) *MemberStateDelt
 	newState := GossipState{Members: make(map[string]*GossipMemberState)}
 
 	// hashmaps in Go are random by nature so no need to randomize state.Members
-	pendingOffsets := inf.committedOffsets
+	// mcpvisor patch 20: this was the committed offsets themselves, so
+	// computing a delta marked it sent: one the target did not take (it
+	// did not yet count the sender a member, and answered nothing) was
+	// never sent again, unless the state changed.
+	pendingOffsets := maps.Clone(inf.committedOffsets)
 
 	// create a new map with gossipMaxSend entries max
 	members := make(map[string]*GossipMemberState)
@@ -211,7 +216,10 @@ func (inf *Informer) GetMemberStateDelta(targetMemberID string) *MemberStateDelt
 		}
 	}
 
-	hasState := reflect.DeepEqual(inf.committedOffsets, pendingOffsets)
+	// mcpvisor patch 20: this compared the offsets with themselves
+	// (above), true for every target, so each round sent an empty
+	// request to members that had nothing new.
+	hasState := len(newState.Members) > 0
 	memberState := &MemberStateDelta{
 		TargetMemberID: targetMemberID,
 		HasState:       hasState,
