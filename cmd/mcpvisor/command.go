@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -63,6 +64,9 @@ type env struct {
 	// sidecar is the sidecar to ask, for a command that asks one, when
 	// one answers on the data directory; nil otherwise.
 	sidecar *remote
+	// found is where the config came from when no --config named it
+	// (nil: none found, or --config given).
+	found *discovered
 }
 
 // flags holds the values of every flag of every command; a command's flag
@@ -123,7 +127,7 @@ func logFlags(fs *flag.FlagSet, f *flags) {
 }
 
 func configFlag(fs *flag.FlagSet, f *flags) {
-	fs.Var(&f.config, "config", "the `FILE` of MCP servers, as any agent tool writes it (Claude Code, VS Code, Cursor, Gemini CLI, Codex, Zed, ...); repeat it to merge several files, a later one's server replacing an earlier one's of the same name")
+	fs.Var(&f.config, "config", "the `FILE` of MCP servers, as any agent tool writes it (Claude Code, VS Code, Cursor, Gemini CLI, Codex, Zed, ...); repeat it to merge several files, a later one's server replacing an earlier one's of the same name; without it, MCPVISOR_CONFIG, else the project's .mcp.json, .cursor/mcp.json, .vscode/mcp.json, ... found here or in a directory above")
 }
 
 // configFiles is --config, which may be given more than once.
@@ -369,8 +373,8 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 	if c.setup < setupHost || e.sidecar != nil {
 		return ctx, func() {}, nil
 	}
-	if len(e.f.config) == 0 {
-		return nil, nil, &exitError{code: 2, msg: c.name + ": --config FILE is required"}
+	if err := e.found.use(c.name, e.stderr); err != nil {
+		return nil, nil, err
 	}
 	cfg, err := loadConfig(e.f, e.logger, e.stderr)
 	if err != nil {
@@ -380,6 +384,10 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 	ctx, stop := signalContext(ctx)
 	return ctx, stop, nil
 }
+
+// readsConfig reports whether the command runs the servers of a config
+// file: those are found (discoverConfig) when --config is not given.
+func (c *command) readsConfig() bool { return c.setup >= setupHost || c.name == "serve" }
 
 // dispatch runs the command args select.
 func dispatch(ctx context.Context, cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -395,12 +403,25 @@ func dispatch(ctx context.Context, cmds []command, args []string, stdin io.Reade
 	if err != nil {
 		return err
 	}
-	e := &env{f: f, args: pos, stdin: stdin, stdout: stdout, stderr: stderr}
+	var found *discovered
+	if c.readsConfig() && len(f.config) == 0 {
+		dir, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		if found, err = discoverConfig(&f, dir); err != nil {
+			return err
+		}
+		if found == nil {
+			found = &discovered{from: dir} // none: an error, unless a sidecar answers
+		}
+	}
+	e := &env{f: f, args: pos, stdin: stdin, stdout: stdout, stderr: stderr, found: found}
 	if c.sidecar {
 		if e.sidecar, err = sidecarOn(ctx, f); err != nil {
 			return err
 		}
-		if e.sidecar != nil {
+		if e.sidecar != nil && found == nil {
 			e.sidecar.noteConfig(f.config, f.data, stderr)
 		}
 	}

@@ -29,7 +29,12 @@ func commands() []command {
 				"unless --approve-host-tools.",
 			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag, diskReserveFlag,
 				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
-			run: func(ctx context.Context, e *env) error { return cmdServe(ctx, e.f, e.args, e.stderr) }},
+			run: func(ctx context.Context, e *env) error {
+				if err := e.found.use("serve", e.stderr); err != nil {
+					return err
+				}
+				return cmdServe(ctx, e.f, e.args, e.stderr)
+			}},
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
 			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},

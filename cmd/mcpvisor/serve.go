@@ -110,9 +110,6 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if len(args) > 0 {
 		return &exitError{code: 2, msg: fmt.Sprintf("serve: unexpected argument %q%s", args[0], seeHelp("serve"))}
 	}
-	if len(config) == 0 {
-		return &exitError{code: 2, msg: "serve: --config FILE is required"}
-	}
 	switch {
 	case tlsCert != "" && tlsKey == "":
 		return &exitError{code: 2, msg: "serve: --tls-cert needs --tls-key FILE, the certificate's private key"}

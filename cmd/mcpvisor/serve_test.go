@@ -216,6 +216,7 @@ func TestServeShutdownCancelsCalls(t *testing.T) {
 }
 
 func TestServeRefusals(t *testing.T) {
+	t.Setenv(configEnv, "")
 	cfg := writeConfig(t, `{"mcpServers": {}}`)
 	for _, tc := range []struct {
 		name string
@@ -227,7 +228,7 @@ func TestServeRefusals(t *testing.T) {
 		{"public address", []string{"--listen", "192.0.2.1:7071"}, "needs TLS: pass --tls-cert and --tls-key"},
 		{"a name", []string{"--listen", "example.com:7071"}, "needs TLS: pass --tls-cert and --tls-key"},
 		{"no port", []string{"--listen", "127.0.0.1"}, "--listen"},
-		{"no config", nil, "--config FILE is required"},
+		{"no config", nil, "no config file"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
 		{"empty token file", []string{"--token-file", os.DevNull}, "is empty"},
 	} {
