@@ -40,7 +40,7 @@ func Example() {
 		fmt.Print(resp.StatusCode, " ", string(body))
 	}
 	// Output:
-	// 401 {"error":{"code":"unauthorized","message":"missing or wrong bearer token"}}
+	// 401 {"error":{"code":"unauthorized","message":"missing or wrong bearer token: send Authorization: Bearer TOKEN, the token mcpvisor serve keeps in its data directory (mcpvisor token prints it)"}}
 	// 200 {"servers":[]}
 }
 

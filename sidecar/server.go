@@ -139,6 +139,8 @@ func (s *Server) routes() {
 		s.mux.HandleFunc("GET "+startPath, s.signInStart)
 	}
 	s.mux.Handle("GET /ui/", s.ui())
+	// The address serve prints is the first a person opens: the pages.
+	s.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	if s.opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(gatewayAccess, s.opts.Metrics))
 	}

@@ -79,7 +79,7 @@ func (s *Server) auth(need access, next http.Handler) http.Handler {
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpvisor"`)
 			writeError(w, ErrorView{status: http.StatusUnauthorized, Code: CodeUnauthorized,
-				Message: "missing or wrong bearer token"})
+				Message: "missing or wrong bearer token: send Authorization: Bearer TOKEN, the token mcpvisor serve keeps in its data directory (mcpvisor token prints it)"})
 			return
 		}
 		if need == adminAccess && !b.admin {

@@ -111,6 +111,7 @@ type flags struct {
 	clusterTTL                                                                                      time.Duration
 
 	diskReserve byteSize // run, serve, stdio: --disk-reserve
+	admin, url  bool     // token: --admin, --url
 }
 
 // flagGroup registers one or more flags, written once for every command

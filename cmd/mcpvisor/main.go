@@ -151,6 +151,13 @@ func commands() []command {
 				fs.StringVar(&f.reason, "reason", "", "why, in a `REASON` the model is shown")
 			}},
 			run: sidecarVerb(cmdApprovals, "deny")},
+		{name: "token", summary: "print the sidecar's token for MCP clients, its admin token, or the inbox page's address",
+			detail: tokenDetail, setup: setupData,
+			flags: []flagGroup{func(fs *flag.FlagSet, f *flags) {
+				fs.BoolVar(&f.admin, "admin", false, "the admin token (the CLI's and the inbox page's) instead")
+				fs.BoolVar(&f.url, "url", false, "the inbox page's address, signed in with the admin token (a running sidecar's)")
+			}},
+			run: cmdToken},
 		{name: "top", summary: "the running sidecar's servers live: calls/s, errors, p50/p99 latency, pending, restarts",
 			detail: topDetail, setup: setupData, flags: []flagGroup{topFlags, jsonFlag},
 			run: cmdTop},
