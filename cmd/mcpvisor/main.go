@@ -26,7 +26,8 @@ func commands() []command {
 				"in DIR/admin-token unless --admin-token-file names one, is the CLI's and the inbox page's\n" +
 				"(servers, sign-in, approvals). /mcp is every server as one MCP server\n" +
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
-				"unless --approve-host-tools.",
+				"unless --approve-host-tools. SIGHUP reads --config again and applies it: servers added start,\n" +
+				"changed ones restart, removed ones stop.",
 			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag, diskReserveFlag,
 				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
 			run: func(ctx context.Context, e *env) error {

@@ -13,9 +13,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/cluster"
@@ -176,6 +178,8 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 		return lockHint(err)
 	}
 	defer h.Close()
+	stopReload := reloadOnHangup(ctx, h, f, logger, stderr)
+	defer stopReload()
 	metrics.Watch(h)
 	ops.Watch(h)
 	// Sidecars with one MCPVISOR_SECRET_KEY seal requestStates alike, so
@@ -462,4 +466,51 @@ func checkTokenFile(path, token string) error {
 		return fmt.Errorf("token file %s holds a %d-character token, at least %d needed: write a long random one, e.g. openssl rand -hex 32 > %s", path, len(token), minToken, path)
 	}
 	return nil
+}
+
+// reloadOnHangup reads the config files again at each SIGHUP and applies
+// them (Host.Reload: servers added, changed and removed as the API would),
+// saying what changed; a file with an error changes nothing, and is said.
+// The function it returns stops listening and waits for a reload under way.
+func reloadOnHangup(ctx context.Context, h *mcpvisor.Host, f flags, logger *slog.Logger, stderr io.Writer) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-hup:
+			case <-ctx.Done():
+				return
+			}
+			files := f.config.String()
+			cfg, err := loadConfig(f, logger, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpvisor serve: SIGHUP: %s not reloaded, the servers run on as they were: %v\n", files, err)
+				continue
+			}
+			r, err := h.Reload(ctx, cfg)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpvisor serve: SIGHUP: %s: %v\n", files, err)
+				continue
+			}
+			fmt.Fprintf(stderr, "mcpvisor serve: reloaded %s: added %s, changed %s, removed %s, %d unchanged\n", files,
+				namesOrNone(r.Added), namesOrNone(r.Changed), namesOrNone(r.Removed), len(r.Unchanged))
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		<-done
+	}
+}
+
+// namesOrNone lists names, or says none.
+func namesOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

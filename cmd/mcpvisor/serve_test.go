@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -399,5 +401,91 @@ func TestServeReadyzWithoutToken(t *testing.T) {
 	code, body = get(t, s.url+"/readyz", strings.TrimSpace(string(tok)))
 	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "secret-crm") {
 		t.Errorf("readyz with the token: %d %s, want the server named", code, body)
+	}
+}
+
+// SIGHUP reads the config file again: a server added starts, one changed
+// restarts, one removed stops, one unchanged keeps its process; a file
+// with an error changes nothing and is said.
+func TestServeReloadsOnHangup(t *testing.T) {
+	data := t.TempDir()
+	cfgPath := writeConfig(t, `{"mcpServers": {
+	  "keep": {"command": "NOTES"},
+	  "change": {"command": "NOTES", "description": "before"},
+	  "drop": {"command": "NOTES"}}}`)
+	s := startSidecar(t, "--config", cfgPath, "--data", data)
+	pids := func() map[string]string {
+		t.Helper()
+		out, errOut, code := cliExec("", "status", "--data", data, "--json")
+		if code != 0 {
+			t.Fatalf("status: exit %d: %s", code, errOut)
+		}
+		var sts []struct {
+			Name, State string
+			PID         int
+		}
+		if err := json.Unmarshal([]byte(out), &sts); err != nil {
+			t.Fatalf("status --json: %v: %s", err, out)
+		}
+		m := map[string]string{}
+		for _, st := range sts {
+			m[st.Name] = fmt.Sprintf("%s/%d", st.State, st.PID)
+		}
+		return m
+	}
+	before := pids()
+	hangUp := func(want string) {
+		t.Helper()
+		seen := strings.Count(s.stderr.String(), "SIGHUP") + strings.Count(s.stderr.String(), "reloaded ")
+		if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for strings.Count(s.stderr.String(), "SIGHUP")+strings.Count(s.stderr.String(), "reloaded ") == seen {
+			if time.Now().After(deadline) {
+				t.Fatalf("nothing said after SIGHUP: %s", s.stderr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Fatalf("after SIGHUP, want %q in: %s", want, s.stderr)
+		}
+	}
+
+	// A broken file: nothing changes.
+	if err := os.WriteFile(cfgPath, []byte(`{"mcpServers": {"keep": {"command": ""}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hangUp("not reloaded, the servers run on as they were")
+	if after := pids(); !maps.Equal(after, before) {
+		t.Fatalf("a broken file changed the servers: %v, before %v", after, before)
+	}
+
+	body := strings.ReplaceAll(`{"mcpServers": {
+	  "keep": {"command": "NOTES"},
+	  "change": {"command": "NOTES", "description": "after"},
+	  "new": {"command": "NOTES"}}}`, "NOTES", notesBin)
+	if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hangUp("reloaded " + cfgPath + ": added new, changed change, removed drop, 1 unchanged")
+	var after map[string]string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		after = pids()
+		if strings.HasPrefix(after["new"], "ready/") && strings.HasPrefix(after["change"], "ready/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the servers after the reload: %v", after)
+		}
+	}
+	if after["keep"] != before["keep"] {
+		t.Errorf("the unchanged server: %s, before %s", after["keep"], before["keep"])
+	}
+	if after["change"] == before["change"] {
+		t.Errorf("the changed server kept its process: %s", after["change"])
+	}
+	if _, ok := after["drop"]; ok {
+		t.Errorf("the removed server is still there: %v", after)
 	}
 }

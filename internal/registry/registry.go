@@ -223,6 +223,55 @@ func (r *Registry) Put(ctx context.Context, sc config.Server, origin string) err
 	return nil
 }
 
+// SameFileEntry reports whether sc, an entry of the config file, is the
+// row the file last wrote (Load, PutFile), an enable or disable through
+// the API aside: the server need not change when the file is read again.
+func (r *Registry) SameFileEntry(sc config.Server) (bool, error) {
+	row, ok, err := r.Row(sc.Name)
+	if err != nil || !ok || row.Origin != persistence.OriginConfig {
+		return false, err
+	}
+	sealed, fresh := secrets.Seal(sc)
+	rec, err := Record(sealed, persistence.OriginConfig, time.Time{})
+	if err != nil {
+		return false, err
+	}
+	// A credential the file changed leaves the row as it was: the
+	// secret store holds what changed.
+	for name, v := range fresh {
+		if old, ok := r.secrets.Lookup(sc.Name, name); !ok || old != v {
+			return false, nil
+		}
+	}
+	return bytes.Equal(row.Config, rec.Config) && (row.EnabledByAPI || row.Enabled == rec.Enabled), nil
+}
+
+// PutFile is Put of a config file's entry read again while the host runs:
+// its literal credentials sealed, as Load seals them.
+func (r *Registry) PutFile(ctx context.Context, sc config.Server) error {
+	sealed, err := r.seal(sc)
+	if err != nil {
+		return err
+	}
+	return r.Put(ctx, sealed, persistence.OriginConfig)
+}
+
+// FileServers are the names of the servers whose rows the config file
+// wrote.
+func (r *Registry) FileServers() ([]string, error) {
+	rows, err := r.journal.Store().Servers()
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	var names []string
+	for _, row := range rows {
+		if row.Origin == persistence.OriginConfig {
+			names = append(names, row.Name)
+		}
+	}
+	return names, nil
+}
+
 // SetEnabled records an enable or disable in the server's row, durably,
 // marked as the API's so that a config row keeps it across restarts.
 func (r *Registry) SetEnabled(ctx context.Context, name string, enabled bool) error {
