@@ -169,7 +169,9 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 		ln.Close()
 		return err
 	}
-	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true,
+	transitions, stopTransitions := logTransitions(logger)
+	defer stopTransitions()
+	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true, OnEvent: transitions,
 		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		AlwaysOn: f.alwaysOn(), CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
 		Cluster: clusterOpts, Journal: f.journalOptions(), SignInCallback: signInCallback(f.publicURL)})
@@ -513,4 +515,42 @@ func namesOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// logTransitions logs each server's state changes, as run prints them: a
+// server that fails or backs off (a crash loop) at warn, which serve logs
+// by default, the others at info. Events beyond what the logger keeps up
+// with are dropped, never waited for.
+func logTransitions(logger *slog.Logger) (func(mcpvisor.Event), func()) {
+	events := make(chan mcpvisor.Event, 256)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var ev mcpvisor.Event
+			select {
+			case ev = <-events:
+			case <-quit:
+				return
+			}
+			switch ev.State {
+			case mcpvisor.StateBackoff, mcpvisor.StateFailed:
+				logger.Warn("server "+string(ev.State), "server", ev.Server, "err", ev.Err)
+			default:
+				logger.Info("server "+string(ev.State), "server", ev.Server)
+			}
+		}
+	}()
+	return func(ev mcpvisor.Event) {
+			if ev.Kind != mcpvisor.EventState {
+				return
+			}
+			select {
+			case events <- ev:
+			default:
+			}
+		}, func() {
+			close(quit)
+			<-done
+		}
 }

@@ -489,3 +489,17 @@ func TestServeReloadsOnHangup(t *testing.T) {
 		t.Errorf("the removed server is still there: %v", after)
 	}
 }
+
+// serve logs a server that crash-loops, at the default level.
+func TestServeLogsTransitions(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {"crashes": {"command": "/bin/false"}, "notes": {"command": "NOTES"}}}`)
+	s := startSidecar(t, "--config", cfg, "--data", t.TempDir())
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.stderr.String(), `msg="server backoff" server=crashes`); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no backoff logged for the crashing server: %s", s.stderr)
+		}
+	}
+	if strings.Contains(s.stderr.String(), "server=notes") {
+		t.Errorf("a healthy server's transitions at the default level: %s", s.stderr)
+	}
+}
