@@ -133,6 +133,13 @@ type Options struct {
 	// call without activating them; AllGroups among them stands for every
 	// server, present and future (not ConfigGroup, which is only ever named).
 	AlwaysOn []string
+	// SmallCatalogOn turns every server's group on for every session while
+	// the catalog is small: the enabled servers list at most
+	// SearchToolsOver tools, so a client that lists tools sees them all and
+	// calls them without activate_tools. Past it, sessions see what they
+	// activate (and AlwaysOn), and search_tools finds the rest. The CLI's
+	// serve and stdio set it unless --lazy.
+	SmallCatalogOn bool
 	// Only, when not nil, starts only the named servers of the registry; the
 	// others keep their rows and are not started (the CLI's call uses it).
 	Only []string
@@ -404,7 +411,14 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 
 // isAlwaysOn reports whether group is on for every session.
 func (h *Host) isAlwaysOn(group string) bool {
-	return h.alwaysOn[group] || h.alwaysOn[AllGroups] && group != ConfigGroup || h.rt.IsAlwaysOn(group)
+	return h.alwaysOn[group] || (h.alwaysOn[AllGroups] || h.smallCatalog()) && group != ConfigGroup || h.rt.IsAlwaysOn(group)
+}
+
+// smallCatalog reports whether every server is on for every session
+// because the catalog is small (Options.SmallCatalogOn): search_tools is
+// listed exactly when it is not.
+func (h *Host) smallCatalog() bool {
+	return h.opts.SmallCatalogOn && h.hostTools != nil && !h.hostTools.SearchListed()
 }
 
 // Close stops every server and returns when no process started by the host

@@ -112,6 +112,7 @@ type flags struct {
 
 	diskReserve byteSize // run, serve, stdio: --disk-reserve
 	admin, url  bool     // token: --admin, --url
+	lazy        bool     // serve, stdio: --lazy
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -203,6 +204,8 @@ func approveFlag(where string) flagGroup {
 func activateFlag(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.activate, "activate", "",
 		"tool groups every client session has from the start, without activate_tools: server names, comma-separated, or `all` (every server, not config)")
+	fs.BoolVar(&f.lazy, "lazy", false,
+		"sessions see only the tools they activate (activate_tools, search_tools) and --activate's; by default they see every server's while the enabled servers list at most 40 tools")
 }
 
 // splitList splits a comma-separated flag, dropping empty items.

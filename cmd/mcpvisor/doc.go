@@ -39,6 +39,7 @@
 //	mcpvisor approvals allow ID
 //	mcpvisor approvals deny ID [--reason R]
 //	mcpvisor servers enable|disable|delete NAME change a server of the running sidecar
+//	mcpvisor token [--admin | --url]
 //	mcpvisor top [--sort p99|errors|rate|restarts|name] [--interval D] [--once|--json]
 //	                                            the running sidecar's servers live: calls/s, errors, latency
 //	mcpvisor auth login [--config FILE] NAME    sign in to a remote server that needs OAuth, in a browser

@@ -18,7 +18,7 @@ import (
 // host tool activate_tools, activates a server's group and calls its tool.
 func TestStdioGateway(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]}}}`)
-	c := startStdioCLI(t, "--config", cfg, "--data", t.TempDir())
+	c := startStdioCLI(t, "--config", cfg, "--data", t.TempDir(), "--lazy")
 	// answer reads until the response with id, counting the list_changed
 	// notifications it skips.
 	changes := 0
@@ -263,5 +263,50 @@ func TestStdioActivateAll(t *testing.T) {
 	}
 	if !strings.Contains(listed, "mcp__b__echo") || strings.Contains(listed, "register_mcp") {
 		t.Errorf("tools/list with --activate all: %s", listed)
+	}
+}
+
+// Without --lazy, a session sees every server's tools while the catalog
+// is small (at most 40 tools): a one-shot client lists and calls them with
+// no activate_tools. Past 40, it activates what it needs, and search_tools
+// is listed to find it.
+func TestStdioSmallCatalogNeedsNoActivation(t *testing.T) {
+	initialize := func(c *stdioCLI) {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		c.answer("1", nil)
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	small := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]}}}`)
+	c := startStdioCLI(t, "--config", small, "--data", t.TempDir())
+	initialize(c)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"said":"no activation"}}}`)
+	if a := c.answer("2", nil); !strings.Contains(a, "no activation") || strings.Contains(a, `"isError":true`) {
+		t.Fatalf("a call with no activation, small catalog: %s", a)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if a := c.answer("3", nil); !strings.Contains(a, `"mcp__a__echo"`) || strings.Contains(a, `"search_tools"`) {
+		t.Fatalf("tools/list, small catalog: %s", a)
+	}
+
+	// 12 tools of its own and 38 more: 50.
+	large := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a","-tools","38"]}}}`)
+	c = startStdioCLI(t, "--config", large, "--data", t.TempDir())
+	initialize(c)
+	for id := 10; ; id++ {
+		if id > 20 {
+			t.Fatal("search_tools never listed with a catalog of 50 tools")
+		}
+		c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
+		if a := c.answer(strconv.Itoa(id), nil); strings.Contains(a, `"search_tools"`) {
+			if strings.Contains(a, `"mcp__a__echo"`) {
+				t.Fatalf("tools/list, large catalog, before activation: %s", a)
+			}
+			break
+		}
+		waitListChanged(t, c.out) // the server is still starting
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"said":"x"}}}`)
+	if a := c.answer("4", nil); !strings.Contains(a, "activate") {
+		t.Fatalf("a call with no activation, large catalog: %s", a)
 	}
 }

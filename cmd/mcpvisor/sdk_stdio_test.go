@@ -54,7 +54,7 @@ func TestSDKClientStdio(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers":{"a":{"command":"MCPTEST","args":["-name","a"]}}}`)
 	plan, err := json.Marshal(map[string]any{
 		"sdk": sdk, "transport": "stdio",
-		"command": cliBin, "args": []string{"stdio", "--config", cfg, "--data", t.TempDir()},
+		"command": cliBin, "args": []string{"stdio", "--config", cfg, "--data", t.TempDir(), "--lazy"},
 		"group": "a", "echoText": "hello over stdio",
 		"askArgs":      json.RawMessage(`{"message":"Your name?","schema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}},"required":["name"]}}`),
 		"elicitAnswer": json.RawMessage(`{"name":"Grace"}`),
