@@ -3,13 +3,13 @@
 //
 //	mcpvisor run --config FILE [--wait D] [--disk-reserve SIZE]
 //	                                            supervise in the foreground until interrupted
-//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--approve-host-tools] [--disk-reserve SIZE]
+//	mcpvisor serve --config FILE [--listen ADDR] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F] [--activate G,...|all] [--lazy] [--approve-host-tools] [--disk-reserve SIZE]
 //	               [--cluster NAME (--etcd URLS | --provider consul [--consul URL] | --provider kubernetes [--k8s-namespace NS --k8s-api URL --k8s-token-file F --k8s-ca-file F]
 //	                | --provider automanaged --peers ADDRS --member-listen ADDR) [--cluster-ttl D]
 //	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]
 //	                [--cluster-tls-cert F --cluster-tls-key F --cluster-ca F]]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
-//	mcpvisor stdio --config FILE [--activate G,...|all] [--approve-host-tools] [--disk-reserve SIZE]
+//	mcpvisor stdio --config FILE [--activate G,...|all] [--lazy] [--approve-host-tools] [--disk-reserve SIZE]
 //	                                            the MCP gateway on stdin/stdout
 //	mcpvisor tools [--config FILE] [--wait D] [--json]
 //	                                            list every namespaced tool
