@@ -32,8 +32,8 @@ func floorOf(pkg string) (int, bool) {
 		return 2, true
 	case "actors":
 		return 3, true
-	case "", "pipeline":
-		return 4, true // the root package, the public API, and its request pipeline
+	case "", "pipeline", "modelapi":
+		return 4, true // the root package, the public API, its request pipeline, and the model APIs' formats of its tools and results
 	case "gateway", "sidecar", "cluster", "telemetry":
 		return 5, true // fronts: they use the root package
 	case "cmd", "examples":

@@ -41,23 +41,25 @@ var gosdkBuild struct {
 // directory under os.TempDir, left behind when the process exits.
 func GoSDKPeer(t testing.TB) string {
 	t.Helper()
-	gosdkBuild.once.Do(func() { gosdkBuild.path, gosdkBuild.err = buildGoSDK() })
+	gosdkBuild.once.Do(func() { gosdkBuild.path, gosdkBuild.err = buildModule(gosdkDir, "gosdkpeer") })
 	if gosdkBuild.err != nil {
 		t.Fatalf("peers: building gosdkpeer: %v", gosdkBuild.err)
 	}
 	return gosdkBuild.path
 }
 
-func buildGoSDK() (string, error) {
+// buildModule builds the program of the module in moduleDir (from the
+// repository root) as exe, into .cache/peers/<the module's directory name>/
+// as GoSDKPeer says.
+func buildModule(moduleDir, exe string) (string, error) {
 	root, err := Root()
 	if err != nil {
 		return "", err
 	}
-	exe := "gosdkpeer"
 	if runtime.GOOS == "windows" {
 		exe += ".exe"
 	}
-	dir := filepath.Join(root, filepath.FromSlash(cacheDir), "gosdk")
+	dir := filepath.Join(root, filepath.FromSlash(cacheDir), filepath.Base(moduleDir))
 	tmp, err := "", os.MkdirAll(dir, 0o755)
 	if err == nil {
 		tmp, err = os.MkdirTemp(dir, "build-")
@@ -65,14 +67,14 @@ func buildGoSDK() (string, error) {
 	shared := err == nil
 	if !shared {
 		// No cache: a directory of our own, which outlives the tests.
-		if tmp, err = os.MkdirTemp("", "gosdkpeer-"); err != nil {
+		if tmp, err = os.MkdirTemp("", exe+"-"); err != nil {
 			return "", err
 		}
 	}
 	bin := filepath.Join(tmp, exe)
 	// go test puts its own toolchain first on PATH. GOWORK=off: the
 	// module builds on its own go.mod and go.sum, whatever go.work is about.
-	cmd := exec.Command("go", "build", "-C", filepath.Join(root, filepath.FromSlash(gosdkDir)), "-buildvcs=false", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-C", filepath.Join(root, filepath.FromSlash(moduleDir)), "-buildvcs=false", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if shared {
@@ -90,6 +92,27 @@ func buildGoSDK() (string, error) {
 	}
 	os.Remove(tmp)
 	return final, nil
+}
+
+// modelSDKDir is the module of modelsdkcheck, which reads the model APIs'
+// tool and result formats with their official SDKs' types.
+const modelSDKDir = "internal/peers/modelsdk"
+
+var modelSDKBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// ModelSDKCheck builds modelsdkcheck, once per test process, as GoSDKPeer
+// builds gosdkpeer, and returns the binary's path.
+func ModelSDKCheck(t testing.TB) string {
+	t.Helper()
+	modelSDKBuild.once.Do(func() { modelSDKBuild.path, modelSDKBuild.err = buildModule(modelSDKDir, "modelsdkcheck") })
+	if modelSDKBuild.err != nil {
+		t.Fatalf("peers: building modelsdkcheck: %v", modelSDKBuild.err)
+	}
+	return modelSDKBuild.path
 }
 
 // GoSDK returns the command line that runs gosdkpeer over stdio in era
