@@ -77,9 +77,6 @@ func TestLoadConfigExamples(t *testing.T) {
 				URL:           "${INTERNAL_MCP_URL:-http://localhost:9100/mcp}",
 				HeadersHelper: "/opt/bin/mcp-headers.sh",
 			}},
-			Warnings: []string{
-				`server "internal-api": url http://localhost:9100/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
-			},
 		},
 	}, {
 		file: "vscode-mcp.json",
@@ -138,8 +135,6 @@ func TestLoadConfigExamples(t *testing.T) {
 				Name: "googleCloudServer", Type: "http", Enabled: true, URL: "https://my-gcp-service.run.app/mcp",
 			}},
 			Warnings: []string{
-				`server "httpServer": url http://localhost:3000/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
-				`server "sseServer": url http://localhost:8080/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
 				`server "googleCloudServer": field "authProviderType" is not supported by mcpvisor, ignored`,
 				`server "googleCloudServer": field "targetAudience" is not supported by mcpvisor, ignored`,
 				`server "googleCloudServer": field "targetServiceAccount" is not supported by mcpvisor, ignored`,
@@ -158,10 +153,10 @@ func TestLoadConfigExamples(t *testing.T) {
 				Name: "remote-notes", Type: "http", Enabled: true, URL: "https://notes.example.com/mcp",
 				Headers: map[string]string{"Authorization": "Bearer ${env:NOTES_TOKEN}"},
 			}, {
-				Name: "legacy-events", Type: "sse", Enabled: true, URL: "http://localhost:3001/sse",
+				Name: "legacy-events", Type: "sse", Enabled: true, URL: "http://10.0.0.9:3001/sse",
 			}},
 			Warnings: []string{
-				`server "legacy-events": url http://localhost:3001/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
+				`server "legacy-events": url http://10.0.0.9:3001/sse is a private address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`,
 			},
 		},
 	}, {
@@ -1127,10 +1122,6 @@ func TestLoadConfigClients(t *testing.T) {
 		return p
 	}
 	sep := string(os.PathSeparator)
-	loopback := func(server, url, fix string) string {
-		return fmt.Sprintf("server %q: url %s is a loopback address, which mcpvisor refuses by default: %s", server, url, fix)
-	}
-	const jsonFix = `add "allowPrivate": true to the entry`
 	const confirm = "mcpvisor does not confirm a server's tool calls itself (its approval inbox holds only its own host tools that change servers): " +
 		"whether to confirm a call is up to the client calling through it"
 	alwaysAllow := func(server string) string {
@@ -1153,7 +1144,6 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "api-server", Type: "http", Enabled: true, URL: "${API_BASE_URL:-http://localhost:8080}/mcp",
 					Headers: map[string]string{"Authorization": "Bearer ${API_KEY}"}},
 			},
-			Warnings: []string{loopback("api-server", "http://localhost:8080/mcp", jsonFix)},
 		},
 	}, {
 		file: "claude-desktop/claude_desktop_config.json",
@@ -1173,7 +1163,6 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "remote-server", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
 					Headers: map[string]string{"API_KEY": "${env:MY_SERVICE_TOKEN}"}},
 			},
-			Warnings: []string{loopback("remote-server", "http://localhost:3000/mcp", jsonFix)},
 		},
 	}, {
 		file: "vscode/.vscode/mcp.json",
@@ -1186,7 +1175,6 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "my-remote", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp"},
 			},
 			Inputs:   []ConfigInput{{ID: "memory-file", Type: "promptString", Description: "Where the memory server keeps its knowledge graph"}},
-			Warnings: []string{loopback("my-remote", "http://localhost:3000/mcp", jsonFix)},
 		},
 	}, {
 		file: "gemini/.gemini/settings.json",
@@ -1201,8 +1189,6 @@ func TestLoadConfigClients(t *testing.T) {
 			},
 			Warnings: []string{
 				`server "sequentialThinking": field "trust" is not supported by mcpvisor, ignored: in Gemini CLI it skips confirming this server's tool calls; ` + confirm,
-				loopback("httpServer", "http://localhost:3000/mcp", jsonFix),
-				loopback("sseServer", "http://localhost:8080/sse", jsonFix),
 			},
 		},
 	}, {
@@ -1223,8 +1209,6 @@ func TestLoadConfigClients(t *testing.T) {
 			},
 			Warnings: []string{
 				`server "figma": field "headers.Authorization": variable FIGMA_OAUTH_TOKEN is not set and has no default (the server is disabled)`,
-				loopback("figma", "http://127.0.0.1:3845/mcp", "add allowPrivate = true to [mcp_servers.figma]"),
-				loopback("chrome_devtools", "http://localhost:3000/mcp", "add allowPrivate = true to [mcp_servers.chrome_devtools]"),
 			},
 		},
 	}, {
@@ -1238,7 +1222,6 @@ func TestLoadConfigClients(t *testing.T) {
 			},
 			Warnings: []string{
 				`server "mcp-server-context7": a Zed extension ("source": "extension"), which only Zed can run: skipped`,
-				loopback("remote-mcp-server", "http://localhost:3000/mcp", jsonFix),
 			},
 		},
 	}, {
@@ -1251,7 +1234,6 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "remote-http-mcp", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
 					Headers: map[string]string{"API_KEY": "Bearer ${env:AUTH_TOKEN}"}},
 			},
-			Warnings: []string{loopback("remote-http-mcp", "http://localhost:3000/mcp", jsonFix)},
 		},
 	}, {
 		file: "cline/cline_mcp_settings.json",
@@ -1268,9 +1250,7 @@ func TestLoadConfigClients(t *testing.T) {
 			Warnings: []string{
 				alwaysAllow("memory"),
 				alwaysAllow("remote-server"),
-				loopback("remote-server", "http://localhost:8080/sse", jsonFix),
 				alwaysAllow("streamable-server"),
-				loopback("streamable-server", "http://localhost:3000/mcp", jsonFix),
 			},
 		},
 	}, {
@@ -1288,7 +1268,6 @@ func TestLoadConfigClients(t *testing.T) {
 				alwaysAllow("filesystem"),
 				`server "memory": field "watchPaths" is not supported by mcpvisor, ignored: mcpvisor does not restart a server when files change`,
 				alwaysAllow("modern-remote-server"),
-				loopback("modern-remote-server", "http://localhost:3000/mcp", jsonFix),
 			},
 		},
 	}, {
@@ -1303,7 +1282,6 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "Remote", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp",
 					Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}},
 			},
-			Warnings: []string{loopback("Remote", "http://localhost:3000/mcp", "add allowPrivate: true to the entry")},
 		},
 	}, {
 		file: "continue/.continue/mcpServers/sequential-thinking.yaml",

@@ -214,15 +214,31 @@ func TestHTTPRedirectRefused(t *testing.T) {
 	}
 }
 
-// Without allowPrivate, a host name that resolves to loopback is refused.
+// Without allowPrivate, a server the API (or a model) registers on a host
+// name that resolves to loopback is refused; the same entry in the user's
+// own config file is reached.
 func TestHTTPPrivateAddressRefused(t *testing.T) {
 	m := &mcphttptest.Server{}
 	srv := mcphttptest.Start(t, m)
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	sc := httpServer("local", url)
 	sc.AllowPrivate = false
+
+	own := openHost(t, mcpvisor.Options{}, sc)
+	waitReady(t, own, "local")
+	if _, err := own.Call(context.Background(), "mcp__local__echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Fatalf("a loopback server of the config file: %v", err)
+	}
+	if err := own.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inits := m.Stats().Inits
+
 	onEvent, events := eventSink()
-	h := openHost(t, mcpvisor.Options{OnEvent: onEvent}, sc)
+	h := openHost(t, mcpvisor.Options{OnEvent: onEvent})
+	if err := h.Register(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
 	ev := waitState(t, events, "local", mcpvisor.StateFailed)
 	if !strings.Contains(ev.Err, "non-public address") || !strings.Contains(ev.Err, `add "allowPrivate": true`) {
 		t.Errorf("error %q does not say the address is not public, and how to allow it", ev.Err)
@@ -231,8 +247,8 @@ func TestHTTPPrivateAddressRefused(t *testing.T) {
 	if !errors.Is(err, mcpvisor.ErrUnavailable) || !errors.Is(err, mcpvisor.ErrPrivateAddress) {
 		t.Errorf("call to the refused server = %v, want ErrUnavailable caused by ErrPrivateAddress", err)
 	}
-	if n := m.Stats().Inits; n != 0 {
-		t.Errorf("the server was reached %d times", n)
+	if n := m.Stats().Inits - inits; n != 0 {
+		t.Errorf("the server the API registered was reached %d times", n)
 	}
 }
 

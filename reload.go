@@ -49,6 +49,7 @@ func (h *Host) Reload(ctx context.Context, cfg *Config) (Reloaded, error) {
 		if err != nil {
 			return r, fmt.Errorf("reload: %w", err)
 		}
+		spec.OwnFile = true
 		if err := h.checkExposure(spec); err != nil {
 			return r, fmt.Errorf("reload: %w", err)
 		}

@@ -108,7 +108,7 @@ func startHTTP(gen uint64, spec *ServerSpec, deliver func(any), event func(*prot
 		cancel:   cancel,
 		inflight: map[int64]context.CancelFunc{},
 		client: outbound.NewClient(outbound.Options{
-			AllowPrivate: spec.AllowPrivate,
+			AllowPrivate: spec.AllowPrivate, LoopbackHost: ownFileHost(spec),
 			// A JSON reply arrives only when the tool is done: the header
 			// wait must outlast the call timeout.
 			ResponseHeaderTimeout: spec.CallTimeout + 10*time.Second,
@@ -307,4 +307,17 @@ func (e *redactedError) Unwrap() error { return e.kind }
 func helperEnv() []string {
 	env := os.Environ()
 	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MCPVISOR_SECRET_KEY") })
+}
+
+// ownFileHost is the host of a server of the user's own config file, which
+// may be on loopback (Spec.OwnFile); "" for any other.
+func ownFileHost(spec *ServerSpec) string {
+	if !spec.OwnFile {
+		return ""
+	}
+	u, err := url.Parse(spec.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }

@@ -56,6 +56,10 @@ type ServerSpec struct {
 	URL          string
 	Headers      map[string]string
 	AllowPrivate bool
+	// OwnFile marks a server of the user's own config file (not one the
+	// API or a model registered): its URL's host may be on loopback
+	// without AllowPrivate (outbound.Options.LoopbackHost).
+	OwnFile bool
 	// OAuth is the server's authorization configuration, expanded (nil:
 	// none configured; the host still signs in by discovery when the
 	// server asks). Auth, set by the host, authorizes every request.

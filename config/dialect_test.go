@@ -727,20 +727,21 @@ func TestPrivateURLWarning(t *testing.T) {
 		dialect toolDialect
 		want    string
 	}{
-		{"localhost", Server{Name: "x", URL: "http://localhost:3000/mcp"}, dialectJSON,
-			`server "x": url http://localhost:3000/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"loopback v4", Server{Name: "x", Type: "sse", URL: "http://127.0.0.2:8080/sse"}, dialectJSON,
-			`server "x": url http://127.0.0.2:8080/sse is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"loopback v6, TOML", Server{Name: "x", URL: "http://[::1]:3000/mcp"}, dialectCodex,
-			`server "x": url http://[::1]:3000/mcp is a loopback address, which mcpvisor refuses by default: add allowPrivate = true to [mcp_servers.x]`},
+		// Loopback is reached for a server of the user's own file: no
+		// warning (the host refuses it for one the API or a model registers).
+		{"localhost", Server{Name: "x", URL: "http://localhost:3000/mcp"}, dialectJSON, ""},
+		{"loopback v4", Server{Name: "x", Type: "sse", URL: "http://127.0.0.2:8080/sse"}, dialectJSON, ""},
+		{"loopback v6, TOML", Server{Name: "x", URL: "http://[::1]:3000/mcp"}, dialectCodex, ""},
 		{"private, YAML", Server{Name: "x", URL: "https://10.1.2.3/mcp"}, dialectContinue,
 			`server "x": url https://10.1.2.3/mcp is a private address, which mcpvisor refuses by default: add allowPrivate: true to the entry`},
+		{"private, TOML", Server{Name: "x", URL: "http://192.168.1.5:3000/mcp"}, dialectCodex,
+			`server "x": url http://192.168.1.5:3000/mcp is a private address, which mcpvisor refuses by default: add allowPrivate = true to [mcp_servers.x]`},
 		{"link-local", Server{Name: "x", URL: "http://169.254.169.254/mcp"}, dialectJSON,
 			`server "x": url http://169.254.169.254/mcp is a link-local address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"secrets left out", Server{Name: "x", URL: "http://user:pw@localhost/mcp?key=k#f"}, dialectJSON,
-			`server "x": url http://localhost/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
-		{"from a default", Server{Name: "x", URL: "${URL:-http://localhost:9100/mcp}"}, dialectJSON,
-			`server "x": url http://localhost:9100/mcp is a loopback address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
+		{"secrets left out", Server{Name: "x", URL: "http://user:pw@10.0.0.1/mcp?key=k#f"}, dialectJSON,
+			`server "x": url http://10.0.0.1/mcp is a private address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
+		{"from a default", Server{Name: "x", URL: "${URL:-http://10.0.0.1:9100/mcp}"}, dialectJSON,
+			`server "x": url http://10.0.0.1:9100/mcp is a private address, which mcpvisor refuses by default: add "allowPrivate": true to the entry`},
 		{"allowed", Server{Name: "x", URL: "http://localhost:3000/mcp", AllowPrivate: true}, dialectJSON, ""},
 		{"public", Server{Name: "x", URL: "https://8.8.8.8/mcp"}, dialectJSON, ""},
 		{"a name", Server{Name: "x", URL: "https://mcp.internal/mcp"}, dialectJSON, ""},

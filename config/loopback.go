@@ -11,10 +11,12 @@ import (
 )
 
 // privateURLWarning warns of an http or sse server whose url's host is
-// written as localhost or as a loopback, private or link-local address
-// while "allowPrivate" is not set: the host refuses to connect to such
-// an address (internal/outbound), so the server would fail when it
-// starts. The warning gives the fix in the file's own syntax. Host names
+// written as a private or link-local address while "allowPrivate" is not
+// set: the host refuses to connect to such an address
+// (internal/outbound), so the server would fail when it starts. Loopback
+// (localhost) is not warned of: the host reaches a loopback server the
+// user's own file names (the guard stays for servers the API or a model
+// registers, and for redirects). The warning gives the fix in the file's own syntax. Host names
 // are not resolved here; the check at dial time covers them. The url is
 // shown without user info, query or fragment, which may hold secrets.
 func (c Server) privateURLWarning(lookup func(string) (string, bool), d toolDialect) string {
@@ -33,7 +35,7 @@ func (c Server) privateURLWarning(lookup func(string) (string, bool), d toolDial
 		return ""
 	}
 	kind := addressKind(u.Hostname())
-	if kind == "" {
+	if kind == "" || kind == "a loopback" {
 		return ""
 	}
 	shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}

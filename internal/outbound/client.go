@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,13 @@ type Options struct {
 	// server's endpoints), where loopback and private may be opted into
 	// but an instance's metadata service never is (CheckLinkLocal).
 	DenyLinkLocal bool
+	// LoopbackHost is a host, as the server's URL names it, that may
+	// resolve to a loopback address (127.0.0.0/8, ::1) without
+	// AllowPrivate: the host of a server the user's own config file
+	// names (a server on this machine the person set up). Every other
+	// host, a redirect's included, is checked as ever, and private and
+	// link-local addresses stay refused.
+	LoopbackHost string
 	// Resolver resolves host names. nil: net.DefaultResolver.
 	Resolver Resolver
 	// Dial makes the TCP connection to an address the dialer has already
@@ -114,6 +122,7 @@ func (o Options) withDefaults() Options {
 func NewClient(opts Options) *http.Client {
 	o := opts.withDefaults()
 	d := &guardedDialer{
+		loopbackHost:  strings.ToLower(strings.Trim(o.LoopbackHost, "[]")),
 		allowPrivate:  o.AllowPrivate,
 		denyLinkLocal: o.DenyLinkLocal,
 		resolver:      o.Resolver,
@@ -154,6 +163,7 @@ func redirectPolicy(allowPrivate bool, maxRedirects int) func(*http.Request, []*
 
 // guardedDialer resolves, checks and then dials IP literals only.
 type guardedDialer struct {
+	loopbackHost  string // Options.LoopbackHost, lower-cased, without brackets
 	allowPrivate  bool
 	denyLinkLocal bool
 	resolver      Resolver
@@ -194,6 +204,13 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, address string
 		refused = linkLocal
 	case d.allowPrivate:
 		refused = nil
+	case d.loopbackHost != "" && strings.EqualFold(host, d.loopbackHost):
+		refused = func(a netip.Addr) string {
+			if a.Unmap().IsLoopback() {
+				return ""
+			}
+			return nonPublic(a)
+		}
 	}
 	if refused != nil {
 		// Every address, not just the first: the dialer below may fall

@@ -569,3 +569,45 @@ func TestDenyLinkLocal(t *testing.T) {
 		t.Fatalf("Dial addresses (-want +got):\n%s", diff)
 	}
 }
+
+// LoopbackHost lets the one host the user's own file names reach loopback,
+// and nothing else: another host resolving to loopback, a private address
+// under that host, and a redirect from it to loopback elsewhere are
+// refused as without it.
+func TestLoopbackHost(t *testing.T) {
+	srv := httptest.NewServer(&counter{})
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	resolver := resolveTo("local.example", "127.0.0.1")
+	ownURL := fmt.Sprintf("http://local.example:%d/mcp", port)
+
+	c := NewClient(Options{LoopbackHost: "local.example", Resolver: resolver})
+	defer c.CloseIdleConnections()
+	if body, err := get(t, c, ownURL); err != nil || body != "ok" {
+		t.Fatalf("the file's own loopback host: %q, %v", body, err)
+	}
+	if _, err := get(t, c, srv.URL); !errors.Is(err, ErrPrivateAddress) {
+		t.Fatalf("another loopback host: %v, want ErrPrivateAddress", err)
+	}
+	lit := NewClient(Options{LoopbackHost: "127.0.0.1"})
+	defer lit.CloseIdleConnections()
+	if body, err := get(t, lit, srv.URL); err != nil || body != "ok" {
+		t.Fatalf("the file's own loopback literal: %q, %v", body, err)
+	}
+	rec := &recorder{}
+	priv := NewClient(Options{LoopbackHost: "nas.example", Resolver: resolveTo("nas.example", "192.168.1.10"), Dial: rec.Dial})
+	defer priv.CloseIdleConnections()
+	if _, err := get(t, priv, "http://nas.example:8080/"); !errors.Is(err, ErrPrivateAddress) || len(rec.Addrs()) != 0 {
+		t.Fatalf("a private address under the file's own host: %v (dialed %v), want ErrPrivateAddress", err, rec.Addrs())
+	}
+
+	// A public host the file names that redirects to loopback.
+	redirect := httptest.NewServer(http.RedirectHandler(srv.URL, http.StatusFound))
+	defer redirect.Close()
+	rport := redirect.Listener.Addr().(*net.TCPAddr).Port
+	hop := NewClient(Options{LoopbackHost: "hop.example", Resolver: resolveTo("hop.example", "127.0.0.1")})
+	defer hop.CloseIdleConnections()
+	if _, err := get(t, hop, fmt.Sprintf("http://hop.example:%d/", rport)); !errors.Is(err, ErrPrivateAddress) {
+		t.Fatalf("a redirect from the file's own host to another on loopback: %v, want ErrPrivateAddress", err)
+	}
+}

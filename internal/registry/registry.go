@@ -169,6 +169,7 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 			return nil, err
 		}
 		spec, err := r.Resolve(ctx, sc)
+		spec.OwnFile = rec.Origin == persistence.OriginConfig
 		if err != nil {
 			if rec.Origin == persistence.OriginConfig {
 				return nil, err // the file is being loaded: say what is wrong with it
