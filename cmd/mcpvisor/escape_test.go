@@ -26,7 +26,7 @@ func TestServerTextIsPrintedEscaped(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	p := newEventPrinter(&b, false)
+	p := newEventPrinter(&b, false, true)
 	p.print(mcpvisor.JournalEvent{Seq: 1, Server: "s", Method: "notifications/message", Received: time.Now(),
 		Params: mcpvisor.RawJSON(`{"data":"` + nasty + `"}`)})
 	p.flush()
@@ -49,9 +49,15 @@ func TestServerTextIsPrintedEscaped(t *testing.T) {
 
 	// --json is for programs: the JSON encoder escapes what JSON must.
 	b.Reset()
-	p = newEventPrinter(&b, true)
-	p.print(mcpvisor.JournalEvent{Seq: 1, Server: "s", Params: mcpvisor.RawJSON(`{"data":"x"}`)})
-	if !json.Valid(bytes.TrimSpace(b.Bytes())) {
-		t.Errorf("--json: %q", b.String())
+	for _, listing := range []bool{true, false} {
+		b.Reset()
+		p = newEventPrinter(&b, true, listing)
+		p.print(mcpvisor.JournalEvent{Seq: 1, Server: "s", Params: mcpvisor.RawJSON(`{"data":"x"}`)})
+		if err := p.end(); err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(bytes.TrimSpace(b.Bytes())) {
+			t.Errorf("--json (listing %v): %q", listing, b.String())
+		}
 	}
 }

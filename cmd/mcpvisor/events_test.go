@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"strings"
@@ -48,14 +47,12 @@ func TestEventsOfABigJournalThroughSidecar(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("events --all: exit %d, stderr %q", code, errOut)
 	}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<20)
+	var evs []mcpvisor.JournalEvent
+	if err := json.Unmarshal([]byte(out), &evs); err != nil {
+		t.Fatalf("events --all --json is not one array: %v", err)
+	}
 	last := uint64(0)
-	for sc.Scan() {
-		var ev mcpvisor.JournalEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("line after event %d: %v", last, err)
-		}
+	for _, ev := range evs {
 		if ev.Seq != last+1 {
 			t.Fatalf("event %d after %d: each once, in order, wanted", ev.Seq, last)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"context"
 	"encoding/json"
 	"flag"
@@ -87,8 +88,11 @@ func cmdEvents(ctx context.Context, e *env) error {
 			return nil
 		}
 	}
-	p := newEventPrinter(e.stdout, f.json)
+	p := newEventPrinter(e.stdout, f.json, !f.follow)
 	after, err := listEvents(filter, f, page, p, e.stderr)
+	if err == nil {
+		err = p.end()
+	}
 	if err != nil || !f.follow {
 		return err
 	}
@@ -148,18 +152,30 @@ func listEvents(filter mcpvisor.EventFilter, f flags, page func(mcpvisor.EventFi
 
 type eventPrinter struct {
 	json bool
+	list *jsonList // a listing's --json: one array; nil when following
 	enc  *json.Encoder
 	tw   *tabwriter.Writer
 }
 
-func newEventPrinter(w io.Writer, asJSON bool) *eventPrinter {
-	return &eventPrinter{json: asJSON, enc: json.NewEncoder(w), tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+// newEventPrinter prints events as a table, or with asJSON as one JSON
+// array (a listing) or a JSON object per line (a stream, following).
+func newEventPrinter(w io.Writer, asJSON, listing bool) *eventPrinter {
+	p := &eventPrinter{json: asJSON, enc: json.NewEncoder(w), tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	if asJSON && listing {
+		p.list = &jsonList{w: w}
+	}
+	return p
 }
 
-// print writes one event: a JSON object per line with --json, else a row.
+// print writes one event: with --json as GET /v1/events shows it, else a
+// row.
 func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
-	if p.json {
-		_ = p.enc.Encode(ev) // as GET /v1/events shows it
+	switch {
+	case p.list != nil:
+		_ = p.list.add(ev)
+		return
+	case p.json:
+		_ = p.enc.Encode(ev)
 		return
 	}
 	fmt.Fprintf(p.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Received.Local().Format(time.DateTime),
@@ -167,6 +183,14 @@ func (p *eventPrinter) print(ev mcpvisor.JournalEvent) {
 }
 
 func (p *eventPrinter) flush() { _ = p.tw.Flush() }
+
+// end ends a listing: the JSON array's close.
+func (p *eventPrinter) end() error {
+	if p.list != nil {
+		return p.list.close()
+	}
+	return nil
+}
 
 func cmdAck(ctx context.Context, e *env) error {
 	if len(e.args) == 0 {
@@ -231,6 +255,9 @@ func cmdHistory(ctx context.Context, e *env) error {
 			return err
 		}
 	}
+	// The newest first, as git log and the help say: the page comes
+	// oldest first.
+	slices.Reverse(recs)
 	return printHistory(stdout, recs, f.json, f.calls)
 }
 
@@ -269,8 +296,11 @@ func cmdTasks(ctx context.Context, e *env) error {
 		left = mcpvisor.DefaultPageLimit
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	list := &jsonList{w: stdout}
 	if !f.json {
 		fmt.Fprintln(tw, "CREATED\tSERVER\tTASK\tTOOL\tSTATUS\tDONE")
+	} else {
+		defer list.close()
 	}
 	for {
 		limit := min(left, mcpvisor.MaxPageLimit)
@@ -284,7 +314,7 @@ func cmdTasks(ctx context.Context, e *env) error {
 		}
 		for i, ti := range tasks {
 			if f.json {
-				fmt.Fprintf(stdout, "%s\n", raws[i])
+				_ = list.add(raws[i])
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", ti.Created.Local().Format("2006-01-02 15:04:05"), ti.Server, ti.ID, ti.Tool, ti.Status, ti.Done)
@@ -368,16 +398,17 @@ func journalTaskPager(j *mcpvisor.Journal, pending bool) taskPager {
 	}
 }
 
-// printHistory writes history records: a JSON object per line with
-// asJSON, else a table of calls (calls) or of servers' lifecycles, with
+// printHistory writes history records: a JSON array with asJSON, else a table of calls (calls) or of servers' lifecycles, with
 // every server-controlled text escaped (printable).
 func printHistory(stdout io.Writer, recs []mcpvisor.HistoryRecord, asJSON, calls bool) error {
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		list := &jsonList{w: stdout}
 		for _, r := range recs {
-			_ = enc.Encode(r)
+			if err := list.add(r); err != nil {
+				return err
+			}
 		}
-		return nil
+		return list.close()
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	defer tw.Flush()

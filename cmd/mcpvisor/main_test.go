@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,11 +195,12 @@ func TestHTTPServer(t *testing.T) {
 	if code != 0 || out != "{\n  \"via\": \"http\"\n}\n" {
 		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	// Without allowPrivate the loopback server is refused, with a reason.
+	// Without allowPrivate too: the user's own file may name a loopback
+	// server (one the API or a model registers may not).
 	cfg = writeConfig(t, `{"mcpServers": {"web": {"type": "http", "url": "`+srv.URL+`"}}}`)
-	_, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{}`)
-	if code == 0 || !strings.Contains(errOut, "non-public address") {
-		t.Errorf("call without allowPrivate: exit %d, stderr %q", code, errOut)
+	out, errOut, code = runCLI(t, "call", "--config", cfg, "mcp__web__echo", `{"via":"loopback"}`)
+	if code != 0 || !strings.Contains(out, "loopback") || strings.Contains(errOut, "allowPrivate") {
+		t.Errorf("call without allowPrivate: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
@@ -212,16 +214,22 @@ func TestEventsAckAndHistory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("events: exit %d: %s", code, errOut)
 	}
-	var ev struct {
+	var evs []struct {
 		ID     uint64          `json:"id"`
 		Server string          `json:"server"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 		Status string          `json:"status"`
 	}
-	if err := json.Unmarshal([]byte(out), &ev); err != nil || ev.Server != "m" || ev.Method != "event/test" ||
-		string(ev.Params) != `{"n":1}` || ev.Status != "pending" || ev.ID == 0 {
-		t.Fatalf("events --pending --json = %q (%v)", out, err)
+	if err := json.Unmarshal([]byte(out), &evs); err != nil || len(evs) != 1 {
+		t.Fatalf("events --pending --json = %q (%v), want an array of one", out, err)
+	}
+	if ev := evs[0]; ev.Server != "m" || ev.Method != "event/test" || string(ev.Params) != `{"n":1}` || ev.Status != "pending" || ev.ID == 0 {
+		t.Fatalf("events --pending --json = %q", out)
+	}
+	ev := evs[0]
+	if out, _, code := runCLIData(t, dir, "events", "--json", "--server", "nobody"); code != 0 || out != "[]\n" {
+		t.Errorf("events --json with none: exit %d, %q, want []", code, out)
 	}
 	if _, errOut, code := runCLIData(t, dir, "events", "ack", strconv.FormatUint(ev.ID, 10)); code != 0 {
 		t.Fatalf("events ack: exit %d: %s", code, errOut)
@@ -237,8 +245,8 @@ func TestEventsAckAndHistory(t *testing.T) {
 	}
 	// --json is json.Marshal of the journal's records, camelCase.
 	out, _, _ = runCLIData(t, dir, "events", "--json", "--method", "event/test")
-	var acked map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(out), &acked); err != nil || acked["processedAt"] == nil || acked["processed_at"] != nil {
+	var acked []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &acked); err != nil || len(acked) != 1 || acked[0]["processedAt"] == nil || acked[0]["processed_at"] != nil {
 		t.Errorf("events --json after ack = %q (%v), want processedAt", out, err)
 	}
 	out, errOut, code = runCLIData(t, dir, "history", "--calls", "--json")
@@ -254,13 +262,17 @@ func TestEventsAckAndHistory(t *testing.T) {
 	if err != nil || len(recs) == 0 {
 		t.Fatalf("history: %d records (%v)", len(recs), err)
 	}
-	var want strings.Builder
-	for _, r := range recs {
-		b, _ := json.Marshal(r)
-		want.Write(append(b, '\n'))
+	var got []json.RawMessage
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(recs) {
+		t.Fatalf("history --calls --json is not an array of %d: %v\n%s", len(recs), err, out)
 	}
-	if out != want.String() || !strings.Contains(out, `"durationNs":`) {
-		t.Errorf("history --calls --json:\n%s\nwant json.Marshal of the records:\n%s", out, want.String())
+	for i, r := range slices.Backward(recs) { // the newest first
+		if b, _ := json.Marshal(r); string(got[len(recs)-1-i]) != string(b) {
+			t.Errorf("history --calls --json [%d] = %s, want json.Marshal of the records, the newest first: %s", len(recs)-1-i, got[len(recs)-1-i], b)
+		}
+	}
+	if !strings.Contains(out, `"durationNs":`) {
+		t.Errorf("history --calls --json: %s", out)
 	}
 
 	out, _, code = runCLIData(t, dir, "history")
@@ -268,6 +280,9 @@ func TestEventsAckAndHistory(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("history lacks %q (exit %d):\n%s", want, code, out)
 		}
+	}
+	if stopped, spawned := strings.Index(out, "stopped"), strings.LastIndex(out, "spawned"); stopped > spawned {
+		t.Errorf("history is not the newest first (stopped after spawned):\n%s", out)
 	}
 	out, _, _ = runCLIData(t, dir, "history", "--calls")
 	if !strings.Contains(out, "mcp__m__notify") || !strings.Contains(out, "ok") {

@@ -287,6 +287,43 @@ func printRows[T any](w io.Writer, asJSON bool, err error, rows []T, header stri
 	tw.Flush()
 }
 
+// jsonList writes a JSON array an element at a time, so that a listing
+// read a page at a time (events --all) is never held whole: valid JSON
+// however many elements, [] for none. A listing's --json is always one
+// array; only a stream (events --follow) is a JSON value per line.
+type jsonList struct {
+	w io.Writer
+	n int
+}
+
+// add writes v, already JSON when it is a json.RawMessage.
+func (l *jsonList) add(v any) error {
+	b, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	sep := ",\n"
+	if l.n == 0 {
+		sep = "[\n"
+	}
+	l.n++
+	_, err := fmt.Fprintf(l.w, "%s%s", sep, b)
+	return err
+}
+
+// close ends the array.
+func (l *jsonList) close() error {
+	end := "\n]\n"
+	if l.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(l.w, end)
+	return err
+}
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -111,16 +112,20 @@ func TestTasksPages(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// ids lists the tasks of --json lines, each once, in created order.
+	// ids counts the tasks of the --json array, checking each is listed
+	// once, in created order.
 	ids := func(how, out string) int {
 		t.Helper()
-		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		for i, line := range lines {
-			if want := fmt.Sprintf(`"id":"task%05d"`, i); !strings.Contains(line, want) {
-				t.Fatalf("%s: line %d is %s, want %s\n%.600s", how, i, line, want, out)
+		var tasks []struct{ ID string }
+		if err := json.Unmarshal([]byte(out), &tasks); err != nil {
+			t.Fatalf("%s: --json is not one array: %v\n%.600s", how, err, out)
+		}
+		for i, ti := range tasks {
+			if want := fmt.Sprintf("task%05d", i); ti.ID != want {
+				t.Fatalf("%s: task %d is %s, want %s", how, i, ti.ID, want)
 			}
 		}
-		return len(lines)
+		return len(tasks)
 	}
 	check := func(how string) {
 		t.Helper()

@@ -63,7 +63,11 @@ func openReviewDesk(ctx context.Context, e *env, server string) (*reviewDesk, er
 	if err != nil {
 		return nil, lockHint(err)
 	}
-	waitAll(ctx, h, e.f.wait)
+	// Without a tool policy nothing is pinned, and nothing will await
+	// review however long the servers take to start: no wait for them.
+	if policyInForce(e.cfg) || (&reviewDesk{servers: h.Status()}).policyNote() == "" {
+		waitAll(ctx, h, e.f.wait)
+	}
 	d := &reviewDesk{servers: h.Status(), reviews: h.ToolReviews(), close: func() { _ = h.Close() },
 		decide: func(ctx context.Context, rv mcpvisor.ToolReview, approve bool, by string) error {
 			if approve {
@@ -96,6 +100,23 @@ func (d *reviewDesk) policyNote() string {
 	}
 	return fmt.Sprintf("no tool policy is in force, so no tool definition is pinned: set %s=hold (or warn), or a server's \"toolPolicy\" in the config",
 		mcpvisor.ToolPolicyEnv)
+}
+
+// policyInForce reports whether a tool policy other than off applies to
+// some server of cfg: the environment's (MCPVISOR_TOOL_POLICY) or one of
+// its entries'. A server's status says its policy only once it runs.
+func policyInForce(cfg *mcpvisor.Config) bool {
+	if p := os.Getenv(mcpvisor.ToolPolicyEnv); p != "" && p != mcpvisor.ToolPolicyOff {
+		return true
+	}
+	if cfg != nil {
+		for _, sc := range cfg.Servers {
+			if sc.ToolPolicy != "" && sc.ToolPolicy != mcpvisor.ToolPolicyOff {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toolReviews is GET /v1/tools/reviews.
@@ -146,6 +167,9 @@ func cmdToolReviews(ctx context.Context, e *env) error {
 			}
 			fmt.Fprintf(e.stderr, "mcpvisor: %s\n", msg)
 		}
+	}
+	if !policyInForce(e.cfg) && d.policyNote() != "" {
+		return nil // nothing is pinned: the servers' readiness changes nothing
 	}
 	// A server that is not ready has listed nothing to review: say so,
 	// lest the list read as complete.

@@ -173,10 +173,15 @@ func TestToolReviewsUsage(t *testing.T) {
 }
 
 // With no tool policy there is never anything to review: the command
-// says why.
+// says why at once, without waiting for the servers (one here never
+// answers its handshake: a wait would last --wait, ten minutes).
 func TestToolReviewsNoPolicy(t *testing.T) {
 	if _, set := os.LookupEnv(mcpvisor.ToolPolicyEnv); set {
 		t.Skipf("%s is set in the test's environment", mcpvisor.ToolPolicyEnv)
+	}
+	hangs := writeConfig(t, `{"mcpServers": {"hangs": {"command": "/bin/sleep", "args": ["3600"]}}}`)
+	if out, errOut, code := runCLI(t, "tools", "review", "--config", hangs, "--wait", "10m"); code != 0 || out != "" || !strings.Contains(errOut, "no tool policy is in force") {
+		t.Errorf("tools review without a policy, a server that never starts: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	cfg := writeConfig(t, `{"mcpServers": {"notes": {"command": "NOTES"}}}`)
 	out, errOut, code := runCLI(t, "tools", "review", "--config", cfg)
