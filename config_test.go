@@ -1174,7 +1174,7 @@ func TestLoadConfigClients(t *testing.T) {
 				{Name: "sequential-thinking", Type: "stdio", Enabled: true, Command: "npx", Args: thinking},
 				{Name: "my-remote", Type: "http", Enabled: true, URL: "http://localhost:3000/mcp"},
 			},
-			Inputs:   []ConfigInput{{ID: "memory-file", Type: "promptString", Description: "Where the memory server keeps its knowledge graph"}},
+			Inputs: []ConfigInput{{ID: "memory-file", Type: "promptString", Description: "Where the memory server keeps its knowledge graph"}},
 		},
 	}, {
 		file: "gemini/.gemini/settings.json",

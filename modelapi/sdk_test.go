@@ -70,7 +70,7 @@ func TestOfficialSDKsReadTheFormats(t *testing.T) {
 		t.Fatalf("modelsdkcheck: %v: %s", err, stderr.String())
 	}
 	var read struct {
-		AnthropicTools, OpenAITools, ResponsesTools, GeminiTools     []sdkTool
+		AnthropicTools, OpenAITools, ResponsesTools, GeminiTools   []sdkTool
 		AnthropicResult, OpenAIResult, ResponsesResult, GeminiPart sdkResult
 	}
 	if err := json.Unmarshal(out, &read); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"

@@ -15,9 +15,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"maps"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
@@ -47,11 +47,11 @@ type tool struct {
 
 // result is what an SDK read of a tool result.
 type result struct {
-	ID      string   `json:"id"`
-	Name    string   `json:"name,omitempty"`
-	IsError bool     `json:"isError"`
-	Texts   []string `json:"texts"`
-	Images  []string `json:"images,omitempty"` // media type:data
+	ID       string          `json:"id"`
+	Name     string          `json:"name,omitempty"`
+	IsError  bool            `json:"isError"`
+	Texts    []string        `json:"texts"`
+	Images   []string        `json:"images,omitempty"` // media type:data
 	Response json.RawMessage `json:"response,omitempty"`
 }
 
