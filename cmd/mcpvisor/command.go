@@ -64,8 +64,9 @@ type env struct {
 	// sidecar is the sidecar to ask, for a command that asks one, when
 	// one answers on the data directory; nil otherwise.
 	sidecar *remote
-	// found is where the config came from when no --config named it
-	// (nil: none found, or --config given).
+	// found is where the config came from when no --config named it: nil
+	// when --config was given, no files when none was found (an error
+	// unless a sidecar answers).
 	found *discovered
 }
 
