@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -121,6 +122,11 @@ func openBrowser(ctx context.Context, u string) error {
 // host with: with a person at hand, a server that needs sign-in gets it.
 func hostOptions(f flags, cfg *mcpvisor.Config, logger *slog.Logger) mcpvisor.Options {
 	opts := mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, AskInput: terminalInputs(os.Stdin, os.Stderr)}
+	// A result's images and files are written to <data>/media; with no
+	// sidecar to serve /v1/media, a link to one is its path.
+	if media, err := filepath.Abs(filepath.Join(f.data, "media")); err == nil {
+		opts.MediaURL = media + string(filepath.Separator)
+	}
 	if interactive() {
 		opts.SignIn = browserSignIn(os.Stderr)
 	}

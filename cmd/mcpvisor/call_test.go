@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -133,5 +134,28 @@ func TestCallArgumentErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// A standalone call's image is written under the data directory and
+// linked by its path there (no sidecar serves /v1/media), a file that
+// holds the image.
+func TestCallMediaLinksArePaths(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, `{"mcpServers": {"m": {"command": "MCPTEST"}}}`)
+	out, errOut, code := runCLIData(t, data, "call", "--config", cfg, "mcp__m__image")
+	if code != 0 {
+		t.Fatalf("call: exit %d: %s", code, errOut)
+	}
+	media, err := filepath.Abs(filepath.Join(data, "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\]\(([^)]+)\)`).FindStringSubmatch(out)
+	if m == nil || !strings.HasPrefix(m[1], media+string(filepath.Separator)) || strings.Contains(out, "/v1/media/") {
+		t.Fatalf("the image's link is not a path under %s: %q", media, out)
+	}
+	if b, err := os.ReadFile(m[1]); err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Fatalf("the linked file: %v (%d bytes)", err, len(b))
 	}
 }
