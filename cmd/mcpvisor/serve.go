@@ -431,7 +431,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, TracerProvider: tp,
 		Journal: f.journalOptions()})
 	if err != nil {
-		return lockHint(err)
+		return sidecarHint(ctx, err, f)
 	}
 	defer h.Close()
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools})
@@ -553,4 +553,19 @@ func logTransitions(logger *slog.Logger) (func(mcpvisor.Event), func()) {
 			close(quit)
 			<-done
 		}
+}
+
+// sidecarHint is lockHint for stdio: when the journal is held by a sidecar
+// that answers, the client is better pointed at the sidecar's /mcp, which
+// serves the same servers, than at another data directory.
+func sidecarHint(ctx context.Context, err error, f flags) error {
+	if !errors.Is(err, mcpvisor.ErrJournalLocked) {
+		return err
+	}
+	r, ferr := findSidecar(ctx, f)
+	if ferr != nil || r == nil {
+		return lockHint(err)
+	}
+	return fmt.Errorf("%w: the sidecar running on %s (pid %d) holds it; point the MCP client at its gateway instead, %s/mcp with the header "+
+		"Authorization: Bearer <the output of mcpvisor token --data %s>", err, f.data, r.info.PID, r.base, f.data)
 }
