@@ -226,9 +226,10 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	if tokens.admin != "" {
 		fmt.Fprintf(stderr, "mcpvisor serve: admin token in %s (the CLI's and the inbox page's; MCP clients get the token below)\n", tokens.adminPath)
 	}
-	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokens.gatewayPath)
+	// "listening" comes last: whoever waits for it has the whole banner.
 	fmt.Fprintf(stderr, "mcpvisor serve: the inbox page: %s/ui/ (mcpvisor token --url opens it signed in)\n", info.URL)
 	fmt.Fprintf(stderr, "mcpvisor serve: MCP clients: %s/mcp with Authorization: Bearer <the token in %s> (mcpvisor token prints it)\n", info.URL, tokens.gatewayPath)
+	fmt.Fprintf(stderr, "mcpvisor serve: listening on %s://%s (token in %s)\n", scheme, ln.Addr(), tokens.gatewayPath)
 
 	select {
 	case err := <-served: // Serve returns before ctx ends only if the listener fails
