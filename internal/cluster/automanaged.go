@@ -24,9 +24,10 @@ type AutomanagedConfig struct {
 	Listen string
 	// Peers are the endpoints of every member, this one's included or not.
 	Peers []string
-	// Interval is how often the peers are asked (0: 500 ms); a peer that
-	// has not answered for missedPolls intervals is out of the membership
-	// until it answers again.
+	// Interval is how often the peers are asked (0: 500 ms), each ask
+	// bounded by two intervals; a peer that has not answered for
+	// missedPolls intervals is out of the membership until it answers
+	// again.
 	Interval time.Duration
 	Logger   *slog.Logger
 }
@@ -37,7 +38,7 @@ type AutomanagedConfig struct {
 // across its sleep, stalls the others'), always listens on 0.0.0.0, and
 // pulls in an old web framework for one route. Here each member serves
 // GET /_member on Listen and asks every peer once per Interval, in
-// parallel, with a timeout of the interval; the members are those that
+// parallel, with a timeout of two intervals; the members are those that
 // answered, in this cluster.
 //
 // With the cluster's mutual TLS (the node hands it over: Secure) the
@@ -76,10 +77,14 @@ type seenMember struct {
 }
 
 // missedPolls is how many intervals a peer may go unanswered before it is
-// out of the membership. One slow answer (a loaded machine, a TLS
-// handshake at the timeout) must not move its servers: each move starts
-// them elsewhere before the member that ran them hears it lost them.
-const missedPolls = 3
+// out of the membership (5 s at the default interval). Slow answers (a
+// loaded machine, a TLS handshake at the timeout) must not move its
+// servers: each move starts them elsewhere before the member that ran
+// them hears it lost them, and protoactor never takes back a member it
+// dropped, so a peer dropped for being slow stays apart. The price: a
+// member that is gone, even one that left gracefully, has its servers
+// moved about 5 s later.
+const missedPolls = 10
 
 // NewAutomanagedProvider makes the provider; it listens when the member
 // starts.
@@ -96,7 +101,7 @@ func NewAutomanagedProvider(cfg AutomanagedConfig) (*AutomanagedProvider, error)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &AutomanagedProvider{cfg: cfg, client: &http.Client{Timeout: cfg.Interval}}, nil
+	return &AutomanagedProvider{cfg: cfg, client: &http.Client{Timeout: askTimeout(cfg.Interval)}}, nil
 }
 
 // memberAnswer is GET /_member's body.
@@ -118,7 +123,7 @@ func (p *AutomanagedProvider) Secure(mtls *MutualTLS) error {
 	p.tls = mtls
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = mtls.ClientConfig()
-	p.client = &http.Client{Timeout: p.cfg.Interval, Transport: t}
+	p.client = &http.Client{Timeout: askTimeout(p.cfg.Interval), Transport: t}
 	return nil
 }
 
@@ -250,3 +255,7 @@ func (p *AutomanagedProvider) ask(peer string) (*pcluster.Member, error) {
 	b, _ := json.Marshal(a.MemberEntry)
 	return DecodeMember(b), nil
 }
+
+// askTimeout bounds one ask of a peer: two intervals, so that an answer
+// slowed by load still counts.
+func askTimeout(interval time.Duration) time.Duration { return 2 * interval }
