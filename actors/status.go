@@ -97,7 +97,9 @@ type Tool struct {
 // it is exposed by. A tool without an inputSchema gets {"type":"object"},
 // since the spec requires one; one exposed under a mapped name and
 // without a title gets the server's own name as its title, for people to
-// see.
+// see. Its _meta's MCP Apps references (ui.resourceUri, "ui/resourceUri")
+// name the ui:// URI the host exposes (ExposeUIMeta), as the resource
+// listings do; Meta itself stays the server's.
 func (t Tool) MCP() protocol.Tool {
 	in := t.InputSchema
 	if len(in) == 0 {
@@ -110,7 +112,7 @@ func (t Tool) MCP() protocol.Tool {
 	return protocol.Tool{
 		Name: t.Name, Title: title, Description: t.Description,
 		InputSchema: in, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
-		Icons: t.Icons, Meta: t.Meta,
+		Icons: t.Icons, Meta: ExposeUIMeta(t.Server, t.Meta),
 	}
 }
 

@@ -41,6 +41,7 @@ func main() {
 	ttlMs := flag.Int("ttl-ms", 0, "ttlMs on list results, with cacheScope private (0: the SDK's defaults)")
 	stateful := flag.Bool("stateful", false, "with -transport http: keep sessions (Mcp-Session-Id); the SDK then serves only the legacy versions over HTTP")
 	sdkInitialize := flag.Bool("sdk-initialize", false, "with -era modern: let the SDK answer initialize as it does by itself (protocolVersion 2025-11-25, then a legacy session) instead of refusing it")
+	app := flag.String("app", "", "serve an MCP App whose interface reads `TEXT`: the resource "+appURI+", the template "+appTemplate+", the resource peer://app/TEXT, the tool show (its _meta names "+appURI+") and the tool touch (resources/updated for "+appURI+"); resources/subscribe is declared")
 	flag.Parse()
 
 	if flag.NArg() > 0 {
@@ -66,7 +67,7 @@ func main() {
 	if _, err := rand.Read(key); err != nil {
 		fail("%v", err)
 	}
-	server := newServer(versions, *ttlMs, key)
+	server := newServer(versions, *ttlMs, key, *app)
 	if *era == "modern" && !*sdkInitialize {
 		server.AddReceivingMiddleware(refuseInitialize)
 	}
@@ -144,11 +145,24 @@ func logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// newServer builds the server with every tool, the resource and the prompt.
-func newServer(versions []string, ttlMs int, key []byte) *mcp.Server {
+// The MCP App of -app. Every gosdkpeer serves it under the same URI, as
+// the ext-apps examples each do under theirs.
+const (
+	appURI      = "ui://app/mcp-app.html"
+	appTemplate = "ui://app/pages/{page}"
+	appMIME     = "text/html;profile=mcp-app"
+)
+
+// newServer builds the server with every tool, the resource and the
+// prompt, and the MCP App when app is not empty.
+func newServer(versions []string, ttlMs int, key []byte, app string) *mcp.Server {
 	opts := &mcp.ServerOptions{
 		Logger:                    logger(),
 		SupportedProtocolVersions: versions,
+	}
+	if app != "" {
+		opts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	if ttlMs > 0 {
 		opts.SetCacheable = func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
@@ -209,7 +223,48 @@ func newServer(versions []string, ttlMs int, key []byte) *mcp.Server {
 				"topic": &mcp.ElicitParams{Mode: "form", Message: "Which topic?", RequestedSchema: stringSchema("topic")},
 			}}, nil
 		})
+	if app != "" {
+		addApp(s, app)
+	}
 	return s
+}
+
+// addApp adds the MCP App of -app: its interface, a template of pages, a
+// resource of another scheme named after text, and the tools show and
+// touch.
+func addApp(s *mcp.Server, view string) {
+	s.AddResource(&mcp.Resource{URI: appURI, Name: "app", MIMEType: appMIME},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: appMIME, Text: view},
+			}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: appTemplate, Name: "page", MIMEType: appMIME},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			page := strings.TrimPrefix(req.Params.URI, "ui://app/pages/")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: appMIME, Text: view + " page " + page},
+			}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "peer://app/" + view, Name: "app-" + view, MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: "text/plain", Text: view},
+			}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "show", Description: "Shows the app.",
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": appURI}, "ui/resourceUri": appURI},
+	}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(view), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Sends notifications/resources/updated for the app's interface."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: appURI}); err != nil {
+				return nil, nil, err
+			}
+			return text("touched"), nil, nil
+		})
 }
 
 type peer struct {
