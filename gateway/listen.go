@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -57,8 +55,9 @@ func (g *Gateway) listen(ctx context.Context, s *session, msg protocol.Message, 
 	// is open; a URI no server serves is left out of the acknowledgement.
 	var agreed []string
 	for _, uri := range p.Notifications.ResourceSubscriptions {
-		for _, server := range s.candidates(uri, hasSubscribe) {
-			if g.hold(ctx, server, uri) == nil {
+		servers, own := s.targets(uri, hasSubscribe)
+		for _, server := range servers {
+			if g.hold(ctx, server, own) == nil {
 				l.subs[uri] = server
 				agreed = append(agreed, uri)
 				break
@@ -67,7 +66,7 @@ func (g *Gateway) listen(ctx context.Context, s *session, msg protocol.Message, 
 	}
 	defer func() {
 		for uri, server := range l.subs {
-			g.release(s.ctx, server, uri)
+			g.release(s.ctx, server, ownURI(uri, server))
 		}
 	}()
 	l.filter.ResourceSubscriptions = agreed
@@ -123,9 +122,9 @@ func (l *listener) endResult() json.RawMessage {
 	return b
 }
 
-// send queues a notification, tagged with the subscription's id, when the
-// filter asks for it; a full queue drops it.
-func (l *listener) send(g *Gateway, method string, params json.RawMessage) {
+// send queues server's notification, tagged with the subscription's id,
+// when the filter asks for it; a full queue drops it.
+func (l *listener) send(g *Gateway, server, method string, params json.RawMessage) {
 	switch method {
 	case protocol.MethodToolsListChanged:
 		if !l.filter.ToolsListChanged {
@@ -143,11 +142,14 @@ func (l *listener) send(g *Gateway, method string, params json.RawMessage) {
 		var p struct {
 			URI string `json:"uri"`
 		}
-		if json.Unmarshal(orEmpty(params), &p) != nil || !slices.ContainsFunc(l.filter.ResourceSubscriptions, func(uri string) bool {
-			return p.URI == uri || strings.HasPrefix(p.URI, uri)
-		}) {
+		if json.Unmarshal(orEmpty(params), &p) != nil {
 			return
 		}
+		exposed, ok := updatedURI(l.subs, server, p.URI)
+		if !ok {
+			return
+		}
+		params = setMember(params, "uri", quote(exposed))
 	default:
 		return
 	}
@@ -203,6 +205,6 @@ func (g *Gateway) notifyListeners(ev mcpvisor.Event) {
 		method, params = protocol.MethodToolsListChanged, nil
 	}
 	for _, l := range ls {
-		l.send(g, method, params)
+		l.send(g, ev.Server, method, params)
 	}
 }

@@ -12,9 +12,14 @@ import (
 )
 
 // Resources and prompts of the session's active servers (those whose tools
-// it may call). Resource URIs pass through unchanged — a tool result's
-// resource_link must still resolve — and a read is routed to the server
-// that listed the URI, or else tried on each active server in turn.
+// it may call). Resource URIs are exposed as the host exposes them
+// (mcpvisor.ResourceURI): a ui:// URI always namespaced by its server,
+// ui://<server>/<rest>, as tools/list's _meta.ui.resourceUri names it; a
+// URI of another scheme unchanged — a tool result's resource_link must
+// still resolve — unless two of the servers listed together list it, when
+// each server's copy is mcpvisor://<server>/<uri>. A namespaced URI goes to
+// the server it names, with the server's own URI; any other is routed to
+// the server that listed it, or else tried on each active server in turn.
 // Prompts are namespaced like tools: mcp__<server>__<prompt>.
 //
 // Lists are answered in one page, without nextCursor: the host has already
@@ -64,24 +69,133 @@ func gather[T any](ctx context.Context, s *session, method string, declared func
 }
 
 func (s *session) listResources(ctx context.Context, msg protocol.Message) []byte {
-	list := gather(ctx, s, msg.Method, hasResources, s.g.h.Resources, func(server string, rs []protocol.Resource) []protocol.Resource {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, r := range rs {
-			if _, taken := s.owners[r.URI]; !taken {
-				s.owners[r.URI] = server
+	var lists []listing[protocol.Resource]
+	gather(ctx, s, msg.Method, hasResources, s.g.h.Resources, func(server string, rs []protocol.Resource) []protocol.Resource {
+		lists = append(lists, listing[protocol.Resource]{server, rs})
+		return nil
+	})
+	list := qualify(lists, func(r *protocol.Resource) *string { return &r.URI })
+	s.mu.Lock()
+	for _, l := range lists {
+		for _, r := range l.items {
+			// A URI qualified now has no one owner any more.
+			if _, own, namespaced := mcpvisor.SplitResourceURI(r.URI); namespaced {
+				delete(s.owners, own)
+			} else {
+				s.owners[r.URI] = l.server
 			}
 		}
-		return rs
-	})
+	}
+	s.mu.Unlock()
 	return result(msg.ID, protocol.ListResourcesResult{Resources: list})
 }
 
 func (s *session) listTemplates(ctx context.Context, msg protocol.Message) []byte {
-	list := gather(ctx, s, msg.Method, hasResources, s.g.h.ResourceTemplates, func(_ string, ts []protocol.ResourceTemplate) []protocol.ResourceTemplate {
-		return ts
+	var lists []listing[protocol.ResourceTemplate]
+	gather(ctx, s, msg.Method, hasResources, s.g.h.ResourceTemplates, func(server string, ts []protocol.ResourceTemplate) []protocol.ResourceTemplate {
+		lists = append(lists, listing[protocol.ResourceTemplate]{server, ts})
+		return nil
 	})
+	list := qualify(lists, func(t *protocol.ResourceTemplate) *string { return &t.URITemplate })
 	return result(msg.ID, protocol.ListResourceTemplatesResult{ResourceTemplates: list})
+}
+
+// listing is one server's part of a merged list.
+type listing[T any] struct {
+	server string
+	items  []T
+}
+
+// qualify merges the servers' lists (whose ui:// URIs the host already
+// namespaced), qualifying each URI that more than one server lists as
+// mcpvisor://<server>/<uri>. Which URIs collide depends only on the
+// lists, not on their order. The lists' items are rewritten in place.
+func qualify[T any](lists []listing[T], uriOf func(*T) *string) []T {
+	servers := map[string]map[string]bool{} // URI → the servers that list it
+	for _, l := range lists {
+		for i := range l.items {
+			uri := *uriOf(&l.items[i])
+			if servers[uri] == nil {
+				servers[uri] = map[string]bool{}
+			}
+			servers[uri][l.server] = true
+		}
+	}
+	out := []T{}
+	for _, l := range lists {
+		for i := range l.items {
+			if uri := uriOf(&l.items[i]); len(servers[*uri]) > 1 {
+				*uri = mcpvisor.QualifiedResourceURI(l.server, *uri)
+			}
+		}
+		out = append(out, l.items...)
+	}
+	return out
+}
+
+// targets resolves a URI a client sent: a namespaced one (ui://S/…,
+// mcpvisor://S/…) to the server it names, when that is one of the servers
+// that declared the capability, and the server's own URI; any other to the
+// servers to try in order (candidates) and the URI as it is.
+func (s *session) targets(uri string, declared func(protocol.ServerCapabilities) bool) (servers []string, own string) {
+	server, own, ok := mcpvisor.SplitResourceURI(uri)
+	if !ok {
+		return s.candidates(uri, declared), uri
+	}
+	if slices.Contains(s.providers(declared), server) {
+		return []string{server}, own
+	}
+	return nil, own
+}
+
+// ownURI is the URI server knows the exposed uri by.
+func ownURI(uri, server string) string {
+	if s, own, ok := mcpvisor.SplitResourceURI(uri); ok && s == server {
+		return own
+	}
+	return uri
+}
+
+// exposer turns the URIs of server's answer to a request for uri into the
+// form the client used: qualified when uri was a namespaced URI, else
+// with their ui:// URIs namespaced.
+func exposer(uri, server string) func(string) string {
+	if _, _, ok := mcpvisor.SplitResourceURI(uri); ok {
+		return func(u string) string { return mcpvisor.QualifiedResourceURI(server, u) }
+	}
+	return func(u string) string { return mcpvisor.ResourceURI(server, u) }
+}
+
+// exposeContents rewrites the uri of each of a resources/read result's
+// contents with expose; a result it cannot read is returned as it came.
+func exposeContents(raw json.RawMessage, expose func(string) string) json.RawMessage {
+	var res map[string]json.RawMessage
+	var contents []map[string]json.RawMessage
+	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(orEmpty(res["contents"]), &contents) != nil {
+		return raw
+	}
+	changed := false
+	for _, c := range contents {
+		var uri string
+		if json.Unmarshal(orEmpty(c["uri"]), &uri) != nil {
+			continue
+		}
+		if exposed := expose(uri); exposed != uri {
+			c["uri"], changed = json.RawMessage(quote(exposed)), true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(contents)
+	if err != nil {
+		return raw
+	}
+	res["contents"] = b
+	if b, err = json.Marshal(res); err != nil {
+		return raw
+	}
+	return b
 }
 
 // candidates orders the servers to try for uri: the one that listed it
@@ -102,14 +216,21 @@ func (s *session) readResource(ctx context.Context, msg protocol.Message, send f
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
 		return invalidParams(msg.ID, "resources/read: params must hold a uri")
 	}
+	servers, own := s.targets(p.URI, hasResources)
+	params := msg.Params
+	if own != p.URI {
+		params = setMember(params, "uri", quote(own))
+	}
 	var last error
-	for _, server := range s.candidates(p.URI, hasResources) {
-		raw, err := s.g.h.Forward(ctx, server, msg.Method, msg.Params, s.forwardOptions(send))
+	for _, server := range servers {
+		raw, err := s.g.h.Forward(ctx, server, msg.Method, params, s.forwardOptions(send))
 		if err == nil {
-			s.mu.Lock()
-			s.owners[p.URI] = server
-			s.mu.Unlock()
-			return protocol.AppendResult(nil, msg.ID, raw)
+			if own == p.URI {
+				s.mu.Lock()
+				s.owners[p.URI] = server
+				s.mu.Unlock()
+			}
+			return protocol.AppendResult(nil, msg.ID, exposeContents(raw, exposer(p.URI, server)))
 		}
 		last = err
 	}
@@ -165,7 +286,7 @@ func (s *session) subscribe(ctx context.Context, msg protocol.Message, on bool) 
 		delete(s.subs, p.URI)
 		s.mu.Unlock()
 		if ok {
-			s.g.release(ctx, server, p.URI)
+			s.g.release(ctx, server, ownURI(p.URI, server))
 		}
 		return protocol.AppendResult(nil, msg.ID, nil)
 	}
@@ -175,9 +296,10 @@ func (s *session) subscribe(ctx context.Context, msg protocol.Message, on bool) 
 	if held {
 		return protocol.AppendResult(nil, msg.ID, nil)
 	}
+	servers, own := s.targets(p.URI, hasSubscribe)
 	var last error
-	for _, server := range s.candidates(p.URI, hasSubscribe) {
-		if err := s.g.hold(ctx, server, p.URI); err != nil {
+	for _, server := range servers {
+		if err := s.g.hold(ctx, server, own); err != nil {
 			last = err
 			continue
 		}
@@ -228,7 +350,7 @@ func (s *session) releaseAll(ctx context.Context) {
 	s.subs = map[string]string{}
 	s.mu.Unlock()
 	for uri, server := range subs {
-		s.g.release(ctx, server, uri)
+		s.g.release(ctx, server, ownURI(uri, server))
 	}
 }
 
@@ -323,7 +445,20 @@ func (s *session) complete(ctx context.Context, msg protocol.Message, send func(
 		}
 		params, servers = setMember(msg.Params, "ref", string(b)), []string{server}
 	case "ref/resource":
-		servers = s.candidates(p.Ref.URI, hasResources)
+		var own string
+		servers, own = s.targets(p.Ref.URI, hasResources)
+		if own != p.Ref.URI {
+			var ref map[string]json.RawMessage
+			_ = json.Unmarshal(orEmpty(msg.Params), &struct {
+				Ref *map[string]json.RawMessage `json:"ref"`
+			}{&ref})
+			ref["uri"] = json.RawMessage(quote(own))
+			b, err := json.Marshal(ref)
+			if err != nil {
+				return invalidParams(msg.ID, "completion/complete: %v", err)
+			}
+			params = setMember(msg.Params, "ref", string(b))
+		}
 	default:
 		return invalidParams(msg.ID, "completion/complete: unknown ref type %q", p.Ref.Type)
 	}
@@ -416,25 +551,37 @@ func (s *session) forward(ev mcpvisor.Event) {
 			return
 		}
 		s.mu.Lock()
-		server, ok := s.subs[p.URI]
-		if !ok {
-			// An update of a sub-resource of a subscribed URI.
-			for uri, srv := range s.subs {
-				if srv == ev.Server && strings.HasPrefix(p.URI, uri) {
-					server, ok = srv, true
-					break
-				}
-			}
-		}
+		exposed, ok := updatedURI(s.subs, ev.Server, p.URI)
 		s.mu.Unlock()
-		if ok && server == ev.Server {
-			s.notify(protocol.AppendNotification(nil, protocol.MethodResourcesUpdated, ev.Params))
+		if ok {
+			s.notify(protocol.AppendNotification(nil, protocol.MethodResourcesUpdated, setMember(ev.Params, "uri", quote(exposed))))
 		}
 	case protocol.MethodResourcesListChanged, protocol.MethodPromptsListChanged:
 		if slices.Contains(s.hs.Servers(), ev.Server) {
 			s.notify(protocol.AppendNotification(nil, ev.Method, nil))
 		}
 	}
+}
+
+// updatedURI finds the subscription (exposed URI → server) that server's
+// notifications/resources/updated for its own URI uri answers: the one of
+// that URI, else one of which uri is a sub-resource. It returns the
+// updated URI as the subscriber knows it.
+func updatedURI(subs map[string]string, server, uri string) (exposed string, ok bool) {
+	var prefix string
+	for sub, srv := range subs {
+		if srv != server {
+			continue
+		}
+		own := ownURI(sub, srv)
+		if own == uri {
+			return sub, true
+		}
+		if strings.HasPrefix(uri, own) && len(own) > len(prefix) {
+			exposed, prefix, ok = sub+uri[len(own):], own, true
+		}
+	}
+	return exposed, ok
 }
 
 // notify queues a notification for the client's stream (the GET stream,
