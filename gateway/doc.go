@@ -31,9 +31,14 @@
 //
 // Resources and prompts of the session's active servers are served too:
 // resources/list, resources/templates/list and prompts/list merge the
-// servers' lists (one page each), resource URIs pass through unchanged and
-// reads go to the server that listed the URI (else each active server is
-// tried), prompts are namespaced like tools, and subscriptions are shared
+// servers' lists (one page each), resource URIs are the host's
+// (mcpvisor.ResourceURI: a ui:// URI always namespaced by its server, as
+// tools/list's _meta.ui.resourceUri names it; a URI of another scheme
+// unchanged unless two listed servers share it, then
+// mcpvisor://<server>/<uri>), a namespaced URI is read from the server it
+// names with the server's own URI and any other from the server that
+// listed it (else each active server is tried), prompts are namespaced
+// like tools, and subscriptions are shared
 // upstream (one per server and URI) and forwarded as
 // notifications/resources/updated to the sessions holding them.
 // logging/setLevel is accepted; the gateway sends no log messages.
