@@ -33,6 +33,14 @@ type command struct {
 	// running the servers, as docker asks its daemon; --config is then
 	// optional and not loaded.
 	sidecar bool
+	// findsConfig: the command finds the config file as the host
+	// commands do when --config is not given (env.found), but reads or
+	// edits it itself.
+	findsConfig bool
+	// verbatimAfter, when set, is the number of positional arguments
+	// after which the rest are taken as given, flags included (add's
+	// COMMAND ARG...).
+	verbatimAfter int
 	// flags are the command's other flag groups.
 	flags []flagGroup
 	// run is the handler.
@@ -114,6 +122,10 @@ type flags struct {
 	diskReserve byteSize // run, serve, stdio: --disk-reserve
 	admin, url  bool     // token: --admin, --url
 	lazy        bool     // serve, stdio: --lazy
+
+	envs, headers repeated // add: --env, --header
+	transport     string   // add
+	force, names  bool     // add: --force; list: --names
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -325,15 +337,23 @@ func (c *command) parse(cmds []command, args []string) (flags, []string, error) 
 	fs := c.flagSet(&f)
 	var pos []string
 	for {
+		before := len(args)
 		if err := fs.Parse(args); err != nil {
 			return f, nil, c.flagError(cmds, err)
 		}
-		args = fs.Args()
+		rest := fs.Args()
+		if n := before - len(rest); n > 0 && args[n-1] == "--" {
+			return f, append(pos, rest...), nil // after --, everything is an argument
+		}
+		args = rest
 		if len(args) == 0 {
 			return f, pos, nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+		if c.verbatimAfter > 0 && len(pos) == c.verbatimAfter {
+			return f, append(pos, args...), nil
+		}
 	}
 }
 
@@ -392,7 +412,9 @@ func (c *command) prepare(ctx context.Context, e *env) (context.Context, context
 
 // readsConfig reports whether the command runs the servers of a config
 // file: those are found (discoverConfig) when --config is not given.
-func (c *command) readsConfig() bool { return c.setup >= setupHost || c.name == "serve" }
+func (c *command) readsConfig() bool {
+	return c.setup >= setupHost || c.name == "serve" || c.findsConfig
+}
 
 // dispatch runs the command args select.
 func dispatch(ctx context.Context, cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
