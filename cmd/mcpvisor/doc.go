@@ -29,6 +29,9 @@
 //	mcpvisor history [--server S] [--calls] [--limit N] [--json]
 //	mcpvisor tasks [ID] [--pending] [--limit N | --all] [--json]    the journal's tasks, or one with its outcome
 //	mcpvisor doctor [--reset] [--json]          check the journal; --reset sets a damaged one aside
+//	mcpvisor logs [--config FILE] NAME [-f|--follow] [-n N]
+//	                                            a server's log (DIR/logs/NAME.log), or follow it, across rotations
+//	mcpvisor completion bash|zsh|fish           the shell's completion script, from the command table
 //	mcpvisor resources --config FILE [--server S] [--templates] [--json]
 //	mcpvisor resources read --config FILE --server S URI
 //	mcpvisor prompts --config FILE [--server S] [--json]

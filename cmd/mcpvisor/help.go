@@ -46,7 +46,7 @@ func commandHelp(cmds []command, c *command) string {
 			if def := fl.DefValue; def != "" && def != "false" && def != "0" {
 				usage += fmt.Sprintf(" (default %s)", def)
 			}
-			fmt.Fprintf(tw, "  --%s%s\t%s\n", fl.Name, name, usage)
+			fmt.Fprintf(tw, "  %s%s\t%s\n", dashed(fl.Name), name, usage)
 		})
 		tw.Flush()
 	}
