@@ -37,6 +37,8 @@ func commands() []command {
 				return cmdServe(ctx, e.f, e.args, e.stderr)
 			}},
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
+			detail: "With a sidecar (mcpvisor serve) running on --data, the client is relayed to the sidecar's /mcp\n" +
+				"(its servers, its journal, its token), so that every client of a project shares one set of servers.",
 			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
 		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost, sidecar: true,

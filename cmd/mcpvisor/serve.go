@@ -432,7 +432,11 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, TracerProvider: tp,
 		Journal: f.journalOptions()})
 	if err != nil {
-		return sidecarHint(ctx, err, f)
+		if r := sidecarHolding(ctx, err, f); r != nil {
+			logger.Info("stdio: a sidecar holds the journal; relaying the client to its /mcp", "sidecar", r.base, "pid", r.info.PID)
+			return bridgeStdio(ctx, r, logger, stdin, stdout)
+		}
+		return lockHint(err)
 	}
 	defer h.Close()
 	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools})
@@ -556,17 +560,16 @@ func logTransitions(logger *slog.Logger) (func(mcpvisor.Event), func()) {
 		}
 }
 
-// sidecarHint is lockHint for stdio: when the journal is held by a sidecar
-// that answers, the client is better pointed at the sidecar's /mcp, which
-// serves the same servers, than at another data directory.
-func sidecarHint(ctx context.Context, err error, f flags) error {
+// sidecarHolding is the sidecar that answers on f.data when err says the
+// journal is held: stdio then relays its client to the sidecar's /mcp,
+// which serves the same servers.
+func sidecarHolding(ctx context.Context, err error, f flags) *remote {
 	if !errors.Is(err, mcpvisor.ErrJournalLocked) {
-		return err
+		return nil
 	}
 	r, ferr := findSidecar(ctx, f)
-	if ferr != nil || r == nil {
-		return lockHint(err)
+	if ferr != nil {
+		return nil
 	}
-	return fmt.Errorf("%w: the sidecar running on %s (pid %d) holds it; point the MCP client at its gateway instead, %s/mcp with the header "+
-		"Authorization: Bearer <the output of mcpvisor token --data %s>", err, f.data, r.info.PID, r.base, f.data)
+	return r
 }

@@ -503,15 +503,3 @@ func TestServeLogsTransitions(t *testing.T) {
 		t.Errorf("a healthy server's transitions at the default level: %s", s.stderr)
 	}
 }
-
-// stdio on a data directory a sidecar holds says to use the sidecar's
-// /mcp, with the command that prints its token.
-func TestStdioPointsAtTheSidecar(t *testing.T) {
-	data := t.TempDir()
-	cfg := writeConfig(t, `{"mcpServers": {"notes": {"command": "NOTES"}}}`)
-	startSidecar(t, "--config", cfg, "--data", data)
-	_, errOut, code := cliExec("", "stdio", "--config", cfg, "--data", data)
-	if code == 0 || !strings.Contains(errOut, "/mcp with the header Authorization: Bearer") || !strings.Contains(errOut, "mcpvisor token --data "+data) {
-		t.Fatalf("stdio beside a sidecar: exit %d, stderr %q", code, errOut)
-	}
-}
