@@ -53,7 +53,8 @@ func TestConfigWarningsOnFailure(t *testing.T) {
 	}
 }
 
-// A VS Code input with no answer and no terminal to ask on: the CLI says
+// A VS Code input with no answer and no terminal to ask on is a config
+// error (exit 2) naming the server, the field and the input, and saying
 // which variable gives it; with the variable set the server starts.
 func TestConfigInputFromEnvironment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "proj", ".vscode")
@@ -67,8 +68,9 @@ func TestConfigInputFromEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := runCLI(t, "status", "--config", cfg)
-	if code == 0 || !strings.Contains(errOut, "MCPVISOR_INPUT_SRV_NAME") {
-		t.Errorf("unanswered input: exit %d, stderr %q; want it to name MCPVISOR_INPUT_SRV_NAME", code, errOut)
+	want := `server "in": field "args[1]": input "srv-name" has no answer`
+	if code != 2 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "set MCPVISOR_INPUT_SRV_NAME") {
+		t.Errorf("unanswered input: exit %d, stderr %q; want 2 and %q, naming MCPVISOR_INPUT_SRV_NAME", code, errOut, want)
 	}
 	t.Setenv("MCPVISOR_INPUT_SRV_NAME", "from-env")
 	out, errOut, code := runCLI(t, "status", "--config", cfg, "--json")

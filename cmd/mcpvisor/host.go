@@ -48,8 +48,13 @@ func open(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.Logge
 	return h, lockHint(err)
 }
 
-// lockHint adds what to do about a journal another process holds.
+// lockHint adds what to do about a journal another process holds, and
+// makes a config error found while opening (an input nobody can answer)
+// exit 2, as one found while loading the file does.
 func lockHint(err error) error {
+	if errors.Is(err, mcpvisor.ErrConfig) {
+		return usageError(err)
+	}
 	if errors.Is(err, mcpvisor.ErrJournalLocked) {
 		return fmt.Errorf("%w (another mcpvisor is running on this data directory; stop it or pass a different --data)", err)
 	}

@@ -136,8 +136,46 @@ func (w *Inputs[C]) Resolve(ctx context.Context, server string, cfg C, enabled b
 		w.Wait(server, cfg, missing)
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: server %q needs input %q, which has no answer: set %s, or answer it once in a terminal (e.g. mcpvisor status --config FILE) and it is kept in the data directory",
-		config.ErrInvalid, server, missing[0], EnvName(missing[0]))
+	id := missing[0]
+	return false, fmt.Errorf("%w: server %q: field %q: input %q has no answer and nobody can be asked: set %s, or run the command once in a terminal, which asks for it and keeps the answer in the data directory",
+		config.ErrInvalid, server, inputField(raw, id), id, EnvName(id))
+}
+
+// inputField is the field of an entry (raw: its JSON) where ${input:id}
+// first appears, spelt as config's errors spell fields ("env.KEY",
+// "args[1]"); "" when it appears in none.
+func inputField(raw json.RawMessage, id string) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	ref := "${input:" + id + "}"
+	var find func(path string, v any) (string, bool)
+	find = func(path string, v any) (string, bool) {
+		switch v := v.(type) {
+		case string:
+			return path, strings.Contains(v, ref)
+		case []any:
+			for i, e := range v {
+				if p, ok := find(fmt.Sprintf("%s[%d]", path, i), e); ok {
+					return p, true
+				}
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if p, ok := find(p, v[k]); ok {
+					return p, true
+				}
+			}
+		}
+		return "", false
+	}
+	field, _ := find("", v)
+	return field
 }
 
 // AskAll asks the host's person each input a waiting server needs that is
