@@ -8,6 +8,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/internal/flows"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -24,6 +25,9 @@ type (
 	ElicitationAction = elicit.Action
 	// ElicitationField is one field of a form-mode request.
 	ElicitationField = elicit.Field
+	// ElicitationCaller is the call an elicitation belongs to, when the
+	// host can tell (ElicitationRequest.Caller).
+	ElicitationCaller = elicit.Caller
 )
 
 // Elicitation actions and modes.
@@ -47,7 +51,11 @@ type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, er
 // host's hooks (Options.Elicitation, Inbox, Sampling, Roots).
 func (h *Host) newFlows() *flows.Flows {
 	o := h.opts
-	return flows.New(flows.Options{Journal: h.journal, PendingCalls: func(s string) int { return h.rt.PendingCalls()[s] }, Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling,
+	// h.pipe is made after the flows, before any server starts: no server
+	// can ask before it is there.
+	inFlight := func(s string) *pipeline.Call { return h.pipe.InFlight(s) }
+	return flows.New(flows.Options{Journal: h.journal, PendingCalls: func(s string) int { return h.rt.PendingCalls()[s] }, InFlight: inFlight,
+		Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling,
 		Elicitation: flows.ElicitFunc(o.Elicitation), Sampling: flows.SampleFunc(o.Sampling), Roots: flows.RootsFunc(o.Roots),
 		Deadline: o.ElicitationDeadline, Passed: ErrElicitationPassed, Logger: o.Logger})
 }

@@ -75,7 +75,7 @@ func (h *Host) hostToolStage(next CallFunc) CallFunc {
 			return next(ctx, c)
 		}
 		raw, err := h.hostTools.Run(ctx, hosttools.Call{Scope: c.Scope, Tool: c.Tool, Arguments: c.Arguments,
-			Approve: hosttools.Approver(c.Options.Approve), Timeout: c.Options.Timeout})
+			Approve: hosttools.Approver(c.Options.Approve), Timeout: c.Options.Timeout, Waiting: c.Waiting})
 		if err != nil {
 			return nil, err
 		}

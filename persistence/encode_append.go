@@ -14,7 +14,7 @@ func appendHistory(b []byte, h *HistoryRecord) []byte {
 	scope := h.Scope != (Scope{})
 	n := 4 // v, seq, time, kind
 	for _, set := range [...]bool{h.Server != "", h.Transition != "", h.Detail != "", h.PID != 0, len(h.Stderr) > 0,
-		h.Method != "", scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
+		h.Method != "", scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Waited != 0, h.CallID != "", h.Outcome != "", h.Error != "", h.ResultSize != 0,
 		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != "", h.Hash != "", len(h.Definition) > 0, h.By != ""} {
 		if set {
 			n++
@@ -53,6 +53,10 @@ func appendHistory(b []byte, h *HistoryRecord) []byte {
 	if h.Duration != 0 {
 		b = appendInt(appendStr(b, "duration"), int64(h.Duration))
 	}
+	if h.Waited != 0 {
+		b = appendInt(appendStr(b, "waited"), int64(h.Waited))
+	}
+	b = appendStrOmit(b, "call_id", h.CallID)
 	b = appendStrOmit(b, "outcome", h.Outcome)
 	b = appendStrOmit(b, "error", h.Error)
 	if h.ResultSize != 0 {

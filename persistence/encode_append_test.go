@@ -20,7 +20,7 @@ func TestAppendHistoryMatchesEncoder(t *testing.T) {
 		{V: -1, Seq: 1 << 40, Time: time.Unix(0, 0), Kind: HistoryLifecycle, Server: "m", Transition: "exited",
 			Detail: long(31), PID: -42, Stderr: []string{"a", long(32), long(255)}},
 		{Seq: 200, Time: time.Unix(1<<34, 5), Kind: HistoryCall, Server: long(256), Scope: Scope{Session: "s", Stack: "f"},
-			Tool: long(70000), Duration: -1500, Outcome: "error", Error: "boom", ResultSize: 1 << 33,
+			Tool: long(70000), Duration: -1500, Waited: 144 * time.Second, CallID: long(40), Outcome: "error", Error: "boom", ResultSize: 1 << 33,
 			Arguments: []byte(`{"x":1}`), Result: bytes.Repeat([]byte("r"), 300)},
 		{Seq: 70000, Time: at.Add(-100 * 365 * 24 * time.Hour), Kind: HistoryCall, Method: "resources/read", Tool: "file:///a",
 			Outcome: "ok", Duration: -200, ResultSize: 40000, Result: bytes.Repeat([]byte("r"), 70000),

@@ -42,7 +42,7 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 	scope := h.Scope != (Scope{})
 	n := 4 // v, seq, time, kind
 	for _, set := range []bool{h.Server != "", h.Transition != "", h.Detail != "", h.PID != 0, len(h.Stderr) > 0,
-		h.Method != "", scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Outcome != "", h.Error != "", h.ResultSize != 0,
+		h.Method != "", scope, h.Tool != "", h.CalledAs != "", h.Duration != 0, h.Waited != 0, h.CallID != "", h.Outcome != "", h.Error != "", h.ResultSize != 0,
 		len(h.Arguments) > 0, len(h.Result) > 0, h.Group != "", h.Hash != "", len(h.Definition) > 0, h.By != ""} {
 		if set {
 			n++
@@ -87,6 +87,10 @@ func (h *HistoryRecord) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if h.Duration != 0 {
 		w.int("duration", int64(h.Duration))
 	}
+	if h.Waited != 0 {
+		w.int("waited", int64(h.Waited))
+	}
+	w.strOmit("call_id", h.CallID)
 	w.strOmit("outcome", h.Outcome)
 	w.strOmit("error", h.Error)
 	if h.ResultSize != 0 {

@@ -24,7 +24,7 @@ func TestFastEncoders(t *testing.T) {
 		{Seq: 8, Time: at, Kind: HistoryLifecycle, Server: "m", Transition: "exited", Detail: "exit status 3", PID: 42,
 			Stderr: []string{"a", "b"}},
 		{Seq: 9, Time: at, Kind: HistoryCall, Server: "m", Scope: Scope{Session: "s", Stack: "f"}, Tool: "mcp__m__echo",
-			Duration: 1500 * time.Microsecond, Outcome: "error", Error: "boom", ResultSize: 12,
+			Duration: 1500 * time.Microsecond, Waited: 2 * time.Minute, CallID: "k3x9-17", Outcome: "error", Error: "boom", ResultSize: 12,
 			Arguments: []byte(`{"x":1}`), Result: []byte(`{"content":[]}`)},
 		{Seq: 12, Time: at, Kind: HistoryCall, Server: "m", Method: "resources/read", Tool: "file:///a", Outcome: "ok"},
 		{Seq: 10, Time: at, Kind: HistoryGrant, Scope: Scope{Session: "s"}, Group: "config"},

@@ -154,11 +154,15 @@ type HistoryRecord struct {
 	// HistoryCall: a tools/call, or (Method) another request that passed
 	// the host's request pipeline, whose Tool is then what it was about
 	// (the resource's URI, the prompt's name).
-	Method     string        `msgpack:"method,omitempty" json:"method,omitempty"` // "" for tools/call
-	Scope      Scope         `msgpack:"scope,omitempty" json:"scope,omitzero"`
-	Tool       string        `msgpack:"tool,omitempty" json:"tool,omitempty"`          // namespaced, with the server's own name for the tool
-	CalledAs   string        `msgpack:"called_as,omitempty" json:"calledAs,omitempty"` // the name the caller used, when not Tool (a bare or mapped one)
+	Method   string `msgpack:"method,omitempty" json:"method,omitempty"` // "" for tools/call
+	Scope    Scope  `msgpack:"scope,omitempty" json:"scope,omitzero"`
+	Tool     string `msgpack:"tool,omitempty" json:"tool,omitempty"`          // namespaced, with the server's own name for the tool
+	CalledAs string `msgpack:"called_as,omitempty" json:"calledAs,omitempty"` // the name the caller used, when not Tool (a bare or mapped one)
+	// Duration leaves out Waited, the time the call waited for a person
+	// (an elicitation, an approval): it is the server's time, not theirs.
 	Duration   time.Duration `msgpack:"duration,omitempty" json:"durationNs,omitempty"`
+	Waited     time.Duration `msgpack:"waited,omitempty" json:"waitedNs,omitempty"`
+	CallID     string        `msgpack:"call_id,omitempty" json:"callId,omitempty"`  // the call's id as the inbox showed it (pipeline.Call.ID)
 	Outcome    string        `msgpack:"outcome,omitempty" json:"outcome,omitempty"` // ok, tool_error, timeout, cancelled, unavailable, error
 	Error      string        `msgpack:"error,omitempty" json:"error,omitempty"`
 	ResultSize int           `msgpack:"result_size,omitempty" json:"resultSize,omitempty"`

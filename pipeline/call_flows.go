@@ -9,6 +9,10 @@ import "context"
 // subscription serves the call and the polling.
 func (p *Pipeline) flowStage(next Func) Func {
 	return func(ctx context.Context, c *Call) (*Result, error) {
+		if c.Server != "" {
+			p.inflight.add(c)
+			defer p.inflight.remove(c)
+		}
 		if p.cfg.Flows != nil {
 			var detach func()
 			ctx, detach = p.cfg.Flows.Attach(ctx, c)

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
@@ -27,7 +26,7 @@ func (p *Pipeline) recordStage(next Func) Func {
 func (p *Pipeline) recordCall(c *Call, res *Result, err error) {
 	rec := persistence.HistoryRecord{
 		Time: c.Start, Kind: persistence.HistoryCall, Server: c.Server, Scope: c.Scope, Tool: c.Tool, CalledAs: c.CalledAs,
-		Duration: time.Since(c.Start), Outcome: callOutcome(res, err), ResultSize: len(c.raw),
+		Duration: c.Latency(), Waited: c.Waited(), CallID: c.ID, Outcome: callOutcome(res, err), ResultSize: len(c.raw),
 	}
 	args := c.Arguments
 	if !c.ToolCall() {

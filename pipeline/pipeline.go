@@ -76,6 +76,12 @@ type Call struct {
 	Options *CallOptions
 	// Start is when the call entered the pipeline.
 	Start time.Time
+	// ID names the request among the host's, for a person: the inbox shows
+	// it beside an elicitation the call waits on, and its history record
+	// keeps it. Set by NewCall and NewRequest.
+	ID string
+
+	wait personWait // the time spent waiting for a person (Waited)
 
 	def      *actors.Tool        // the catalog's entry for Tool, once known; never changed
 	opts     CallOptions         // Options when the caller gave none
@@ -166,11 +172,12 @@ type Config struct {
 
 // Pipeline is a host's request pipeline, built once.
 type Pipeline struct {
-	cfg     Config
-	media   *media.Store // nil: no media files
-	schemas schemaCache
-	inbound tracing.Tracers // TraceRequest's
-	run     Func
+	cfg      Config
+	media    *media.Store // nil: no media files
+	schemas  schemaCache
+	inbound  tracing.Tracers // TraceRequest's
+	run      Func
+	inflight inflight // the calls past the flows stage, by server (InFlight)
 }
 
 // New builds the pipeline, outermost stage first (the stages marked * pass
@@ -211,8 +218,11 @@ func New(cfg Config) *Pipeline {
 	return p
 }
 
-// Run runs c through the pipeline.
-func (p *Pipeline) Run(ctx context.Context, c *Call) (*Result, error) { return p.run(ctx, c) }
+// Run runs c through the pipeline. The stages' context carries c
+// (CallOf).
+func (p *Pipeline) Run(ctx context.Context, c *Call) (*Result, error) {
+	return p.run(context.WithValue(ctx, callKey{}, c), c)
+}
 
 // answered holds an embedder's stage to Func's contract, so the stages
 // around it never see a call with neither a result nor an error.
@@ -243,7 +253,8 @@ func Chain(last Func, stages ...Middleware) Func {
 // server's own name for the tool, and is kept as CalledAs. opts nil: the
 // defaults.
 func (p *Pipeline) NewCall(scope Scope, tool string, args json.RawMessage, opts *CallOptions) *Call {
-	c := &Call{Method: protocol.MethodToolsCall, Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now()}
+	c := &Call{Method: protocol.MethodToolsCall, Tool: tool, Arguments: args, Scope: scope, Options: opts, Start: time.Now(),
+		ID: newCallID()}
 	if opts == nil {
 		c.Options = &c.opts // one allocation for both
 	}
@@ -264,7 +275,8 @@ func (p *Pipeline) NewCall(scope Scope, tool string, args json.RawMessage, opts 
 // to server; subject is what it is about (Call.Name). opts nil: the
 // defaults.
 func NewRequest(scope Scope, server, method, subject string, params json.RawMessage, opts *CallOptions) *Call {
-	c := &Call{Method: method, Server: server, Name: subject, Params: params, Scope: scope, Options: opts, Start: time.Now()}
+	c := &Call{Method: method, Server: server, Name: subject, Params: params, Scope: scope, Options: opts, Start: time.Now(),
+		ID: newCallID()}
 	if opts == nil {
 		c.Options = &c.opts
 	}

@@ -28,6 +28,7 @@ type Metrics struct {
 	calls        *prometheus.CounterVec
 	duration     *prometheus.HistogramVec
 	toolDuration *prometheus.HistogramVec
+	personWait   *prometheus.HistogramVec
 	tools        toolLabels
 	handler      http.Handler
 }
@@ -107,12 +108,18 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 			Help:    "Latency of tool calls, by server and tool (the server's own name; \"other\" past the label cap).",
 			Buckets: callDurationBuckets,
 		}, []string{"server", "tool"}),
+		personWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpvisor_call_person_wait_seconds",
+			Help:    "Time tool calls waited for a person's answer (an elicitation, an approval), by server; left out of the call latencies. Only calls that waited are observed.",
+			Buckets: callDurationBuckets,
+		}, []string{"server"}),
 		tools: toolLabels{max: max(opts.MaxToolLabels, 0), seen: map[[2]string]bool{}},
 	}
 	m.registry.MustRegister(
 		m.calls,
 		m.duration,
 		m.toolDuration,
+		m.personWait,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -129,12 +136,17 @@ func (m *Metrics) Watch(h *mcpvisor.Host) {
 }
 
 // CallMiddleware is the stage of the host's request pipeline that observes
-// every tool call: pass it in mcpvisor.Options.CallMiddleware.
+// every tool call: pass it in mcpvisor.Options.CallMiddleware. A call's
+// latency is Call.Latency, without the time it waited for a person, which
+// is observed apart (mcpvisor_call_person_wait_seconds).
 func (m *Metrics) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
 	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
 		res, err := next(ctx, c)
 		if c.Method == protocol.MethodToolsCall { // a resource's URI is no label
-			m.ObserveCall(c.Server, c.Name, callOutcome(res, err), time.Since(c.Start))
+			m.ObserveCall(c.Server, c.Name, callOutcome(res, err), c.Latency())
+			if w := c.Waited(); w > 0 {
+				m.personWait.WithLabelValues(c.Server).Observe(w.Seconds())
+			}
 		}
 		return res, err
 	}

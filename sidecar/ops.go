@@ -42,15 +42,15 @@ func NewOps(opts OpsOptions) *Ops {
 	return &Ops{rec: opstats.New(opts.Window, opts.Step), step: opts.Step}
 }
 
-// CallMiddleware observes every call's outcome and latency: pass it in
+// CallMiddleware observes every call's outcome and latency (Call.Latency:
+// the time it waited for a person is left out): pass it in
 // mcpvisor.Options.CallMiddleware. Host tools are not counted (no server),
 // nor requests other than tools/call.
 func (o *Ops) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
 	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
 		res, err := next(ctx, c)
 		if c.Server != "" && c.Method == protocol.MethodToolsCall {
-			now := time.Now()
-			o.rec.ObserveCall(c.Server, now, now.Sub(c.Start), err != nil || res != nil && res.IsError)
+			o.rec.ObserveCall(c.Server, time.Now(), c.Latency(), err != nil || res != nil && res.IsError)
 		}
 		return res, err
 	}

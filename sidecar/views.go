@@ -74,10 +74,17 @@ type FieldView struct {
 }
 
 // ElicitationView is a pending elicitation as GET /v1/elicitations lists
-// it: its form, never a value entered.
+// it: its form, never a value entered, and who asks: the server and, when
+// the host can tell, the call it belongs to (its namespaced tool, its id
+// as the history keeps it, the calling session, stack frame and client).
 type ElicitationView struct {
 	ID          string      `json:"id"`
 	Server      string      `json:"server"`
+	Tool        string      `json:"tool,omitempty"`
+	CallID      string      `json:"callId,omitempty"`
+	Session     string      `json:"session,omitempty"`
+	Stack       string      `json:"stack,omitempty"`
+	Client      string      `json:"client,omitempty"`
 	Mode        string      `json:"mode"`
 	Message     string      `json:"message"`
 	URL         string      `json:"url,omitempty"`
@@ -89,7 +96,9 @@ type ElicitationView struct {
 
 // NewElicitationView renders r.
 func NewElicitationView(r mcpvisor.ElicitationRequest) ElicitationView {
-	v := ElicitationView{ID: r.ID, Server: r.Server, Mode: string(r.Mode), Message: r.Message, URL: r.URL,
+	c := r.Caller
+	v := ElicitationView{ID: r.ID, Server: r.Server, Tool: c.Tool, CallID: c.CallID, Session: c.Session, Stack: c.Stack,
+		Client: c.Client, Mode: string(r.Mode), Message: r.Message, URL: r.URL,
 		Fields: []FieldView{}, RelatedTask: r.RelatedTask, Created: r.Created, Deadline: r.Deadline}
 	for _, f := range r.Fields {
 		fv := FieldView{Name: f.Name, Title: f.Title, Description: f.Description, Type: f.Type, Format: f.Format,

@@ -116,6 +116,25 @@ type Request struct {
 	// Created and Deadline are set by Broker.Open; the broker answers cancel
 	// at Deadline.
 	Created, Deadline time.Time
+	// Caller is the call the request belongs to, when the host can tell:
+	// the call a modern server's input request or a task's request is
+	// for, or the only call in flight on the server's connection. Zero
+	// when it cannot. A UI shows it beside Server.
+	Caller Caller
+}
+
+// Caller names the call an elicitation belongs to.
+type Caller struct {
+	// Tool is the call's namespaced tool (mcp__<server>__<tool>), or for
+	// another request its method and subject ("resources/read <uri>").
+	Tool string
+	// CallID is the host's id of the call (pipeline.Call.ID), as its
+	// history record keeps it.
+	CallID string
+	// Session and Stack are the calling session and stack frame, ""
+	// for an embedder's own call; Client the client within the session,
+	// when the gateway tells them apart.
+	Session, Stack, Client string
 }
 
 // Sensitive returns the names of the sensitive fields, in form order.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 )
 
 // Asker is a call in flight with its own elicitation or sampling handler,
@@ -15,6 +16,7 @@ import (
 // ask. Set its fields before Askers.Add; only Task changes afterwards.
 type Asker struct {
 	Ctx    context.Context // the call's: a question ends with it
+	Call   *pipeline.Call  // the call, nil for one another member forwarded
 	Server string
 	Scope  persistence.Scope
 	Client string // the caller's client, within Scope (CallOptions.Client)
@@ -67,6 +69,19 @@ func (as *Askers) Remove(a *Asker) {
 		return
 	}
 	as.byServer[a.Server] = list
+}
+
+// OfTask returns the call in flight from server that runs as task, among
+// those with handlers of their own, or nil.
+func (as *Askers) OfTask(server, task string) *Asker {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	for _, a := range as.byServer[server] {
+		if t := a.Task.Load(); t != nil && *t == task {
+			return a
+		}
+	}
+	return nil
 }
 
 // Pick returns the call a request from server belongs to, or nil, among

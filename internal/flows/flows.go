@@ -12,6 +12,7 @@ import (
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/elicit"
 	"github.com/mcpvisor/mcpvisor/persistence"
+	"github.com/mcpvisor/mcpvisor/pipeline"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -37,11 +38,14 @@ type Options struct {
 	// PendingCalls counts the requests in flight on a server's connection
 	// (nil: none); elicitations are journaled in Journal (nil: not).
 	PendingCalls func(server string) int
-	Journal      *actors.Journal
-	Elicitation  ElicitFunc // nil: the inbox (Broker) answers
-	Inbox        bool       // the host declares elicitation through Broker
-	Broker       *elicit.Broker
-	Sampling     SampleFunc
+	// InFlight is the call in flight to server through the host's
+	// pipeline when there is exactly one (nil: none is known).
+	InFlight    func(server string) *pipeline.Call
+	Journal     *actors.Journal
+	Elicitation ElicitFunc // nil: the inbox (Broker) answers
+	Inbox       bool       // the host declares elicitation through Broker
+	Broker      *elicit.Broker
+	Sampling    SampleFunc
 	// CallSampling declares sampling for calls' own handlers alone.
 	CallSampling bool
 	Roots        RootsFunc
@@ -129,6 +133,12 @@ func (f *Flows) Elicit(ctx context.Context, server string, params json.RawMessag
 	if req.Created.IsZero() {
 		req.Created, req.Deadline = time.Now(), time.Now().Add(f.o.Deadline)
 	}
+	if c := f.caller(ctx, server, req.RelatedTask); c != nil {
+		req.Caller = callerOf(c)
+		// The person's time is not the server's: the call's latency
+		// leaves it out.
+		defer c.Waiting()()
+	}
 	a := owner(req)
 	if a != nil && a.Delegate != nil {
 		raw, err := a.delegated(ctx, protocol.MethodElicitationCreate, params)
@@ -159,6 +169,35 @@ func (f *Flows) Elicit(ctx context.Context, server string, params json.RawMessag
 	}
 	f.record(req, resp.Action)
 	return elicit.ResultJSON(resp), nil
+}
+
+// caller is the call a question from server belongs to: the one ctx runs
+// in (a modern server's input request), the one running as the task it
+// names, or the only request in flight on the server's connection; nil
+// when the host cannot tell.
+func (f *Flows) caller(ctx context.Context, server, task string) *pipeline.Call {
+	if c := pipeline.CallOf(ctx); c != nil {
+		return c
+	}
+	if task != "" {
+		if a := f.askers.OfTask(server, task); a != nil {
+			return a.Call
+		}
+		return nil
+	}
+	if f.o.InFlight == nil || f.pending(server) > 1 {
+		return nil // several requests: the question could be any one's
+	}
+	return f.o.InFlight(server)
+}
+
+// callerOf names c for a person.
+func callerOf(c *pipeline.Call) elicit.Caller {
+	tool := c.Tool
+	if !c.ToolCall() {
+		tool = strings.TrimSuffix(c.Method+" "+c.Name, " ")
+	}
+	return elicit.Caller{Tool: tool, CallID: c.ID, Session: c.Scope.Session, Stack: c.Scope.Stack, Client: c.Options.Client}
 }
 
 // answer runs one elicitation handler: its accept is completed with the
@@ -198,13 +237,17 @@ func (f *Flows) record(req *elicit.Request, action elicit.Action) {
 		names = append(names, fl.Name)
 	}
 	params, _ := json.Marshal(struct {
-		ID     string   `json:"id,omitempty"`
-		Mode   string   `json:"mode"`
-		Fields []string `json:"fields,omitempty"`
-		Host   string   `json:"host,omitempty"`
-		Task   string   `json:"relatedTask,omitempty"`
-		Action string   `json:"action"`
-	}{req.ID, string(req.Mode), names, req.Host(), req.RelatedTask, string(action)})
+		ID      string   `json:"id,omitempty"`
+		Mode    string   `json:"mode"`
+		Fields  []string `json:"fields,omitempty"`
+		Host    string   `json:"host,omitempty"`
+		Task    string   `json:"relatedTask,omitempty"`
+		Tool    string   `json:"tool,omitempty"`
+		CallID  string   `json:"callId,omitempty"`
+		Session string   `json:"session,omitempty"`
+		Action  string   `json:"action"`
+	}{req.ID, string(req.Mode), names, req.Host(), req.RelatedTask, req.Caller.Tool, req.Caller.CallID, req.Caller.Session,
+		string(action)})
 	if f.o.Journal != nil {
 		f.o.Journal.Ingest(req.Server, persistence.AppendEvent(persistence.EventRecord{
 			Server: req.Server, Method: EventMethodElicitation, Params: persistence.RawJSON(params), Received: time.Now(),

@@ -129,6 +129,9 @@ type Call struct {
 	// must allow.
 	Approve Approver
 	Timeout time.Duration // bounds the run, not the approval; 0: Options.CallTimeout
+	// Waiting, when set, is told of each wait for an approver (a person),
+	// so the call's latency leaves it out (pipeline.Call.Waiting).
+	Waiting func() (done func())
 }
 
 // prepared is one call, checked and described, ready to approve and run.
@@ -171,7 +174,12 @@ func (ts *Toolset) Run(ctx context.Context, c Call) (json.RawMessage, error) {
 			Changes: t.mutates(), Created: time.Now(), RaisedBy: CredentialOf(ctx)}
 		asked := *req // an approver may change its copy, not what is recorded
 		asked.Command = slices.Clone(req.Command)
+		done := func() {}
+		if c.Waiting != nil {
+			done = c.Waiting()
+		}
 		d, err := approve(ctx, &asked)
+		done()
 		if req.Changes || err != nil || !d.Allow {
 			// Calls that change nothing, allowed, would only be noise
 			// among the events an agent processes.

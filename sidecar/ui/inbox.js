@@ -330,6 +330,7 @@
     from.append("From ", el("strong", { class: "server" }, req.server));
     if (req.deadline) from.append(" · answer by " + new Date(req.deadline).toLocaleTimeString());
     card.append(from);
+    card.append(askedBy(req));
     card.append(el("p", { class: "message" }, req.message));
 
     let collect = () => undefined;
@@ -376,6 +377,27 @@
     decline.addEventListener("click", () => send("decline"));
     cancel.addEventListener("click", () => send("cancel"));
     return card;
+  }
+
+  // askedBy says which call waits for the answer, as far as the host can
+  // tell: the tool (mcp__server__tool), the call's id (as the history
+  // keeps it) and the session, stack frame and client that made it.
+  function askedBy(req) {
+    const p = el("p", { class: "caller" });
+    if (!req.tool && !req.callId) {
+      p.append(el("span", { class: "empty" }, "The host cannot tell which call this is for (several are in flight)."));
+      return p;
+    }
+    p.append("For ", visible(el("code", { class: "tool" }), req.tool || "a call"));
+    if (req.callId) p.append(" · call ", el("code", { class: "call-id" }, req.callId));
+    if (req.session) {
+      p.append(" · session ", el("strong", { class: "session" }, req.session));
+      if (req.stack) p.append(" (stack frame ", el("strong", { class: "stack" }, req.stack), ")");
+    } else {
+      p.append(" · ", el("span", { class: "session" }, "the host's own call (no session)"));
+    }
+    if (req.client) p.append(" · client ", el("strong", { class: "client" }, req.client));
+    return p;
   }
 
   // urlBlock shows the URL and its host as text, not a link: the person
