@@ -373,28 +373,13 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`config: server "a": field "url": want an http or https url, got scheme "localhost"`}},
 		{"url default checked", `{"mcpServers": {"a": {"type": "http", "url": "${MCP_URL:-http://}"}}}`, nil,
 			[]string{`config: server "a": field "url": url has no host`}},
-		{"url unset host, shape ok", `{"mcpServers": {"a": {"type": "http", "url": "https://${MCP_HOST}/mcp"}}}`, nil,
-			[]string{`config: server "a": field "url": variable MCP_HOST is not set and has no default`}},
 		{"url unset host, bad scheme", `{"mcpServers": {"a": {"type": "http", "url": "ftp://${MCP_HOST}/mcp"}}}`, nil,
-			[]string{
-				`config: server "a": field "url": want an http or https url, got scheme "ftp"`,
-				`config: server "a": field "url": variable MCP_HOST is not set and has no default`,
-			}},
+			[]string{`config: server "a": field "url": want an http or https url, got scheme "ftp"`}},
 		{"url unset host, no host", `{"mcpServers": {"a": {"enabled": false, "type": "http", "url": "${SCHEME}:///mcp"}}}`, nil,
 			[]string{`config: server "a": field "url": url has no host`}},
 
-		// Variables.
-		{"unset variable, enabled", `{"mcpServers": {"a": {"command": "x", "env": {"TOKEN": "${A_TOKEN}"}}}}`, nil,
-			[]string{`config: server "a": field "env.TOKEN": variable A_TOKEN is not set and has no default`}},
-		{"unset variables, every field", `{"mcpServers": {"a": {"command": "${BIN}/x", "args": ["${ARG}", "${ARG}${ARG}"], "cwd": "${DIR}"}}}`, nil,
-			[]string{
-				`config: server "a": field "command": variable BIN is not set and has no default`,
-				`config: server "a": field "args[0]": variable ARG is not set and has no default`,
-				`config: server "a": field "args[1]": variable ARG is not set and has no default`,
-				`config: server "a": field "cwd": variable DIR is not set and has no default`,
-			}},
-		{"unset header variable", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`, nil,
-			[]string{`config: server "a": field "headers.Authorization": variable TOKEN is not set and has no default`}},
+		// Variables: an unset one is a warning (TestParseConfigWarnings),
+		// a malformed reference an error.
 		{"unterminated reference", `{"mcpServers": {"a": {"command": "x", "args": ["${HOME"]}}}`, nil,
 			[]string{`config: server "a": field "args[0]": unterminated variable reference "${HOME"`}},
 		{"unterminated in a disabled server", `{"mcpServers": {"a": {"disabled": true, "command": "x", "env": {"K": "${K:-v"}}}}`, nil,
@@ -537,6 +522,23 @@ func TestParseConfigWarnings(t *testing.T) {
 			`server "s": field "headersHelper" is not used by a stdio server, ignored`,
 		}},
 		{"headersHelper is shell text", `{"mcpServers": {"h": {"url": "https://x.example/mcp", "headersHelper": "get-headers --user $USER"}}}`, nil},
+		// An unset variable is the environment's, not the file's: its
+		// server cannot start, the others can (TestUnsetVariableStopsOnlyItsServer).
+		{"unset variable, enabled", `{"mcpServers": {"a": {"command": "x", "env": {"TOKEN": "${A_TOKEN}"}}}}`, []string{
+			`server "a": field "env.TOKEN": variable A_TOKEN is not set and has no default (the server cannot start until it is set)`,
+		}},
+		{"unset variables, every field", `{"mcpServers": {"a": {"command": "${BIN}/x", "args": ["${ARG}", "${ARG}${ARG}"], "cwd": "${DIR}"}}}`, []string{
+			`server "a": field "command": variable BIN is not set and has no default (the server cannot start until it is set)`,
+			`server "a": field "args[0]": variable ARG is not set and has no default (the server cannot start until it is set)`,
+			`server "a": field "args[1]": variable ARG is not set and has no default (the server cannot start until it is set)`,
+			`server "a": field "cwd": variable DIR is not set and has no default (the server cannot start until it is set)`,
+		}},
+		{"unset header variable", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}`, []string{
+			`server "a": field "headers.Authorization": variable TOKEN is not set and has no default (the server cannot start until it is set)`,
+		}},
+		{"url unset host, shape ok", `{"mcpServers": {"a": {"type": "http", "url": "https://${MCP_HOST}/mcp"}}}`, []string{
+			`server "a": field "url": variable MCP_HOST is not set and has no default (the server cannot start until it is set)`,
+		}},
 		{"unset variable in a disabled server", `{"mcpServers": {"a": {"disabled": true, "command": "x", "env": {"K": "${A_KEY}"}, "args": ["${A_ARG:-}"]}}}`, []string{
 			`server "a": field "env.K": variable A_KEY is not set and has no default (the server is disabled)`,
 		}},

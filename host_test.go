@@ -805,3 +805,45 @@ func TestDisabledServerWithUnsetVariable(t *testing.T) {
 	}
 	call(t, h, "mcp__later__echo", `{}`)
 }
+
+// One server's unset ${VAR} is that server's problem: the file loads (a
+// warning names the variable), the other server starts and answers, and
+// the one that needs the variable is failed, never spawned, its status
+// and a call to it naming the server, the field and the variable.
+func TestUnsetVariableStopsOnlyItsServer(t *testing.T) {
+	const unset = "MCPVISOR_TEST_SURELY_UNSET"
+	if _, ok := os.LookupEnv(unset); ok {
+		t.Fatalf("%s is set", unset)
+	}
+	cfg, err := mcpvisor.ParseConfig([]byte(`{"mcpServers": {
+		"needs": {"command": ` + strconv.Quote(bin.mcptest) + `, "env": {"KEY": "${` + unset + `}"}},
+		"fine": {"command": ` + strconv.Quote(bin.mcptest) + `}}}`))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	const why = `server "needs": field "env.KEY": variable ` + unset + ` is not set and has no default`
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], why) {
+		t.Errorf("warnings %q, want one naming the variable", cfg.Warnings)
+	}
+	h := openHost(t, mcpvisor.Options{}, cfg.Servers...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.WaitSettled(ctx); err != nil {
+		t.Fatalf("WaitSettled: %v", err)
+	}
+	if st := status(t, h, "fine"); st.State != mcpvisor.StateReady {
+		t.Errorf("fine: %s (%s), want ready", st.State, st.LastError)
+	}
+	st := status(t, h, "needs")
+	if st.State != mcpvisor.StateFailed || !st.Enabled || !strings.Contains(st.LastError, why) || st.PID != 0 || st.Restarts != 0 {
+		t.Errorf("needs: %s enabled %v pid %d restarts %d (%q); want failed, enabled, never spawned, naming the variable",
+			st.State, st.Enabled, st.PID, st.Restarts, st.LastError)
+	}
+	if res, err := h.Call(ctx, "mcp__fine__echo", json.RawMessage(`{"x":1}`)); err != nil || res.IsError {
+		t.Errorf("call to fine: %v %+v", err, res)
+	}
+	_, err = h.Call(ctx, "mcp__needs__echo", nil)
+	if !errors.Is(err, mcpvisor.ErrUnavailable) || !strings.Contains(err.Error(), why) {
+		t.Errorf("call to needs: %v; want ErrUnavailable naming the variable", err)
+	}
+}

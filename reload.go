@@ -22,7 +22,9 @@ type Reloaded struct {
 // process stopped); an unchanged entry is not touched, nor is a server
 // the API or a model registered, nor an enable or disable made through
 // the API. Every entry is resolved first: a file with an error changes
-// nothing, and the error names the server and the field.
+// nothing, and the error names the server and the field. An entry whose
+// variable this environment lacks is applied all the same, as a server
+// that cannot start (failed, its error naming the variable).
 func (h *Host) Reload(ctx context.Context, cfg *Config) (Reloaded, error) {
 	var r Reloaded
 	if cfg == nil {
@@ -45,7 +47,7 @@ func (h *Host) Reload(ctx context.Context, cfg *Config) (Reloaded, error) {
 			r.Unchanged = append(r.Unchanged, sc.Name)
 			continue
 		}
-		spec, err := h.reg.Resolve(ctx, sc)
+		spec, err := h.reg.ResolveFile(ctx, sc)
 		if err != nil {
 			return r, fmt.Errorf("reload: %w", err)
 		}

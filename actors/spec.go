@@ -76,6 +76,10 @@ type ServerSpec struct {
 	Enabled      bool
 	Description  string
 	FriendlyName string
+	// Unstartable, when set, is why the server cannot start (its entry
+	// references a variable this environment lacks): it is listed failed
+	// with this reason, never spawned or connected, and the others run.
+	Unstartable error
 
 	CallTimeout    time.Duration
 	StartupTimeout time.Duration

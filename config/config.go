@@ -163,10 +163,13 @@ func Merge(cfgs ...*Config) *Config {
 // working directory.
 //
 // ${VAR} and ${VAR:-default} references are checked against opts.Lookup
-// (the process environment by default): a variable that is unset and has no default is an error in an
-// enabled server and a warning in a disabled one. The host expands them
+// (the process environment by default): a variable that is unset and has
+// no default is a warning, not an error, so that one server's missing
+// variable does not stop the others; the host expands the references
 // again when it starts the server, so the environment at that time is what
-// counts. ${input:ID} is not checked against the environment (the host asks
+// counts, and lists a server it cannot expand as failed, with the error
+// naming the server, the field and the variable. A malformed reference is
+// an error. ${input:ID} is not checked against the environment (the host asks
 // for it when the server starts), but must name one of the file's inputs.
 //
 // Like Load, Parse never returns a nil *Config.

@@ -209,10 +209,11 @@ func TestParseVSCode(t *testing.T) {
 			`config: field "inputs[7].password": want true or false, got a string`,
 		},
 	}, {
-		name: "predefined variables are VS Code's and Cursor's only",
-		path: "/proj/.mcp.json",
-		data: `{"mcpServers": {"s": {"command": "x", "args": ["${workspaceFolder}"]}}}`,
-		errs: []string{`config: server "s": field "args[0]": variable workspaceFolder is not set and has no default`},
+		name:     "predefined variables are VS Code's and Cursor's only",
+		path:     "/proj/.mcp.json",
+		data:     `{"mcpServers": {"s": {"command": "x", "args": ["${workspaceFolder}"]}}}`,
+		want:     []Server{{Name: "s", Type: "stdio", Enabled: true, Command: "x", Args: []string{"${workspaceFolder}"}}},
+		warnings: []string{`server "s": field "args[0]": variable workspaceFolder is not set and has no default (the server cannot start until it is set)`},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.run)
@@ -327,10 +328,11 @@ func TestParseGemini(t *testing.T) {
 		}},
 		warnings: []string{`server "s": field "trust" is not supported by mcpvisor, ignored: in Gemini CLI it skips confirming this server's tool calls; ` + confirmNote},
 	}, {
-		name: "an unset $VAR",
-		path: path,
-		data: `{"mcpServers": {"s": {"command": "x", "env": {"API_KEY": "$TOKEN"}, "trust": false}}}`,
-		errs: []string{`config: server "s": field "env.API_KEY": variable TOKEN is not set and has no default`},
+		name:     "an unset $VAR",
+		path:     path,
+		data:     `{"mcpServers": {"s": {"command": "x", "env": {"API_KEY": "$TOKEN"}, "trust": false}}}`,
+		want:     []Server{{Name: "s", Type: "stdio", Enabled: true, Command: "x", Env: map[string]string{"API_KEY": "${TOKEN}"}}},
+		warnings: []string{`server "s": field "env.API_KEY": variable TOKEN is not set and has no default (the server cannot start until it is set)`},
 	}, {
 		name: "a url is sse, excludeTools wins",
 		path: path,

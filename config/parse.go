@@ -36,8 +36,9 @@ type parsedFile struct {
 // configuration at all. One whose member is there but empty is fine.
 //
 // References are checked against opts.Lookup: a variable that is unset and
-// has no default is an error in an enabled server and a warning in a
-// disabled one. ${input:ID} is not looked up (the host asks for it when
+// has no default is a warning, since it concerns this environment rather
+// than the file (the host lists the server failed, and starts the others);
+// a malformed reference is an error. ${input:ID} is not looked up (the host asks for it when
 // the server starts), but must name one of the file's inputs.
 //
 // Parse never returns a nil *parsedFile. When it fails, the File holds the
@@ -296,12 +297,15 @@ func (p *parser) server(re rawEntry) (Server, bool) {
 		}
 	}
 	errs = append(errs, p.checkInputs(sc)...)
+	// An unset variable is this environment's, not the file's: it keeps
+	// its server from starting (the host reports it failed, with the error
+	// that names the variable) and leaves the others be.
 	for _, u := range sc.unsetVariables(p.opts.Lookup) {
+		why := "the server is disabled"
 		if sc.Enabled {
-			errs = append(errs, sc.errorf(u.field, "variable %s is not set and has no default", u.name))
-		} else {
-			p.warn(fmt.Sprintf("server %q: field %q: variable %s is not set and has no default (the server is disabled)", sc.Name, u.field, u.name))
+			why = "the server cannot start until it is set"
 		}
+		p.warn(fmt.Sprintf("server %q: field %q: variable %s is not set and has no default (%s)", sc.Name, u.field, u.name, why))
 	}
 	p.warn(bare...)
 	p.warn(sc.unusedFieldWarnings()...)

@@ -168,7 +168,11 @@ func (r *Registry) Load(ctx context.Context, cfg *config.Config, only []string) 
 		if err != nil {
 			return nil, err
 		}
-		spec, err := r.Resolve(ctx, sc)
+		resolve := r.Resolve
+		if rec.Origin == persistence.OriginConfig {
+			resolve = r.ResolveFile
+		}
+		spec, err := resolve(ctx, sc)
 		spec.OwnFile = rec.Origin == persistence.OriginConfig
 		if err != nil {
 			if rec.Origin == persistence.OriginConfig {

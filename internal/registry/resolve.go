@@ -35,6 +35,20 @@ type Specs struct {
 // whose variables this environment lacks is listed as it is, and resolved
 // again when enabled (Unresolved).
 func (r *Registry) Resolve(ctx context.Context, sc config.Server) (actors.ServerSpec, error) {
+	return r.resolve(ctx, sc, false)
+}
+
+// ResolveFile is Resolve for an entry of the config file. An enabled entry
+// that references a variable this environment lacks does not fail: the
+// environment, not the file, is wrong, and the file's other servers must
+// run. Its spec is enabled and Unstartable with the error that names the
+// server, the field and the variable (the runtime lists it failed), and
+// it is resolved again when enabled again (Unresolved).
+func (r *Registry) ResolveFile(ctx context.Context, sc config.Server) (actors.ServerSpec, error) {
+	return r.resolve(ctx, sc, true)
+}
+
+func (r *Registry) resolve(ctx context.Context, sc config.Server, file bool) (actors.ServerSpec, error) {
 	if err := sc.Validate(); err != nil {
 		return actors.ServerSpec{}, err
 	}
@@ -54,7 +68,7 @@ func (r *Registry) Resolve(ctx context.Context, sc config.Server) (actors.Server
 		lookup = r.specs.Lookup(sc.Name)
 	}
 	spec, err := actors.SpecOf(sc, lookup, r.specs.Environ)
-	if err != nil && sc.Enabled {
+	if err != nil && sc.Enabled && !file {
 		return actors.ServerSpec{}, err
 	}
 	r.mu.Lock()
@@ -62,6 +76,9 @@ func (r *Registry) Resolve(ctx context.Context, sc config.Server) (actors.Server
 	if err != nil {
 		r.unresolved[sc.Name] = sc
 		spec = Placeholder(sc)
+		if sc.Enabled {
+			spec.Enabled, spec.Unstartable = true, err
+		}
 	}
 	r.mu.Unlock()
 	if sc.ValidateArguments {
@@ -83,7 +100,8 @@ func (r *Registry) Resolve(ctx context.Context, sc config.Server) (actors.Server
 }
 
 // Placeholder is the disabled spec that stands for sc while it cannot
-// start: its inputs unanswered, or its variables unresolved.
+// start: its inputs unanswered, or its variables unresolved (ResolveFile
+// enables it, Unstartable).
 func Placeholder(sc config.Server) actors.ServerSpec {
 	return actors.ServerSpec{Name: sc.Name, Transport: actors.Transport(sc.Type),
 		Description: sc.Description, FriendlyName: sc.FriendlyName}
