@@ -94,8 +94,13 @@ func TestUIAnswersPasswordElicitationInBrowser(t *testing.T) {
 	var calls sync.WaitGroup
 	callCtx, cancelCall := context.WithCancel(ctx)
 	t.Cleanup(func() { cancelCall(); calls.Wait() }) // before the Host closes
+	// A model's call through a session: the card says which.
+	sess := a.h.Session("claude-code-7f3a", "")
+	if err := sess.Activate(ctx, "vault"); err != nil {
+		t.Fatal(err)
+	}
 	calls.Go(func() {
-		res, err := a.h.Call(callCtx, "mcp__vault__login", args)
+		res, err := sess.Call(callCtx, "mcp__vault__login", args)
 		done <- outcome{res, err}
 	})
 
@@ -112,9 +117,12 @@ func TestUIAnswersPasswordElicitationInBrowser(t *testing.T) {
 		t.Fatalf("the sensitive field's type is %q (%v), want password", typ.Value, err)
 	}
 	for sel, want := range map[string]string{
-		`form.elicitation .server`:  "vault",
-		`form.elicitation .message`: "Password for mcptest",
-		`#servers tbody tr`:         "vault",
+		`form.elicitation .server`:          "vault",
+		`form.elicitation .caller .tool`:    "mcp__vault__login",
+		`form.elicitation .caller .session`: "claude-code-7f3a",
+		`form.elicitation .caller .call-id`: "-",
+		`form.elicitation .message`:         "Password for mcptest",
+		`#servers tbody tr`:                 "vault",
 	} {
 		got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
 		if err != nil || !strings.Contains(got, want) {
@@ -418,6 +426,47 @@ func TestUIPushesChangesInBrowser(t *testing.T) {
 	}
 	if len(polled) > 0 {
 		t.Errorf("the page fetched %v: it should follow /v1/inbox/stream instead", polled)
+	}
+}
+
+// A server crashing in a loop shows in the page's events as it loops,
+// each lifecycle change live, with no reload: its backoffs, with why.
+func TestUIShowsLifecycleEventsInBrowser(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := browsertest.Need(t)
+	a := openAPI(t, sidecar.Options{}, mcptest("steady"))
+	bctx := browsertest.Start(t, ctx, path)
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(a.ts.URL+"/ui/#token="+testToken),
+		chromedp.WaitVisible(chromedp.CSS(`#servers tbody tr`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.h.Register(ctx, mcptest("crashy", "-crash-after-ms", "50")); err != nil {
+		t.Fatal(err)
+	}
+	backoffs := `document.querySelectorAll('#events li.lifecycle[data-server="crashy"][data-state="backoff"]').length`
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](backoffs+` >= 2`, chromedp.WithPollingMutation())); err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#events").textContent`))
+		t.Fatalf("the crash loop's backoffs never showed in the events: %v (they show %q)", err, got)
+	}
+	for _, state := range []string{"starting", "ready"} {
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[int](
+			`document.querySelectorAll('#events li.lifecycle[data-server="crashy"][data-state="`+state+`"]').length`))
+		if err != nil || n == 0 {
+			t.Errorf("no %s of crashy in the events (%v)", state, err)
+		}
+	}
+	why, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#events li.lifecycle[data-server="crashy"][data-state="backoff"] .params`)))
+	if err != nil || !strings.Contains(why, "exit") {
+		t.Errorf("a backoff says %q (%v), want why the server went: its exit", why, err)
+	}
+	if same, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`window.sameLoad === true`)); err != nil || !same {
+		t.Errorf("the page reloaded (%v)", err)
 	}
 }
 

@@ -47,6 +47,9 @@
     renderInbox(data.elicitations || []);
     renderApprovals(data.approvals || []);
     renderToolReviews(data.toolReviews || []);
+    const changes = data.transitions || [];
+    for (const tr of changes) addTransition(tr);
+    if (changes.length > 0) renderEvents();
   }
 
   // --- servers ---------------------------------------------------------
@@ -253,33 +256,66 @@
 
   // --- events ----------------------------------------------------------
 
-  const shown = []; // newest first, at most EVENTS_KEEP
+  // shown holds the journal's events and the servers' lifecycle changes
+  // (from the inbox stream), newest first, at most EVENTS_KEEP: a server
+  // crashing in a loop shows here as it loops.
+  const shown = [];
   let lastEvent = 0;
+  let transitionSeq = 0;
+
+  function keep(item) {
+    shown.unshift(item);
+    shown.sort((a, b) => b.at - a.at || b.seq - a.seq);
+    shown.length = Math.min(shown.length, EVENTS_KEEP);
+  }
 
   function addEvent(ev) {
-    if (ev.id <= lastEvent && shown.some((e) => e.id === ev.id)) return;
+    if (ev.id <= lastEvent && shown.some((e) => e.ev && e.ev.id === ev.id)) return;
     lastEvent = Math.max(lastEvent, ev.id);
-    shown.unshift(ev);
-    shown.sort((a, b) => b.id - a.id);
-    shown.length = Math.min(shown.length, EVENTS_KEEP);
+    keep({ ev, at: Date.parse(ev.received) || 0, seq: ev.id });
+  }
+
+  function addTransition(tr) {
+    keep({ tr, at: Date.parse(tr.time) || 0, seq: ++transitionSeq });
   }
 
   function renderEvents() {
     $("events-empty").hidden = shown.length > 0;
-    $("events").replaceChildren(...shown.map((ev) => {
-      const li = el("li");
-      const when = ev.received ? new Date(ev.received) : null;
-      li.append(el("span", { class: "time", title: ev.received || "" }, when ? when.toLocaleTimeString() : ""));
-      li.append(el("strong", { class: "server" }, ev.server));
-      li.append(el("span", { class: "method" }, ev.method));
-      li.append(el("span", { class: "status" }, ev.status));
-      if (ev.params !== undefined) {
-        let p = JSON.stringify(ev.params);
-        if (p.length > 300) p = p.slice(0, 300) + "…";
-        li.append(el("span", { class: "params" }, p));
-      }
-      return li;
-    }));
+    $("events").replaceChildren(...shown.map((item) => (item.ev ? eventItem(item.ev) : transitionItem(item.tr))));
+  }
+
+  function timeSpan(iso) {
+    const when = iso ? new Date(iso) : null;
+    return el("span", { class: "time", title: iso || "" }, when ? when.toLocaleTimeString() : "");
+  }
+
+  function eventItem(ev) {
+    const li = el("li", { class: "event" });
+    li.append(timeSpan(ev.received));
+    li.append(el("strong", { class: "server" }, ev.server));
+    li.append(el("span", { class: "method" }, ev.method));
+    li.append(el("span", { class: "status" }, ev.status));
+    if (ev.params !== undefined) {
+      let p = JSON.stringify(ev.params);
+      if (p.length > 300) p = p.slice(0, 300) + "…";
+      li.append(el("span", { class: "params" }, p));
+    }
+    return li;
+  }
+
+  // transitionItem shows a server's lifecycle change: its new state and,
+  // after a crash, why.
+  function transitionItem(tr) {
+    const state = String(tr.state).replace(/[^a-z_-]/g, "");
+    const li = el("li", { class: "lifecycle", "data-server": tr.server, "data-state": state });
+    li.append(timeSpan(tr.time));
+    li.append(el("strong", { class: "server" }, tr.server));
+    li.append(el("span", { class: "method" }, "lifecycle"));
+    li.append(el("span", { class: "status state state-" + state }, tr.state));
+    let note = tr.error || "";
+    if (tr.skipped) note = (note ? note + " · " : "") + tr.skipped + " earlier changes not shown";
+    if (note) li.append(el("span", { class: "params" }, note));
+    return li;
   }
 
   // events lists the newest journaled events, then follows the event
