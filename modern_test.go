@@ -205,6 +205,22 @@ func TestModernEraDetectionLog(t *testing.T) {
 	}
 }
 
+// A modern server that gives no answer within the 3 s the host waits for
+// server/discover (npx fetching it on a first run) is still modern: the
+// initialize sent then is refused, and server/discover's late answer
+// decides. mcptest -slow-modern answers server/discover only once that
+// initialize has arrived, so the test waits for the host, not a clock.
+func TestModernEraSlowFirstAnswer(t *testing.T) {
+	t.Parallel()
+	h := modernOpen(t, mcpvisor.Options{}, mcptest("slow", "-slow-modern"))
+	if st := status(t, h, "slow"); st.ProtocolVersion != modernVersion {
+		t.Errorf("protocol %q, want %s: a slow modern server was taken for legacy", st.ProtocolVersion, modernVersion)
+	}
+	if res := modernCall(t, h, "mcp__slow__echo", `{"x":1}`, mcpvisor.CallOptions{}); res.IsError || res.Wire() != `{"x":1}` {
+		t.Errorf("echo = %q (error %v)", res.Wire(), res.IsError)
+	}
+}
+
 // Legacy servers still negotiate the initialize era.
 func TestModernEraDetectionLegacy(t *testing.T) {
 	t.Parallel()

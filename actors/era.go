@@ -14,9 +14,19 @@ import (
 // is probed with server/discover before anything else. A DiscoverResult that
 // lists a modern revision we speak, or a recognised modern error, means
 // modern: no initialize, no session, the _meta below on every request. Any
-// other error, or no answer within discoverTimeout, means legacy: the
-// initialize handshake follows, as for every server before 2026-07-28. The
-// fallback is never keyed to one error code.
+// other error means legacy: the initialize handshake follows, as for every
+// server before 2026-07-28. The fallback is never keyed to one error code.
+//
+// Silence decides nothing. A legacy server may ignore a request that
+// precedes initialize, so after discoverTimeout without an answer
+// initialize is sent too, server/discover still in flight, and the first
+// answer decides: a result to initialize means legacy (a late answer to
+// server/discover is dropped); an answer to server/discover decides as
+// above (the answer to initialize is then dropped, or, when it refused
+// initialize meanwhile, as a modern-only server does, its error is held
+// until server/discover's answer says which era it belongs to). A modern
+// server busy starting (npx fetching its package, a slow import) is thus
+// modern however late its first answer, within the startup timeout.
 //
 // A spec may pin the revision (ServerSpec.ProtocolVersion): a legacy one
 // skips the probe and is asked for in initialize; a modern one is probed
@@ -31,8 +41,9 @@ import (
 // start probes again. A stdio incarnation is a new process and is always
 // probed.
 
-// discoverTimeout bounds the wait for a server/discover answer: a legacy
-// server may ignore a request that precedes initialize.
+// discoverTimeout is how long server/discover goes unanswered before
+// initialize is sent beside it: a legacy server may ignore a request that
+// precedes initialize.
 const discoverTimeout = 3 * time.Second
 
 // maxDiscoverProbes bounds the discover requests of one incarnation: a
@@ -90,15 +101,38 @@ type discoverTimedOut struct {
 }
 
 func (a *serverActor) onDiscoverTimeout(m *discoverTimedOut) {
-	if m.gen != a.inc.gen || a.state != StateInitializing || a.inc.conn == nil || a.inc.probeID != m.id {
+	if m.gen != a.inc.gen || a.state != StateInitializing || a.inc.conn == nil || a.inc.probeID != m.id || a.inc.initID != 0 {
 		return
 	}
-	if a.inc.conn.pending().take(m.id) == nil {
-		return // answered meanwhile
+	a.logLifecycle("no answer to server/discover within %s: initialize too, and the first answer decides the era", discoverTimeout)
+	a.initialize()
+}
+
+// onInitializedFirst handles the answer to an initialize sent while
+// server/discover is still in flight. It reports whether the handshake
+// goes on with msg: a result means a legacy server, which ignored
+// server/discover; an error is held for server/discover's answer to
+// decide (a modern-only server refuses initialize).
+func (a *serverActor) onInitializedFirst(msg *protocol.Message) bool {
+	if msg.Error != nil {
+		a.inc.initRefused = msg
+		return false
 	}
+	a.inc.conn.pending().take(a.inc.probeID)
+	stopTimer(&a.inc.probeTmr)
 	a.inc.probeID = 0
-	a.logLifecycle("no answer to server/discover within %s: a legacy server", discoverTimeout)
-	a.goLegacy()
+	a.logLifecycle("initialize answered before server/discover: a legacy server")
+	a.markLegacy()
+	return true
+}
+
+// abandonInitialize drops an initialize sent beside server/discover once
+// server/discover has found the server modern: its answer is not awaited.
+func (a *serverActor) abandonInitialize() {
+	if a.inc.initID != 0 {
+		a.inc.conn.pending().take(a.inc.initID)
+		a.inc.initID, a.inc.initRefused = 0, nil
+	}
 }
 
 // onDiscovered handles the answer to server/discover.
@@ -202,6 +236,7 @@ func (a *serverActor) onDiscoveredPinned(msg *protocol.Message) {
 // goModern speaks version, from the server's DiscoverResult, and lists
 // the tools.
 func (a *serverActor) goModern(v string, res *protocol.DiscoverResult) {
+	a.abandonInitialize()
 	a.era = a.newEra(v)
 	a.init = protocol.InitializeResult{
 		ProtocolVersion: v,
@@ -222,10 +257,15 @@ func (a *serverActor) goModern(v string, res *protocol.DiscoverResult) {
 
 // goLegacy records the legacy verdict and starts the initialize handshake.
 func (a *serverActor) goLegacy() {
+	a.markLegacy()
+	a.initialize()
+}
+
+// markLegacy records the legacy verdict of an HTTP endpoint.
+func (a *serverActor) markLegacy() {
 	if o := a.origin(); o != "" {
 		a.rt.legacyOrigins.Store(o, true)
 	}
-	a.initialize()
 }
 
 // origin is the cache key of an HTTP server's era: its endpoint without

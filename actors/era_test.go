@@ -104,6 +104,61 @@ func TestEraSilentServerIsLegacy(t *testing.T) {
 	})
 }
 
+// A modern server slow to give its first answer (npx fetching it) is not
+// taken for legacy: initialize goes out beside the unanswered
+// server/discover, the server refuses it as a modern-only server does,
+// and server/discover's late answer decides.
+func TestEraSlowModernServerIsModern(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		refuses bool // the server answers initialize, with an error, before server/discover
+	}{{"refuses initialize first", true}, {"answers server/discover first", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := newFakeServer(t, "echo")
+				srv.discover = func(int, json.RawMessage) []byte { return nil } // answered below, late
+				if tt.refuses {
+					srv.initErr = func(int) *protocol.Error {
+						return &protocol.Error{Code: protocol.CodeUnsupportedProtocolVersion, Message: "initialize is not supported"}
+					}
+				} else {
+					srv.initSilent = true // answered below, after server/discover
+				}
+				const late = 10 * time.Second // past discoverTimeout, within the startup timeout
+				h := startFake(t, srv, ServerSpec{})
+				synctest.Wait()
+				c := h.srv.last()
+				probe := c.sent(protocol.MethodServerDiscover)
+				if len(probe) != 1 {
+					t.Fatalf("%d server/discover, want 1", len(probe))
+				}
+				time.Sleep(discoverTimeout)
+				synctest.Wait()
+				if n := len(c.sent(protocol.MethodInitialize)); n != 1 {
+					t.Fatalf("%d initialize after %s without an answer, want 1 beside server/discover", n, discoverTimeout)
+				}
+				time.Sleep(late - discoverTimeout)
+				c.write(discoverResult(probe[0].ID, protocol.ModernVersion))
+				if !tt.refuses {
+					// A dual-era server answers initialize too, after
+					// server/discover: the answer is dropped.
+					init := c.sent(protocol.MethodInitialize)[0]
+					c.write(protocol.AppendResult(nil, init.ID, json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}`)))
+				}
+				if err := h.rt.WaitReady(context.Background(), "fake"); err != nil {
+					t.Fatalf("WaitReady: %v", err)
+				}
+				if got := h.status().ProtocolVersion; got != protocol.ModernVersion {
+					t.Errorf("protocol %q, want %q: a slow modern server was taken for legacy", got, protocol.ModernVersion)
+				}
+				if _, err := h.call("echo", nil); err != nil {
+					t.Errorf("call: %v", err)
+				}
+			})
+		})
+	}
+}
+
 func TestEraUnsupportedVersionIsRetriedNotFallenBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newFakeServer(t, "echo")

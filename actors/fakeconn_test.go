@@ -30,6 +30,8 @@ type fakeServer struct {
 	dialErr func(n int) error
 	// initErr, when set, answers initialize on incarnation n with an error.
 	initErr func(n int) *protocol.Error
+	// initSilent leaves initialize unanswered (a test answers it).
+	initSilent bool
 	// discover, when set, answers server/discover on incarnation n: a
 	// frame to write, or nil to stay silent. Unset: -32601, as a legacy
 	// server answers an unknown method.
@@ -216,6 +218,7 @@ func (c *fakeConn) serve(m outMsg) {
 	discover := c.srv.discover
 	ttl := c.srv.ttlMs
 	initVersion := c.srv.initVersion
+	initSilent := c.srv.initSilent
 	c.srv.mu.Unlock()
 	switch msg.Method {
 	case protocol.MethodServerDiscover:
@@ -229,6 +232,9 @@ func (c *fakeConn) serve(m outMsg) {
 	case protocol.MethodSubscriptionsListen:
 		// Open until the connection ends, as a real stream is.
 	case protocol.MethodInitialize:
+		if initSilent {
+			return
+		}
 		if initErr != nil {
 			if e := initErr(c.n); e != nil {
 				c.write(protocol.AppendError(nil, msg.ID, e.Code, e.Message, nil))

@@ -81,12 +81,18 @@ type incarnation struct {
 	expiryTmr *time.Timer // the catalog's ttlMs
 	relisten  *time.Timer // the next subscriptions/listen
 
-	probes   int       // server/discover requests sent
-	probeID  int64     // the server/discover in flight
-	listenID int64     // the subscriptions/listen in flight, 0 if none
-	listens  int       // subscriptions/listen opened
-	expires  time.Time // when the catalog's ttlMs ends; zero: no ttl
-	walk     toolWalk  // the tools/list walk under way
+	probes  int   // server/discover requests sent
+	probeID int64 // the server/discover in flight
+	// initID is the initialize in flight; sent beside a server/discover
+	// that went unanswered for discoverTimeout, the first answer of the two
+	// decides the era (era.go). initRefused is its error answer, held
+	// while the server/discover's answer may still say modern.
+	initID      int64
+	initRefused *protocol.Message
+	listenID    int64     // the subscriptions/listen in flight, 0 if none
+	listens     int       // subscriptions/listen opened
+	expires     time.Time // when the catalog's ttlMs ends; zero: no ttl
+	walk        toolWalk  // the tools/list walk under way
 
 	// authorized: the server's authorizer held a token during this
 	// incarnation, so the connection was signed in; losing the token

@@ -15,6 +15,10 @@ const maxToolPages = 50
 
 // start spawns a new connection on a goroutine and waits for connStarted.
 func (a *serverActor) start() {
+	if a.spec.Unstartable != nil {
+		a.fail(permanent(a.spec.Unstartable))
+		return
+	}
 	a.inc.end() // nothing of the last start is left; stopped timers included
 	a.inc.gen++
 	gen := a.inc.gen
@@ -102,6 +106,15 @@ func (a *serverActor) handshake() {
 // initialize starts the legacy handshake, at the pinned revision if the
 // spec pins a legacy one.
 func (a *serverActor) initialize() {
+	if a.inc.initID != 0 {
+		// Sent already, beside server/discover (era.go): its answer, held
+		// or to come, goes on.
+		if msg := a.inc.initRefused; msg != nil {
+			a.inc.initRefused = nil
+			a.onInitialized(msg)
+		}
+		return
+	}
 	params := a.rt.initParams
 	if v := a.spec.ProtocolVersion; v != "" && !pinnedModern(v) {
 		params, _ = json.Marshal(protocol.InitializeParams{ // static types: cannot fail
@@ -110,7 +123,7 @@ func (a *serverActor) initialize() {
 			ClientInfo:      a.rt.info,
 		})
 	}
-	a.request(reqInitialize, protocol.MethodInitialize, params)
+	a.inc.initID = a.request(reqInitialize, protocol.MethodInitialize, params)
 }
 
 // request sends one host-initiated request (initialize, tools/list), with
@@ -136,6 +149,13 @@ func (a *serverActor) request(kind reqKind, method string, params json.RawMessag
 }
 
 func (a *serverActor) onInitialized(msg *protocol.Message) {
+	if id, _ := msg.IntID(); id != a.inc.initID {
+		return // abandoned, routed before server/discover found the server modern
+	}
+	if a.inc.probeID != 0 && !a.onInitializedFirst(msg) {
+		return
+	}
+	a.inc.initID = 0
 	if msg.Error != nil {
 		a.logLifecycle("initialize failed: %v", msg.Error)
 		a.forgetLegacy() // the server may have become modern: probe again

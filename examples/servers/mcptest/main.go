@@ -34,6 +34,9 @@ type config struct {
 	banner               int
 	hangCalls            bool
 	hangInit             bool
+	slowModern           bool
+	initArrived          chan struct{} // -slow-modern: closed when initialize arrives
+	initOnce             sync.Once
 	stopReadingAfterInit bool
 	stopReadingAfterList bool
 	stopped              atomic.Bool // a stop-reading flag took effect: stdin reads nothing more
@@ -69,6 +72,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.banner, "banner", 0, "print `N` non-JSON lines on stdout before anything else")
 	fs.BoolVar(&c.hangCalls, "hang-calls", false, "accept tools/call and never answer")
 	fs.BoolVar(&c.hangInit, "hang-init", false, "never answer initialize")
+	fs.BoolVar(&c.slowModern, "slow-modern", false, "speak 2026-07-28 only, and answer server/discover only once an initialize has arrived (a modern server still starting when its client stopped waiting for a first answer); initialize is refused, as a modern-only server does")
 	fs.BoolVar(&c.stopReadingAfterInit, "stop-reading-after-init", false, "stop reading stdin after notifications/initialized, but stay alive")
 	fs.BoolVar(&c.stopReadingAfterList, "stop-reading-after-list", false, "answer the first tools/list, then read nothing more (the client sees a ready server that stopped reading), but stay alive")
 	fs.IntVar(&c.crashAfter, "crash-after", 0, "exit(3) when the `N`th tools/call arrives")
@@ -96,6 +100,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	if err := fs.Parse(all); err != nil {
 		return nil, err
 	}
+	c.initArrived = make(chan struct{})
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -197,6 +202,7 @@ func newServer(cfg *config, logger *slog.Logger) *mcpserve.Server {
 		TaskPollInterval: 500 * time.Millisecond,
 		TaskTTL:          time.Minute,
 		TaskStateDir:     cfg.taskState,
+		Modern:           cfg.slowModern,
 		Middleware: []mcpserve.Middleware{
 			ts.crashAfterMiddleware,
 			ts.initMiddleware,
@@ -231,7 +237,20 @@ func (ts *testServer) crashAfterMiddleware(next mcpserve.Handler) mcpserve.Handl
 func (ts *testServer) initMiddleware(next mcpserve.Handler) mcpserve.Handler {
 	return func(ctx context.Context, req *mcpserve.Request) (any, error) {
 		switch req.Method {
+		case "server/discover":
+			if ts.cfg.slowModern {
+				select {
+				case <-ts.cfg.initArrived:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
 		case "initialize":
+			if ts.cfg.slowModern {
+				ts.cfg.initOnce.Do(func() { close(ts.cfg.initArrived) })
+				return nil, mcpserve.Errorf(mcpserve.CodeUnsupportedProtocolVersion,
+					"initialize is not supported: this server speaks only protocol version %s (send server/discover)", mcpserve.ModernVersion)
+			}
 			if ts.cfg.hangInit {
 				<-ctx.Done()
 				return nil, ctx.Err()
