@@ -311,6 +311,70 @@ func TestOpsPageInBrowser(t *testing.T) {
 	waitText(t, bctx, card("beta")+` .badge.state`, "ready")
 }
 
+// The operations page puts the servers that need a look first whatever
+// their latency: one not ready (crashing at start), then one whose calls
+// fail, then the healthy ones by p99, the slowest first. Each chart has
+// its y scale (its top value, with the unit) and the charts a time axis
+// from the window's start to now.
+func TestOpsPageSortsFailingFirstAndLabelsAxesInBrowser(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	path := browsertest.Need(t)
+	a := openOpsAPI(t, mcptest("fast"), mcptest("slow"), mcptest("erring"))
+	for range 5 {
+		if _, err := callTool(t, a, "mcp__slow__slow", `{"ms":40}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := callTool(t, a, "mcp__fast__echo", `{"text":"x"}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := callTool(t, a, "mcp__erring__slow", `{"ms":80}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := callTool(t, a, "mcp__erring__echo", `{"bad":`); err == nil {
+		t.Fatal("a malformed call answered")
+	}
+	if err := a.h.Register(ctx, mcptest("broken", "-exit-at-start", "1")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, a, "broken not ready after a crash", func() bool { return status(t, a, "broken").Restarts > 0 })
+
+	bctx := browsertest.Start(t, ctx, path)
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(a.ts.URL+"/ui/ops.html#token="+testToken),
+		chromedp.WaitVisible(chromedp.CSS(`article.srv[data-server="broken"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	want := "broken,erring,slow,fast"
+	order := `Array.from(document.querySelectorAll("article.srv")).map((c) => c.dataset.server).join(",")`
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](order+` === "`+want+`"`, chromedp.WithPollingMutation(),
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](order))
+		t.Errorf("the cards are in the order %s, want %s: %v", got, want, err)
+	}
+
+	slow := `article.srv[data-server="slow"] `
+	for sel, want := range map[string]string{
+		slow + `.axis.time`:            "\u22125 min",
+		slow + `.axis.time .ticks`:     "now",
+		slow + `svg.latency + .axis.y`: "ms",
+		slow + `svg.rate + .axis.y`:    "/s",
+		slow + `svg.pending + .axis.y`: "pending",
+	} {
+		if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel))); err != nil || !strings.Contains(got, want) {
+			t.Errorf("%s shows %q (%v), want %q", sel, got, err, want)
+		}
+	}
+	// The latency scale is the highest p99 of the window: slow's 40 ms
+	// calls, not 0 and not seconds.
+	top, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(slow+`svg.latency + .axis.y`)))
+	if ms, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(top, "p99 "), " ms"), 64); err != nil || ms < 40 || ms > 1000 {
+		t.Errorf("slow's latency scale says %q (%v), want its p99 in ms, at least 40", top, err)
+	}
+}
+
 func status(t *testing.T, a *api, name string) mcpvisor.ServerStatus {
 	t.Helper()
 	for _, st := range a.h.Status() {

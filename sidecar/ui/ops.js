@@ -101,9 +101,21 @@
     renderDetail();
   }
 
+  // health ranks a server for sorting, what needs a look first: 0 an
+  // enabled server that is not ready (failed, backing off after a crash,
+  // waiting for a sign-in, starting), 1 a ready one whose calls fail, 2 a
+  // healthy one, 3 one disabled on purpose.
+  function health(s) {
+    if (!s.enabled || s.state === "disabled") return 3;
+    if (s.state !== "ready") return 0;
+    return s.recent.errorRate > 0 ? 1 : 2;
+  }
+
+  // sorter orders the cards by key within health (but by name alone):
+  // a failing server never hides below the healthy ones.
   function sorter(key) {
     const name = (a, b) => a.name.localeCompare(b.name);
-    const by = (f) => (a, b) => f(b) - f(a) || name(a, b);
+    const by = (f) => (a, b) => health(a) - health(b) || f(b) - f(a) || name(a, b);
     switch (key) {
       case "errors": return by((s) => s.recent.errorRate);
       case "rate": return by((s) => s.recent.rate);
@@ -169,15 +181,48 @@
       figure("pending", s.pending), figure("restarts", s.restarts));
     c.append(fig);
     const pts = series(s);
-    c.append(timeline(s, 300, 10));
-    c.append(latencyChart(s.name, pts, 300, 36));
-    c.append(rateChart(s.name, pts, 300, 28));
-    c.append(pendingChart(s.name, pts, 300, 16));
+    c.append(scaled(timeline(s, 300, 10), ""));
+    c.append(scaled(latencyChart(s.name, pts, 300, 36), "p99 " + fmtMs(maxOf(pts, "p99"))));
+    c.append(scaled(rateChart(s.name, pts, 300, 28), fmtRate(maxOf(pts, "rate")) + "/s"));
+    c.append(scaled(pendingChart(s.name, pts, 300, 16), maxOf(pts, "pending") + " pending"));
+    c.append(timeAxis());
     if (s.lastError) c.append(el("p", { class: "err last-error" }, s.lastError));
     const open = () => { select(s.name); };
     c.addEventListener("click", open);
     c.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
     return c;
+  }
+
+  // maxOf is the highest value of a field over the points: the top of its
+  // chart's y scale.
+  function maxOf(pts, field) {
+    return Math.max(0, ...pts.map((p) => (p ? Number(p[field]) || 0 : 0)));
+  }
+
+  // scaled puts a chart beside its y scale: the value its top line stands
+  // for, with its unit (the bottom is 0).
+  function scaled(chart, top) {
+    const row = el("div", { class: "chart-row" });
+    row.append(chart, el("span", { class: "axis y", title: "the top of the chart; its bottom is 0" }, top));
+    return row;
+  }
+
+  // timeAxis labels the charts' x axis: the window's start, its middle
+  // and now, the charts' right edge.
+  function timeAxis() {
+    const axis = el("div", { class: "axis time", "aria-hidden": "true" });
+    const ticks = el("span", { class: "ticks" });
+    ticks.append(el("span", {}, "\u2212" + fmtSpan(view.windowMs)), el("span", {}, "\u2212" + fmtSpan(view.windowMs / 2)),
+      el("span", {}, "now"));
+    axis.append(ticks, el("span", { class: "axis y" }, ""));
+    return axis;
+  }
+
+  function fmtSpan(ms) {
+    const min = ms / 60000;
+    if (min >= 120) return +(min / 60).toFixed(1) + " h";
+    if (min >= 1) return +min.toFixed(1) + " min";
+    return +(ms / 1000).toFixed(0) + " s";
   }
 
   function figure(label, value) {
@@ -295,10 +340,10 @@
     $("detail-enable").hidden = s.enabled;
     const pts = series(s);
     $("detail-charts").replaceChildren(
-      labelled("State", timeline(s, 720, 16)),
-      labelled("Latency (p99, p50)", latencyChart(s.name, pts, 720, 80)),
-      labelled("Calls/s and errors", rateChart(s.name, pts, 720, 60)),
-      labelled("Pending calls", pendingChart(s.name, pts, 720, 40)));
+      labelled("State", timeline(s, 720, 16), ""),
+      labelled("Latency (p99, p50)", latencyChart(s.name, pts, 720, 80), fmtMs(maxOf(pts, "p99"))),
+      labelled("Calls/s and errors", rateChart(s.name, pts, 720, 60), fmtRate(maxOf(pts, "rate")) + "/s"),
+      labelled("Pending calls", pendingChart(s.name, pts, 720, 40), String(maxOf(pts, "pending"))));
     $("detail-events").replaceChildren(...(s.events || []).slice().reverse().map((ev) => {
       const li = el("li", { class: "event" });
       li.append(el("time", { datetime: ev.time }, new Date(ev.time).toLocaleTimeString()), " ",
@@ -313,9 +358,9 @@
     }
   }
 
-  function labelled(text, chart) {
+  function labelled(text, chart, top) {
     const f = el("figure", { class: "big" });
-    f.append(el("figcaption", {}, text), chart);
+    f.append(el("figcaption", {}, text), scaled(chart, top), timeAxis());
     return f;
   }
 
