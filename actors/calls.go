@@ -44,6 +44,9 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 	m.tool, m.args, m.meta = tool, args, meta
 	if opts != nil {
 		m.task, m.timing = opts.Task, opts.Timing
+		if m.timing != nil {
+			m.timing.clear()
+		}
 		if len(opts.Input) > 0 {
 			if err := m.addInput(opts.Input); err != nil {
 				return nil, err
@@ -120,7 +123,9 @@ func (r *Runtime) Request(ctx context.Context, server, method string, params jso
 	m := e.newCallMsg()
 	m.method, m.params = method, params
 	if opts != nil {
-		m.timing = opts.Timing
+		if m.timing = opts.Timing; m.timing != nil {
+			m.timing.clear()
+		}
 	}
 	return r.do(ctx, e, method, m, opts)
 }

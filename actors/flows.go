@@ -72,8 +72,10 @@ type CallOptions struct {
 	// Input is a multi round-trip retry's members of params
 	// ("inputResponses":…,"requestState":…), added as they are.
 	Input json.RawMessage
-	// Timing, when set, receives when the request was written (a traced
-	// call's phases: the wait before, the server's time after).
+	// Timing, when set, receives when the request was held for its
+	// server's start and when it was written (a call's own duration, a
+	// traced call's phases). Cleared when Call or Request begins, so one
+	// CallTiming may serve a call's successive requests.
 	Timing *CallTiming
 }
 
@@ -83,6 +85,36 @@ type CallOptions struct {
 // stopped waiting (a timeout), so it is atomic.
 type CallTiming struct {
 	start, end atomic.Int64 // Unix nanoseconds; 0: not (yet) written
+	// held and released: when the server's actor began to hold the
+	// request for its server to start (or to be signed in), and when it
+	// let it go to be written; 0: not held, not (yet) let go.
+	held, released atomic.Int64
+}
+
+// clear forgets a previous request's times. Atomic: the actor of a
+// request answered before it noted the end of its write may note it yet.
+func (t *CallTiming) clear() {
+	t.start.Store(0)
+	t.end.Store(0)
+	t.held.Store(0)
+	t.released.Store(0)
+}
+
+// Held returns when the request began to wait for its server to start
+// (zero: it did not wait) and when the server, ready, took it (zero:
+// still waiting, or failed while it waited, with the server's start).
+// That wait is the server's time, not the request's. Unlike Sent, it does
+// not depend on the write's end, which the actor of a request held for
+// its server may note after the answer came.
+func (t *CallTiming) Held() (from, until time.Time) {
+	h := t.held.Load()
+	if h == 0 {
+		return time.Time{}, time.Time{}
+	}
+	if r := t.released.Load(); r != 0 {
+		until = time.Unix(0, r)
+	}
+	return time.Unix(0, h), until
 }
 
 // Sent returns when the write began and ended; zero times if the request

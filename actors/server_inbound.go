@@ -19,12 +19,12 @@ func (a *serverActor) onCall(m *callMsg) {
 	case StateReady:
 		a.sendCall(m)
 	case StateStarting, StateInitializing:
-		a.queued = append(a.queued, m)
+		a.hold(m)
 	case StateNeedsAuth:
 		if a.spec.Auth != nil && (a.spec.Auth.Status().Pending || a.spec.Auth.Ready()) {
 			// A sign-in is under way, or has just ended with a token and
 			// its authChanged is on its way: the server starts then.
-			a.queued = append(a.queued, m)
+			a.hold(m)
 			return
 		}
 		m.reply <- callReply{err: a.unavailable()}
@@ -33,7 +33,19 @@ func (a *serverActor) onCall(m *callMsg) {
 	}
 }
 
+// hold keeps m until the server is ready (sendCall) or fails; its timing
+// notes from when, so that the wait counts as the server's start.
+func (a *serverActor) hold(m *callMsg) {
+	if m.timing != nil {
+		m.timing.held.Store(time.Now().UnixNano())
+	}
+	a.queued = append(a.queued, m)
+}
+
 func (a *serverActor) sendCall(m *callMsg) {
+	if m.timing != nil && m.timing.held.Load() != 0 {
+		m.timing.released.Store(time.Now().UnixNano())
+	}
 	t, ok := a.cat.resolve(m.tool)
 	if !ok && m.tool != "" {
 		err := a.cat.withheld(a.spec.Name, m.tool)

@@ -13,7 +13,9 @@ import (
 // A call may wait for a person: an elicitation its server sent, an
 // approval of a host tool. That time is the person's, not the server's:
 // Latency leaves it out, so a password typed in two minutes is no
-// two-minute p99, and Waited keeps it apart.
+// two-minute p99, and Waited keeps it apart. So is the time a call made
+// while its server starts waits for it (ServerStart): the spawn is the
+// server's, not the call's.
 
 // personWait sums the time a call spent waiting for a person. Waits may
 // overlap (two questions at once): time is counted once while any runs.
@@ -60,10 +62,11 @@ func (c *Call) Waited() time.Duration {
 }
 
 // Latency is the call's time since Start less the time it waited for a
-// person (Waited): what the history, the metrics and the operations page
-// count as its duration. The one place the wait is taken out.
+// person (Waited) and for its server to start (ServerStart): what the
+// history, the metrics and the operations page count as its duration.
+// The one place those waits are taken out.
 func (c *Call) Latency() time.Duration {
-	return max(time.Since(c.Start)-c.Waited(), 0)
+	return max(time.Since(c.Start)-c.Waited()-c.ServerStart, 0)
 }
 
 type callKey struct{}

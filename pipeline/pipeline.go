@@ -81,6 +81,11 @@ type Call struct {
 	// keeps it. Set by NewCall and NewRequest.
 	ID string
 
+	// ServerStart is how long the call's requests were held while their
+	// server started (or was signed in): the server's time, which Latency
+	// leaves out. Set by the last stage as each request returns.
+	ServerStart time.Duration
+
 	wait personWait // the time spent waiting for a person (Waited)
 
 	def      *actors.Tool        // the catalog's entry for Tool, once known; never changed
@@ -89,6 +94,7 @@ type Call struct {
 	input    json.RawMessage     // an input round's inputResponses and requestState, for the retry
 	progress *actors.ProgressSub // the call's progress, kept through a task's polling
 	ro       actors.CallOptions  // what send sends with, in the call's own allocation
+	timing   actors.CallTiming   // ro.Timing, likewise
 }
 
 // Func runs a call: it returns the tool's result, or an error as

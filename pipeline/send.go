@@ -28,7 +28,7 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 		c.ro = actors.CallOptions{Timeout: o.Timeout}
 		ro := &c.ro
 		var err error
-		c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
+		c.raw, err = c.timed(ctx, func() (json.RawMessage, error) {
 			return p.cfg.Transport.Request(ctx, c.Server, c.Method, withInput(params, c.input), ro)
 		})
 		return nil, err
@@ -45,22 +45,30 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 	}
 	ro := &c.ro
 	var err error
-	c.raw, err = timed(ctx, ro, func() (json.RawMessage, error) {
+	c.raw, err = c.timed(ctx, func() (json.RawMessage, error) {
 		return p.cfg.Transport.Call(ctx, c, meta, ro)
 	})
 	return nil, err
 }
 
-// timed runs send, which sends with ro, and records the request's phases
-// (traceSend) when ctx is traced.
-func timed(ctx context.Context, ro *actors.CallOptions, send func() (json.RawMessage, error)) (json.RawMessage, error) {
-	if !tracing.Recording(ctx) {
-		return send()
-	}
-	timing, begin := &actors.CallTiming{}, time.Now()
-	ro.Timing = timing
+// timed runs send, which sends with c.ro, adds to c.ServerStart the time
+// the request was held for its server to start, and records the
+// request's phases (traceSend) when ctx is traced. c.timing is the
+// call's own, reused by each of its requests (the runtime clears it).
+func (c *Call) timed(ctx context.Context, send func() (json.RawMessage, error)) (json.RawMessage, error) {
+	c.ro.Timing = &c.timing
+	begin := time.Now()
 	raw, err := send()
-	traceSend(ctx, timing, begin, time.Now(), err)
+	end := time.Now()
+	if from, until := c.timing.Held(); !from.IsZero() {
+		if until.IsZero() || until.After(end) { // never let go: the start failed, or the caller stopped waiting
+			until = end
+		}
+		c.ServerStart += until.Sub(from)
+	}
+	if tracing.Recording(ctx) {
+		traceSend(ctx, &c.timing, begin, end, err)
+	}
 	return raw, err
 }
 

@@ -138,7 +138,8 @@ func (m *Metrics) Watch(h *mcpvisor.Host) {
 // CallMiddleware is the stage of the host's request pipeline that observes
 // every tool call: pass it in mcpvisor.Options.CallMiddleware. A call's
 // latency is Call.Latency, without the time it waited for a person, which
-// is observed apart (mcpvisor_call_person_wait_seconds).
+// is observed apart (mcpvisor_call_person_wait_seconds), nor for its
+// server to start (the server's lifecycle says how long that took).
 func (m *Metrics) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
 	return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
 		res, err := next(ctx, c)

@@ -43,7 +43,8 @@ func NewOps(opts OpsOptions) *Ops {
 }
 
 // CallMiddleware observes every call's outcome and latency (Call.Latency:
-// the time it waited for a person is left out): pass it in
+// the time it waited for a person or for its server to start is left
+// out): pass it in
 // mcpvisor.Options.CallMiddleware. Host tools are not counted (no server),
 // nor requests other than tools/call.
 func (o *Ops) CallMiddleware(next mcpvisor.CallFunc) mcpvisor.CallFunc {
