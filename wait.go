@@ -1,6 +1,9 @@
 package mcpvisor
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // WaitSettled blocks until each named server (every enabled one when none
 // is named) has settled: it is ready, or the attempt to start it under way
@@ -19,3 +22,9 @@ import "context"
 func (h *Host) WaitSettled(ctx context.Context, names ...string) error {
 	return h.rt.WaitSettled(ctx, names...)
 }
+
+// LastStderr returns the last line server's process wrote to stderr since
+// it last started, and when; "" for none, a remote server or an unknown
+// name. While a server starts it says what it is doing (npx's download
+// progress, say). It never waits on the server, and is safe concurrently.
+func (h *Host) LastStderr(server string) (string, time.Time) { return h.rt.LastStderr(server) }

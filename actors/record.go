@@ -18,10 +18,11 @@ const stderrTailLines = 10
 // stderrTail keeps a server's last stderr lines. The stderr pump writes it;
 // the actor reads it when the process exits.
 type stderrTail struct {
-	mu    sync.Mutex
-	lines [stderrTailLines]string
-	next  int
-	n     int
+	mu     sync.Mutex
+	lines  [stderrTailLines]string
+	next   int
+	n      int
+	lastAt time.Time // when the last line came
 }
 
 func (t *stderrTail) add(line string) {
@@ -33,7 +34,19 @@ func (t *stderrTail) add(line string) {
 	t.lines[t.next] = line
 	t.next = (t.next + 1) % stderrTailLines
 	t.n = min(t.n+1, stderrTailLines)
+	t.lastAt = time.Now()
 	t.mu.Unlock()
+}
+
+// last returns the last line and when it came, keeping the lines; "" when
+// this incarnation wrote none.
+func (t *stderrTail) last() (string, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		return "", time.Time{}
+	}
+	return t.lines[(t.next-1+stderrTailLines)%stderrTailLines], t.lastAt
 }
 
 // take returns the lines, oldest first, and forgets them: the next

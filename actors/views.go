@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Tools lists the tools of every enabled server that has listed them (its
@@ -105,6 +106,19 @@ func (r *Runtime) Status() []ServerStatus {
 		}
 	}
 	return out
+}
+
+// LastStderr returns the last line the named server's process wrote to
+// stderr since it last started (or exited), and when: what a server that
+// takes long to start is doing (npx reporting its download). "" for none,
+// a remote server or an unknown name. It never waits on the server, and
+// is safe concurrently.
+func (r *Runtime) LastStderr(name string) (string, time.Time) {
+	e := r.snap.Load().byName[name]
+	if e == nil {
+		return "", time.Time{}
+	}
+	return e.stderr.last()
 }
 
 // WaitReady blocks until the named servers (all enabled ones if none are

@@ -61,13 +61,11 @@ func lockHint(err error) error {
 	return err
 }
 
-// waitAll waits, at most wait, until every enabled server is ready or its
-// start has failed (Host.WaitSettled), and reports the ones not ready.
+// waitAll waits until every enabled server is ready or its start has
+// failed (Host.WaitSettled), at most wait unless one still starting shows
+// progress (waiting.go), and reports the ones not ready.
 func waitAll(ctx context.Context, h *mcpvisor.Host, wait time.Duration) []mcpvisor.ServerStatus {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	_ = h.WaitSettled(ctx) // not settled in time: the states say so
-	return notReady(h.Status())
+	return waitStarting(ctx, h, wait, nil)
 }
 
 // notReady are the enabled servers among sts that are not ready.

@@ -41,7 +41,7 @@ func cmdTools(ctx context.Context, e *env) error {
 			return err
 		}
 		defer h.Close()
-		bad = waitAll(ctx, h, e.f.wait)
+		bad = waitStarting(ctx, h, e.f.wait, e.stderr)
 		tools = h.Tools()
 	}
 	if e.f.json {
@@ -83,7 +83,7 @@ func cmdStatus(ctx context.Context, e *env) error {
 			return err
 		}
 		defer h.Close()
-		waitAll(ctx, h, e.f.wait)
+		waitStarting(ctx, h, e.f.wait, e.stderr)
 		sts = h.Status()
 		if rec := h.JournalRecovery(); rec.Damaged() {
 			journal = rec.String()
