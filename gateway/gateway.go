@@ -62,6 +62,12 @@ type Options struct {
 	// asked after the Host's own approval (mcpvisor.Options.Approve or its
 	// inbox), never in its place.
 	ApproveWithClient bool
+	// SettleWait is how long the first page of a tools/list waits for the
+	// host's enabled servers to settle (each ready, or its start failed;
+	// Host.WaitSettled), so that a client that lists once at connect (a
+	// one-shot CLI, a client that ignores list_changed) sees the tools of
+	// servers still starting. 0: it answers with what is ready at once.
+	SettleWait time.Duration
 	// IdleTimeout ends an HTTP session that has had no request in flight
 	// and no open GET stream for this long: its calls are cancelled, its
 	// grants deleted, and its id answers 404, so the client starts a new
@@ -422,7 +428,7 @@ func (s *session) dispatch(ctx context.Context, msg protocol.Message, send func(
 	case protocol.MethodPing:
 		return protocol.AppendResult(nil, msg.ID, nil)
 	case protocol.MethodToolsList:
-		return s.listTools(msg)
+		return s.listTools(ctx, msg)
 	case protocol.MethodToolsCall:
 		return s.callTool(ctx, msg, send)
 	case protocol.MethodLoggingSetLevel:
@@ -491,12 +497,17 @@ func (g *Gateway) capabilities() protocol.ServerCapabilities {
 // listTools answers tools/list in pages of Options.PageSize, in the
 // host's order (registration order, then the server's own): the same
 // request gets the same page.
-func (s *session) listTools(msg protocol.Message) []byte {
+func (s *session) listTools(ctx context.Context, msg protocol.Message) []byte {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
 		return invalidParams(msg.ID, "tools/list: %v", err)
+	}
+	if w := s.g.opts.SettleWait; w > 0 && p.Cursor == nil {
+		wctx, cancel := context.WithTimeout(ctx, w)
+		_ = s.g.h.WaitSettled(wctx) // past the wait, what is ready; list_changed tells the rest
+		cancel()
 	}
 	start := 0
 	if p.Cursor != nil {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/cluster"
@@ -186,7 +187,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	ops.Watch(h)
 	// Sidecars with one MCPVISOR_SECRET_KEY seal requestStates alike, so
 	// a modern client's retry may reach any of them.
-	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, AllowedHosts: splitList(f.allowedHosts),
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, SettleWait: listSettleWait, AllowedHosts: splitList(f.allowedHosts),
 		AllowedOrigins: splitList(f.allowedOrigins),
 		StateKey:       h.DerivedKey("gateway requestState")})
 	defer g.Close()
@@ -439,7 +440,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 		return lockHint(err)
 	}
 	defer h.Close()
-	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools})
+	g := gateway.New(h, gateway.Options{Logger: logger, AllowConfigGroup: true, ApproveWithClient: !f.approveHostTools, SettleWait: listSettleWait})
 	defer g.Close()
 	err = g.ServeStdio(ctx, stdin, stdout)
 	if errors.Is(err, context.Canceled) || errors.Is(err, gateway.ErrClosed) {
@@ -559,6 +560,13 @@ func logTransitions(logger *slog.Logger) (func(mcpvisor.Event), func()) {
 			<-done
 		}
 }
+
+// listSettleWait is how long a client's first tools/list waits for the
+// servers still starting (gateway.Options.SettleWait): a client that lists
+// once when it connects (Claude Code's health check, the inspector's CLI)
+// then sees every server that starts in that time; list_changed tells it
+// of the others.
+const listSettleWait = 15 * time.Second
 
 // sidecarHolding is the sidecar that answers on f.data when err says the
 // journal is held: stdio then relays its client to the sidecar's /mcp,
