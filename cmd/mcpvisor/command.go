@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,6 +127,8 @@ type flags struct {
 	envs, headers repeated // add: --env, --header
 	transport     string   // add
 	force, names  bool     // add: --force; list: --names
+	http, print   bool     // connect
+	remove        bool     // connect
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -165,6 +168,13 @@ func (c *configFiles) Set(v string) error {
 func loadConfig(f flags, logger *slog.Logger, stderr io.Writer) (*mcpvisor.Config, error) {
 	cfg, err := mcpvisor.LoadConfigs(f.config...)
 	if cfg != nil {
+		cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s mcpvisor.ServerConfig) bool {
+			if !isSelfEntry(s.Command, s.Args) {
+				return false
+			}
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("server %q runs mcpvisor stdio (as mcpvisor connect writes it for an agent tool): skipped, mcpvisor does not serve itself", s.Name))
+			return true
+		})
 		for _, w := range cfg.Warnings {
 			if f.logFormat == "json" {
 				logger.Warn(w)
@@ -183,7 +193,7 @@ func loadConfig(f flags, logger *slog.Logger, stderr io.Writer) (*mcpvisor.Confi
 // is waited for until it is ready or its start has failed.
 func settleFlag(fs *flag.FlagSet, f *flags) {
 	fs.DurationVar(&f.wait, "wait", 30*time.Second,
-		"the longest wait for the servers to start (a `DURATION`): each is waited for until it is ready or its start has failed")
+		"the longest wait for the servers to start (a `DURATION`): each is waited for until it is ready or its start has failed; one still starting that wrote to stderr in the last 10 s (npx downloading it) is waited for on, up to its startupTimeout")
 }
 
 func waitFlag(fs *flag.FlagSet, f *flags) {

@@ -42,7 +42,9 @@ func commands() []command {
 			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
 		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost, sidecar: true,
-			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait.\n" +
+			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait, or\n" +
+				"longer while one still starting keeps writing to stderr (npx downloading it); after 2 s, stderr\n" +
+				"says which are still starting and the last line each wrote.\n" +
 				viaSidecar + "\n\n" +
 				"Exit status: 0 every enabled server is ready; 1 some enabled server is not (the tools of the\n" +
 				"others are listed, the reasons go to stderr) or the command failed; 2 a usage or config error.",
@@ -93,7 +95,9 @@ func commands() []command {
 			}},
 			run: func(ctx context.Context, e *env) error { return cmdCall(ctx, e) }},
 		{name: "status", summary: "start the servers, wait for them, print their states", setup: setupHost, sidecar: true,
-			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait.\n" +
+			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait, or\n" +
+				"longer while one still starting keeps writing to stderr (npx downloading it); after 2 s, stderr\n" +
+				"says which are still starting and the last line each wrote.\n" +
 				viaSidecar + "\n\n" +
 				"Exit status: 0 every enabled server is ready; 1 some enabled server is not (the table is\n" +
 				"printed all the same, the names go to stderr) or the command failed; 2 a usage or config error.",
@@ -177,6 +181,14 @@ func commands() []command {
 				fs.BoolVar(&f.names, "names", false, "print only the servers' names, one a line")
 			}},
 			run: cmdList},
+		{name: "connect", args: "CLIENT", summary: "write mcpvisor into an agent tool's MCP settings (Claude Code, VS Code, Cursor, ...)",
+			detail: connectDetail, setup: setupData, findsConfig: true,
+			flags: []flagGroup{configFlag, func(fs *flag.FlagSet, f *flags) {
+				fs.BoolVar(&f.http, "http", false, "the running sidecar's /mcp and its token instead of mcpvisor stdio")
+				fs.BoolVar(&f.print, "print", false, "print the entry and the file it goes in; write nothing")
+				fs.BoolVar(&f.remove, "remove", false, "take the entry out of the client's file")
+			}},
+			run: cmdConnect},
 		{name: "servers", args: "enable|disable|delete NAME", summary: "change a server of the running sidecar, at once",
 			setup: setupData, run: func(ctx context.Context, e *env) error { return cmdServers(ctx, e.f, e.args, e.stdout) }},
 		{name: "auth", args: "[status]", summary: "each remote server's sign-in: issuer, scopes, expiry (never a token)", setup: setupHost,

@@ -292,6 +292,21 @@ func TestOIDCProviderPinnedInStep(t *testing.T) {
 	}
 }
 
+// scripts/peers.sh pins the Claude Code that ClaudeCodeVersion names.
+func TestClaudeCodePinnedInStep(t *testing.T) {
+	root, err := peers.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "peers.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CLAUDE_VERSION=" + peers.ClaudeCodeVersion + " "; !strings.Contains(string(b), want) {
+		t.Errorf("scripts/peers.sh does not pin %q", want)
+	}
+}
+
 // The bed starts, its provider advertises DPoP (as most do), and its MCP
 // server refuses a DPoP authorization as a Bearer-only server does, and
 // names the provider in its metadata.
