@@ -51,6 +51,10 @@ type callRequest struct {
 	// User is the platform user the call is for: a per-user server
 	// (oauth.perUser) uses that user's own sign-in.
 	User string `json:"user"`
+	// Client names the caller to a person: an elicitation of the call
+	// shows it (GET /v1/elicitations' client), and the caller finds its
+	// own call's questions by it.
+	Client string `json:"client"`
 }
 
 type progressView struct {
@@ -82,7 +86,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	opts := mcpvisor.CallOptions{Detached: req.Detached, User: req.User}
+	opts := mcpvisor.CallOptions{Detached: req.Detached, User: req.User, Client: req.Client}
 
 	var sse *sseWriter
 	if wantsSSE(r) {

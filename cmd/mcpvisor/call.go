@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -39,7 +40,7 @@ func cmdCall(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	rep := callReporter{e.stderr}
+	rep := callReporter{w: e.stderr, data: e.f.data}
 	var out callOutcome
 	var err error
 	if e.sidecar != nil {
@@ -86,6 +87,19 @@ func callLocally(ctx context.Context, e *env, tool string, args json.RawMessage,
 	}
 	opts := hostOptions(e.f, e.cfg, e.logger)
 	opts.Only = []string{server}
+	if opts.Elicitation == nil {
+		opts.Elicitation = localElicitation(e.stdin, rep)
+	}
+	// The call's duration is its own; the server's start, which it waited
+	// for, is said apart.
+	var serverStart time.Duration
+	opts.CallMiddleware = append(opts.CallMiddleware, func(next mcpvisor.CallFunc) mcpvisor.CallFunc {
+		return func(ctx context.Context, c *mcpvisor.Call) (*mcpvisor.Result, error) {
+			res, err := next(ctx, c)
+			serverStart += c.ServerStart
+			return res, err
+		}
+	})
 	h, err := mcpvisor.Open(ctx, opts)
 	if err != nil {
 		return callOutcome{}, lockHint(err)
@@ -111,6 +125,9 @@ func callLocally(ctx context.Context, e *env, tool string, args json.RawMessage,
 		// next host to resume (mcpvisor tasks ID shows it).
 		OnTask: rep.task,
 	})
+	if serverStart > 0 {
+		fmt.Fprintf(rep.w, "mcpvisor: server %q started in %s\n", server, startedIn(serverStart))
+	}
 	if err != nil {
 		return callOutcome{}, err
 	}
@@ -200,7 +217,10 @@ func jsonKind(v json.RawMessage) string {
 }
 
 // callReporter says on stderr what happens to a call while it runs.
-type callReporter struct{ w io.Writer }
+type callReporter struct {
+	w    io.Writer
+	data string // --data, for the commands it names
+}
 
 func (c callReporter) progress(p mcpvisor.Progress) {
 	line := fmt.Sprintf("progress %g", p.Progress)

@@ -55,10 +55,22 @@ func (r *remote) tools(ctx context.Context) ([]mcpvisor.Tool, error) {
 // ends with ctx (the sidecar cancels it when the request goes away); a
 // detached call's task runs on in the sidecar.
 func (r *remote) call(ctx context.Context, tool string, args json.RawMessage, detached bool, rep callReporter) (callOutcome, error) {
-	body := map[string]any{"tool": tool, "detached": detached}
+	client := callClient()
+	body := map[string]any{"tool": tool, "detached": detached, "client": client}
 	if args != nil {
 		body["arguments"] = args
 	}
+	// The inbox stream says when the call waits for a person's answer.
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchElicitations(wctx, client, rep)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
 	resp, err := r.open(ctx, http.MethodPost, "/v1/call", body, "text/event-stream")
 	if err != nil {
 		return callOutcome{}, err
