@@ -40,6 +40,7 @@ vet:
 .PHONY: peers
 peers:
 	@bash scripts/peers.sh
+	@bash scripts/inspector.sh
 
 # The official MCP conformance suite: installs Node.js 22 and the two pinned
 # runners (0.1.16, 0.2.0-alpha.12) from npm into .cache/conformance once, then

@@ -50,3 +50,32 @@ func checkClaudeCode(root string) (string, error) {
 	}
 	return bin, nil
 }
+
+// InspectorVersion is the version of the MCP inspector
+// (@modelcontextprotocol/inspector) that scripts/inspector.sh installs;
+// keep the two in step.
+const InspectorVersion = "2.12.0"
+
+// InspectorCLI returns node and the inspector's command-line client
+// script (run as node SCRIPT --cli ...), both absolute, or skips the test
+// when either is not installed (fails it when CI is set).
+func InspectorCLI(t testing.TB) (node, script string) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node = filepath.Join(root, filepath.FromSlash(cacheDir), filepath.FromSlash(nodeBin))
+	dir := filepath.Join(root, ".cache", "inspector", "node_modules", "@modelcontextprotocol", "inspector")
+	script = filepath.Join(dir, "clients", "launcher", "build", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		testenv.Unavailable(t, "@modelcontextprotocol/inspector not installed: run make peers (npm unreachable?): %v", err)
+	}
+	if v, err := packageVersion(dir); err != nil || v != InspectorVersion {
+		testenv.Unavailable(t, "@modelcontextprotocol/inspector %s installed, want %s (%v)", v, InspectorVersion, err)
+	}
+	if _, err := os.Stat(node); err != nil {
+		testenv.Unavailable(t, "no node at %s: run make peers", node)
+	}
+	return node, script
+}
