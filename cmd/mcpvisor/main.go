@@ -82,7 +82,10 @@ func commands() []command {
 				"The result prints as the model is given it (Result.Wire), but JSON, from structuredContent or a\n" +
 				"text that is JSON, is indented; --raw prints it exactly as the model is given it, --json the\n" +
 				"whole result (type, text, structuredContent, isError, content, media, task, wire).\n" +
-				"Progress and task ids go to stderr.\n\n" +
+				"Progress and task ids go to stderr, and so does an elicitation the call waits on: what it asks and\n" +
+				"where to answer it (through a sidecar, its inbox page or mcpvisor elicitations resolve; standalone,\n" +
+				"this terminal, or nobody: without a terminal the server is told cancel). Standalone, stderr also\n" +
+				"says how long the server took to start: the call's own duration leaves it out.\n\n" +
 				viaSidecar + "\n" +
 				"A task started with --detach then runs on in the sidecar: 'mcpvisor tasks ID' shows its outcome.\n\n" +
 				"Exit status: 0 the tool succeeded; 1 it returned an error (isError, said on stderr) or the call\n" +
