@@ -49,6 +49,12 @@ var commandFlags = map[string][]string{
 	"help":                 nil,
 	"version":              nil,
 	"doctor":               {"data", "json", "reset"},
+	"add":                  {"H", "config", "data", "e", "env", "force", "header", "transport"},
+	"remove":               {"config", "data"},
+	"list":                 {"config", "data", "json", "names"},
+	"connect":              {"config", "data", "http", "print", "remove"},
+	"logs":                 {"config", "data", "f", "follow", "log-format", "log-level", "n", "tail"},
+	"completion":           nil,
 }
 
 // flagDefaults are the flags whose default is not the zero value, by name
@@ -72,7 +78,10 @@ func helpFlags(t *testing.T, help string) (names []string, defaults map[string]s
 	for _, line := range strings.Split(section, "\n") {
 		name, ok := strings.CutPrefix(line, "  --")
 		if !ok {
-			t.Fatalf("flag line %q does not start with '  --'", line)
+			// A one-letter flag is shown as -f.
+			if name, ok = strings.CutPrefix(line, "  -"); !ok || len(name) < 1 || name[1:] != "" && name[1] != ' ' {
+				t.Fatalf("flag line %q does not start with '  --', nor is it a one-letter '  -f'", line)
+			}
 		}
 		name, _, _ = strings.Cut(name, " ")
 		names = append(names, name)

@@ -10,7 +10,13 @@
 //	                [--cluster-tls-cert F --cluster-tls-key F --cluster-ca F]]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
 //	mcpvisor stdio --config FILE [--activate G,...|all] [--lazy] [--approve-host-tools] [--disk-reserve SIZE]
-//	                                            the MCP gateway on stdin/stdout
+//	                                            the MCP gateway on stdin/stdout; beside a running sidecar, a relay to its /mcp
+//	mcpvisor connect CLIENT [--http] [--print] [--remove]
+//	                                            write mcpvisor into an agent tool's settings (claude-code, vscode, cursor, ...)
+//	mcpvisor add [-e K=V]... [-H 'K: V']... [--force] NAME COMMAND [ARG...] | NAME URL
+//	                                            add a server to the config file, as claude mcp add does
+//	mcpvisor remove NAME                        remove a server from the config file
+//	mcpvisor list [--json|--names]              the config's servers, without starting them
 //	mcpvisor tools [--config FILE] [--wait D] [--json]
 //	                                            list every namespaced tool
 //	mcpvisor tools review [--config FILE] [--server S] [--json]
