@@ -8,7 +8,7 @@ SERVERS := notes mcptest ssh
 all: build
 
 build:
-	$(GO) build -o $(BIN)/mcpvisor ./cmd/mcpvisor
+	$(GO) build -buildvcs=auto -o $(BIN)/mcpvisor ./cmd/mcpvisor
 	@for s in $(SERVERS); do $(GO) build -o $(BIN)/$$s ./examples/servers/$$s || exit 1; done
 
 # Run mcpvisor on the bundled example config, supervising in the foreground.
