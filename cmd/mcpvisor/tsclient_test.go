@@ -127,8 +127,8 @@ func runTSClient(t *testing.T, c tsClient, plan map[string]any) func(name string
 
 // TestTSClients has the official TypeScript clients, the v1 SDK (legacy
 // only) and the v2 client in each era, drive `mcpvisor serve` (/mcp with
-// the bearer token) and `mcpvisor stdio`, each with --activate all, in
-// front of two gosdkpeer servers: "peer" (2026-07-28, "prefix": false, so
+// the bearer token) and `mcpvisor stdio`, with no flag beyond the README's
+// (a small catalog is every session's from the start), in front of two gosdkpeer servers: "peer" (2026-07-28, "prefix": false, so
 // its tools are add and ask) and "old" (pinned to 2025-11-25, so the host
 // speaks the legacy era to it, namespaced: mcp__old__ask). Each client
 // waits for the tools to be listed, calls add, then ask on both servers:
@@ -159,11 +159,11 @@ func TestTSClients(t *testing.T) {
 					"answers": map[string]string{"name": "Ada", "color": "teal"},
 				}
 				if transport == "serve" {
-					s := startServe(t, "--config", cfg, "--data", t.TempDir(), "--activate", "all")
+					s := startServe(t, "--config", cfg, "--data", t.TempDir())
 					plan["transport"], plan["url"], plan["token"] = "http", s.url+"/mcp", s.token(t)
 				} else {
 					plan["transport"], plan["command"] = "stdio", cliBin
-					plan["args"] = []string{"stdio", "--config", cfg, "--data", t.TempDir(), "--activate", "all"}
+					plan["args"] = []string{"stdio", "--config", cfg, "--data", t.TempDir()}
 				}
 				step := runTSClient(t, c, plan)
 				checkTSClient(t, c, transport == "serve", step)
