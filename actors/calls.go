@@ -374,23 +374,8 @@ func requestHeaders(m *callMsg, annotated []protocol.ParamHeader) (name string, 
 		}
 		return m.tool, headers
 	}
-	var p struct {
-		Name   string `json:"name"`
-		URI    string `json:"uri"`
-		TaskID string `json:"taskId"`
-	}
-	switch m.method {
-	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
-		_ = json.Unmarshal(m.params, &p)
-		return p.Name, nil
-	case protocol.MethodResourcesRead:
-		_ = json.Unmarshal(m.params, &p)
-		return p.URI, nil
-	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
-		_ = json.Unmarshal(m.params, &p)
-		return p.TaskID, nil
-	}
-	return "", nil
+	name, _ = protocol.MirroredName(m.method, m.params)
+	return name, nil
 }
 
 // fastPath is what a caller needs to send a call without the actor: the

@@ -313,25 +313,7 @@ func (s *session) checkParamHeaders(h http.Header, tool string, params json.RawM
 // nameOf is what Mcp-Name mirrors: a tools/call's or prompts/get's name, a
 // resources/read's uri.
 func nameOf(method string, params json.RawMessage) (string, bool) {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	switch method {
-	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
-		_ = json.Unmarshal(orEmpty(params), &p)
-		return p.Name, true
-	case protocol.MethodResourcesRead:
-		_ = json.Unmarshal(orEmpty(params), &p)
-		return p.URI, true
-	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
-		var t struct {
-			TaskID string `json:"taskId"`
-		}
-		_ = json.Unmarshal(orEmpty(params), &t)
-		return t.TaskID, true
-	}
-	return "", false
+	return protocol.MirroredName(method, orEmpty(params))
 }
 
 func nameField(method string) string {

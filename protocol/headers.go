@@ -483,3 +483,27 @@ func needsBase64(s string) bool {
 	return s[0] == ' ' || s[len(s)-1] == ' ' ||
 		strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix)
 }
+
+// MirroredName is what a 2026-07-28 request's Mcp-Name header mirrors of
+// its body: a tools/call's or prompts/get's name, a resources/read's uri,
+// a tasks/get's, tasks/update's or tasks/cancel's taskId. named is false
+// for the methods that name nothing.
+func MirroredName(method string, params json.RawMessage) (name string, named bool) {
+	var p struct {
+		Name   string `json:"name"`
+		URI    string `json:"uri"`
+		TaskID string `json:"taskId"`
+	}
+	switch method {
+	case MethodToolsCall, MethodPromptsGet:
+		_ = json.Unmarshal(params, &p)
+		return p.Name, true
+	case MethodResourcesRead:
+		_ = json.Unmarshal(params, &p)
+		return p.URI, true
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		_ = json.Unmarshal(params, &p)
+		return p.TaskID, true
+	}
+	return "", false
+}

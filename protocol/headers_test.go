@@ -788,3 +788,22 @@ func equalParamHeaders(a, b []ParamHeader) bool {
 		return x.Name == y.Name && x.Type == y.Type && slices.Equal(x.Path, y.Path)
 	})
 }
+
+func TestMirroredName(t *testing.T) {
+	for _, tc := range []struct {
+		method, params, want string
+		named                bool
+	}{
+		{MethodToolsCall, `{"name":"mcp__a__b","arguments":{}}`, "mcp__a__b", true},
+		{MethodPromptsGet, `{"name":"p"}`, "p", true},
+		{MethodResourcesRead, `{"uri":"ui://s/x"}`, "ui://s/x", true},
+		{MethodTasksCancel, `{"taskId":"t1"}`, "t1", true},
+		{MethodToolsList, `{}`, "", false},
+		{MethodToolsCall, `not json`, "", true},
+	} {
+		got, named := MirroredName(tc.method, []byte(tc.params))
+		if got != tc.want || named != tc.named {
+			t.Errorf("MirroredName(%s, %s) = %q, %v; want %q, %v", tc.method, tc.params, got, named, tc.want, tc.named)
+		}
+	}
+}

@@ -212,25 +212,7 @@ func (b *stdioBridge) setHeaders(h http.Header, m bridged) {
 }
 
 // nameOf is what Mcp-Name mirrors of a request, when it names something.
-func nameOf(m bridged) (string, bool) {
-	var p struct {
-		Name   string `json:"name"`
-		URI    string `json:"uri"`
-		TaskID string `json:"taskId"`
-	}
-	switch m.Method {
-	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
-		_ = json.Unmarshal(m.Params, &p)
-		return p.Name, true
-	case protocol.MethodResourcesRead:
-		_ = json.Unmarshal(m.Params, &p)
-		return p.URI, true
-	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
-		_ = json.Unmarshal(m.Params, &p)
-		return p.TaskID, true
-	}
-	return "", false
-}
+func nameOf(m bridged) (string, bool) { return protocol.MirroredName(m.Method, m.Params) }
 
 // modernVersionOf is the protocol version a modern request's _meta names.
 func modernVersionOf(params json.RawMessage) string {

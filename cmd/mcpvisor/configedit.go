@@ -48,11 +48,8 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 // editTarget is the file add writes: --config's first, else the one
 // found, else .mcp.json in the working directory.
 func editTarget(e *env) (string, error) {
-	if len(e.f.config) > 0 {
+	if len(e.f.config) > 0 { // --config, or the file found (discoverConfig sets it)
 		return e.f.config[0], nil
-	}
-	if e.found != nil && len(e.found.files) > 0 {
-		return e.found.files[0], nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
@@ -132,10 +129,7 @@ func cmdRemove(ctx context.Context, e *env) error {
 		return &exitError{code: exitUsage, msg: "remove: want NAME" + seeHelp("remove")}
 	}
 	name := e.args[0]
-	files := []string(e.f.config)
-	if len(files) == 0 && e.found != nil {
-		files = e.found.files
-	}
+	files := []string(e.f.config) // --config, or the file found (discoverConfig sets it)
 	if len(files) == 0 {
 		return noConfig("remove", e.found.from)
 	}
@@ -169,10 +163,7 @@ type listEntry struct {
 // cmdList prints the servers of the config files without starting them,
 // with their states when a sidecar runs them.
 func cmdList(ctx context.Context, e *env) error {
-	files := []string(e.f.config)
-	if len(files) == 0 && e.found != nil {
-		files = e.found.files
-	}
+	files := []string(e.f.config) // --config, or the file found (discoverConfig sets it)
 	if len(files) == 0 {
 		return noConfig("list", e.found.from)
 	}

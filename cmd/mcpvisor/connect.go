@@ -57,10 +57,7 @@ func cmdConnect(ctx context.Context, e *env) error {
 		return &exitError{code: exitUsage, msg: "connect: want one CLIENT: claude-code, claude-desktop, vscode, cursor, codex or gemini" + seeHelp("connect")}
 	}
 	client := e.args[0]
-	files := []string(e.f.config)
-	if len(files) == 0 && e.found != nil {
-		files = e.found.files
-	}
+	files := []string(e.f.config) // --config, or the file found (discoverConfig sets it)
 	if len(files) == 0 {
 		return &exitError{code: exitUsage, msg: "connect: no config file to connect to: add a server first (mcpvisor add NAME COMMAND...), or give --config" +
 			" (looked for " + strings.Join(projectFiles, ", ") + ")"}

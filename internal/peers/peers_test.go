@@ -277,33 +277,25 @@ func TestEverythingHTTP(t *testing.T) {
 	}
 }
 
-// scripts/peers.sh pins the oidc-provider that OIDCProviderVersion names.
-func TestOIDCProviderPinnedInStep(t *testing.T) {
+// scripts/peers.sh pins the versions that the package's constants name.
+func TestPinnedInStep(t *testing.T) {
 	root, err := peers.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "scripts", "peers.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "OIDC_VERSION=" + peers.OIDCProviderVersion + " "; !strings.Contains(string(b), want) {
-		t.Errorf("scripts/peers.sh does not pin %q", want)
-	}
-}
-
-// scripts/peers.sh pins the Claude Code that ClaudeCodeVersion names.
-func TestClaudeCodePinnedInStep(t *testing.T) {
-	root, err := peers.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "scripts", "peers.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "CLAUDE_VERSION=" + peers.ClaudeCodeVersion + " "; !strings.Contains(string(b), want) {
-		t.Errorf("scripts/peers.sh does not pin %q", want)
+	for script, pins := range map[string][]string{
+		"peers.sh":     {"OIDC_VERSION=" + peers.OIDCProviderVersion + " ", "CLAUDE_VERSION=" + peers.ClaudeCodeVersion + " "},
+		"inspector.sh": {"VERSION=" + peers.InspectorVersion + " "},
+	} {
+		b, err := os.ReadFile(filepath.Join(root, "scripts", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range pins {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("scripts/%s does not pin %q", script, want)
+			}
+		}
 	}
 }
 
