@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpvisor/mcpvisor/internal/testenv"
 )
 
 // complete runs the bash script's completion function on the words typed
@@ -87,7 +89,7 @@ func TestCompletionZshFish(t *testing.T) {
 				t.Errorf("tools review is not completed as a subcommand:\n%s", out)
 			}
 			if _, err := exec.LookPath(tc.check[0]); err != nil {
-				t.Skipf("%s is not installed: only generated", tc.check[0])
+				testenv.Unavailable(t, "%s is not installed (apt-get install zsh fish): only generated", tc.check[0])
 			}
 			script := filepath.Join(t.TempDir(), "mcpvisor."+tc.shell)
 			if err := os.WriteFile(script, []byte(out), 0o600); err != nil {
