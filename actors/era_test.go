@@ -489,3 +489,20 @@ func TestEraPinnedModernHasNoFallback(t *testing.T) {
 		})
 	}
 }
+
+func TestAcknowledges(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		want   bool
+	}{
+		{`{"notifications":{},"_meta":{"io.modelcontextprotocol/subscriptionId":7}}`, true},
+		{`{"notifications":{},"_meta":{"io.modelcontextprotocol/subscriptionId":"7"}}`, true},
+		{`{"notifications":{},"_meta":{"io.modelcontextprotocol/subscriptionId":6}}`, false}, // the listen it replaced
+		{`{"notifications":{}}`, true},
+		{``, true},
+	} {
+		if got := acknowledges(json.RawMessage(tc.params), 7); got != tc.want {
+			t.Errorf("acknowledges(%s, 7) = %v, want %v", tc.params, got, tc.want)
+		}
+	}
+}

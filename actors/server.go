@@ -90,6 +90,12 @@ type incarnation struct {
 	initID      int64
 	initRefused *protocol.Message
 	listenID    int64     // the subscriptions/listen in flight, 0 if none
+	// subWaiters are the SubscribeResource calls whose change reopened
+	// the listen: each is answered once the server acknowledges it (or the
+	// listen ends, or subAckTmr fires), so that a subscription is in force
+	// when the call returns.
+	subWaiters []chan error
+	subAckTmr  *time.Timer
 	listens     int       // subscriptions/listen opened
 	expires     time.Time // when the catalog's ttlMs ends; zero: no ttl
 	walk        toolWalk  // the tools/list walk under way
@@ -106,6 +112,7 @@ func (inc *incarnation) end() {
 	for _, t := range []**time.Timer{&inc.startTmr, &inc.graceTmr, &inc.probeTmr, &inc.expiryTmr, &inc.relisten} {
 		stopTimer(t)
 	}
+	inc.releaseSubWaiters()
 	*inc = incarnation{gen: inc.gen}
 }
 
@@ -216,6 +223,10 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		a.onCatalogExpired(m)
 	case *resourceSubMsg:
 		a.onResourceSub(m)
+	case *subAckTimeout:
+		if m.gen == a.inc.gen {
+			a.inc.releaseSubWaiters()
+		}
 	case *exposureChanged:
 		a.onExposureChanged()
 	case *relistenTick:

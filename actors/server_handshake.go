@@ -348,8 +348,8 @@ func (a *serverActor) onResourceSub(m *resourceSubMsg) {
 	} else {
 		delete(a.resourceSubs, m.uri)
 	}
-	m.reply <- nil
 	if a.state != StateReady {
+		m.reply <- nil
 		return // the listen opened on becoming ready carries it
 	}
 	// One stream carries the whole filter: close it, open the new one.
@@ -362,6 +362,34 @@ func (a *serverActor) onResourceSub(m *resourceSubMsg) {
 	}
 	stopTimer(&a.inc.relisten)
 	a.listen()
+	if a.inc.listenID == 0 {
+		m.reply <- nil // nothing to listen to (the server offers no subscriptions)
+		return
+	}
+	// Answered when the server acknowledges the new stream: an update it
+	// sends after the call returns reaches the subscriber.
+	a.inc.subWaiters = append(a.inc.subWaiters, m.reply)
+	if a.inc.subAckTmr == nil {
+		a.inc.subAckTmr = a.after(subAckWait, &subAckTimeout{gen: a.inc.gen})
+	}
+}
+
+// subAckWait bounds how long SubscribeResource waits for the server to
+// acknowledge the listen that carries the change: a server that never
+// acknowledges still gets the subscription, later.
+const subAckWait = 5 * time.Second
+
+// subAckTimeout ends the wait for an acknowledgement (subAckWait).
+type subAckTimeout struct{ gen uint64 }
+
+// releaseSubWaiters answers the SubscribeResource calls waiting for the
+// listen's acknowledgement.
+func (inc *incarnation) releaseSubWaiters() {
+	stopTimer(&inc.subAckTmr)
+	for _, w := range inc.subWaiters {
+		w <- nil
+	}
+	inc.subWaiters = nil
 }
 
 // relistenTick reopens subscriptions/listen after it ended.
@@ -379,6 +407,7 @@ func (a *serverActor) onListenEnded(id int64, msg *protocol.Message) {
 		return
 	}
 	a.inc.listenID = 0
+	a.inc.releaseSubWaiters()
 	if msg.Error != nil && (msg.Error.Code == protocol.CodeMethodNotFound || msg.Error.Code == protocol.CodeInvalidParams) {
 		a.slog.Warn("subscriptions/listen refused; list changes will not be seen", "err", msg.Error)
 		a.logLifecycle("warning: subscriptions/listen refused: %v", msg.Error)

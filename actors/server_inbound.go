@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/persistence"
@@ -166,6 +167,9 @@ func (a *serverActor) onNotification(msg *protocol.Message) {
 		a.cancelServing(msg.Params)
 	case protocol.MethodSubscriptionsAcknowledged:
 		a.logLifecycle("subscriptions/listen acknowledged: %s", msg.Params)
+		if acknowledges(msg.Params, a.inc.listenID) {
+			a.inc.releaseSubWaiters()
+		}
 		// A change the server made between our tools/list and this
 		// acknowledgement reached no stream (over HTTP the listen and the
 		// calls that follow it are separate requests, in no set order):
@@ -283,4 +287,21 @@ func (a *serverActor) relistTools() {
 		return
 	}
 	a.listTools()
+}
+
+// acknowledges reports whether an acknowledgement with params is the one
+// of the listen request id: its _meta names the subscription (the listen
+// request's id); one that names none is taken as the current listen's.
+func acknowledges(params json.RawMessage, id int64) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return true
+	}
+	sub, ok := p.Meta[protocol.MetaSubscriptionID]
+	if !ok {
+		return true
+	}
+	return strings.Trim(string(sub), `"`) == strconv.FormatInt(id, 10)
 }
