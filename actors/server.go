@@ -89,16 +89,16 @@ type incarnation struct {
 	// while the server/discover's answer may still say modern.
 	initID      int64
 	initRefused *protocol.Message
-	listenID    int64     // the subscriptions/listen in flight, 0 if none
+	listenID    int64 // the subscriptions/listen in flight, 0 if none
 	// subWaiters are the SubscribeResource calls whose change reopened
 	// the listen: each is answered once the server acknowledges it (or the
 	// listen ends, or subAckTmr fires), so that a subscription is in force
 	// when the call returns.
 	subWaiters []chan error
 	subAckTmr  *time.Timer
-	listens     int       // subscriptions/listen opened
-	expires     time.Time // when the catalog's ttlMs ends; zero: no ttl
-	walk        toolWalk  // the tools/list walk under way
+	listens    int       // subscriptions/listen opened
+	expires    time.Time // when the catalog's ttlMs ends; zero: no ttl
+	walk       toolWalk  // the tools/list walk under way
 
 	// authorized: the server's authorizer held a token during this
 	// incarnation, so the connection was signed in; losing the token
