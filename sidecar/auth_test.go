@@ -270,9 +270,7 @@ func TestUISignInInBrowser(t *testing.T) {
 		window.samePage = true`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.sign-in`))); err != nil {
-		t.Fatalf("clicking Sign in: %v", err)
-	}
+	clickNow(t, bctx, `#servers button.sign-in`)
 	waitFor("the sign-in link", `!!document.querySelector("#servers a.sign-in-url")`)
 	opened, err := chromedp.Run(bctx, chromedp.Evaluate[[][]string](`window.opened`))
 	if err != nil || len(opened) != 1 || opened[0][1] != "_blank" || !strings.HasPrefix(opened[0][0], "http://localhost:") || !strings.Contains(opened[0][0], "/mcpvisor-sign-in/") {
@@ -293,9 +291,7 @@ func TestUISignInInBrowser(t *testing.T) {
 	}
 
 	// Sign out from the page: the host forgets the token.
-	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.sign-out`))); err != nil {
-		t.Fatalf("clicking Sign out: %v", err)
-	}
+	clickNow(t, bctx, `#servers button.sign-out`)
 	eventually(t, "signed out", func() bool { v, _ := a.authOf("remote"); return !v.SignedIn })
 	// The row says so at once, with its Sign in button back: no call
 	// has to meet the 401 first.

@@ -137,9 +137,7 @@ func TestUISignInWithCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("a Sign in with a code button", fmt.Sprintf(`(() => { const tr = %s; return !!tr && !!tr.querySelector("button.sign-in-code"); })()`, row))
-	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.sign-in-code`))); err != nil {
-		t.Fatal(err)
-	}
+	clickNow(t, bctx, `#servers button.sign-in-code`)
 	waitFor("the user code", `!!document.querySelector("#servers .user-code")`)
 	code, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector("#servers .user-code").textContent`))
 	if err != nil || !as.DecideDevice(code, oauthtest.DeviceApprove) {

@@ -479,3 +479,16 @@ func waitForServers(t *testing.T, bctx context.Context, what, expr string) {
 		t.Fatalf("%s: %v (the table shows %q)", what, err, got)
 	}
 }
+
+// clickNow clicks the first element sel selects, found and clicked in one
+// step in the page: the servers table is drawn again at every inbox event
+// (a server's state change), so a node found first and clicked after may
+// be gone by then.
+func clickNow(t *testing.T, bctx context.Context, sel string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b) return false; b.click(); return true; })()`, sel)
+	eventually(t, "a "+sel+" to click", func() bool {
+		clicked, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
+		return err == nil && clicked
+	})
+}
