@@ -37,6 +37,25 @@ type Query struct {
 	Query  string   `json:"query"`
 	Kind   string   `json:"kind"`
 	Expect []string `json:"expect"`
+	// Intent and Note are the independent set's (queries/independent.json):
+	// what capability the query asks for, and a labeller's remark.
+	Intent string `json:"intent,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// LoadQueries reads a query file, such as queries/independent.json: the
+// queries written by someone who had not read the corpus, labelled
+// against it afterwards (see the corpus's README).
+func LoadQueries(path string) ([]Query, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var qs []Query
+	if err := json.Unmarshal(data, &qs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return qs, nil
 }
 
 // Load reads every server file of dir, in file-name order, and its
