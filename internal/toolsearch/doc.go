@@ -25,8 +25,12 @@
 //
 // Text is split on anything but letters and digits (so snake_case,
 // kebab-case, dots and slashes separate words) and at camelCase humps
-// ("readFile", "HTTPServer" → read file, http server); tokens are
-// lowercased, a short list of stop words ("the", "a", "to", "mcp", ...)
+// ("readFile", "HTTPServer" → read file, http server), and a word in
+// humps is also kept whole ("DigitalOcean" → digitalocean, digital,
+// ocean), so a brand meets the server or tool that spells it as one word;
+// an apostrophe goes with the contraction it starts ("user's" → user,
+// "don't" → do); tokens are lowercased, a short list of stop words ("the",
+// "a", "to", "mcp", and a request's filler: "please", "just", "need", ...)
 // is dropped, and a light stemmer strips suffixes: plural -s, -es and
 // -ies (→ -y), -ing and -ed (undoubling a final consonant: "stopped" →
 // "stop"), -ied (→ -y), and a final -e on words over four letters, so

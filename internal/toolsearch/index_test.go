@@ -16,8 +16,13 @@ func TestTokens(t *testing.T) {
 		want []string
 	}{
 		{"read_file", []string{"read", "file"}},
-		{"readFile", []string{"read", "file"}},
-		{"getHTTPResponse", []string{"get", "http", "respons"}},
+		{"readFile", []string{"readfil", "read", "file"}},
+		{"getHTTPResponse", []string{"gethttprespons", "get", "http", "respons"}},
+		// A name in humps is also one word, as its server or another tool spells it.
+		{"my DigitalOcean droplets on GitHub", []string{"digitalocean", "digital", "ocean", "droplet", "github", "git", "hub"}},
+		// Contractions go with their apostrophe; a request's filler goes.
+		{"I don't know why the user's site isn't updated", []string{"know", "why", "user", "site", "updat"}},
+		{"can you please just list all repos", []string{"list", "repo"}},
 		{"list-open-issues", []string{"list", "open", "issu"}},
 		{"fs.write/file", []string{"fs", "writ", "file"}},
 		{"mcp__github__create_pull_request", []string{"github", "creat", "pull", "request"}},

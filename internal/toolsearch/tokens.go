@@ -16,26 +16,82 @@ var stopWords = map[string]bool{
 	"i": true, "me": true, "my": true, "you": true, "your": true, "we": true,
 	"can": true, "do": true, "does": true, "how": true, "what": true,
 	"which": true, "some": true, "if": true, "mcp": true, "tool": true,
+	// The filler of a request as people type it ("I just need to…",
+	// "can you please…"): it says nothing of what is asked.
+	"please": true, "want": true, "need": true, "like": true, "just": true,
+	"am": true, "was": true, "were": true, "been": true, "would": true,
+	"should": true, "could": true, "there": true, "them": true, "they": true,
+	"their": true, "our": true, "us": true, "so": true, "than": true,
+	"also": true, "all": true, "will": true,
 }
+
+// contractions are the endings of an apostrophe that are dropped with it:
+// "user's" is user, "don't" is do, "we're" is we.
+var contractions = []string{"n't", "'s", "'re", "'ve", "'ll", "'d", "'m", "'t"}
 
 // Tokens splits text into index terms: words separated by anything but
 // letters and digits and at camelCase humps, lowercased, stop words
 // dropped, stemmed (see the package doc).
 func Tokens(text string) []string {
+	if strings.ContainsAny(text, "'’") {
+		text = dropContractions(text)
+	}
 	var out []string
-	for _, w := range words(text) {
+	add := func(w string) {
 		w = strings.ToLower(w)
 		if stopWords[w] {
-			continue
+			return
 		}
 		w = stem(w)
 		if w == "" || stopWords[w] {
-			continue
+			return
 		}
 		out = append(out, w)
 	}
+	for _, run := range runs(text) {
+		parts := words(run)
+		if len(parts) > 1 {
+			// A name written in humps is also one word: "DigitalOcean"
+			// meets the server digitalocean, "GitHub" github.
+			add(run)
+		}
+		for _, w := range parts {
+			add(w)
+		}
+	}
 	return out
 }
+
+// runs splits text into runs of letters and digits.
+func runs(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// dropContractions removes an apostrophe and the contraction it starts
+// ("'s", "n't", ...) at the end of a word; "can't" and "won't" become
+// can and will.
+func dropContractions(text string) string {
+	text = strings.ReplaceAll(text, "’", "'")
+	text = strings.NewReplacer("can't", "can", "Can't", "Can", "won't", "will", "Won't", "Will").Replace(text)
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		matched := false
+		for _, c := range contractions {
+			end := i + len(c)
+			if end <= len(text) && strings.EqualFold(text[i:end], c) && i > 0 && isLetter(text[i-1]) && (end == len(text) || !isLetter(text[end])) {
+				i, matched = end, true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(text[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // words splits text into runs of letters and digits, and splits each run
 // at camelCase humps: "getHTTPResponse" → get, HTTP, Response.
