@@ -191,7 +191,7 @@ func TestIndependentQueries(t *testing.T) {
 	// The floor is below what the lexical index scored when the set was
 	// added (see the corpus's README): a change that makes it worse fails.
 	// Issue 43's target is hit@5 0.75.
-	const hitFloor = 0.40
+	const hitFloor = 0.47
 	if h := total.hit5 / total.n; h < hitFloor {
 		t.Errorf("hit@5 %.2f on the independent queries: below the floor %.2f", h, hitFloor)
 	}

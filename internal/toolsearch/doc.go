@@ -38,6 +38,17 @@
 // deliberately crude: no dictionary, no Porter step tables; it only needs
 // to make a query's inflection meet a description's.
 //
+// # Vocabulary
+//
+// A query is expanded with the words tools use for what it asks
+// (vocabulary.go): when it holds a whole entry of a synonym group ("merge
+// request" of "pull request | pr | merge request"), the group's other
+// entries join it at 0.35 of a query term's weight. vocab/it.txt holds the
+// words of software, services and operations, written from how people ask
+// and how APIs say it; vocab/wordnet.txt WordNet's synonyms of everyday
+// verbs and nouns (gen_wordnet.go, from Debian's wordnet-base). Neither was
+// written from the tools or the queries the search is measured on.
+//
 // # Concurrency
 //
 // An Index is safe for concurrent use: Search takes a read lock, Replace

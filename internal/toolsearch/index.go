@@ -185,13 +185,14 @@ func (x *Index) Search(query string, limit int) []Hit {
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(x.docs))
-	for _, t := range terms {
-		ps := x.postings[t]
+	known := func(t string) bool { return len(x.postings[t]) > 0 }
+	for _, wt := range defaultVocabulary().expand(terms, known) {
+		ps := x.postings[wt.term]
 		if len(ps) == 0 {
 			continue
 		}
 		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		idf := wt.weight * math.Log(1+(n-df+0.5)/(df+0.5))
 		for _, p := range ps {
 			tf := float64(p.tf)
 			norm := k1 * (1 - b + b*x.docs[p.slot].len/avg)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestSearchRanks(t *testing.T) {
 	if hits := x.Search("the a of", 5); hits != nil {
 		t.Errorf("a query of stop words: %v, want none", hits)
 	}
-	if hits := x.Search("nothing matches zebra", 5); len(hits) != 0 {
+	if hits := x.Search("zebra quokka", 5); len(hits) != 0 {
 		t.Errorf("no match: %v", hits)
 	}
 	if got := len(x.Search("file", 1)); got != 1 {
@@ -126,7 +127,10 @@ func TestReplaceIsIncremental(t *testing.T) {
 	if x.Len() != 3 {
 		t.Fatalf("Len after replace %d, want 3", x.Len())
 	}
-	if got := ids(x.Search("read file", 5)); !slices.Equal(got, []string{"mcp__fs__read_text_file"}) {
+	// The renamed tool first, the old ones gone (github's may follow, on
+	// the vocabulary's synonyms of the query's words).
+	if got := ids(x.Search("read file", 5)); len(got) == 0 || got[0] != "mcp__fs__read_text_file" ||
+		slices.ContainsFunc(got, func(id string) bool { return strings.HasPrefix(id, "mcp__fs__") && id != "mcp__fs__read_text_file" }) {
 		t.Errorf("after replace: %v", got)
 	}
 	if got := ids(x.Search("github issue", 1)); !slices.Equal(got, []string{"mcp__github__create_issue"}) {

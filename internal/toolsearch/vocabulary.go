@@ -1,0 +1,125 @@
+package toolsearch
+
+import (
+	"bufio"
+	"embed"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A query is expanded with the words tools use for what it asks: a
+// vocabulary of synonym groups ("pull request | pr | merge request"), each
+// entry tokenized as documents are. When a query holds every token of an
+// entry, the tokens of the group's other entries join it at
+// expansionWeight, so a tool found only through them ranks below one that
+// has the query's own words. Two vocabularies ship: vocab/it.txt, the
+// words of software, services and operations (how people ask, how APIs
+// say it), and vocab/wordnet.txt, WordNet's synonyms of everyday verbs and
+// nouns (gen_wordnet.go).
+
+//go:generate go run gen_wordnet.go
+
+//go:embed vocab/*.txt
+var vocabFiles embed.FS
+
+// expansionWeight is what a term brought by the vocabulary counts against
+// one the query has.
+const expansionWeight = 0.35
+
+// vocabulary is a set of synonym groups, indexed by token.
+type vocabulary struct {
+	groups  [][][]string // group → entry → tokens
+	byToken map[string][]int32
+}
+
+// defaultVocabulary is loaded at the first search (about 30 ms).
+var defaultVocabulary = sync.OnceValue(loadVocabulary)
+
+// loadVocabulary reads the shipped vocabularies.
+func loadVocabulary() *vocabulary {
+	v := &vocabulary{byToken: map[string][]int32{}}
+	for _, name := range []string{"vocab/it.txt", "vocab/wordnet.txt"} {
+		f, err := vocabFiles.Open(name)
+		if err != nil {
+			continue // a file that is not there expands nothing
+		}
+		v.read(f)
+		f.Close()
+	}
+	return v
+}
+
+// read adds the groups of a vocabulary file: one group a line, its entries
+// separated by "|"; '#' starts a comment line.
+func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var group [][]string
+		for _, e := range strings.Split(line, "|") {
+			if toks := Tokens(e); len(toks) > 0 && !slices.ContainsFunc(group, func(g []string) bool { return slices.Equal(g, toks) }) {
+				group = append(group, toks)
+			}
+		}
+		if len(group) < 2 {
+			continue
+		}
+		id := int32(len(v.groups))
+		v.groups = append(v.groups, group)
+		for _, entry := range group {
+			for _, t := range entry {
+				if ids := v.byToken[t]; len(ids) == 0 || ids[len(ids)-1] != id {
+					v.byToken[t] = append(ids, id)
+				}
+			}
+		}
+	}
+}
+
+// weightedTerm is a query term and what it counts.
+type weightedTerm struct {
+	term   string
+	weight float64
+}
+
+// expand returns the query's terms at weight 1 and, at expansionWeight,
+// the terms of every entry of a group one of whose entries the query holds
+// whole; known reports whether a term is in the index (others are not
+// worth scoring).
+func (v *vocabulary) expand(terms []string, known func(string) bool) []weightedTerm {
+	out := make([]weightedTerm, 0, len(terms))
+	have := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		out = append(out, weightedTerm{t, 1})
+		have[t] = true
+	}
+	seen := map[int32]bool{}
+	for _, t := range terms {
+		for _, id := range v.byToken[t] {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			group := v.groups[id]
+			matched := slices.ContainsFunc(group, func(entry []string) bool {
+				return !slices.ContainsFunc(entry, func(tok string) bool { return !have[tok] })
+			})
+			if !matched {
+				continue
+			}
+			for _, entry := range group {
+				for _, tok := range entry {
+					if !have[tok] && known(tok) {
+						have[tok] = true
+						out = append(out, weightedTerm{tok, expansionWeight})
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package toolsearch
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A query that holds a whole entry of a group brings the group's other
+// entries, at expansionWeight, and only terms the index has; a query that
+// holds part of an entry brings nothing.
+func TestVocabularyExpand(t *testing.T) {
+	v := &vocabulary{byToken: map[string][]int32{}}
+	v.read(strings.NewReader("# a comment\npull request | pr | merge request\ncalendar event | meeting\nlonely\n"))
+	known := func(t string) bool { return t != "calendar" }
+	for _, tc := range []struct {
+		query string
+		want  []weightedTerm
+	}{
+		{"open a merge request", []weightedTerm{{"open", 1}, {"merg", 1}, {"request", 1}, {"pull", expansionWeight}, {"pr", expansionWeight}}},
+		{"move my meeting", []weightedTerm{{"move", 1}, {"meet", 1}, {"event", expansionWeight}}},
+		{"merge two branches", []weightedTerm{{"merg", 1}, {"two", 1}, {"branch", 1}}},
+	} {
+		if got := v.expand(Tokens(tc.query), known); !cmp.Equal(got, tc.want, cmp.AllowUnexported(weightedTerm{})) {
+			t.Errorf("expand(%q) = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	if len(v.groups) != 2 {
+		t.Errorf("%d groups, want 2 (a one-entry line is none)", len(v.groups))
+	}
+}
+
+// The shipped vocabularies load (once a process: BenchmarkLoadVocabulary
+// says what it costs).
+func TestDefaultVocabulary(t *testing.T) {
+	v := defaultVocabulary()
+	t.Logf("%d groups, %d tokens", len(v.groups), len(v.byToken))
+	if len(v.groups) < 5000 {
+		t.Fatalf("%d groups: vocab/it.txt and vocab/wordnet.txt not both loaded", len(v.groups))
+	}
+}
+
+func BenchmarkLoadVocabulary(b *testing.B) {
+	for b.Loop() {
+		loadVocabulary()
+	}
+}
