@@ -14,12 +14,14 @@ import (
 type searchResult struct {
 	Query string `json:"query"`
 	Tools []struct {
-		Name        string  `json:"name"`
-		Server      string  `json:"server"`
-		Title       string  `json:"title"`
-		Description string  `json:"description"`
-		Active      bool    `json:"active"`
-		Score       float64 `json:"score"`
+		Name        string   `json:"name"`
+		Server      string   `json:"server"`
+		Title       string   `json:"title"`
+		Description string   `json:"description"`
+		Active      bool     `json:"active"`
+		Score       float64  `json:"score"`
+		Matched     []string `json:"matched"`
+		Synonyms    []string `json:"synonyms"`
 	} `json:"tools"`
 }
 
@@ -62,6 +64,13 @@ func TestSearchToolsThenActivateOneTool(t *testing.T) {
 	found := searchTools(t, s, "which process id does the server run as", 3)
 	if len(found.Tools) == 0 || !strings.HasSuffix(found.Tools[0].Name, "__pid") || found.Tools[0].Active {
 		t.Fatalf("search for the process id: %+v", found.Tools)
+	}
+	// Each hit says why it was found: the query's words it has.
+	if m := found.Tools[0].Matched; !slices.Contains(m, "process") || !slices.Contains(m, "id") {
+		t.Errorf("the pid hit's matched words: %q", m)
+	}
+	if res := hostCall(t, s, mcpvisor.ToolSearch, map[string]any{"query": "which process id", "limit": 1}); !strings.Contains(res.Text, "(matched: ") {
+		t.Errorf("search_tools' text does not say why: %s", res.Text)
 	}
 	for _, q := range []struct{ query, tool string }{
 		{"exit the server with a code", "crash"},

@@ -85,6 +85,10 @@ type searchHit struct {
 	Description string  `json:"description,omitempty"` // one line, cut
 	Active      bool    `json:"active"`
 	Score       float64 `json:"score"`
+	// Matched and Synonyms say why it was found: the query's words it
+	// has, and the vocabulary's words for others (toolsearch.Hit).
+	Matched  []string `json:"matched,omitempty"`
+	Synonyms []string `json:"synonyms,omitempty"`
 }
 
 // searchTools ranks the tools scope may activate (every enabled server's,
@@ -116,7 +120,8 @@ func (ts *Toolset) searchTools(scope persistence.Scope, query string, limit int)
 		}
 		active := scope.Session == "" || ts.host.Active(scope, t.Server, hit.ID)
 		out = append(out, searchHit{Name: t.Name, Server: t.Server, Title: toolTitle(*t),
-			Description: oneLine(t.Description, searchDescRunes), Active: active, Score: hit.Score})
+			Description: oneLine(t.Description, searchDescRunes), Active: active, Score: hit.Score,
+			Matched: hit.Matched, Synonyms: hit.Synonyms})
 		if len(out) == limit {
 			break
 		}
@@ -178,8 +183,24 @@ func searchOutcome(query string, hits []searchHit) json.RawMessage {
 		if hit.Active {
 			b.WriteString(" [active]")
 		}
+		if why := matchedText(hit); why != "" {
+			fmt.Fprintf(&b, " (%s)", why)
+		}
 		b.WriteByte('\n')
 	}
 	b.WriteString(`To call one that is not active, activate it first: activate_tools({"groups": ["<name>"]}).`)
 	return structured(b.String(), v, false)
+}
+
+// matchedText says why hit was found: "matched: issue, repo; synonyms:
+// ticket".
+func matchedText(hit searchHit) string {
+	var parts []string
+	if len(hit.Matched) > 0 {
+		parts = append(parts, "matched: "+strings.Join(hit.Matched, ", "))
+	}
+	if len(hit.Synonyms) > 0 {
+		parts = append(parts, "synonyms: "+strings.Join(hit.Synonyms, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -26,6 +27,11 @@ type Document struct {
 type Hit struct {
 	ID    string
 	Score float64
+	// Matched are the query's words the tool has, as the query wrote
+	// them; Synonyms the vocabulary's words for them it has instead (see
+	// Vocabulary in the package doc). Together they say why it was found,
+	// so that a model can ask again in other words.
+	Matched, Synonyms []string
 }
 
 // Field weights: a query term in a tool's name says more about it than
@@ -186,7 +192,9 @@ func (x *Index) Search(query string, limit int) []Hit {
 	defer accumulators.Put(acc)
 	acc.reset(len(x.docs))
 	known := func(t string) bool { return len(x.postings[t]) > 0 }
-	for _, wt := range defaultVocabulary().expand(terms, known) {
+	vocab := defaultVocabulary()
+	wts := vocab.expand(terms, known)
+	for i, wt := range wts {
 		ps := x.postings[wt.term]
 		if len(ps) == 0 {
 			continue
@@ -196,13 +204,14 @@ func (x *Index) Search(query string, limit int) []Hit {
 		for _, p := range ps {
 			tf := float64(p.tf)
 			norm := k1 * (1 - b + b*x.docs[p.slot].len/avg)
-			acc.add(p.slot, idf*tf*(k1+1)/(tf+norm))
+			acc.add(p.slot, idf*tf*(k1+1)/(tf+norm), i)
 		}
 	}
 	// Keep the limit best in a small sorted slice: limit is at most a few
 	// dozen, the matches may be thousands.
 	better := func(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.ID < b.ID }
 	hits := make([]Hit, 0, min(limit, len(acc.touched)))
+	slots := make([]int32, 0, cap(hits))
 	for _, s := range acc.touched {
 		h := Hit{ID: x.docs[s].id, Score: acc.scores[s]}
 		if len(hits) == limit && !better(h, hits[limit-1]) {
@@ -211,16 +220,50 @@ func (x *Index) Search(query string, limit int) []Hit {
 		i := sort.Search(len(hits), func(i int) bool { return better(h, hits[i]) })
 		if len(hits) < limit {
 			hits = append(hits, Hit{})
+			slots = append(slots, 0)
 		}
 		copy(hits[i+1:], hits[i:len(hits)-1])
-		hits[i] = h
+		copy(slots[i+1:], slots[i:len(slots)-1])
+		hits[i], slots[i] = h, s
+	}
+	if len(hits) == 0 {
+		return hits
+	}
+	spelled := spellings(query)
+	for i := range hits {
+		mask := acc.masks[slots[i]]
+		for j, wt := range wts {
+			if j >= 64 || mask&(1<<j) == 0 {
+				continue
+			}
+			if wt.weight == 1 {
+				hits[i].Matched = append(hits[i].Matched, spelled[wt.term])
+			} else {
+				hits[i].Synonyms = append(hits[i].Synonyms, vocab.word(wt.term))
+			}
+		}
 	}
 	return hits
+}
+
+// spellings maps each of the query's terms to a word of the query it
+// comes from, lowercased.
+func spellings(query string) map[string]string {
+	m := map[string]string{}
+	for _, w := range runs(dropContractions(query)) {
+		for _, t := range Tokens(w) {
+			if _, ok := m[t]; !ok {
+				m[t] = strings.ToLower(w)
+			}
+		}
+	}
+	return m
 }
 
 // accumulator holds one search's scores by slot, reused across searches.
 type accumulator struct {
 	scores  []float64
+	masks   []uint64 // which of the first 64 weighted terms matched
 	touched []int32
 }
 
@@ -229,18 +272,24 @@ var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
 func (a *accumulator) reset(n int) {
 	for _, s := range a.touched {
 		a.scores[s] = 0
+		a.masks[s] = 0
 	}
 	a.touched = a.touched[:0]
 	if len(a.scores) < n {
 		a.scores = make([]float64, n)
+		a.masks = make([]uint64, n)
 	}
 }
 
-func (a *accumulator) add(slot int32, v float64) {
+// add adds v to slot's score, for the weighted term term.
+func (a *accumulator) add(slot int32, v float64, term int) {
 	if a.scores[slot] == 0 {
 		a.touched = append(a.touched, slot)
 	}
 	a.scores[slot] += v
+	if term < 64 {
+		a.masks[slot] |= 1 << term
+	}
 }
 
 // weigh returns d's weighted term frequencies and weighted length.

@@ -31,6 +31,16 @@ const expansionWeight = 0.35
 type vocabulary struct {
 	groups  [][][]string // group → entry → tokens
 	byToken map[string][]int32
+	words   map[string]string // token → a word of the file it comes from
+}
+
+// word is a word of the vocabulary that gives token t, for saying why a
+// tool was found; t itself if none.
+func (v *vocabulary) word(t string) string {
+	if w, ok := v.words[t]; ok {
+		return w
+	}
+	return t
 }
 
 // defaultVocabulary is loaded at the first search (about 30 ms).
@@ -38,7 +48,7 @@ var defaultVocabulary = sync.OnceValue(loadVocabulary)
 
 // loadVocabulary reads the shipped vocabularies.
 func loadVocabulary() *vocabulary {
-	v := &vocabulary{byToken: map[string][]int32{}}
+	v := &vocabulary{byToken: map[string][]int32{}, words: map[string]string{}}
 	for _, name := range []string{"vocab/it.txt", "vocab/wordnet.txt"} {
 		f, err := vocabFiles.Open(name)
 		if err != nil {
@@ -61,6 +71,13 @@ func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }) {
 		}
 		var group [][]string
 		for _, e := range strings.Split(line, "|") {
+			for _, w := range runs(e) {
+				for _, t := range Tokens(w) {
+					if _, ok := v.words[t]; !ok {
+						v.words[t] = strings.ToLower(w)
+					}
+				}
+			}
 			if toks := Tokens(e); len(toks) > 0 && !slices.ContainsFunc(group, func(g []string) bool { return slices.Equal(g, toks) }) {
 				group = append(group, toks)
 			}

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // entries, at expansionWeight, and only terms the index has; a query that
 // holds part of an entry brings nothing.
 func TestVocabularyExpand(t *testing.T) {
-	v := &vocabulary{byToken: map[string][]int32{}}
+	v := &vocabulary{byToken: map[string][]int32{}, words: map[string]string{}}
 	v.read(strings.NewReader("# a comment\npull request | pr | merge request\ncalendar event | meeting\nlonely\n"))
 	known := func(t string) bool { return t != "calendar" }
 	for _, tc := range []struct {
@@ -44,5 +45,21 @@ func TestDefaultVocabulary(t *testing.T) {
 func BenchmarkLoadVocabulary(b *testing.B) {
 	for b.Loop() {
 		loadVocabulary()
+	}
+}
+
+// A hit says why it was found: the query's words it has, as the query
+// wrote them, and the vocabulary's words it has instead of others.
+func TestHitSaysWhy(t *testing.T) {
+	x := New()
+	x.Replace("fs", fsDocs)
+	x.Replace("github", ghDocs)
+	hits := x.Search("Opening an issue", 1)
+	if len(hits) != 1 || hits[0].ID != "mcp__github__create_issue" || !cmp.Equal(hits[0].Matched, []string{"issue", "opening"}) || len(hits[0].Synonyms) != 0 {
+		t.Fatalf("Search(Opening an issue) = %+v", hits)
+	}
+	hits = x.Search("file a ticket in my repo", 1)
+	if len(hits) != 1 || hits[0].ID != "mcp__github__create_issue" || !slices.Contains(hits[0].Synonyms, "issue") {
+		t.Fatalf("Search(file a ticket in my repo) = %+v, want create_issue found through the synonym issue", hits)
 	}
 }
