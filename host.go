@@ -198,6 +198,14 @@ type Options struct {
 	// of the enabled servers. Zero: DefaultSearchToolsOver; negative:
 	// always. search_tools answers whether listed or not.
 	SearchToolsOver int
+	// Embedder, when set, adds semantic recall to search_tools: every
+	// enabled server's tools are embedded in the background (cached by
+	// their definition's text, so a server listing the same tools again
+	// costs nothing), and a search fuses the ranking of its words with
+	// that of its meaning (reciprocal rank fusion). Never on a tool call's
+	// path; a query that cannot be embedded within 2 s ranks by words.
+	// modelapi.OpenAIEmbedder is one for any OpenAI-compatible endpoint.
+	Embedder Embedder
 	// Approve decides each host-tool call before it runs, with the model's
 	// full arguments. A pending decision does not count against the call's
 	// timeout. nil: ApprovalInbox decides; without it every call runs.
@@ -445,6 +453,9 @@ func (h *Host) Close() error {
 		// Sign-ins in progress end (a browser hook's context is
 		// cancelled); users' instances are unregistered.
 		h.auth.Close()
+	}
+	if h.hostTools != nil {
+		h.hostTools.Close() // the tools' embedding under way
 	}
 	h.broker.Close()
 	h.approvals.Close()
@@ -694,4 +705,12 @@ func TraceFromMeta(ctx context.Context, meta json.RawMessage) context.Context {
 // transport is where the host's requests go (member.Transport).
 func (h *Host) transport() member.Transport {
 	return member.Transport{Runtime: h.rt, Replica: h.cluster, Instance: h.auth.InstanceFor}
+}
+
+// Embedder turns texts into vectors whose cosine similarity says how
+// alike their meanings are: an embeddings model (Options.Embedder). Embed
+// returns one vector per text, in order; it may block on the network and
+// must honour ctx.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/internal/hosttools"
+	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
 	"github.com/mcpvisor/mcpvisor/persistence"
 	"github.com/mcpvisor/mcpvisor/pipeline"
 )
@@ -89,8 +90,13 @@ func (h *Host) newHostTools() *hosttools.Toolset {
 	if h.opts.ApprovalInbox {
 		inbox = h.approvals.Decide
 	}
+	var emb toolsearch.Embedder
+	if h.opts.Embedder != nil {
+		emb = h.opts.Embedder
+	}
 	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{Host: h},
-		SearchToolsOver: h.opts.SearchToolsOver, Approve: hosttools.Approver(h.opts.Approve), Inbox: inbox})
+		SearchToolsOver: h.opts.SearchToolsOver, Approve: hosttools.Approver(h.opts.Approve), Inbox: inbox,
+		Embedder: emb, Logger: h.opts.Logger})
 }
 
 // hostToolsHost is the host as its tools use it (hosttools.Host): its

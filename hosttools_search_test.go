@@ -12,17 +12,21 @@ import (
 )
 
 type searchResult struct {
-	Query string `json:"query"`
-	Tools []struct {
-		Name        string   `json:"name"`
-		Server      string   `json:"server"`
-		Title       string   `json:"title"`
-		Description string   `json:"description"`
-		Active      bool     `json:"active"`
-		Score       float64  `json:"score"`
-		Matched     []string `json:"matched"`
-		Synonyms    []string `json:"synonyms"`
-	} `json:"tools"`
+	Query string      `json:"query"`
+	Tools []searchHit `json:"tools"`
+}
+
+// searchHit is one tool of a search_tools answer.
+type searchHit struct {
+	Name        string   `json:"name"`
+	Server      string   `json:"server"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Active      bool     `json:"active"`
+	Score       float64  `json:"score"`
+	Matched     []string `json:"matched"`
+	Synonyms    []string `json:"synonyms"`
+	Semantic    bool     `json:"semantic"`
 }
 
 func searchTools(t *testing.T, s mcpvisor.Session, query string, limit int) searchResult {

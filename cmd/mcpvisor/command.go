@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpvisor/mcpvisor"
+	"github.com/mcpvisor/mcpvisor/modelapi"
 )
 
 // command is one entry of the command table (main.go): everything the
@@ -129,6 +130,8 @@ type flags struct {
 	force, names  bool     // add: --force; list: --names
 	http, print   bool     // connect
 	remove        bool     // connect
+
+	embeddingsURL, embeddingsModel string // serve, stdio
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -224,6 +227,33 @@ func approveFlag(where string) flagGroup {
 }
 
 // activateFlag is serve's and stdio's --activate.
+// Environment variables of the embeddings endpoint search_tools may use
+// (--embeddings-url, --embeddings-model), and its key.
+const (
+	embeddingsURLEnv   = "MCPVISOR_EMBEDDINGS_URL"
+	embeddingsModelEnv = "MCPVISOR_EMBEDDINGS_MODEL"
+	embeddingsKeyEnv   = "MCPVISOR_EMBEDDINGS_KEY"
+)
+
+// embeddingsFlags are serve's and stdio's embeddings endpoint.
+func embeddingsFlags(fs *flag.FlagSet, f *flags) {
+	fs.StringVar(&f.embeddingsURL, "embeddings-url", os.Getenv(embeddingsURLEnv),
+		"an OpenAI-compatible embeddings API `URL` (…/v1) that search_tools also ranks by meaning with, $"+embeddingsURLEnv+" when not given; its key in $"+embeddingsKeyEnv)
+	model := os.Getenv(embeddingsModelEnv)
+	if model == "" {
+		model = "text-embedding-3-small"
+	}
+	fs.StringVar(&f.embeddingsModel, "embeddings-model", model, "the embeddings `MODEL` of --embeddings-url, $"+embeddingsModelEnv+" when set")
+}
+
+// embedder is the Options.Embedder of --embeddings-url, nil without one.
+func (f flags) embedder() mcpvisor.Embedder {
+	if f.embeddingsURL == "" {
+		return nil
+	}
+	return &modelapi.OpenAIEmbedder{URL: f.embeddingsURL, Model: f.embeddingsModel, APIKey: os.Getenv(embeddingsKeyEnv)}
+}
+
 func activateFlag(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.activate, "activate", "",
 		"tool groups every client session has from the start, without activate_tools: server names, comma-separated, or `all` (every server, not config)")

@@ -19,8 +19,8 @@ import (
 // here, not read from the table.
 var commandFlags = map[string][]string{
 	"run":                  {"config", "data", "disk-reserve", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "disk-reserve", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "lazy", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "public-url", "tls-cert", "tls-key", "token-file"},
-	"stdio":                {"activate", "approve-host-tools", "config", "data", "disk-reserve", "lazy", "log-format", "log-level"},
+	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "disk-reserve", "embeddings-model", "embeddings-url", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "lazy", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "public-url", "tls-cert", "tls-key", "token-file"},
+	"stdio":                {"activate", "approve-host-tools", "config", "data", "disk-reserve", "embeddings-model", "embeddings-url", "lazy", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
 	"tools approve":        {"config", "data", "log-format", "log-level", "wait"},
@@ -61,7 +61,7 @@ var commandFlags = map[string][]string{
 // or, for one command's, by "command --name".
 var flagDefaults = map[string]string{
 	"data": ".mcpvisor", "disk-reserve": "256MiB", "log-level": "warn", "log-format": "text", "wait": "30s", "listen": "127.0.0.1:7071",
-	"history --limit": "50", "events --limit": "100", "tasks --limit": "100", "top --interval": "2s", "top --sort": "p99",
+	"history --limit": "50", "serve --embeddings-model": "text-embedding-3-small", "stdio --embeddings-model": "text-embedding-3-small", "events --limit": "100", "tasks --limit": "100", "top --interval": "2s", "top --sort": "p99",
 	"serve --cluster-listen": "127.0.0.1:0", "serve --etcd": "http://127.0.0.1:2379", "serve --consul": "http://127.0.0.1:8500", "serve --cluster-ttl": "0s", "serve --provider": "etcd",
 }
 

@@ -28,7 +28,7 @@ func commands() []command {
 				"(Streamable HTTP); a model's register_mcp, delete_mcp and toggle_item wait for approval\n" +
 				"unless --approve-host-tools. SIGHUP reads --config again and applies it: servers added start,\n" +
 				"changed ones restart, removed ones stop.",
-			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag, diskReserveFlag,
+			setup: setupData, flags: []flagGroup{configFlag, logFlags, serveFlags, activateFlag, embeddingsFlags, diskReserveFlag,
 				approveFlag("each waits in the approval inbox (GET /v1/approvals, the inbox page, mcpvisor approvals)")},
 			run: func(ctx context.Context, e *env) error {
 				if err := e.found.use("serve", e.stderr); err != nil {
@@ -39,7 +39,7 @@ func commands() []command {
 		{name: "stdio", summary: "the MCP gateway on stdin/stdout, for MCP clients", setup: setupHost,
 			detail: "With a sidecar (mcpvisor serve) running on --data, the client is relayed to the sidecar's /mcp\n" +
 				"(its servers, its journal, its token), so that every client of a project shares one set of servers.",
-			flags: []flagGroup{activateFlag, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
+			flags: []flagGroup{activateFlag, embeddingsFlags, approveFlag("each is put to the client's user (elicitation)"), diskReserveFlag},
 			run:   func(ctx context.Context, e *env) error { return cmdStdio(ctx, e.f, e.cfg, e.logger, e.stdin, e.stdout) }},
 		{name: "tools", summary: "start the servers, list every namespaced tool, exit", setup: setupHost, sidecar: true,
 			detail: "Each enabled server is waited for until it is ready or its start has failed, at most --wait, or\n" +

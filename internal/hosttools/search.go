@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpvisor/mcpvisor/actors"
@@ -35,8 +37,12 @@ func searchDescription(*Toolset) string {
 type index struct {
 	mu       sync.Mutex // syncs
 	idx      *toolsearch.Index
+	vectors  *toolsearch.Vectors // nil without an Embedder
 	versions map[string]actors.CatalogVersion
 }
+
+// SearchEmbedTimeout bounds the embedding of a search's query.
+const SearchEmbedTimeout = 2 * time.Second
 
 // sync updates the index from the runtime's catalogs and returns it with
 // the servers now listed.
@@ -51,6 +57,9 @@ func (ti *index) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]actors.
 	for server := range ti.versions {
 		if _, ok := now[server]; !ok {
 			ti.idx.Remove(server)
+			if ti.vectors != nil {
+				ti.vectors.Remove(server)
+			}
 			delete(ti.versions, server)
 		}
 	}
@@ -65,6 +74,9 @@ func (ti *index) sync(rt *actors.Runtime) (*toolsearch.Index, map[string]actors.
 				Title: toolTitle(t), Description: t.Description, InputSchema: t.InputSchema})
 		}
 		ti.idx.Replace(server, docs)
+		if ti.vectors != nil {
+			ti.vectors.Replace(server, docs)
+		}
 		ti.versions[server] = v
 	}
 	return ti.idx, now
@@ -89,6 +101,26 @@ type searchHit struct {
 	// has, and the vocabulary's words for others (toolsearch.Hit).
 	Matched  []string `json:"matched,omitempty"`
 	Synonyms []string `json:"synonyms,omitempty"`
+	// Semantic: the embedder found it near the query in meaning.
+	Semantic bool `json:"semantic,omitempty"`
+}
+
+// fill embeds, on a goroutine of its own, the tools v has not embedded
+// yet; one fill runs at a time, and Close ends it. A failure is counted
+// and retried at the next search.
+func (ts *Toolset) fill(v *toolsearch.Vectors) {
+	if v.Pending() == 0 || !ts.filling.CompareAndSwap(false, true) {
+		return
+	}
+	ts.fillWG.Add(1)
+	go func() {
+		defer ts.fillWG.Done()
+		defer ts.filling.Store(false)
+		if err := v.Fill(ts.fillCtx); err != nil && ts.fillCtx.Err() == nil {
+			ts.fillErrors.Add(1)
+			ts.logger().Warn("search_tools: embedding the tools failed; searches rank by words until it succeeds", "err", err)
+		}
+	}()
 }
 
 // searchTools ranks the tools scope may activate (every enabled server's,
@@ -98,6 +130,15 @@ func (ts *Toolset) searchTools(scope persistence.Scope, query string, limit int)
 	// Ask for more than limit: a hit may be a tool no longer exposed (a
 	// bare name another server took), dropped below.
 	hits := idx.Search(query, limit*2+10)
+	if v := ts.search.vectors; v != nil {
+		ts.fill(v)
+		ctx, cancel := context.WithTimeout(ts.fillCtx, SearchEmbedTimeout)
+		near, err := v.Nearest(ctx, query, limit*2+10)
+		cancel()
+		if err == nil {
+			hits = toolsearch.Fuse(limit*2+10, hits, near)
+		}
+	}
 	servers := map[string]bool{}
 	for _, hit := range hits {
 		if server, _, ok := actors.SplitToolName(hit.ID); ok {
@@ -121,7 +162,7 @@ func (ts *Toolset) searchTools(scope persistence.Scope, query string, limit int)
 		active := scope.Session == "" || ts.host.Active(scope, t.Server, hit.ID)
 		out = append(out, searchHit{Name: t.Name, Server: t.Server, Title: toolTitle(*t),
 			Description: oneLine(t.Description, searchDescRunes), Active: active, Score: hit.Score,
-			Matched: hit.Matched, Synonyms: hit.Synonyms})
+			Matched: hit.Matched, Synonyms: hit.Synonyms, Semantic: hit.Semantic})
 		if len(out) == limit {
 			break
 		}
@@ -202,5 +243,15 @@ func matchedText(hit searchHit) string {
 	if len(hit.Synonyms) > 0 {
 		parts = append(parts, "synonyms: "+strings.Join(hit.Synonyms, ", "))
 	}
+	if hit.Semantic {
+		parts = append(parts, "near in meaning")
+	}
 	return strings.Join(parts, "; ")
+}
+
+func (ts *Toolset) logger() *slog.Logger {
+	if ts.opts.Logger != nil {
+		return ts.opts.Logger
+	}
+	return slog.Default()
 }

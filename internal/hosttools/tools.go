@@ -1,12 +1,16 @@
 package hosttools
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpvisor/mcpvisor/actors"
 	"github.com/mcpvisor/mcpvisor/config"
+	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -92,6 +96,15 @@ func (t *tool) definition(ts *Toolset) actors.Tool {
 type Options struct {
 	Runtime *actors.Runtime
 	Host    Host
+	// Embedder, when set, adds semantic recall to search_tools: the tools
+	// are embedded in the background as servers list them (cached by
+	// their text), and a search fuses the words' ranking with the
+	// meaning's (toolsearch.Fuse). A search whose query cannot be embedded
+	// within SearchEmbedTimeout ranks by words alone.
+	Embedder toolsearch.Embedder
+	// Logger says what goes wrong in the background (the embedding).
+	// nil: slog.Default().
+	Logger *slog.Logger
 	// SearchToolsOver: search_tools is listed once the enabled servers
 	// list more tools than this; 0 means DefaultSearchToolsOver, below
 	// zero always.
@@ -114,6 +127,14 @@ type Toolset struct {
 	host   Host
 	defs   atomic.Pointer[listing]
 	search index // search_tools' index, synced with the catalogs when searched
+
+	// The background embedding of the tools (Options.Embedder): one fill
+	// at a time, ended and joined by Close.
+	fillCtx    context.Context
+	stopFill   context.CancelFunc
+	filling    atomic.Bool
+	fillWG     sync.WaitGroup
+	fillErrors atomic.Int64
 }
 
 // New returns the host tools of one host.
@@ -121,7 +142,19 @@ func New(opts Options) *Toolset {
 	if opts.Runtime == nil || opts.Host == nil {
 		panic("hosttools: Options.Runtime and Options.Host are required")
 	}
-	return &Toolset{opts: opts, rt: opts.Runtime, host: opts.Host}
+	ts := &Toolset{opts: opts, rt: opts.Runtime, host: opts.Host}
+	ts.fillCtx, ts.stopFill = context.WithCancel(context.Background())
+	if opts.Embedder != nil {
+		ts.search.vectors = toolsearch.NewVectors(opts.Embedder)
+	}
+	return ts
+}
+
+// Close ends the embedding under way, if any, and waits for it. It is
+// idempotent.
+func (ts *Toolset) Close() {
+	ts.stopFill()
+	ts.fillWG.Wait()
 }
 
 // listing holds the tools' definitions until the servers' status next

@@ -49,6 +49,14 @@
 // verbs and nouns (gen_wordnet.go, from Debian's wordnet-base). Neither was
 // written from the tools or the queries the search is measured on.
 //
+// # Meaning
+//
+// Vectors adds semantic recall: an Embedder's vector per document, cached
+// by the text embedded and filled by Fill off the search path, and
+// Nearest, the documents nearest a query by cosine (those under half the
+// nearest one's similarity left out). Fuse merges the words' ranking and
+// the meaning's by reciprocal rank fusion (k 60).
+//
 // # Concurrency
 //
 // An Index is safe for concurrent use: Search takes a read lock, Replace

@@ -32,6 +32,8 @@ type Hit struct {
 	// Vocabulary in the package doc). Together they say why it was found,
 	// so that a model can ask again in other words.
 	Matched, Synonyms []string
+	// Semantic: an embedder found it near the query (Vectors, Fuse).
+	Semantic bool
 }
 
 // Field weights: a query term in a tool's name says more about it than
