@@ -90,7 +90,7 @@ func (h *Host) newHostTools() *hosttools.Toolset {
 	if h.opts.ApprovalInbox {
 		inbox = h.approvals.Decide
 	}
-	var emb toolsearch.Embedder
+	var emb toolsearch.Embedder // nil, not a nil Embedder in a non-nil interface
 	if h.opts.Embedder != nil {
 		emb = h.opts.Embedder
 	}

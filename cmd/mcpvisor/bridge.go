@@ -71,6 +71,8 @@ func bridgeStdio(ctx context.Context, r *remote, logger *slog.Logger, stdin io.R
 	}()
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
+	// The reader is not joined: a read of stdin cannot be interrupted, and
+	// it ends with stdin (EOF) or the process, which exits on return.
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		sc.Buffer(make([]byte, 64<<10), bridgeMaxFrame)
@@ -113,7 +115,7 @@ type bridged struct {
 func (b *stdioBridge) relay(ctx context.Context, line []byte) {
 	var m bridged
 	if err := json.Unmarshal(line, &m); err != nil {
-		b.write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: ` + jsonEscape(err.Error()) + `"}}`))
+		b.write(protocol.AppendError(nil, nil, protocol.CodeParseError, "parse error: "+err.Error(), nil))
 		return
 	}
 	if m.Method == protocol.MethodToolsList && len(m.ID) > 0 {
@@ -125,7 +127,7 @@ func (b *stdioBridge) relay(ctx context.Context, line []byte) {
 	go func() {
 		defer b.wg.Done()
 		if err := b.post(ctx, line, m); err != nil && len(m.ID) > 0 && m.Method != "" && ctx.Err() == nil {
-			b.write(errorFrame(m.ID, -32603, "mcpvisor stdio: the sidecar at "+b.r.base+": "+err.Error()))
+			b.write(protocol.AppendError(nil, m.ID, protocol.CodeInternalError, "mcpvisor stdio: the sidecar at "+b.r.base+": "+err.Error(), nil))
 		}
 	}()
 }
@@ -371,13 +373,4 @@ func (b *stdioBridge) write(msg []byte) {
 	if _, err := b.out.Write(append(msg[:len(msg):len(msg)], '\n')); err != nil {
 		b.logger.Debug("stdio: writing to the client", "err", err)
 	}
-}
-
-func errorFrame(id json.RawMessage, code int, msg string) []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"%s"}}`, id, code, jsonEscape(msg))
-}
-
-func jsonEscape(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }
