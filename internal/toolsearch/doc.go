@@ -38,6 +38,19 @@
 // deliberately crude: no dictionary, no Porter step tables; it only needs
 // to make a query's inflection meet a description's.
 //
+// # Queries
+//
+// A query is tokenized as a document is, with three differences
+// (query.go). A word in humps is the brand alone when the index has it
+// whole ("DigitalOcean" is digitalocean, not also digital and ocean). A
+// literal value, quoted or data by its shape ('renew passport',
+// jane@acme.com, ~/projects/api, #deployments, PROJ-123, 3pm), counts 0.3
+// of a word of the request: it says what to act on, not which tool acts.
+// And a query that names a server ("my Todoist inbox") multiplies that
+// server's tools' scores by 1.5; a term names the servers whose name has
+// it when at least half the tools that have the term are theirs ("gitlab"
+// names zereight-gitlab; "api" names no hostinger-api).
+//
 // # Vocabulary
 //
 // A query is expanded with the words tools use for what it asks

@@ -56,17 +56,21 @@ const (
 // Index is a BM25 index of tools grouped by server. The zero value is not
 // usable; call New. Its methods are safe for concurrent use.
 type Index struct {
-	mu       sync.RWMutex
-	docs     []doc              // by slot; a free slot has id ""
-	free     []int32            // free slots
-	groups   map[string][]int32 // group → its slots
-	postings map[string][]posting
-	totalLen float64 // sum of the live documents' weighted lengths
-	live     int
+	mu     sync.RWMutex
+	docs   []doc              // by slot; a free slot has id ""
+	free   []int32            // free slots
+	groups map[string][]int32 // group → its slots
+	// groupTerms: a group's name's terms → the groups whose name has it
+	// (named servers, below).
+	groupTerms map[string][]string
+	postings   map[string][]posting
+	totalLen   float64 // sum of the live documents' weighted lengths
+	live       int
 }
 
 type doc struct {
 	id    string
+	group string
 	len   float64
 	terms []string // distinct, for removal
 }
@@ -78,7 +82,7 @@ type posting struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{groups: map[string][]int32{}, postings: map[string][]posting{}}
+	return &Index{groups: map[string][]int32{}, groupTerms: map[string][]string{}, postings: map[string][]posting{}}
 }
 
 // Len is the number of documents indexed.
@@ -123,7 +127,7 @@ func (x *Index) Replace(group string, docs []Document) {
 			slot = int32(len(x.docs))
 			x.docs = append(x.docs, doc{})
 		}
-		x.docs[slot] = doc{id: p.id, len: p.len, terms: p.terms}
+		x.docs[slot] = doc{id: p.id, group: group, len: p.len, terms: p.terms}
 		for t, f := range p.tf {
 			x.postings[t] = append(x.postings[t], posting{slot: slot, tf: f})
 		}
@@ -132,6 +136,17 @@ func (x *Index) Replace(group string, docs []Document) {
 		slots = append(slots, slot)
 	}
 	x.groups[group] = slots
+	for _, t := range groupNameTerms(group) {
+		x.groupTerms[t] = append(x.groupTerms[t], group)
+	}
+}
+
+// groupNameTerms are the terms of a group's name: "zereight-gitlab" →
+// zereight, gitlab.
+func groupNameTerms(group string) []string {
+	terms := Tokens(group)
+	slices.Sort(terms)
+	return slices.Compact(terms)
 }
 
 // Remove drops group's documents.
@@ -168,6 +183,13 @@ func (x *Index) removeLocked(group string) {
 	}
 	x.free = append(x.free, slots...)
 	delete(x.groups, group)
+	for _, t := range groupNameTerms(group) {
+		if gs := slices.DeleteFunc(x.groupTerms[t], func(g string) bool { return g == group }); len(gs) == 0 {
+			delete(x.groupTerms, t)
+		} else {
+			x.groupTerms[t] = gs
+		}
+	}
 	if x.live == 0 {
 		x.totalLen = 0 // no drift from float subtraction
 	}
@@ -177,15 +199,17 @@ func (x *Index) removeLocked(group string) {
 // their scores (only documents that match at least one query term; ties
 // broken by ID). It never blocks on anything but a concurrent Replace.
 func (x *Index) Search(query string, limit int) []Hit {
-	terms := Tokens(query)
-	if limit <= 0 || len(terms) == 0 {
+	if limit <= 0 {
 		return nil
 	}
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.live == 0 {
+		return nil
+	}
+	known := func(t string) bool { return len(x.postings[t]) > 0 }
+	terms := queryTerms(query, known)
+	if len(terms) == 0 {
 		return nil
 	}
 	n := float64(x.live)
@@ -193,7 +217,6 @@ func (x *Index) Search(query string, limit int) []Hit {
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(x.docs))
-	known := func(t string) bool { return len(x.postings[t]) > 0 }
 	vocab := defaultVocabulary()
 	wts := vocab.expand(terms, known)
 	for i, wt := range wts {
@@ -209,6 +232,7 @@ func (x *Index) Search(query string, limit int) []Hit {
 			acc.add(p.slot, idf*tf*(k1+1)/(tf+norm), i)
 		}
 	}
+	named := x.namedGroups(terms)
 	// Keep the limit best in a small sorted slice: limit is at most a few
 	// dozen, the matches may be thousands.
 	better := func(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.ID < b.ID }
@@ -216,6 +240,9 @@ func (x *Index) Search(query string, limit int) []Hit {
 	slots := make([]int32, 0, cap(hits))
 	for _, s := range acc.touched {
 		h := Hit{ID: x.docs[s].id, Score: acc.scores[s]}
+		if named[x.docs[s].group] {
+			h.Score *= namedBoost
+		}
 		if len(hits) == limit && !better(h, hits[limit-1]) {
 			continue
 		}
@@ -238,7 +265,7 @@ func (x *Index) Search(query string, limit int) []Hit {
 			if j >= 64 || mask&(1<<j) == 0 {
 				continue
 			}
-			if wt.weight == 1 {
+			if !wt.synonym {
 				hits[i].Matched = append(hits[i].Matched, spelled[wt.term])
 			} else {
 				hits[i].Synonyms = append(hits[i].Synonyms, vocab.word(wt.term))
@@ -246,6 +273,42 @@ func (x *Index) Search(query string, limit int) []Hit {
 		}
 	}
 	return hits
+}
+
+// A query that names a server ("my Todoist inbox", "on MongoDB") wants
+// one of its tools: their scores are multiplied by namedBoost. A query
+// term names the servers whose name has it when it is mostly theirs: at
+// least namedShare of the tools that have the term are those servers'
+// (so "gitlab" names zereight-gitlab, but "api" does not name
+// hostinger-api: most tools that say "api" are other servers').
+var (
+	namedBoost = 1.5
+	namedShare = 0.5
+)
+
+// namedGroups returns the groups terms name.
+func (x *Index) namedGroups(terms []weightedTerm) map[string]bool {
+	var named map[string]bool
+	for _, t := range terms {
+		gs := x.groupTerms[t.term]
+		if len(gs) == 0 || t.weight < 1 {
+			continue
+		}
+		n := 0
+		for _, g := range gs {
+			n += len(x.groups[g])
+		}
+		if float64(n) < namedShare*float64(len(x.postings[t.term])) {
+			continue
+		}
+		if named == nil {
+			named = map[string]bool{}
+		}
+		for _, g := range gs {
+			named[g] = true
+		}
+	}
+	return named
 }
 
 // spellings maps each of the query's terms to a word of the query it

@@ -97,26 +97,21 @@ func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }) {
 	}
 }
 
-// weightedTerm is a query term and what it counts.
-type weightedTerm struct {
-	term   string
-	weight float64
-}
-
-// expand returns the query's terms at weight 1 and, at expansionWeight,
-// the terms of every entry of a group one of whose entries the query holds
-// whole; known reports whether a term is in the index (others are not
-// worth scoring).
-func (v *vocabulary) expand(terms []string, known func(string) bool) []weightedTerm {
-	out := make([]weightedTerm, 0, len(terms))
+// expand returns terms and, at expansionWeight, the terms of every entry
+// of a group one of whose entries the query's words (not its literal
+// values) hold whole; known reports whether a term is in the index
+// (others are not worth scoring).
+func (v *vocabulary) expand(terms []weightedTerm, known func(string) bool) []weightedTerm {
+	out := slices.Clone(terms)
 	have := make(map[string]bool, len(terms))
 	for _, t := range terms {
-		out = append(out, weightedTerm{t, 1})
-		have[t] = true
+		if t.weight == 1 {
+			have[t.term] = true
+		}
 	}
 	seen := map[int32]bool{}
 	for _, t := range terms {
-		for _, id := range v.byToken[t] {
+		for _, id := range v.byToken[t.term] {
 			if seen[id] {
 				continue
 			}
@@ -130,9 +125,9 @@ func (v *vocabulary) expand(terms []string, known func(string) bool) []weightedT
 			}
 			for _, entry := range group {
 				for _, tok := range entry {
-					if !have[tok] && known(tok) {
+					if !have[tok] && known(tok) && !slices.ContainsFunc(out, func(wt weightedTerm) bool { return wt.term == tok }) {
 						have[tok] = true
-						out = append(out, weightedTerm{tok, expansionWeight})
+						out = append(out, weightedTerm{term: tok, weight: expansionWeight, synonym: true})
 					}
 				}
 			}

@@ -19,11 +19,13 @@ func TestVocabularyExpand(t *testing.T) {
 		query string
 		want  []weightedTerm
 	}{
-		{"open a merge request", []weightedTerm{{"open", 1}, {"merg", 1}, {"request", 1}, {"pull", expansionWeight}, {"pr", expansionWeight}}},
-		{"move my meeting", []weightedTerm{{"move", 1}, {"meet", 1}, {"event", expansionWeight}}},
-		{"merge two branches", []weightedTerm{{"merg", 1}, {"two", 1}, {"branch", 1}}},
+		{"open a merge request", []weightedTerm{{"open", 1, false}, {"merg", 1, false}, {"request", 1, false}, {"pull", expansionWeight, true}, {"pr", expansionWeight, true}}},
+		{"move my meeting", []weightedTerm{{"move", 1, false}, {"meet", 1, false}, {"event", expansionWeight, true}}},
+		{"merge two branches", []weightedTerm{{"merg", 1, false}, {"two", 1, false}, {"branch", 1, false}}},
+		// A literal value brings no synonyms.
+		{"rename it 'merge request'", []weightedTerm{{"renam", 1, false}, {"merg", literalWeight, false}, {"request", literalWeight, false}}},
 	} {
-		if got := v.expand(Tokens(tc.query), known); !cmp.Equal(got, tc.want, cmp.AllowUnexported(weightedTerm{})) {
+		if got := v.expand(queryTerms(tc.query, known), known); !cmp.Equal(got, tc.want, cmp.AllowUnexported(weightedTerm{})) {
 			t.Errorf("expand(%q) = %v, want %v", tc.query, got, tc.want)
 		}
 	}
@@ -55,7 +57,7 @@ func TestHitSaysWhy(t *testing.T) {
 	x.Replace("fs", fsDocs)
 	x.Replace("github", ghDocs)
 	hits := x.Search("Opening an issue", 1)
-	if len(hits) != 1 || hits[0].ID != "mcp__github__create_issue" || !cmp.Equal(hits[0].Matched, []string{"issue", "opening"}) || len(hits[0].Synonyms) != 0 {
+	if len(hits) != 1 || hits[0].ID != "mcp__github__create_issue" || !cmp.Equal(hits[0].Matched, []string{"opening", "issue"}) || len(hits[0].Synonyms) != 0 {
 		t.Fatalf("Search(Opening an issue) = %+v", hits)
 	}
 	hits = x.Search("file a ticket in my repo", 1)
