@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 SERVERS := notes mcptest ssh
 
-.PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro clean consumer
+.PHONY: all build run test test-short lint fmt vet bench bench-quick bench-micro bench-search clean consumer
 
 all: build
 
@@ -84,6 +84,15 @@ bench-peers:
 # Go micro-benchmarks of the hot path, next to the code.
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Tool search on the real tool corpus: latency, index memory and hit@5
+# (BenchmarkCorpusSearch), and what an embedder adds (BenchmarkCorpusFusion,
+# with the GloVe vectors scripts/glove.sh installs once into .cache/glove).
+.PHONY: bench-search
+bench-search:
+	@bash scripts/glove.sh
+	$(GO) test -run '^$$' -bench 'Corpus(Search|Fusion)' -benchtime 1x ./internal/toolsearch/
+	$(GO) test -run '^$$' -bench 'CorpusSearch' ./internal/toolsearch/
 
 clean:
 	rm -rf $(BIN) .mcpvisor

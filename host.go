@@ -205,11 +205,14 @@ type Options struct {
 	// that of its meaning (reciprocal rank fusion). Never on a tool call's
 	// path; a query that cannot be embedded within 2 s ranks by words.
 	// modelapi.OpenAIEmbedder is one for any OpenAI-compatible endpoint.
-	// The fusion weighs both rankings alike, so it helps only with a model
-	// that ranks tools about as well as the words do: with a weak one it
-	// ranks worse than the words alone (internal/toolsearch's
-	// BenchmarkCorpusFusion measures a model on the tool corpus).
 	Embedder Embedder
+	// EmbedderWeight is what the meaning's ranking counts against the
+	// words' (0 means 1: alike, right for a sentence encoder that ranks
+	// tools about as well as the words do). A weaker model helps only
+	// weighed lower: GloVe's word vectors rank worse than the words alone
+	// at 1 and best at 0.1 (internal/toolsearch's BenchmarkCorpusFusion
+	// measures a model on the tool corpus).
+	EmbedderWeight float64
 	// Approve decides each host-tool call before it runs, with the model's
 	// full arguments. A pending decision does not count against the call's
 	// timeout. nil: ApprovalInbox decides; without it every call runs.

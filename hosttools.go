@@ -96,7 +96,7 @@ func (h *Host) newHostTools() *hosttools.Toolset {
 	}
 	return hosttools.New(hosttools.Options{Runtime: h.rt, Host: hostToolsHost{Host: h},
 		SearchToolsOver: h.opts.SearchToolsOver, Approve: hosttools.Approver(h.opts.Approve), Inbox: inbox,
-		Embedder: emb, Logger: h.opts.Logger})
+		Embedder: emb, EmbedderWeight: h.opts.EmbedderWeight, Logger: h.opts.Logger})
 }
 
 // hostToolsHost is the host as its tools use it (hosttools.Host): its

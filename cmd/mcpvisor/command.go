@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,7 @@ type flags struct {
 	remove        bool     // connect
 
 	embeddingsURL, embeddingsModel string // serve, stdio
+	embeddingsWeight               float64
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -226,13 +228,13 @@ func approveFlag(where string) flagGroup {
 	}
 }
 
-// activateFlag is serve's and stdio's --activate.
 // Environment variables of the embeddings endpoint search_tools may use
 // (--embeddings-url, --embeddings-model), and its key.
 const (
-	embeddingsURLEnv   = "MCPVISOR_EMBEDDINGS_URL"
-	embeddingsModelEnv = "MCPVISOR_EMBEDDINGS_MODEL"
-	embeddingsKeyEnv   = "MCPVISOR_EMBEDDINGS_KEY"
+	embeddingsURLEnv    = "MCPVISOR_EMBEDDINGS_URL"
+	embeddingsModelEnv  = "MCPVISOR_EMBEDDINGS_MODEL"
+	embeddingsKeyEnv    = "MCPVISOR_EMBEDDINGS_KEY"
+	embeddingsWeightEnv = "MCPVISOR_EMBEDDINGS_WEIGHT"
 )
 
 // embeddingsFlags are serve's and stdio's embeddings endpoint.
@@ -244,6 +246,9 @@ func embeddingsFlags(fs *flag.FlagSet, f *flags) {
 		model = "text-embedding-3-small"
 	}
 	fs.StringVar(&f.embeddingsModel, "embeddings-model", model, "the embeddings `MODEL` of --embeddings-url, $"+embeddingsModelEnv+" when set")
+	weight, _ := strconv.ParseFloat(os.Getenv(embeddingsWeightEnv), 64) // unset or not a number: alike
+	fs.Float64Var(&f.embeddingsWeight, "embeddings-weight", weight,
+		"what the embeddings' ranking counts against the words' in search_tools, `W` in (0,1]; 0 means 1, alike; $"+embeddingsWeightEnv+" when set")
 }
 
 // embedder is the Options.Embedder of --embeddings-url, nil without one.
@@ -254,6 +259,7 @@ func (f flags) embedder() mcpvisor.Embedder {
 	return &modelapi.OpenAIEmbedder{URL: f.embeddingsURL, Model: f.embeddingsModel, APIKey: os.Getenv(embeddingsKeyEnv)}
 }
 
+// activateFlag is serve's and stdio's --activate.
 func activateFlag(fs *flag.FlagSet, f *flags) {
 	fs.StringVar(&f.activate, "activate", "",
 		"tool groups every client session has from the start, without activate_tools: server names, comma-separated, or `all` (every server, not config)")

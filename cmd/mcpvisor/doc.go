@@ -9,7 +9,7 @@
 //	                [--cluster-listen ADDR] [--advertise ADDR] [--cluster-labels L,...]
 //	                [--cluster-tls-cert F --cluster-tls-key F --cluster-ca F]]
 //	                                            the HTTP API (the sidecar) and /mcp, the MCP gateway
-//	mcpvisor stdio --config FILE [--activate G,...|all] [--lazy] [--approve-host-tools] [--embeddings-url URL [--embeddings-model M]] [--disk-reserve SIZE]
+//	mcpvisor stdio --config FILE [--activate G,...|all] [--lazy] [--approve-host-tools] [--embeddings-url URL [--embeddings-model M] [--embeddings-weight W]] [--disk-reserve SIZE]
 //	                                            the MCP gateway on stdin/stdout; beside a running sidecar, a relay to its /mcp
 //	mcpvisor connect CLIENT [--http] [--print] [--remove]
 //	                                            write mcpvisor into an agent tool's settings (claude-code, vscode, cursor, ...)

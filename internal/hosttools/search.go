@@ -136,7 +136,7 @@ func (ts *Toolset) searchTools(scope persistence.Scope, query string, limit int)
 		near, err := v.Nearest(ctx, query, limit*2+10)
 		cancel()
 		if err == nil {
-			hits = toolsearch.Fuse(limit*2+10, hits, near)
+			hits = toolsearch.Fuse(limit*2+10, ts.opts.EmbedderWeight, hits, near)
 		}
 	}
 	servers := map[string]bool{}

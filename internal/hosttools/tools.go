@@ -102,6 +102,9 @@ type Options struct {
 	// meaning's (toolsearch.Fuse). A search whose query cannot be embedded
 	// within SearchEmbedTimeout ranks by words alone.
 	Embedder toolsearch.Embedder
+	// EmbedderWeight is what the meaning's ranking counts against the
+	// words' in the fusion (toolsearch.Fuse): 0 means 1, alike.
+	EmbedderWeight float64
 	// Logger says what goes wrong in the background (the embedding).
 	// nil: slog.Default().
 	Logger *slog.Logger

@@ -99,11 +99,13 @@ func (e *riEmbedder) Embed(_ context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-// BenchmarkCorpusFusion measures what meaning adds to words, with the
-// random-indexing embedder above (a weak model, but one that runs here):
-// hit@5 of the words alone, of the meaning alone and of the two fused
-// (Fuse), on the tuning queries and on the independent ones.
+// BenchmarkCorpusFusion measures what meaning adds to words, with two
+// models that run here: the random-indexing embedder above, and GloVe's
+// word vectors (gloveEmbedder, when scripts/glove.sh has installed them):
+// hit@5 of the words alone, of the meaning alone, and of the two fused
+// (Fuse) with the meaning weighed alike and at 0.1, on each query set.
 //
+//	make bench-search
 //	go test -run '^$' -bench CorpusFusion -benchtime 1x ./internal/toolsearch/
 func BenchmarkCorpusFusion(b *testing.B) {
 	for b.Loop() {
@@ -131,37 +133,55 @@ func corpusFusion(t *testing.B) {
 			all = append(all, Tokens(embedText(&d)))
 		}
 	}
-	v := NewVectors(newRIEmbedder(all))
 	for s, docs := range byServer {
 		x.Replace(s, docs)
-		v.Replace(s, docs)
+	}
+	embedders := []struct {
+		name string
+		e    Embedder
+	}{{"ri", newRIEmbedder(all)}}
+	if g, err := loadGloVe(); err == nil {
+		embedders = append(embedders, struct {
+			name string
+			e    Embedder
+		}{"glove", g})
+	} else {
+		t.Logf("no GloVe vectors (run scripts/glove.sh): %v", err)
 	}
 	ctx := context.Background()
-	if err := v.Fill(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, set := range []struct {
-		name    string
-		queries []toolcorpus.Query
-	}{{"tuning", tuning}, {"independent", independent}} {
-		var n, words, meaning, fused float64
-		for _, q := range set.queries {
-			if len(q.Expect) == 0 {
-				continue
-			}
-			n++
-			lex := x.Search(q.Query, 50)
-			near, err := v.Nearest(ctx, q.Query, 50)
-			if err != nil {
-				t.Fatal(err)
-			}
-			words += hitAt5(lex, q.Expect)
-			meaning += hitAt5(near, q.Expect)
-			fused += hitAt5(Fuse(10, lex, near), q.Expect)
+	for _, emb := range embedders {
+		v := NewVectors(emb.e)
+		for s, docs := range byServer {
+			v.Replace(s, docs)
 		}
-		t.ReportMetric(words/n, set.name+"-words-hit@5")
-		t.ReportMetric(meaning/n, set.name+"-meaning-hit@5")
-		t.ReportMetric(fused/n, set.name+"-fused-hit@5")
+		if err := v.Fill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range []struct {
+			name    string
+			queries []toolcorpus.Query
+		}{{"tuning", tuning}, {"independent", independent}} {
+			var n, words, meaning, fused, fusedLow float64
+			for _, q := range set.queries {
+				if len(q.Expect) == 0 {
+					continue
+				}
+				n++
+				lex := x.Search(q.Query, 50)
+				near, err := v.Nearest(ctx, q.Query, 50)
+				if err != nil {
+					t.Fatal(err)
+				}
+				words += hitAt5(lex, q.Expect)
+				meaning += hitAt5(near, q.Expect)
+				fused += hitAt5(Fuse(10, 1, lex, near), q.Expect)
+				fusedLow += hitAt5(Fuse(10, 0.1, lex, near), q.Expect)
+			}
+			t.ReportMetric(words/n, set.name+"-words-hit@5")
+			t.ReportMetric(meaning/n, set.name+"-"+emb.name+"-hit@5")
+			t.ReportMetric(fused/n, set.name+"-"+emb.name+"-fused-hit@5")
+			t.ReportMetric(fusedLow/n, set.name+"-"+emb.name+"-fused0.1-hit@5")
+		}
 	}
 }
 

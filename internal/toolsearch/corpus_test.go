@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -25,6 +26,13 @@ func loadCorpus(t testing.TB) (*Index, map[string]bool, []toolcorpus.Query) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	x, ids := indexCorpus(servers)
+	return x, ids, queries
+}
+
+// indexCorpus indexes servers' tools and returns the index and the
+// namespaced names it holds.
+func indexCorpus(servers []toolcorpus.Server) (*Index, map[string]bool) {
 	x := New()
 	ids := map[string]bool{}
 	for _, s := range servers {
@@ -37,7 +45,7 @@ func loadCorpus(t testing.TB) (*Index, map[string]bool, []toolcorpus.Query) {
 		}
 		x.Replace(s.Server, docs)
 	}
-	return x, ids, queries
+	return x, ids
 }
 
 // recall scores the index on the queries: whether a right tool is among
@@ -107,7 +115,18 @@ func TestCorpusRecall(t *testing.T) {
 //
 //	go test -run '^$' -bench CorpusSearch ./internal/toolsearch/
 func BenchmarkCorpusSearch(b *testing.B) {
-	x, _, queries := loadCorpus(b)
+	servers, queries, err := toolcorpus.Load(corpusDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// What the index holds on the heap, the corpus's JSON apart.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	x, _ := indexCorpus(servers)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(servers) // else the corpus is freed in between
 	hit5, recall5, _ := recall(x, queries)
 	var lat []time.Duration
 	b.ReportAllocs()
@@ -124,6 +143,7 @@ func BenchmarkCorpusSearch(b *testing.B) {
 	b.ReportMetric(hit5, "hit@5")
 	b.ReportMetric(recall5, "recall@5")
 	b.ReportMetric(float64(x.Len()), "tools")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
 }
 
 // TestIndependentQueries scores the search on queries/independent.json:

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,11 +108,17 @@ func TestVectorsNearest(t *testing.T) {
 func TestFuse(t *testing.T) {
 	lexical := []Hit{{ID: "a", Score: 9, Matched: []string{"x"}}, {ID: "b", Score: 5}, {ID: "c", Score: 1}}
 	semantic := []Hit{{ID: "b", Score: 0.9, Semantic: true}, {ID: "d", Score: 0.8, Semantic: true}, {ID: "a", Score: 0.1, Semantic: true}}
-	got := Fuse(3, lexical, semantic)
+	got := Fuse(3, 1, lexical, semantic)
 	if len(got) != 3 || got[0].ID != "b" || got[1].ID != "a" || got[2].ID != "d" {
 		t.Fatalf("Fuse = %+v, want b, a, d", got)
 	}
 	if !got[0].Semantic || got[1].Matched[0] != "x" {
 		t.Errorf("Fuse lost the why: %+v", got)
+	}
+	// Weighed at 0.1 the meaning only breaks near ties: the words' order
+	// stands, and d, which only the meaning has, comes after c.
+	got = Fuse(4, 0.1, lexical, semantic)
+	if got := ids(got); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		t.Errorf("Fuse at 0.1 = %v, want a, b, c, d", got)
 	}
 }
