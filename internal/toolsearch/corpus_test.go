@@ -101,8 +101,10 @@ func TestCorpusRecall(t *testing.T) {
 	}
 	// Measured 0.89 and 0.78 when set, on 3,669 tools; 0.84 and 0.74 on
 	// 7,823 tools with the queries unchanged (the servers added since list
-	// more near-answers, some of them right ones the queries do not name).
-	const hitFloor, recallFloor = 0.80, 0.70
+	// more near-answers, some of them right ones the queries do not name);
+	// 0.85 and 0.70 with the tasks vocabularies, which gain on both
+	// independent sets what they lose here.
+	const hitFloor, recallFloor = 0.80, 0.67
 	if hit5 < hitFloor || recall5 < recallFloor {
 		t.Errorf("hit@5 %.2f and recall@5 %.2f: below the floors %.2f and %.2f", hit5, recall5, hitFloor, recallFloor)
 	}
@@ -146,20 +148,48 @@ func BenchmarkCorpusSearch(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
 }
 
-// TestIndependentQueries scores the search on queries/independent.json:
-// 150 tasks written by someone who saw only the servers' names, in the
-// words users and agents use (50 direct, 50 paraphrased, 50 hard: a
-// symptom instead of the action, several steps, another domain's words),
-// labelled against the corpus afterwards. It is the measure of issue 43,
-// kept apart from queries.json (written by reading the tools, and the one
-// the search was tuned on). Per kind: hit@5 (a right tool among the first
-// five), recall@5 and MRR@10, over the queries some tool answers.
+// TestIndependentQueries scores the search on query sets written apart
+// from the corpus, in the words users and agents use (direct, paraphrased,
+// and hard: a symptom instead of the action, several steps, another
+// domain's words), each written by someone who saw only the servers'
+// names and labelled against the corpus afterwards by someone else:
+//
+//   - queries/independent.json, 150 tasks: issue 43's first measure. Its
+//     misses were read while the search was improved (the literal values,
+//     the brands, the named servers), so it is a development set now.
+//   - queries/heldout.json, 90 tasks written after those changes: nothing
+//     was tuned on it.
+//
+// Both are kept apart from queries.json (written by reading the tools,
+// the one the search was tuned on). Per kind: hit@5 (a right tool among
+// the first five), recall@5 and MRR@10, over the queries some tool
+// answers. The floors are below what was measured (the corpus's README):
+// a change that makes either worse fails. Issue 43's target is 0.75.
 func TestIndependentQueries(t *testing.T) {
 	x, ids, _ := loadCorpus(t)
-	queries, err := toolcorpus.LoadQueries(corpusDir + "/queries/independent.json")
-	if err != nil {
-		t.Fatal(err)
+	for _, set := range []struct {
+		file     string
+		hitFloor float64
+	}{
+		{"independent.json", 0.52}, // measured 0.55
+		{"heldout.json", 0.56},     // measured 0.60
+	} {
+		t.Run(set.file, func(t *testing.T) {
+			queries, err := toolcorpus.LoadQueries(corpusDir + "/queries/" + set.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hit5 := scoreQueries(t, x, ids, queries)
+			if hit5 < set.hitFloor {
+				t.Errorf("hit@5 %.2f on %s: below the floor %.2f", hit5, set.file, set.hitFloor)
+			}
+		})
 	}
+}
+
+// scoreQueries logs hit@5, recall@5 and MRR@10 per kind and returns hit@5
+// over all the queries some tool answers.
+func scoreQueries(t *testing.T, x *Index, ids map[string]bool, queries []toolcorpus.Query) float64 {
 	type score struct{ n, hit5, recall5, mrr float64 }
 	by := map[string]*score{}
 	total := &score{}
@@ -191,11 +221,10 @@ func TestIndependentQueries(t *testing.T) {
 			s.hit5 = 1
 		}
 		s.recall5 = float64(found) / float64(min(len(q.Expect), 5))
+		if by[q.Kind] == nil {
+			by[q.Kind] = &score{}
+		}
 		for _, into := range []*score{total, by[q.Kind]} {
-			if into == nil {
-				into = &score{}
-				by[q.Kind] = into
-			}
 			into.n += s.n
 			into.hit5 += s.hit5
 			into.recall5 += s.recall5
@@ -208,11 +237,5 @@ func TestIndependentQueries(t *testing.T) {
 		}
 	}
 	t.Logf("%-10s %3.0f queries: hit@5 %.2f, recall@5 %.2f, MRR@10 %.2f", "all", total.n, total.hit5/total.n, total.recall5/total.n, total.mrr/total.n)
-	// The floor is below what the lexical index scored when the set was
-	// added (see the corpus's README): a change that makes it worse fails.
-	// Issue 43's target is hit@5 0.75.
-	const hitFloor = 0.47
-	if h := total.hit5 / total.n; h < hitFloor {
-		t.Errorf("hit@5 %.2f on the independent queries: below the floor %.2f", h, hitFloor)
-	}
+	return total.hit5 / total.n
 }

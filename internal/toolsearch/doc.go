@@ -59,8 +59,12 @@
 // entries join it at 0.35 of a query term's weight. vocab/it.txt holds the
 // words of software, services and operations, written from how people ask
 // and how APIs say it; vocab/wordnet.txt WordNet's synonyms of everyday
-// verbs and nouns (gen_wordnet.go, from Debian's wordnet-base). Neither was
-// written from the tools or the queries the search is measured on.
+// verbs and nouns (gen_wordnet.go, from Debian's wordnet-base);
+// vocab/tasks-dev.txt and vocab/tasks-life.txt join the goals and symptoms
+// people describe to the actions tools name ("will I need an umbrella" to
+// "forecast"), at 0.2. None was written from the tools or the queries the
+// search is measured on (the tasks files' headers say what their writers
+// were shown).
 //
 // # Meaning
 //

@@ -3,6 +3,8 @@ package toolsearch
 import (
 	"bufio"
 	"embed"
+	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -13,10 +15,13 @@ import (
 // entry tokenized as documents are. When a query holds every token of an
 // entry, the tokens of the group's other entries join it at
 // expansionWeight, so a tool found only through them ranks below one that
-// has the query's own words. Two vocabularies ship: vocab/it.txt, the
-// words of software, services and operations (how people ask, how APIs
-// say it), and vocab/wordnet.txt, WordNet's synonyms of everyday verbs and
-// nouns (gen_wordnet.go).
+// has the query's own words. Every vocab/*.txt file ships: vocab/it.txt,
+// the words of software, services and operations (how people ask, how
+// APIs say it); vocab/wordnet.txt, WordNet's synonyms of everyday verbs
+// and nouns (gen_wordnet.go); and vocab/tasks-dev.txt and
+// vocab/tasks-life.txt, about 2,300 groups that join the goals and
+// symptoms people describe to the actions tools name ("build is red" to
+// "pipeline failed"), at associationWeight.
 
 //go:generate go run gen_wordnet.go
 
@@ -24,12 +29,18 @@ import (
 var vocabFiles embed.FS
 
 // expansionWeight is what a term brought by the vocabulary counts against
-// one the query has.
-const expansionWeight = 0.35
+// one the query has; associationWeight one brought by vocab/tasks-*.txt,
+// whose groups join what people say to what they ask for ("umbrella" to
+// "forecast"), looser than synonyms.
+const (
+	expansionWeight   = 0.35
+	associationWeight = 0.2
+)
 
 // vocabulary is a set of synonym groups, indexed by token.
 type vocabulary struct {
 	groups  [][][]string // group → entry → tokens
+	weights []float64    // group → what its terms count
 	byToken map[string][]int32
 	words   map[string]string // token → a word of the file it comes from
 }
@@ -49,20 +60,25 @@ var defaultVocabulary = sync.OnceValue(loadVocabulary)
 // loadVocabulary reads the shipped vocabularies.
 func loadVocabulary() *vocabulary {
 	v := &vocabulary{byToken: map[string][]int32{}, words: map[string]string{}}
-	for _, name := range []string{"vocab/it.txt", "vocab/wordnet.txt"} {
+	names, _ := fs.Glob(vocabFiles, "vocab/*.txt")
+	for _, name := range names {
 		f, err := vocabFiles.Open(name)
 		if err != nil {
 			continue // a file that is not there expands nothing
 		}
-		v.read(f)
+		w := expansionWeight
+		if strings.HasPrefix(path.Base(name), "tasks-") {
+			w = associationWeight
+		}
+		v.read(f, w)
 		f.Close()
 	}
 	return v
 }
 
-// read adds the groups of a vocabulary file: one group a line, its entries
-// separated by "|"; '#' starts a comment line.
-func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }) {
+// read adds the groups of a vocabulary file, whose terms count weight: one
+// group a line, its entries separated by "|"; '#' starts a comment line.
+func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }, weight float64) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -87,6 +103,7 @@ func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }) {
 		}
 		id := int32(len(v.groups))
 		v.groups = append(v.groups, group)
+		v.weights = append(v.weights, weight)
 		for _, entry := range group {
 			for _, t := range entry {
 				if ids := v.byToken[t]; len(ids) == 0 || ids[len(ids)-1] != id {
@@ -127,7 +144,7 @@ func (v *vocabulary) expand(terms []weightedTerm, known func(string) bool) []wei
 				for _, tok := range entry {
 					if !have[tok] && known(tok) && !slices.ContainsFunc(out, func(wt weightedTerm) bool { return wt.term == tok }) {
 						have[tok] = true
-						out = append(out, weightedTerm{term: tok, weight: expansionWeight, synonym: true})
+						out = append(out, weightedTerm{term: tok, weight: v.weights[id], synonym: true})
 					}
 				}
 			}
