@@ -122,6 +122,10 @@ func corpusFusion(t *testing.B) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	heldout, err := toolcorpus.LoadQueries(corpusDir + "/queries/heldout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	x := New()
 	var all [][]string
 	byServer := map[string][]Document{}
@@ -160,7 +164,7 @@ func corpusFusion(t *testing.B) {
 		for _, set := range []struct {
 			name    string
 			queries []toolcorpus.Query
-		}{{"tuning", tuning}, {"independent", independent}} {
+		}{{"tuning", tuning}, {"independent", independent}, {"heldout", heldout}} {
 			var n, words, meaning, fused, fusedLow float64
 			for _, q := range set.queries {
 				if len(q.Expect) == 0 {
