@@ -19,8 +19,8 @@ import (
 // here, not read from the table.
 var commandFlags = map[string][]string{
 	"run":                  {"config", "data", "disk-reserve", "log-format", "log-level", "wait"},
-	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "disk-reserve", "embeddings-model", "embeddings-url", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "lazy", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "public-url", "tls-cert", "tls-key", "token-file"},
-	"stdio":                {"activate", "approve-host-tools", "config", "data", "disk-reserve", "embeddings-model", "embeddings-url", "lazy", "log-format", "log-level"},
+	"serve":                {"activate", "admin-token-file", "advertise", "allowed-hosts", "allowed-origins", "approve-host-tools", "cluster", "cluster-ca", "cluster-insecure-loopback", "cluster-labels", "cluster-listen", "cluster-member", "cluster-tls-cert", "cluster-tls-key", "cluster-ttl", "config", "consul", "data", "disk-reserve", "embeddings-model", "embeddings-url", "embeddings-weight", "etcd", "k8s-api", "k8s-ca-file", "k8s-namespace", "k8s-token-file", "lazy", "listen", "log-format", "log-level", "member-listen", "peers", "provider", "public-url", "tls-cert", "tls-key", "token-file"},
+	"stdio":                {"activate", "approve-host-tools", "config", "data", "disk-reserve", "embeddings-model", "embeddings-url", "embeddings-weight", "lazy", "log-format", "log-level"},
 	"tools":                {"config", "data", "json", "log-format", "log-level", "wait"},
 	"tools review":         {"config", "data", "json", "log-format", "log-level", "server", "wait"},
 	"tools approve":        {"config", "data", "log-format", "log-level", "wait"},
