@@ -207,11 +207,12 @@ type Options struct {
 	// modelapi.OpenAIEmbedder is one for any OpenAI-compatible endpoint.
 	Embedder Embedder
 	// EmbedderWeight is what the meaning's ranking counts against the
-	// words' (0 means 1: alike, right for a sentence encoder that ranks
-	// tools about as well as the words do). A weaker model helps only
-	// weighed lower: GloVe's word vectors rank worse than the words alone
-	// at 1 and best at 0.1 (internal/toolsearch's BenchmarkCorpusFusion
-	// measures a model on the tool corpus).
+	// words' (0 means 1: alike, right for a model that ranks tools about
+	// as well as the words do). A weaker one helps only weighed lower: on
+	// the tool corpus the Universal Sentence Encoder (lite) fuses best at
+	// 0.25 and GloVe's word vectors at 0.1, and both rank worse than the
+	// words alone at 1. internal/toolsearch's BenchmarkCorpusFusionUSE
+	// measures any OpenAI-compatible endpoint's model (make bench-search).
 	EmbedderWeight float64
 	// Approve decides each host-tool call before it runs, with the model's
 	// full arguments. A pending decision does not count against the call's
