@@ -1,7 +1,6 @@
 package mcpvisor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -45,7 +44,7 @@ const DefaultElicitationDeadline = flows.DefaultDeadline
 
 // RootsProvider lists the roots (file:// URIs) a server may work in.
 // Declared only when set; call Host.RootsChanged when they change.
-type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, error)
+type RootsProvider = pipeline.RootsProvider
 
 // newFlows makes the machinery that answers servers' requests with the
 // host's hooks (Options.Elicitation, Inbox, Sampling, Roots).
@@ -55,7 +54,7 @@ func (h *Host) newFlows() *flows.Flows {
 	// can ask before it is there.
 	inFlight := func(s string) *pipeline.Call { return h.pipe.InFlight(s) }
 	return flows.New(flows.Options{Journal: h.journal, PendingCalls: func(s string) int { return h.rt.PendingCalls()[s] }, InFlight: inFlight,
-		Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling,
+		Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling, CallRoots: o.CallRoots,
 		Elicitation: flows.ElicitFunc(o.Elicitation), Sampling: flows.SampleFunc(o.Sampling), Roots: flows.RootsFunc(o.Roots),
 		Deadline: o.ElicitationDeadline, Passed: ErrElicitationPassed, Logger: o.Logger})
 }

@@ -175,6 +175,11 @@ type Options struct {
 	// for calls that bring their own (CallOptions.Sampling, as a gateway's
 	// do); a request that belongs to no such call is refused.
 	CallSampling bool
+	// CallRoots declares roots to servers without a Roots hook, for calls
+	// that bring their own (CallOptions.Roots, as a gateway's do when its
+	// client lists roots); a roots/list that belongs to no such call is
+	// answered with Options.Roots, or no roots.
+	CallRoots bool
 
 	// MediaURL is the URL prefix of media files written from tool results
 	// (DataDir/media/<id>.<ext>). "": /v1/media/, as the sidecar serves them.

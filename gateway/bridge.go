@@ -86,10 +86,10 @@ func (s *session) bridges(msg protocol.Message) bool {
 }
 
 // canAnswer reports whether the client can answer a question: it
-// declared elicitation or sampling.
+// declared elicitation, sampling or roots.
 func (s *session) canAnswer() bool {
 	c := s.clientCaps()
-	return c.elicitForm || c.elicitURL || c.sampling
+	return c.elicitForm || c.elicitURL || c.sampling || c.roots
 }
 
 // legacy reports whether server speaks a revision of the initialize era.
@@ -104,7 +104,7 @@ func (s *session) legacy(server string) bool {
 
 // bridged reports whether a modern client's tools/call needs a bridge: its
 // tool's server speaks a legacy revision, and the client can answer a
-// question (it declared elicitation or sampling).
+// question (it declared elicitation, sampling or roots).
 func (s *session) bridged(tool string) bool {
 	server, ok := s.toolServer(tool)
 	return ok && s.canAnswer() && s.legacy(server)

@@ -25,13 +25,16 @@ const maxURLElicitations = 256
 type clientCaps struct {
 	elicitForm, elicitURL bool
 	sampling              bool
+	roots                 bool
 }
 
-// parseClientCaps reads sampling, and elicitation's modes: an empty object
-// is form mode only, as the spec says for clients of earlier revisions.
+// parseClientCaps reads sampling, roots, and elicitation's modes: an empty
+// object is form mode only, as the spec says for clients of earlier
+// revisions.
 func parseClientCaps(c protocol.ClientCapabilities) clientCaps {
 	caps := parseElicitation(c)
 	caps.sampling = declared(c.Sampling)
+	caps.roots = c.Roots != nil
 	return caps
 }
 
@@ -94,6 +97,26 @@ func (s *session) sampleHandler(send func([]byte)) mcpvisor.SamplingHandler {
 			return nil, fmt.Errorf("gateway: the client's sampling result: %w", err)
 		}
 		return &res, nil
+	}
+}
+
+// rootsHandler returns the call's roots: the server's roots/list forwarded
+// to the client on the call's stream, or nil when the client did not
+// declare roots or the call has no stream (the host's roots answer).
+func (s *session) rootsHandler(send func([]byte)) mcpvisor.RootsProvider {
+	if send == nil || !s.clientCaps().roots {
+		return nil
+	}
+	return func(ctx context.Context, _ string) ([]protocol.Root, error) {
+		raw, err := s.request(ctx, send, protocol.MethodRootsList, nil)
+		if err != nil {
+			return nil, err // the client's JSON-RPC error passes through
+		}
+		var res protocol.ListRootsResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("gateway: the client's roots/list result: %w", err)
+		}
+		return res.Roots, nil
 	}
 }
 

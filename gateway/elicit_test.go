@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
+	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
 // withInbox gives the fixture's host the built-in inbox, so it declares
@@ -378,6 +380,61 @@ func TestStdioSampling(t *testing.T) {
 			}
 			if r.IsError || r.text() != "hi from the client" || !strings.Contains(string(res.Result), `"model":"client-model"`) {
 				t.Fatalf("the server received %s", res.Result)
+			}
+		})
+	}
+}
+
+// TestStdioRoots: a server's roots/list during a call goes to the client
+// that made it when that client declared roots, and its roots back to the
+// server; a client that declared none is not asked, and the server gets
+// the host's roots (Options.Roots), or none without them.
+func TestStdioRoots(t *testing.T) {
+	hostRoots := func(o *mcpvisor.Options) {
+		o.Roots = func(context.Context, string) ([]protocol.Root, error) {
+			return []protocol.Root{{URI: "file:///host", Name: "host"}}, nil
+		}
+	}
+	for _, tc := range []struct {
+		name, caps string
+		host       bool
+		want       string // a root the server received
+	}{
+		{"client lists roots", `{"roots":{"listChanged":true}}`, true, "file:///client"},
+		{"client does not, host does", `{}`, true, "file:///host"},
+		{"neither", `{}`, false, `"roots":[]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []func(*mcpvisor.Options){func(o *mcpvisor.Options) { o.CallRoots = true }}
+			if tc.host {
+				opts = append(opts, hostRoots)
+			}
+			f := newFixture(t, gateway.Options{}, opts...)
+			c, _ := startStdio(t, f)
+			c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+tc.caps+`,"clientInfo":{"name":"test","version":"1"}}`))
+			c.await(1, nil)
+			c.send(notification("notifications/initialized", ""))
+			c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
+			c.await(2, skipListChanged(t))
+
+			c.send(request(3, "tools/call", `{"name":"mcp__a__roots","arguments":{}}`))
+			asked := false
+			res := c.await(3, func(fr frame) {
+				if fr.Method == "notifications/tools/list_changed" {
+					return
+				}
+				if fr.Method != "roots/list" {
+					t.Fatalf("unexpected frame %+v", fr)
+				}
+				asked = true
+				c.send(`{"jsonrpc":"2.0","id":` + string(fr.ID) + `,"result":{"roots":[{"uri":"file:///client","name":"client"}]}}`)
+			})
+			r := decode[callResult](t, res.Result)
+			if asked != strings.Contains(tc.caps, "roots") {
+				t.Errorf("the client was asked: %v, with capabilities %s", asked, tc.caps)
+			}
+			if r.IsError || !strings.Contains(string(res.Result), tc.want) {
+				t.Fatalf("the server received %s, want %s in it", res.Result, tc.want)
 			}
 		})
 	}

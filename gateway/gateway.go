@@ -597,6 +597,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 	if !s.modern || s.bridge {
 		opts.Elicitation = s.elicitHandler(send)
 		opts.Sampling = s.sampleHandler(send)
+		opts.Roots = s.rootsHandler(send)
 		// Modern clients share a scope: each bridged call is a client of
 		// its own, so a server's question goes to no other call's client.
 		opts.Client = s.id

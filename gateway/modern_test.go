@@ -43,7 +43,7 @@ func modernHost(t *testing.T, opts gateway.Options, servers ...mcpvisor.ServerCo
 		names = append(names, s.Name)
 	}
 	f := fixtureOf(t, opts, servers, func(o *mcpvisor.Options) {
-		o.AlwaysOn, o.Inbox, o.CallSampling = names, true, true
+		o.AlwaysOn, o.Inbox, o.CallSampling, o.CallRoots = names, true, true, true
 	})
 	return f.h, f.g
 }
@@ -353,6 +353,37 @@ func TestModernBridgesLegacyServer(t *testing.T) {
 	_, other := modernGateway(t, gateway.Options{}, server)
 	o := &modernClient{t: t, urls: []string{other}, caps: c.caps}
 	o.send("tools/call", `{"name":"mcp__p__ask","arguments":{},"inputResponses":{},"requestState":"`+r.RequestState+`"}`, nil).wantError(t, 400, -32602)
+}
+
+// A legacy server's roots/list during a modern client's call is a round
+// of input, and the client's roots reach the server; the call's answer is
+// complete and carries no inputRequests.
+func TestModernBridgesRoots(t *testing.T) {
+	server := mcpvisor.ServerConfig{Name: "a", Type: "stdio", Command: bin.mcptest, Args: []string{"-name", "a"}, Enabled: true}
+	_, url := modernGateway(t, gateway.Options{}, server)
+	c := &modernClient{t: t, urls: []string{url}, caps: `{"roots":{}}`}
+	var r inputRound
+	c.send("tools/call", `{"name":"mcp__a__roots","arguments":{}}`, nil).result(t, &r)
+	if r.ResultType != "input_required" || len(r.InputRequests) != 1 {
+		t.Fatalf("first answer: %+v", r)
+	}
+	responses := map[string]any{}
+	for key, ir := range r.InputRequests {
+		if ir.Method != "roots/list" {
+			t.Fatalf("input request %s is %s, want roots/list", key, ir.Method)
+		}
+		responses[key] = map[string]any{"roots": []map[string]string{{"uri": "file:///client", "name": "client"}}}
+	}
+	p, _ := json.Marshal(map[string]any{"name": "mcp__a__roots", "arguments": map[string]any{}, "inputResponses": responses, "requestState": r.RequestState})
+	var done struct {
+		ResultType        string          `json:"resultType"`
+		InputRequests     json.RawMessage `json:"inputRequests"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	c.send("tools/call", string(p), nil).result(t, &done)
+	if done.ResultType != "complete" || done.InputRequests != nil || !strings.Contains(string(done.StructuredContent), "file:///client") {
+		t.Fatalf("the call's answer: %+v", done)
+	}
 }
 
 // subscriptions/listen acknowledges first, then sends the notifications

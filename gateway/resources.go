@@ -247,7 +247,7 @@ func (s *session) forwardOptions(send func([]byte)) mcpvisor.ForwardOptions {
 		o.ClientCapabilities, o.PassInput = s.rawCaps, !s.bridge
 	}
 	if !s.modern || s.bridge {
-		o.Elicitation, o.Sampling = s.elicitHandler(send), s.sampleHandler(send)
+		o.Elicitation, o.Sampling, o.Roots = s.elicitHandler(send), s.sampleHandler(send), s.rootsHandler(send)
 		o.Scope, o.Client = s.hs.Scope(), s.id
 	}
 	return o

@@ -28,6 +28,9 @@ type ElicitationHandler func(ctx context.Context, req *elicit.Request) (elicit.R
 // completion. Declared only when set; keep a person in the loop.
 type SamplingHandler func(ctx context.Context, server string, req *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
 
+// RootsProvider lists the roots (file:// URIs) a server may work in.
+type RootsProvider func(ctx context.Context, server string) ([]protocol.Root, error)
+
 // CallOptions tune one call. The zero value is the server's defaults.
 type CallOptions struct {
 	// User is the platform user the call is made for. A per-user server
@@ -74,6 +77,11 @@ type CallOptions struct {
 	// a gateway forwards them to the client that made the call. The host
 	// declares sampling with Options.Sampling or Options.CallSampling.
 	Sampling SamplingHandler
+	// Roots answers the roots/list requests that belong to this call (by
+	// the rule of Elicitation), in place of Options.Roots: a gateway asks
+	// the client that made the call, when it declared roots. The host
+	// declares roots with Options.Roots or Options.CallRoots.
+	Roots RootsProvider
 	// ClientCapabilities, for a gateway in front of a modern client, are
 	// that client's capabilities (a ClientCapabilities object): a modern
 	// server is told them in place of the host's, so it asks only for what

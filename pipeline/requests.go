@@ -57,12 +57,13 @@ type ForwardOptions struct {
 	// client answers and retries) instead of fulfilling it with the host's
 	// handlers.
 	PassInput bool
-	// Elicitation and Sampling answer the server's requests that belong
-	// to this request, as CallOptions' do for a call (and by the same
-	// rule: Scope and Client name who asks; a request is the caller's only
-	// when nothing else is in flight that could own it).
+	// Elicitation, Sampling and Roots answer the server's requests that
+	// belong to this request, as CallOptions' do for a call (and by the
+	// same rule: Scope and Client name who asks; a request is the caller's
+	// only when nothing else is in flight that could own it).
 	Elicitation ElicitationHandler
 	Sampling    SamplingHandler
+	Roots       RootsProvider
 	Scope       Scope
 	Client      string
 }
@@ -240,7 +241,7 @@ func (p *Pipeline) Forward(ctx context.Context, server, method string, params js
 		return nil, err
 	}
 	co := &CallOptions{ClientCapabilities: opts.ClientCapabilities, PassInput: opts.PassInput,
-		Elicitation: opts.Elicitation, Sampling: opts.Sampling, Client: opts.Client}
+		Elicitation: opts.Elicitation, Sampling: opts.Sampling, Roots: opts.Roots, Client: opts.Client}
 	res, err := p.Run(ctx, NewRequest(opts.Scope, server, method, forwardSubject(method, params), params, co))
 	if err != nil {
 		return nil, OpError(server, method, "", ResourceNotFound(method, err))

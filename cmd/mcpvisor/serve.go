@@ -173,7 +173,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	transitions, stopTransitions := logTransitions(logger)
 	defer stopTransitions()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true, OnEvent: transitions,
-		CallSampling: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
+		CallSampling: true, CallRoots: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
 		Cluster: clusterOpts, Journal: f.journalOptions(), SignInCallback: signInCallback(f.publicURL), Embedder: f.embedder(), EmbedderWeight: f.embeddingsWeight})
 	if err != nil {
@@ -430,7 +430,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 	tp, stopTracing := startTracing(ctx, logger)
 	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true, ReapOrphans: true,
-		CallSampling: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, TracerProvider: tp,
+		CallSampling: true, CallRoots: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, TracerProvider: tp,
 		Journal: f.journalOptions(), Embedder: f.embedder(), EmbedderWeight: f.embeddingsWeight})
 	if err != nil {
 		if r := sidecarHolding(ctx, err, f); r != nil {

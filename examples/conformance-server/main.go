@@ -122,7 +122,7 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version stri
 		AlwaysOn: names,
 		// As mcpvisor serve: elicitations and sampling reach the client
 		// whose call they belong to.
-		Inbox: true, CallSampling: true,
+		Inbox: true, CallSampling: true, CallRoots: true,
 	})
 	if err != nil {
 		return err

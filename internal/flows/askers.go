@@ -22,6 +22,7 @@ type Asker struct {
 	Client string // the caller's client, within Scope (CallOptions.Client)
 	Elicit ElicitFunc
 	Sample SampleFunc
+	Roots  RootsFunc
 	// Delegate, for a call another member forwarded here, asks that
 	// member, where the call's handlers are.
 	Delegate func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
@@ -31,6 +32,10 @@ type Asker struct {
 
 func (a *Asker) elicits() bool { return a.Elicit != nil || a.Delegate != nil }
 func (a *Asker) samples() bool { return a.Sample != nil || a.Delegate != nil }
+
+// listsRoots: a forwarded call's roots are the host's (Ask does not carry
+// roots/list to the calling member).
+func (a *Asker) listsRoots() bool { return a.Roots != nil }
 
 // delegated asks a question of the member a forwarded call came from,
 // until the call ends.

@@ -34,13 +34,16 @@ type callKey struct{}
 func (c calls) Attach(ctx context.Context, pc *pipeline.Call) (context.Context, func()) {
 	o := pc.Options
 	var a *Asker
-	if o.Elicitation != nil || o.Sampling != nil {
+	if o.Elicitation != nil || o.Sampling != nil || o.Roots != nil {
 		a = &Asker{Ctx: ctx, Call: pc, Server: pc.Server, Scope: pc.Scope, Client: o.Client}
 		if o.Elicitation != nil {
 			a.Elicit = ElicitFunc(o.Elicitation)
 		}
 		if o.Sampling != nil {
 			a.Sample = SampleFunc(o.Sampling)
+		}
+		if o.Roots != nil {
+			a.Roots = RootsFunc(o.Roots)
 		}
 		c.f.askers.Add(a)
 	}

@@ -49,7 +49,9 @@ type Options struct {
 	// CallSampling declares sampling for calls' own handlers alone.
 	CallSampling bool
 	Roots        RootsFunc
-	Deadline     time.Duration // how long a person has to answer; 0: DefaultDeadline
+	// CallRoots declares roots for calls' own handlers alone.
+	CallRoots bool
+	Deadline  time.Duration // how long a person has to answer; 0: DefaultDeadline
 	// Passed is the error a call's own elicitation handler returns to hand
 	// the elicitation to the host (the root's ErrElicitationPassed).
 	Passed error
@@ -99,9 +101,11 @@ func (f *Flows) Hooks() (protocol.ClientCapabilities, map[string]actors.Handler,
 		caps.Sampling = json.RawMessage(`{}`)
 		handlers[protocol.MethodSamplingCreateMessage] = actors.Handler{Serve: f.serveSampling, PausesCalls: true}
 	}
-	if f.o.Roots != nil {
-		caps.Roots = &protocol.RootsCapability{ListChanged: true}
-		handlers[protocol.MethodRootsList] = actors.Handler{Serve: f.ServeRoots}
+	if f.o.Roots != nil || f.o.CallRoots {
+		// list_changed is the host's to send (Host.RootsChanged); a
+		// call's client's changes reach the server at its next roots/list.
+		caps.Roots = &protocol.RootsCapability{ListChanged: f.o.Roots != nil}
+		handlers[protocol.MethodRootsList] = actors.Handler{Serve: f.serveRoots, PausesCalls: f.o.CallRoots}
 	}
 	return caps, handlers, notify
 }
@@ -299,13 +303,39 @@ func (f *Flows) Sample(ctx context.Context, server string, params json.RawMessag
 }
 
 // Roots reports whether the host declares roots.
-func (f *Flows) Roots() bool { return f.o.Roots != nil }
+func (f *Flows) Roots() bool { return f.o.Roots != nil || f.o.CallRoots }
 
-// ServeRoots answers a roots/list with the host's roots, each a file:// URI.
-func (f *Flows) ServeRoots(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
-	roots, err := f.o.Roots(ctx, sr.Server)
-	if err != nil {
-		return nil, err
+// serveRoots answers one roots/list a server sent: through the handler of
+// the call it belongs to (Askers.Pick), else the host's roots.
+func (f *Flows) serveRoots(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
+	return f.ListRoots(ctx, sr.Server, f.askers.Pick(sr.Server, "", (*Asker).listsRoots, func() int { return f.pending(sr.Server) }))
+}
+
+// ListRoots answers one roots/list: through owner's handler (nil: the call
+// has none, or belongs to no call), else the host's roots, else none.
+// Every root must be a file:// URI.
+func (f *Flows) ListRoots(ctx context.Context, server string, owner *Asker) (json.RawMessage, error) {
+	list := f.o.Roots
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if owner != nil && owner.Roots != nil {
+		// The request ends with the call it belongs to.
+		list = owner.Roots
+		defer context.AfterFunc(owner.Ctx, cancel)()
+	}
+	var roots []protocol.Root
+	if list != nil {
+		var err error
+		if roots, err = list(ctx, server); err != nil {
+			var perr *protocol.Error
+			if errors.As(err, &perr) {
+				return nil, perr // the client's JSON-RPC error passes through
+			}
+			return nil, err
+		}
+	}
+	if roots == nil {
+		roots = []protocol.Root{}
 	}
 	for _, r := range roots {
 		if !strings.HasPrefix(r.URI, "file://") {
@@ -328,10 +358,10 @@ func (f *Flows) Fulfil(ctx context.Context, server string, owner *Asker, req pro
 	case protocol.MethodSamplingCreateMessage:
 		return f.Sample(ctx, server, req.Params, func(json.RawMessage) *Asker { return owner })
 	case protocol.MethodRootsList:
-		if f.o.Roots == nil {
+		if !f.Roots() && (owner == nil || owner.Roots == nil) {
 			return nil, errors.New("this host does not declare roots")
 		}
-		return f.ServeRoots(ctx, actors.ServerRequest{Server: server, Method: req.Method, Params: req.Params})
+		return f.ListRoots(ctx, server, owner)
 	}
 	return nil, fmt.Errorf("unknown input request method %q", req.Method)
 }
