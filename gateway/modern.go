@@ -347,6 +347,16 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 	if _, ok := members["resultType"]; !ok {
 		members["resultType"] = resultComplete
 	}
+	var rt string
+	if json.Unmarshal(members["resultType"], &rt) == nil && rt == protocol.ResultComplete {
+		// A complete answer asks for nothing: input requests and a
+		// requestState in it (a legacy server's result, which has no such
+		// members in its revision) are the server's own data, contradictory
+		// next to "complete" and never sealed, so they do not reach the
+		// client.
+		delete(members, "inputRequests")
+		delete(members, "requestState")
+	}
 	if cacheable(method) {
 		if _, ok := members["ttlMs"]; !ok {
 			members["ttlMs"] = json.RawMessage("0")
