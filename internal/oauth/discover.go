@@ -216,23 +216,28 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, u, issuer string)
 }
 
 // legacyServerMetadata is 2025-03-26 discovery for a server without
-// resource metadata: its origin is the issuer, with RFC 8414 metadata at
-// the origin's well-known URI, else the default endpoints /authorize,
-// /token and /register.
+// resource metadata: the authorization base URL is the server's URL with
+// its path discarded (its origin), with RFC 8414 metadata at the origin's
+// well-known URI, else the default endpoints /authorize, /token and
+// /register. Metadata found there must name the origin as its issuer
+// (RFC 8414 §3.3: the issuer is identical to the URL the metadata's
+// location was derived from), as go-sdk also requires; a trailing slash
+// is ignored, "https://host/" being "https://host" (RFC 3986 §6.2.3).
 func legacyServerMetadata(ctx context.Context, hc *http.Client, serverURL string) (*ServerMetadata, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDiscovery, err)
 	}
 	origin := u.Scheme + "://" + u.Host
-	var m ServerMetadata
-	err = getJSON(ctx, hc, origin+"/.well-known/oauth-authorization-server", &m)
+	where := origin + "/.well-known/oauth-authorization-server"
+	m, err := fetchServerMetadata(ctx, hc, where, "")
 	switch {
 	case err == nil:
-		if m.Issuer == "" {
-			m.Issuer = origin
+		if strings.TrimSuffix(m.Issuer, "/") != origin {
+			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not the server's origin %q (2025-03-26 discovery without resource metadata)",
+				ErrIssuerMismatch, outbound.Where(where), m.Issuer, origin)
 		}
-		return &m, nil
+		return m, nil
 	case errors.Is(err, errNotFound):
 		return &ServerMetadata{
 			Issuer:                        origin,

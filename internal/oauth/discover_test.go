@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -261,4 +262,52 @@ func TestDiscoverLegacy(t *testing.T) {
 			t.Errorf("server metadata = %+v", d.Server)
 		}
 	})
+}
+
+// The metadata at a 2025-03-26 server's origin must name that origin as
+// its issuer (RFC 8414 §3.3); go-sdk refuses the same documents.
+func TestDiscoverLegacyIssuer(t *testing.T) {
+	tests := []struct {
+		name   string
+		issuer string // {URL} is the server's origin
+		want   error  // nil: accepted
+	}{
+		{"the origin", "{URL}", nil},
+		{"the origin with a trailing slash", "{URL}/", nil},
+		// conformance 0.1.16's auth/2025-03-26-oauth-metadata-backcompat
+		// serves this at the root well-known URI.
+		{"a path under the origin", "{URL}/oauth", ErrIssuerMismatch},
+		{"the server's URL", "{URL}/v1/mcp", ErrIssuerMismatch},
+		{"another origin", "https://other.example", ErrIssuerMismatch},
+		{"none", "", ErrDiscovery},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newDocServer(t, map[string]string{asPath: asDoc(tt.issuer)})
+			issuer := strings.ReplaceAll(tt.issuer, "{URL}", s.URL)
+			d, err := discover(context.Background(), s.Client(), s.URL+"/v1/mcp", Challenge{}, "")
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("discover: %v", err)
+				}
+				if d.Server.Issuer != issuer || d.Server.TokenEndpoint != issuer+"/token" {
+					t.Errorf("server metadata = %+v; want issuer %q and its endpoints", d.Server, issuer)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("discover = %+v, %v; want an error matching %v", d, err, tt.want)
+			}
+			if tt.want == ErrIssuerMismatch {
+				for _, v := range []string{fmt.Sprintf("%q", issuer), fmt.Sprintf("%q", s.URL)} {
+					if !strings.Contains(err.Error(), v) {
+						t.Errorf("error %q does not name %s", err, v)
+					}
+				}
+			}
+			if diff := cmp.Diff([]string{prmPath + "/v1/mcp", prmPath, asPath}, s.requested()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
