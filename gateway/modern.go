@@ -348,12 +348,13 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 		members["resultType"] = resultComplete
 	}
 	var rt string
-	if json.Unmarshal(members["resultType"], &rt) == nil && rt == protocol.ResultComplete {
+	if asksInput(method) && json.Unmarshal(members["resultType"], &rt) == nil && rt == protocol.ResultComplete {
 		// A complete answer asks for nothing: input requests and a
 		// requestState in it (a legacy server's result, which has no such
 		// members in its revision) are the server's own data, contradictory
 		// next to "complete" and never sealed, so they do not reach the
-		// client.
+		// client. (A task's tasks/get carries its open inputRequests in a
+		// complete result: that is the tasks extension's own shape.)
 		delete(members, "inputRequests")
 		delete(members, "requestState")
 	}
@@ -376,6 +377,15 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 		return frame
 	}
 	return protocol.AppendResult(nil, m.ID, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// asksInput are the requests a server may answer input_required.
+func asksInput(method string) bool {
+	switch method {
+	case protocol.MethodToolsCall, protocol.MethodPromptsGet, protocol.MethodResourcesRead:
+		return true
+	}
+	return false
 }
 
 var (

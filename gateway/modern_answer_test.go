@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpvisor/mcpvisor/protocol"
@@ -23,12 +24,19 @@ func TestModernResponseCompleteAsksNothing(t *testing.T) {
 		{"complete said outright",
 			`{"resultType":"complete","content":[],"requestState":"x"}`,
 			map[string]bool{"content": true, "requestState": false}},
+		{"a task's tasks/get, which carries its open input requests",
+			`{"resultType":"complete","status":"input_required","inputRequests":{"k":{"method":"roots/list"}}}`,
+			map[string]bool{"inputRequests": true}},
 		{"input_required",
 			`{"resultType":"input_required","inputRequests":{"k":{"method":"roots/list"}},"requestState":"s"}`,
 			map[string]bool{"inputRequests": true, "requestState": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			frame := g.modernResponse(protocol.AppendResult(nil, json.RawMessage("1"), json.RawMessage(tc.result)), protocol.MethodToolsCall)
+			method := protocol.MethodToolsCall
+			if strings.HasPrefix(tc.name, "a task's") {
+				method = protocol.MethodTasksGet
+			}
+			frame := g.modernResponse(protocol.AppendResult(nil, json.RawMessage("1"), json.RawMessage(tc.result)), method)
 			m, err := protocol.Classify(frame)
 			if err != nil {
 				t.Fatal(err)
