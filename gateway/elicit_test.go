@@ -335,6 +335,19 @@ func skipListChanged(t *testing.T) func(frame) {
 	}
 }
 
+// startActivated is a stdio client of f that initialized with caps
+// (requests 1 and 2 are used) and activated server a.
+func startActivated(t *testing.T, f *fixture, caps string) *stdioClient {
+	t.Helper()
+	c, _ := startStdio(t, f)
+	c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"test","version":"1"}}`))
+	c.await(1, nil)
+	c.send(notification("notifications/initialized", ""))
+	c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
+	c.await(2, skipListChanged(t))
+	return c
+}
+
 // TestStdioSampling: a server's sampling/createMessage during a call goes
 // to the client that made it, and the client's answer back to the server;
 // a client that did not declare sampling is not asked, and the server is
@@ -349,12 +362,7 @@ func TestStdioSampling(t *testing.T) {
 		{"client cannot", `{}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := startStdio(t, f)
-			c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+tc.caps+`,"clientInfo":{"name":"test","version":"1"}}`))
-			c.await(1, nil)
-			c.send(notification("notifications/initialized", ""))
-			c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
-			c.await(2, skipListChanged(t))
+			c := startActivated(t, f, tc.caps)
 
 			c.send(request(3, "tools/call", `{"name":"mcp__a__sample","arguments":{"prompt":"Say hi"}}`))
 			var prompt string
@@ -410,12 +418,7 @@ func TestStdioRoots(t *testing.T) {
 				opts = append(opts, hostRoots)
 			}
 			f := newFixture(t, gateway.Options{}, opts...)
-			c, _ := startStdio(t, f)
-			c.send(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+tc.caps+`,"clientInfo":{"name":"test","version":"1"}}`))
-			c.await(1, nil)
-			c.send(notification("notifications/initialized", ""))
-			c.send(request(2, "tools/call", `{"name":"activate_tools","arguments":{"groups":["a"]}}`))
-			c.await(2, skipListChanged(t))
+			c := startActivated(t, f, tc.caps)
 
 			c.send(request(3, "tools/call", `{"name":"mcp__a__roots","arguments":{}}`))
 			asked := false

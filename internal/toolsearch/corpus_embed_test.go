@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -108,83 +109,98 @@ func (e *riEmbedder) Embed(_ context.Context, texts []string) ([][]float32, erro
 //	make bench-search
 //	go test -run '^$' -bench CorpusFusion -benchtime 1x ./internal/toolsearch/
 func BenchmarkCorpusFusion(b *testing.B) {
-	for b.Loop() {
-		corpusFusion(b)
-	}
-}
-
-func corpusFusion(t *testing.B) {
-	servers, tuning, err := toolcorpus.Load(corpusDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	independent, err := toolcorpus.LoadQueries(corpusDir + "/queries/independent.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	heldout, err := toolcorpus.LoadQueries(corpusDir + "/queries/heldout.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sets, byServer := fusionCorpus(b)
 	x := New()
 	var all [][]string
-	byServer := map[string][]Document{}
-	for _, s := range servers {
-		for _, tool := range s.Tools {
-			d := Document{ID: "mcp__" + s.Server + "__" + tool.Name, Server: s.Server, Name: tool.Name, Title: tool.Title,
-				Description: tool.Description, InputSchema: tool.InputSchema}
-			byServer[s.Server] = append(byServer[s.Server], d)
-			all = append(all, Tokens(embedText(&d)))
-		}
-	}
 	for s, docs := range byServer {
 		x.Replace(s, docs)
+		for i := range docs {
+			all = append(all, Tokens(embedText(&docs[i])))
+		}
 	}
-	embedders := []struct {
-		name string
-		e    Embedder
-	}{{"ri", newRIEmbedder(all)}}
+	embedders := map[string]Embedder{"ri": newRIEmbedder(all)}
 	if g, err := loadGloVe(); err == nil {
-		embedders = append(embedders, struct {
-			name string
-			e    Embedder
-		}{"glove", g})
+		embedders["glove"] = g
 	} else {
-		t.Logf("no GloVe vectors (run scripts/glove.sh): %v", err)
+		b.Logf("no GloVe vectors (run scripts/glove.sh): %v", err)
 	}
-	ctx := context.Background()
-	for _, emb := range embedders {
-		v := NewVectors(emb.e)
+	vectors := map[string]*Vectors{}
+	for name, e := range embedders {
+		v := NewVectors(e)
 		for s, docs := range byServer {
 			v.Replace(s, docs)
 		}
-		if err := v.Fill(ctx); err != nil {
-			t.Fatal(err)
+		if err := v.Fill(context.Background()); err != nil {
+			b.Fatal(err)
 		}
-		for _, set := range []struct {
-			name    string
-			queries []toolcorpus.Query
-		}{{"tuning", tuning}, {"independent", independent}, {"heldout", heldout}} {
-			var n, words, meaning, fused, fusedLow float64
-			for _, q := range set.queries {
-				if len(q.Expect) == 0 {
-					continue
-				}
-				n++
-				lex := x.Search(q.Query, 50)
-				near, err := v.Nearest(ctx, q.Query, 50)
-				if err != nil {
-					t.Fatal(err)
-				}
-				words += hitAt5(lex, q.Expect)
-				meaning += hitAt5(near, q.Expect)
-				fused += hitAt5(Fuse(10, 1, lex, near), q.Expect)
-				fusedLow += hitAt5(Fuse(10, 0.1, lex, near), q.Expect)
+		vectors[name] = v
+	}
+	for b.Loop() {
+		for name, v := range vectors {
+			reportFusion(b, x, v, name, []float64{1, 0.1}, sets)
+		}
+	}
+}
+
+// querySet is a named set of the corpus's queries.
+type querySet struct {
+	name    string
+	queries []toolcorpus.Query
+}
+
+// fusionCorpus loads the corpus's three query sets (tuning, independent,
+// heldout) and its tools as documents, by server.
+func fusionCorpus(b *testing.B) ([]querySet, map[string][]Document) {
+	servers, tuning, err := toolcorpus.Load(corpusDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sets := []querySet{{"tuning", tuning}}
+	for _, name := range []string{"independent", "heldout"} {
+		qs, err := toolcorpus.LoadQueries(corpusDir + "/queries/" + name + ".json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets = append(sets, querySet{name, qs})
+	}
+	byServer := map[string][]Document{}
+	for _, s := range servers {
+		for _, tool := range s.Tools {
+			byServer[s.Server] = append(byServer[s.Server], Document{ID: "mcp__" + s.Server + "__" + tool.Name, Server: s.Server,
+				Name: tool.Name, Title: tool.Title, Description: tool.Description, InputSchema: tool.InputSchema})
+		}
+	}
+	return sets, byServer
+}
+
+// reportFusion reports, for each set, hit@5 of the words (x), of the
+// meaning (v, the embedder model) and of the two fused at each weight:
+// <set>-words-hit@5, <set>-<model>-hit@5, <set>-<model>-fused<w>-hit@5.
+func reportFusion(b *testing.B, x *Index, v *Vectors, model string, weights []float64, sets []querySet) {
+	ctx := context.Background()
+	for _, set := range sets {
+		var n, words, meaning float64
+		fused := make([]float64, len(weights))
+		for _, q := range set.queries {
+			if len(q.Expect) == 0 {
+				continue
 			}
-			t.ReportMetric(words/n, set.name+"-words-hit@5")
-			t.ReportMetric(meaning/n, set.name+"-"+emb.name+"-hit@5")
-			t.ReportMetric(fused/n, set.name+"-"+emb.name+"-fused-hit@5")
-			t.ReportMetric(fusedLow/n, set.name+"-"+emb.name+"-fused0.1-hit@5")
+			n++
+			lex := x.Search(q.Query, 50)
+			near, err := v.Nearest(ctx, q.Query, 50)
+			if err != nil {
+				b.Fatal(err)
+			}
+			words += hitAt5(lex, q.Expect)
+			meaning += hitAt5(near, q.Expect)
+			for i, w := range weights {
+				fused[i] += hitAt5(Fuse(10, w, lex, near), q.Expect)
+			}
+		}
+		b.ReportMetric(words/n, set.name+"-words-hit@5")
+		b.ReportMetric(meaning/n, set.name+"-"+model+"-hit@5")
+		for i, w := range weights {
+			b.ReportMetric(fused[i]/n, fmt.Sprintf("%s-%s-fused%g-hit@5", set.name, model, w))
 		}
 	}
 }

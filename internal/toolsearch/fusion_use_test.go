@@ -5,15 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/gob"
-	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/mcpvisor/mcpvisor/internal/toolcorpus"
 	"github.com/mcpvisor/mcpvisor/internal/toolsearch"
 	"github.com/mcpvisor/mcpvisor/modelapi"
 )
@@ -48,79 +45,19 @@ func BenchmarkCorpusFusionUSE(b *testing.B) {
 	emb.load()
 	defer emb.save()
 
-	servers, tuning, err := toolcorpus.Load(root + "testdata/toolcorpus")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sets := []struct {
-		name    string
-		queries []toolcorpus.Query
-	}{{"tuning", tuning}}
-	for _, name := range []string{"independent", "heldout"} {
-		qs, err := toolcorpus.LoadQueries(root + "testdata/toolcorpus/queries/" + name + ".json")
-		if err != nil {
-			b.Fatal(err)
-		}
-		sets = append(sets, struct {
-			name    string
-			queries []toolcorpus.Query
-		}{name, qs})
-	}
+	sets, byServer := toolsearch.FusionCorpus(b)
 	x := toolsearch.New()
 	v := toolsearch.NewVectors(emb)
-	for _, s := range servers {
-		docs := make([]toolsearch.Document, 0, len(s.Tools))
-		for _, tool := range s.Tools {
-			docs = append(docs, toolsearch.Document{ID: "mcp__" + s.Server + "__" + tool.Name, Server: s.Server,
-				Name: tool.Name, Title: tool.Title, Description: tool.Description, InputSchema: tool.InputSchema})
-		}
-		x.Replace(s.Server, docs)
-		v.Replace(s.Server, docs)
+	for s, docs := range byServer {
+		x.Replace(s, docs)
+		v.Replace(s, docs)
 	}
-	ctx := context.Background()
-	if err := v.Fill(ctx); err != nil {
+	if err := v.Fill(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	weights := []float64{1, 0.5, 0.25}
 	for b.Loop() {
-		for _, set := range sets {
-			var n, words, meaning float64
-			fused := make([]float64, len(weights))
-			for _, q := range set.queries {
-				if len(q.Expect) == 0 {
-					continue
-				}
-				n++
-				lex := x.Search(q.Query, 50)
-				near, err := v.Nearest(ctx, q.Query, 50)
-				if err != nil {
-					b.Fatal(err)
-				}
-				words += hit5(lex, q.Expect)
-				meaning += hit5(near, q.Expect)
-				for i, w := range weights {
-					fused[i] += hit5(toolsearch.Fuse(10, w, lex, near), q.Expect)
-				}
-			}
-			b.ReportMetric(words/n, set.name+"-words-hit@5")
-			b.ReportMetric(meaning/n, set.name+"-meaning-hit@5")
-			for i, w := range weights {
-				b.ReportMetric(fused[i]/n, fmt.Sprintf("%s-fused%g-hit@5", set.name, w))
-			}
-		}
+		toolsearch.ReportFusion(b, x, v, "use", []float64{1, 0.5, 0.25}, sets)
 	}
-}
-
-func hit5(hits []toolsearch.Hit, expect []string) float64 {
-	for i, h := range hits {
-		if i == 5 {
-			break
-		}
-		if slices.Contains(expect, h.ID) {
-			return 1
-		}
-	}
-	return 0
 }
 
 // startEmbeddingsServer runs the script on a free port until the
