@@ -62,6 +62,9 @@ type bridge struct {
 	// for tasks/get until its ttl.
 	updated time.Time
 	keep    bool
+	// delivered: the open questions went to the client in a round it has
+	// not answered yet.
+	delivered bool
 
 	wake chan struct{} // a question or the end arrived (1-buffered)
 	done chan struct{} // closed when resp is set
@@ -161,6 +164,7 @@ func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 		changed: make(chan struct{}, 1), notes: make(chan []byte, notesQueue)}
 	b := &bridge{g: g, id: newSessionID(), s: call, method: msg.Method, asks: map[string]protocol.InputRequest{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), updated: time.Now()}
+	call.awaiting = b.awaiting
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -231,9 +235,18 @@ func (b *bridge) answer(responses map[string]json.RawMessage) (open bool) {
 		b.order = slices.DeleteFunc(b.order, func(k string) bool { return k == key })
 	}
 	if len(answered) > 0 {
-		b.updated = time.Now()
+		b.updated, b.delivered = time.Now(), false
 	}
 	return len(b.asks) > 0
+}
+
+// awaiting reports whether the call waits on the client to answer a
+// round it was given: until then the server, blocked on those questions,
+// asks nothing new of this call (flows.Askers.Pick).
+func (b *bridge) awaiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.delivered && len(b.asks) > 0
 }
 
 // send takes the frames the call's session writes to its client: requests
@@ -251,7 +264,7 @@ func (b *bridge) send(frame []byte) {
 		key := string(m.ID)
 		b.asks[key] = protocol.InputRequest{Method: m.Method, Params: m.Params}
 		b.order = append(b.order, key)
-		b.updated = time.Now()
+		b.updated, b.delivered = time.Now(), false
 		b.signal()
 	case protocol.KindNotification:
 		if m.Method == protocol.MethodCancelled {
@@ -323,6 +336,7 @@ func (b *bridge) questions(id json.RawMessage) []byte {
 		reqs[key] = b.asks[key]
 	}
 	state, _ := json.Marshal(b.g.seal(b.id))
+	b.delivered = true
 	return result(id, protocol.InputRequiredResult{ResultType: protocol.ResultInputRequired, InputRequests: reqs, RequestState: state})
 }
 

@@ -283,8 +283,10 @@ type session struct {
 	modern  bool
 	rawCaps json.RawMessage
 	// bridge: a modern client's call to a legacy server, whose requests
-	// to the client become input_required rounds (see bridge).
-	bridge bool
+	// to the client become input_required rounds (see bridge); awaiting
+	// is its bridge's (bridge.awaiting).
+	bridge   bool
+	awaiting func() bool
 
 	// busy counts the HTTP requests and GET streams in progress; used is
 	// when the last one ended (unix ns). An idle session may expire.
@@ -600,7 +602,7 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		opts.Roots = s.rootsHandler(send)
 		// Modern clients share a scope: each bridged call is a client of
 		// its own, so a server's question goes to no other call's client.
-		opts.Client = s.id
+		opts.Client, opts.AwaitingClient = s.id, s.awaiting
 	}
 	if hostTool && s.g.opts.ApproveWithClient {
 		opts.Approve = s.approveWithClient(send)

@@ -361,7 +361,32 @@ func TestModernBridgesLegacyServer(t *testing.T) {
 func TestModernBridgesRoots(t *testing.T) {
 	server := mcpvisor.ServerConfig{Name: "a", Type: "stdio", Command: bin.mcptest, Args: []string{"-name", "a"}, Enabled: true}
 	_, url := modernGateway(t, gateway.Options{}, server)
-	c := &modernClient{t: t, urls: []string{url}, caps: `{"roots":{}}`}
+	rootsRound(t, &modernClient{t: t, urls: []string{url}, caps: `{"roots":{}}`})
+}
+
+// An input round a client abandons holds no other client's question: the
+// server, blocked on the abandoned call's question, asks the next one for
+// the call in flight that can still ask (flows.Askers.Pick), so a shared
+// gateway serves the next client as a fresh one would.
+func TestModernAbandonedRound(t *testing.T) {
+	server := mcpvisor.ServerConfig{Name: "a", Type: "stdio", Command: bin.mcptest, Args: []string{"-name", "a"}, Enabled: true}
+	_, url := modernGateway(t, gateway.Options{}, server)
+	gone := &modernClient{t: t, urls: []string{url}, caps: `{"roots":{}}`}
+	var r inputRound
+	gone.send("tools/call", `{"name":"mcp__a__roots","arguments":{}}`, nil).result(t, &r)
+	if r.ResultType != "input_required" {
+		t.Fatalf("the first client's answer: %+v", r)
+	}
+	// It never retries. The next client's call asks it, not the host.
+	for range 2 {
+		rootsRound(t, &modernClient{t: t, urls: []string{url}, caps: `{"roots":{}}`})
+	}
+}
+
+// rootsRound calls mcptest's roots tool as c, answers its one roots/list
+// round with file:///client, and checks that the server received it.
+func rootsRound(t *testing.T, c *modernClient) {
+	t.Helper()
 	var r inputRound
 	c.send("tools/call", `{"name":"mcp__a__roots","arguments":{}}`, nil).result(t, &r)
 	if r.ResultType != "input_required" || len(r.InputRequests) != 1 {

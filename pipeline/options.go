@@ -93,6 +93,13 @@ type CallOptions struct {
 	// flight on the server's connection with a handler has the same scope
 	// and Client: one client's question never reaches another.
 	Client string
+	// AwaitingClient reports whether the call waits on its client to
+	// answer questions the client was already given (a gateway's bridged
+	// call between an input_required round and the retry, which a client
+	// may never send). Such a call asks nothing new until answered, so a
+	// server's request is attributed among the other calls in flight, and
+	// an abandoned round holds no other client's question hostage.
+	AwaitingClient func() bool
 	// PassInput returns a modern server's input_required result to the
 	// caller as the server wrote it (Result.InputRequired, Result.Raw)
 	// instead of fulfilling it with the handlers: a gateway hands it to its

@@ -23,6 +23,10 @@ type Asker struct {
 	Elicit ElicitFunc
 	Sample SampleFunc
 	Roots  RootsFunc
+	// Awaiting reports whether the call waits on its client for answers
+	// it was already asked (pipeline.CallOptions.AwaitingClient); nil:
+	// never.
+	Awaiting func() bool
 	// Delegate, for a call another member forwarded here, asks that
 	// member, where the call's handlers are.
 	Delegate func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
@@ -104,6 +108,15 @@ func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func(
 	if len(list) == 0 {
 		return nil
 	}
+	// A call whose client holds its questions asks nothing new until
+	// answered: the request is one of the others', when there are others.
+	awaiting := 0
+	if task == "" && len(list) > 1 {
+		active := slices.DeleteFunc(slices.Clone(list), func(a *Asker) bool { return a.Awaiting != nil && a.Awaiting() })
+		if len(active) > 0 {
+			awaiting, list = len(list)-len(active), active
+		}
+	}
 	if task != "" {
 		for _, a := range list {
 			if t := a.Task.Load(); t != nil && *t == task {
@@ -118,7 +131,7 @@ func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func(
 			return nil // two sessions or clients, or two of the embedder's own calls
 		}
 	}
-	if pending() > len(list) {
+	if pending()-awaiting > len(list) {
 		return nil // some request in flight is not one of these calls
 	}
 	return first

@@ -107,4 +107,31 @@ func TestAskersPick(t *testing.T) {
 	if a := as.Pick("s", "", (*Asker).samples, pending(2)); a != nil {
 		t.Fatal("picked for sampling while a call that cannot sample is in flight")
 	}
+	as.Remove(sampler)
+	as.Remove(elicitor)
+
+	// A call whose client holds its questions (Awaiting) asks nothing new:
+	// the request is the other call's, even of another client; when every
+	// call awaits, the rule is as before.
+	held, next := newAsker("s", "modern"), newAsker("s", "modern")
+	held.Client, next.Client = "client-1", "client-2"
+	awaiting := true
+	held.Awaiting = func() bool { return awaiting }
+	as.Add(held)
+	as.Add(next)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != next {
+		t.Fatal("the call not awaiting its client was not picked")
+	}
+	if a := as.Pick("s", "", (*Asker).elicits, pending(3)); a != nil {
+		t.Fatal("picked a call while a request of someone else is in flight")
+	}
+	awaiting = false
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
+		t.Fatal("picked one of two clients' calls once the first was answered")
+	}
+	next.Awaiting = func() bool { return true }
+	awaiting = true
+	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
+		t.Fatal("picked one of two clients' calls that both await")
+	}
 }

@@ -45,6 +45,7 @@ func (c calls) Attach(ctx context.Context, pc *pipeline.Call) (context.Context, 
 		if o.Roots != nil {
 			a.Roots = RootsFunc(o.Roots)
 		}
+		a.Awaiting = o.AwaitingClient
 		c.f.askers.Add(a)
 	}
 	if a == nil && !c.carry {
