@@ -425,16 +425,23 @@ done
 # Server mode: the gateway (examples/conformance-server) fronting the
 # go-sdk's conformance everything-server (the suite's test_* tools,
 # resources and prompts) over stdio, once per era the gateway speaks to it:
-#   legacy  --protocol-version 2025-11-25 (initialize; the server's own
-#           requests during a call: elicitation, sampling)
-#   modern  detected: 2026-07-28 (server/discover; input_required results)
+#   legacy         --protocol-version 2025-11-25 (initialize; the server's
+#                  own requests during a call: elicitation, sampling,
+#                  roots), a fresh gateway for each scenario
+#   legacy-shared  the same era, one gateway for every scenario, as a
+#                  long-lived deployment serves them: a scenario that
+#                  checks one round of input and leaves holds its call on
+#                  the server until it expires (Options.InputTimeout), and
+#                  the next scenarios' questions must still reach them
+#                  (flows.Askers.Pick passes over a call awaiting its
+#                  client); its expected failures are legacy's
+#   modern         detected: 2026-07-28 (server/discover; input_required
+#                  results), one gateway
 # Each era is checked by both runners, one scenario at a time. A legacy
 # server's request over stdio names no call: with calls of several clients
-# in flight the host asks none of them (by design: no client sees another's
-# question), so parallel scenarios would measure that rule, not
-# conformance; and in the legacy era each scenario gets a fixture of its
-# own, since a scenario that checks one round of input and leaves holds a
-# call open on the server until it expires (Options.InputTimeout).
+# in flight that can ask, the host asks none of them (by design: no client
+# sees another's question), so parallel scenarios would measure that rule,
+# not conformance.
 #   0.1.16          every server scenario (list --server), spec 2025-11-25
 #   0.2.0-alpha.12  the server scenarios of --requirements 2026-07-28
 #                   (scored), at that wire; then the set's server scenarios
@@ -451,7 +458,7 @@ SERVER_INFORMATIONAL=" tasks-status-notifications "
 # scenarios the server behind the gateway cannot pass in that era.
 GOSDK_EVERYTHING=$CACHE/gosdk-everything
 JOBS=$CACHE/mcpvisor-jobs
-SERVER_ERAS=${CONFORMANCE_SERVER_ERAS-legacy modern}
+SERVER_ERAS=${CONFORMANCE_SERVER_ERAS-legacy legacy-shared modern}
 echo
 echo "conformance: server mode, the gateway fronting the go-sdk conformance everything-server"
 go build -o "$FIXTURE" ./examples/conformance-server
@@ -491,7 +498,7 @@ server_scenarios() {
 # start_fixture ERA starts the gateway fixture and sets url.
 start_fixture() {
 	local pin=()
-	[ "$1" = legacy ] && pin=(--protocol-version 2025-11-25)
+	[ "${1%-shared}" = legacy ] && pin=(--protocol-version 2025-11-25)
 	fixture_log=$SERVER_RESULTS/$1/fixture.log
 	fixture_out=$SERVER_RESULTS/$1/fixture.out
 	# --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
@@ -550,7 +557,7 @@ for era in $SERVER_ERAS; do
 		r=$(runner "$v")
 		label="server $era era ($v)"
 		all=$(server_scenarios "$v")
-		expected=$(server_expected "$era" "$v")
+		expected=$(server_expected "${era%-shared}" "$v")
 		for e in $expected; do
 			if ! cut -d' ' -f1 <<<"$all" | grep -qxF -- "$e"; then
 				summaries+=("conformance: $SERVER_EXPECTED lists \"$e\" under $era/$v, which is not a server scenario of $SUITE_PKG@$v")

@@ -102,20 +102,11 @@ func (as *Askers) OfTask(server, task string) *Asker {
 // connection; it is asked only when the request names no task.
 func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func() int) *Asker {
 	as.mu.Lock()
-	list := slices.Clone(as.byServer[server])
+	all := slices.Clone(as.byServer[server])
 	as.mu.Unlock()
-	list = slices.DeleteFunc(list, func(a *Asker) bool { return !can(a) })
+	list := slices.DeleteFunc(slices.Clone(all), func(a *Asker) bool { return !can(a) })
 	if len(list) == 0 {
 		return nil
-	}
-	// A call whose client holds its questions asks nothing new until
-	// answered: the request is one of the others', when there are others.
-	awaiting := 0
-	if task == "" && len(list) > 1 {
-		active := slices.DeleteFunc(slices.Clone(list), func(a *Asker) bool { return a.Awaiting != nil && a.Awaiting() })
-		if len(active) > 0 {
-			awaiting, list = len(list)-len(active), active
-		}
 	}
 	if task != "" {
 		for _, a := range list {
@@ -125,13 +116,27 @@ func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func(
 		}
 		return nil // another caller's task, or one resumed after a restart
 	}
+	// A call whose client holds its questions asks nothing new until
+	// answered: the request is one of the others', when there are others,
+	// and such calls, whatever they could ask, are not requests of
+	// someone else in flight.
+	awaits := func(a *Asker) bool { return a.Awaiting != nil && a.Awaiting() }
+	if active := slices.DeleteFunc(slices.Clone(list), awaits); len(active) > 0 {
+		list = active
+	}
+	held := 0
+	for _, a := range all {
+		if awaits(a) && !slices.Contains(list, a) {
+			held++
+		}
+	}
 	first := list[0]
 	for _, a := range list[1:] {
 		if a.Scope != first.Scope || a.Client != first.Client || first.Scope.Session == "" {
 			return nil // two sessions or clients, or two of the embedder's own calls
 		}
 	}
-	if pending()-awaiting > len(list) {
+	if pending()-held > len(list) {
 		return nil // some request in flight is not one of these calls
 	}
 	return first

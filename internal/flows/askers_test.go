@@ -129,8 +129,21 @@ func TestAskersPick(t *testing.T) {
 	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
 		t.Fatal("picked one of two clients' calls once the first was answered")
 	}
-	next.Awaiting = func() bool { return true }
+	// One that awaits and could not have asked this anyway (it only
+	// samples) is not someone else's request in flight either.
 	awaiting = true
+	sampleOnly := newAsker("s", "modern")
+	sampleOnly.Client, sampleOnly.Elicit = "client-3", nil
+	sampleOnly.Sample = func(context.Context, string, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return nil, nil
+	}
+	sampleOnly.Awaiting = func() bool { return true }
+	as.Add(sampleOnly)
+	if a := as.Pick("s", "", (*Asker).elicits, pending(3)); a != next {
+		t.Fatal("a sampling call awaiting its client kept the question from the one that can ask")
+	}
+	as.Remove(sampleOnly)
+	next.Awaiting = func() bool { return true }
 	if a := as.Pick("s", "", (*Asker).elicits, pending(2)); a != nil {
 		t.Fatal("picked one of two clients' calls that both await")
 	}
