@@ -67,20 +67,6 @@ func queryTerms(query string, known func(string) bool) []weightedTerm {
 	return out
 }
 
-// term is w as an index term: lowercased and stemmed; false for a stop
-// word.
-func term(w string) (string, bool) {
-	w = strings.ToLower(w)
-	if stopWords[w] {
-		return "", false
-	}
-	w = stem(w)
-	if w == "" || stopWords[w] {
-		return "", false
-	}
-	return w, true
-}
-
 // field is a whitespace-separated piece of a query, and whether it is a
 // literal value.
 type field struct {

@@ -38,15 +38,9 @@ func Tokens(text string) []string {
 	}
 	var out []string
 	add := func(w string) {
-		w = strings.ToLower(w)
-		if stopWords[w] {
-			return
+		if t, ok := term(w); ok {
+			out = append(out, t)
 		}
-		w = stem(w)
-		if w == "" || stopWords[w] {
-			return
-		}
-		out = append(out, w)
 	}
 	for _, run := range runs(text) {
 		parts := words(run)
@@ -60,6 +54,20 @@ func Tokens(text string) []string {
 		}
 	}
 	return out
+}
+
+// term is w as an index term: lowercased and stemmed; false for a stop
+// word.
+func term(w string) (string, bool) {
+	w = strings.ToLower(w)
+	if stopWords[w] {
+		return "", false
+	}
+	w = stem(w)
+	if w == "" || stopWords[w] {
+		return "", false
+	}
+	return w, true
 }
 
 // runs splits text into runs of letters and digits.

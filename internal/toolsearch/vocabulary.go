@@ -120,8 +120,12 @@ func (v *vocabulary) read(r interface{ Read([]byte) (int, error) }, weight float
 // (others are not worth scoring).
 func (v *vocabulary) expand(terms []weightedTerm, known func(string) bool) []weightedTerm {
 	out := slices.Clone(terms)
+	// have: the terms that match an entry (the request's words and what
+	// they brought); in: every term of out, literal values too.
 	have := make(map[string]bool, len(terms))
+	in := make(map[string]bool, len(terms))
 	for _, t := range terms {
+		in[t.term] = true
 		if t.weight == 1 {
 			have[t.term] = true
 		}
@@ -142,8 +146,8 @@ func (v *vocabulary) expand(terms []weightedTerm, known func(string) bool) []wei
 			}
 			for _, entry := range group {
 				for _, tok := range entry {
-					if !have[tok] && known(tok) && !slices.ContainsFunc(out, func(wt weightedTerm) bool { return wt.term == tok }) {
-						have[tok] = true
+					if !in[tok] && known(tok) {
+						have[tok], in[tok] = true, true
 						out = append(out, weightedTerm{term: tok, weight: v.weights[id], synonym: true})
 					}
 				}
