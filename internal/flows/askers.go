@@ -120,14 +120,20 @@ func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func(
 	// answered: the request is one of the others', when there are others,
 	// and such calls, whatever they could ask, are not requests of
 	// someone else in flight.
-	awaits := func(a *Asker) bool { return a.Awaiting != nil && a.Awaiting() }
-	if active := slices.DeleteFunc(slices.Clone(list), awaits); len(active) > 0 {
+	// Each call's state is read once: it may change meanwhile.
+	awaiting := map[*Asker]bool{}
+	for _, a := range all {
+		if a.Awaiting != nil && a.Awaiting() {
+			awaiting[a] = true
+		}
+	}
+	if active := slices.DeleteFunc(slices.Clone(list), func(a *Asker) bool { return awaiting[a] }); len(active) > 0 {
 		list = active
 	}
-	held := 0
-	for _, a := range all {
-		if awaits(a) && !slices.Contains(list, a) {
-			held++
+	held := len(awaiting)
+	for _, a := range list {
+		if awaiting[a] {
+			held-- // all of them await: they are the candidates
 		}
 	}
 	first := list[0]
