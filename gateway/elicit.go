@@ -88,15 +88,7 @@ func (s *session) sampleHandler(send func([]byte)) mcpvisor.SamplingHandler {
 		if err != nil {
 			return nil, err
 		}
-		raw, err := s.request(ctx, send, protocol.MethodSamplingCreateMessage, params)
-		if err != nil {
-			return nil, err // the client's JSON-RPC error passes through
-		}
-		var res protocol.CreateMessageResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("gateway: the client's sampling result: %w", err)
-		}
-		return &res, nil
+		return requestResult[protocol.CreateMessageResult](ctx, s, send, protocol.MethodSamplingCreateMessage, params)
 	}
 }
 
@@ -108,13 +100,9 @@ func (s *session) rootsHandler(send func([]byte)) mcpvisor.RootsProvider {
 		return nil
 	}
 	return func(ctx context.Context, _ string) ([]protocol.Root, error) {
-		raw, err := s.request(ctx, send, protocol.MethodRootsList, nil)
+		res, err := requestResult[protocol.ListRootsResult](ctx, s, send, protocol.MethodRootsList, nil)
 		if err != nil {
-			return nil, err // the client's JSON-RPC error passes through
-		}
-		var res protocol.ListRootsResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("gateway: the client's roots/list result: %w", err)
+			return nil, err
 		}
 		return res.Roots, nil
 	}
@@ -187,7 +175,7 @@ func (s *session) elicit(ctx context.Context, send func([]byte), req *mcpvisor.E
 	if err != nil {
 		return mcpvisor.ElicitationResponse{}, err
 	}
-	res, err := s.request(ctx, send, protocol.MethodElicitationCreate, raw)
+	out, err := requestResult[protocol.ElicitResult](ctx, s, send, protocol.MethodElicitationCreate, raw)
 	if err != nil && ctx.Err() != nil {
 		// The call ended, or the server gave up: nobody answered.
 		return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitCancel}, nil
@@ -195,14 +183,24 @@ func (s *session) elicit(ctx context.Context, send func([]byte), req *mcpvisor.E
 	if err != nil {
 		return mcpvisor.ElicitationResponse{}, err
 	}
-	var out protocol.ElicitResult
-	if err := json.Unmarshal(res, &out); err != nil {
-		return mcpvisor.ElicitationResponse{}, fmt.Errorf("gateway: the client's elicitation result: %w", err)
-	}
 	if err := out.Validate(); err != nil {
 		return mcpvisor.ElicitationResponse{}, fmt.Errorf("gateway: the client's elicitation result: %w", err)
 	}
 	return mcpvisor.ElicitationResponse{Action: mcpvisor.ElicitationAction(out.Action), Content: out.Content}, nil
+}
+
+// requestResult is request's result decoded as T; the client's JSON-RPC
+// error passes through as it is.
+func requestResult[T any](ctx context.Context, s *session, send func([]byte), method string, params json.RawMessage) (*T, error) {
+	raw, err := s.request(ctx, send, method, params)
+	if err != nil {
+		return nil, err
+	}
+	var res T
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("gateway: the client's %s result: %w", method, err)
+	}
+	return &res, nil
 }
 
 // request sends the client a request and waits for its response. If ctx
