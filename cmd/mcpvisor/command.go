@@ -133,7 +133,10 @@ type flags struct {
 	remove        bool     // connect
 
 	embeddingsURL, embeddingsModel string // serve, stdio
-	embeddingsWeight               float64
+	embeddingsWeight               weight
+	// envErr: an environment variable a flag defaults to is malformed;
+	// parse reports it as a usage error.
+	envErr error
 }
 
 // flagGroup registers one or more flags, written once for every command
@@ -246,9 +249,27 @@ func embeddingsFlags(fs *flag.FlagSet, f *flags) {
 		model = "text-embedding-3-small"
 	}
 	fs.StringVar(&f.embeddingsModel, "embeddings-model", model, "the embeddings `MODEL` of --embeddings-url, $"+embeddingsModelEnv+" when set")
-	weight, _ := strconv.ParseFloat(os.Getenv(embeddingsWeightEnv), 64) // unset or not a number: alike
-	fs.Float64Var(&f.embeddingsWeight, "embeddings-weight", weight,
-		"what the embeddings' ranking counts against the words' in search_tools, `W` in (0,1]; 0 means 1, alike; $"+embeddingsWeightEnv+" when set")
+	if env := os.Getenv(embeddingsWeightEnv); env != "" {
+		if err := f.embeddingsWeight.Set(env); err != nil {
+			f.envErr = fmt.Errorf("$%s: %w", embeddingsWeightEnv, err)
+		}
+	}
+	fs.Var(&f.embeddingsWeight, "embeddings-weight",
+		"what the embeddings' ranking counts against the words' in search_tools, `W` from 0 to 1; 0 means 1, alike; $"+embeddingsWeightEnv+" when set")
+}
+
+// weight is --embeddings-weight: a number from 0 to 1.
+type weight float64
+
+func (w *weight) String() string { return strconv.FormatFloat(float64(*w), 'g', -1, 64) }
+
+func (w *weight) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || v < 0 || v > 1 {
+		return fmt.Errorf("%q is not a weight from 0 to 1", s)
+	}
+	*w = weight(v)
+	return nil
 }
 
 // embedder is the Options.Embedder of --embeddings-url, nil without one.
@@ -381,6 +402,9 @@ func firstPositional(args []string, parent *command, subs []*command) int {
 func (c *command) parse(cmds []command, args []string) (flags, []string, error) {
 	var f flags
 	fs := c.flagSet(&f)
+	if f.envErr != nil {
+		return f, nil, usageError(f.envErr)
+	}
 	var pos []string
 	for {
 		before := len(args)

@@ -317,3 +317,20 @@ func checkListsCommands(t *testing.T, where, text, indent string) {
 		}
 	}
 }
+
+// --embeddings-weight takes a number from 0 to 1; a malformed one, on the
+// command line or in its environment variable, is a usage error that
+// names where it came from.
+func TestEmbeddingsWeightChecked(t *testing.T) {
+	if _, errOut, code := runArgs("stdio", "--config", "mcp.json", "--embeddings-weight", "2"); code != 2 || !strings.Contains(errOut, `"2" is not a weight from 0 to 1`) {
+		t.Errorf("--embeddings-weight 2: exit %d, %q", code, errOut)
+	}
+	t.Setenv(embeddingsWeightEnv, "lots")
+	if _, errOut, code := runArgs("stdio", "--config", "mcp.json"); code != 2 || !strings.Contains(errOut, "$"+embeddingsWeightEnv+`: "lots" is not a weight`) {
+		t.Errorf("%s=lots: exit %d, %q", embeddingsWeightEnv, code, errOut)
+	}
+	var w weight
+	if err := w.Set("0.25"); err != nil || float64(w) != 0.25 {
+		t.Errorf("Set(0.25) = %v, %v", err, w)
+	}
+}

@@ -175,7 +175,7 @@ func cmdServe(ctx context.Context, f flags, args []string, stderr io.Writer) err
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: data, Logger: logger, Inbox: true, ReapOrphans: true, OnEvent: transitions,
 		CallSampling: true, CallRoots: true, ApprovalInbox: true, Approve: hostToolApproval(f.approveHostTools),
 		AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, CallMiddleware: []mcpvisor.CallMiddleware{metrics.CallMiddleware, ops.CallMiddleware}, TracerProvider: tp,
-		Cluster: clusterOpts, Journal: f.journalOptions(), SignInCallback: signInCallback(f.publicURL), Embedder: f.embedder(), EmbedderWeight: f.embeddingsWeight})
+		Cluster: clusterOpts, Journal: f.journalOptions(), SignInCallback: signInCallback(f.publicURL), Embedder: f.embedder(), EmbedderWeight: float64(f.embeddingsWeight)})
 	if err != nil {
 		ln.Close()
 		return lockHint(err)
@@ -431,7 +431,7 @@ func cmdStdio(ctx context.Context, f flags, cfg *mcpvisor.Config, logger *slog.L
 	defer stopTracing()
 	h, err := mcpvisor.Open(ctx, mcpvisor.Options{Config: cfg, DataDir: f.data, Logger: logger, Inbox: true, ReapOrphans: true,
 		CallSampling: true, CallRoots: true, Approve: hostToolApproval(f.approveHostTools), AlwaysOn: f.alwaysOn(), SmallCatalogOn: !f.lazy, TracerProvider: tp,
-		Journal: f.journalOptions(), Embedder: f.embedder(), EmbedderWeight: f.embeddingsWeight})
+		Journal: f.journalOptions(), Embedder: f.embedder(), EmbedderWeight: float64(f.embeddingsWeight)})
 	if err != nil {
 		if r := sidecarHolding(ctx, err, f); r != nil {
 			logger.Info("stdio: a sidecar holds the journal; relaying the client to its /mcp", "sidecar", r.base, "pid", r.info.PID)
