@@ -112,6 +112,12 @@ func (ts *Toolset) fill(v *toolsearch.Vectors) {
 	if v.Pending() == 0 || !ts.filling.CompareAndSwap(false, true) {
 		return
 	}
+	ts.fillMu.Lock()
+	defer ts.fillMu.Unlock()
+	if ts.fillCtx.Err() != nil {
+		ts.filling.Store(false)
+		return // closed
+	}
 	ts.fillWG.Add(1)
 	go func() {
 		defer ts.fillWG.Done()

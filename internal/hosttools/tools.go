@@ -132,7 +132,9 @@ type Toolset struct {
 	search index // search_tools' index, synced with the catalogs when searched
 
 	// The background embedding of the tools (Options.Embedder): one fill
-	// at a time, ended and joined by Close.
+	// at a time, ended and joined by Close. fillMu orders a fill's start
+	// before Close's stop, so none starts once Close waits.
+	fillMu     sync.Mutex
 	fillCtx    context.Context
 	stopFill   context.CancelFunc
 	filling    atomic.Bool
@@ -156,7 +158,9 @@ func New(opts Options) *Toolset {
 // Close ends the embedding under way, if any, and waits for it. It is
 // idempotent.
 func (ts *Toolset) Close() {
+	ts.fillMu.Lock()
 	ts.stopFill()
+	ts.fillMu.Unlock()
 	ts.fillWG.Wait()
 }
 
