@@ -279,11 +279,10 @@ func TestOpsPageInBrowser(t *testing.T) {
 	}
 	waitText(t, bctx, card("gamma")+` .figures`, "restarts 1")
 
-	// The controls, from the detail panel.
-	if err := chromedp.Do(bctx,
-		chromedp.Click(chromedp.CSS(card("beta"))),
-		chromedp.WaitVisible(chromedp.CSS(`#detail`)),
-	); err != nil {
+	// The controls, from the detail panel. The cards redraw (and resort)
+	// as the servers change: found and clicked in one step in the page.
+	clickNow(t, bctx, card("beta"))
+	if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(`#detail`))); err != nil {
 		t.Fatalf("opening beta: %v", err)
 	}
 	waitText(t, bctx, `#detail-name`, "beta")
@@ -455,9 +454,11 @@ func TestOpsPageScreenshot(t *testing.T) {
 		chromedp.EmulateViewport(1400, 900),
 		chromedp.Navigate(a.ts.URL+"/ui/ops.html#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS(`article.srv[data-server="browser"] svg.latency polyline`)),
-		chromedp.Click(chromedp.CSS(`article.srv[data-server="browser"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#detail`)),
 	); err != nil {
+		t.Fatal(err)
+	}
+	clickNow(t, bctx, `article.srv[data-server="browser"]`)
+	if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(`#detail`))); err != nil {
 		t.Fatal(err)
 	}
 	waitText(t, bctx, `#detail-log`, "")
