@@ -2,15 +2,22 @@
 // fixtures the conformance suite's tasks-extension scenarios call
 // (greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
 // multi_input, test_tool_with_task). Its tools declare whether they may
-// run as tasks (execution.taskSupport), but it runs no tasks itself: a
-// client in front of it (the mcpvisor gateway) makes them tasks of its
-// own.
+// run as tasks (execution.taskSupport). By default it runs no tasks
+// itself: a client in front of it (the mcpvisor gateway) makes them tasks
+// of its own. With --tasks it is a dual-era server that speaks the
+// 2026-07-28 tasks extension (io.modelcontextprotocol/tasks) to a modern
+// client that declares it: such a call of a task-supporting tool is a task
+// the client polls with tasks/get, its questions answered with
+// tasks/update.
+//
+//	jobs [--tasks]
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,8 +30,11 @@ import (
 )
 
 func main() {
+	tasks := flag.Bool("tasks", false, "speak the 2026-07-28 era and run task-supporting tools as tasks of the tasks extension for clients that declare it")
+	flag.Parse()
 	srv := mcpserve.New(mcpserve.Options{
 		Name: "jobs", Title: "Jobs", Version: "1.0.0", AdvisoryTaskSupport: true,
+		Modern: *tasks, TasksExtension: *tasks,
 		Instructions: "Jobs that take a while, as the tasks extension's conformance scenarios need them.",
 		Logger:       slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})

@@ -109,6 +109,13 @@ func (s *Server) dispatchModern(ctx context.Context, req *Request) (_ context.Co
 		return ctx, nil, false, nil
 	}
 	ctx = context.WithValue(ctx, modernKey{}, mr)
+	switch req.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if s.opts.TasksExtension {
+			res, err := s.extTaskRequest(ctx, req)
+			return ctx, res, true, err
+		}
+	}
 	if req.Method == "subscriptions/listen" {
 		res, err := s.listen(ctx, req)
 		return ctx, res, true, err
@@ -121,17 +128,22 @@ func (s *Server) serverInfo() Implementation {
 }
 
 // discover answers server/discover. The legacy tasks utility is not
-// offered to modern clients (2026-07-28 made tasks an extension).
+// offered to modern clients (2026-07-28 made tasks an extension, declared
+// with Options.TasksExtension).
 func (s *Server) discover() *DiscoverResult {
+	caps := map[string]any{
+		"tools":   map[string]any{"listChanged": true},
+		"logging": map[string]any{},
+	}
+	if s.opts.TasksExtension {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	}
 	return &DiscoverResult{
 		ResultType:        ResultComplete,
 		SupportedVersions: s.supportedVersions(),
-		Capabilities: map[string]any{
-			"tools":   map[string]any{"listChanged": true},
-			"logging": map[string]any{},
-		},
-		Instructions: s.opts.Instructions,
-		Meta:         map[string]any{MetaServerInfo: s.serverInfo()},
+		Capabilities:      caps,
+		Instructions:      s.opts.Instructions,
+		Meta:              map[string]any{MetaServerInfo: s.serverInfo()},
 	}
 }
 

@@ -87,6 +87,11 @@ type Options struct {
 	// Modern, server/discover is an unknown method, as for any legacy
 	// server.
 	Modern bool
+	// TasksExtension, with Modern, serves the 2026-07-28 tasks extension
+	// (io.modelcontextprotocol/tasks): declared in server/discover, a
+	// modern tools/call that declares it runs as a task if the tool's
+	// TaskSupport allows it (tasks_ext.go).
+	TasksExtension bool
 }
 
 // SupportedVersions are the revisions NegotiateVersion echoes.
@@ -153,6 +158,7 @@ type Server struct {
 	background sync.WaitGroup  // task handlers; Serve waits for them
 	tasksMu    sync.Mutex
 	tasks      map[string]*serverTask
+	extTasks   map[string]*extTask // the tasks extension's; guarded by tasksMu
 
 	clientCaps json.RawMessage // declared in initialize; guarded by mu
 	stateAEAD  cipher.AEAD     // seals requestState; set with Options.Modern
@@ -604,6 +610,15 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		}
 		call.ProtocolVersion, call.ClientCapabilities, call.input = mr.version, mr.caps, round
 		asTask = false // the legacy tasks utility is not offered to modern clients
+		if s.opts.TasksExtension && (tool.TaskSupport == TaskSupportOptional || tool.TaskSupport == TaskSupportRequired) {
+			if declaresTasks(mr.caps) {
+				call.input = nil // the task's asks are its inputRequests
+				return s.createExtTask(tool, call)
+			}
+			if tool.TaskSupport == TaskSupportRequired {
+				return nil, missingTasks("tool " + p.Name)
+			}
+		}
 	} else {
 		s.mu.Lock()
 		call.ClientCapabilities = s.clientCaps

@@ -108,6 +108,7 @@ type ToolCall struct {
 	ClientCapabilities json.RawMessage
 
 	task  *serverTask
+	ext   *extTask    // the tasks extension's task the call runs as
 	input *inputRound // a modern request's input (MRTR)
 }
 
@@ -155,7 +156,9 @@ func (c *ToolCall) progressToken() json.RawMessage {
 // anything that encodes as a JSON object) get the related-task _meta, and
 // the task's status is input_required while the answer is awaited.
 //
-// In a modern request (ProtocolVersion set) nothing is sent and nothing
+// In a task of the tasks extension the request becomes one of the task's
+// inputRequests and Call blocks until tasks/update answers it. In another
+// modern request (ProtocolVersion set) nothing is sent and nothing
 // blocks: Call returns the answer the client gave in this request's input,
 // or ErrInputRequired. The handler must then return (what it returns is
 // ignored); the client is asked through an input_required result, answers,
@@ -165,7 +168,7 @@ func (c *ToolCall) progressToken() json.RawMessage {
 // ErrMissingClientCapability, one an input_required result cannot carry
 // ErrNotInputRequest.
 func (c *ToolCall) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	if c.input != nil {
+	if c.ext != nil || c.input != nil {
 		capability, ok := inputMethods[method]
 		if !ok {
 			return nil, fmt.Errorf("%w: %s", ErrNotInputRequest, method)
@@ -176,6 +179,9 @@ func (c *ToolCall) Call(ctx context.Context, method string, params any) (json.Ra
 		raw, err := encodeJSON(params)
 		if err != nil {
 			return nil, fmt.Errorf("mcpserve: %s params: %w", method, err)
+		}
+		if c.ext != nil {
+			return c.Server.askExt(ctx, c.ext, method, raw)
 		}
 		return c.input.ask(method, raw)
 	}
