@@ -53,7 +53,7 @@ func (h *Host) newFlows() *flows.Flows {
 	// h.pipe is made after the flows, before any server starts: no server
 	// can ask before it is there.
 	inFlight := func(s string) *pipeline.Call { return h.pipe.InFlight(s) }
-	return flows.New(flows.Options{Journal: h.journal, PendingCalls: func(s string) int { return h.rt.PendingCalls()[s] }, InFlight: inFlight,
+	return flows.New(flows.Options{Journal: h.journal, PendingCalls: h.rt.Pending, InFlight: inFlight,
 		Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling, CallRoots: o.CallRoots,
 		Elicitation: flows.ElicitFunc(o.Elicitation), Sampling: flows.SampleFunc(o.Sampling), Roots: flows.RootsFunc(o.Roots),
 		Deadline: o.ElicitationDeadline, Passed: ErrElicitationPassed, Logger: o.Logger})

@@ -180,6 +180,13 @@ type Options struct {
 	// client lists roots); a roots/list that belongs to no such call is
 	// answered with Options.Roots, or no roots.
 	CallRoots bool
+	// LegacyIdle is how long a server's legacy incarnation lives without a
+	// request. A modern server that also speaks a legacy revision serves
+	// the calls of legacy clients that answer a server's questions
+	// (CallOptions.LegacyClient, as a gateway sets for its 2025-11-25
+	// clients) through a second process spoken to in that revision,
+	// started on the first such call. 0: 5 minutes.
+	LegacyIdle time.Duration
 
 	// MediaURL is the URL prefix of media files written from tool results
 	// (DataDir/media/<id>.<ext>). "": /v1/media/, as the sidecar serves them.
@@ -397,6 +404,7 @@ func Open(ctx context.Context, opts Options) (*Host, error) {
 		Containment:   supervision.ContainmentOptions{ProcessGroupsOnly: opts.ProcessGroupsOnly},
 		ReapOrphans:   opts.ReapOrphans,
 		ToolPolicy:    policy,
+		LegacyIdle:    opts.LegacyIdle,
 	})
 	h.hostTools = h.newHostTools()
 	h.auth = h.newAuthorizers()

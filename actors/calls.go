@@ -40,6 +40,10 @@ func (r *Runtime) Call(ctx context.Context, name string, args, meta json.RawMess
 			return nil, fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, server, tool)
 		}
 	}
+	e, release := r.laneFor(e, opts)
+	if release != nil {
+		defer release()
+	}
 	m := e.newCallMsg()
 	m.tool, m.args, m.meta = tool, args, meta
 	if opts != nil {
@@ -119,6 +123,10 @@ func (r *Runtime) Request(ctx context.Context, server, method string, params jso
 	}
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
+	}
+	e, release := r.laneFor(e, opts)
+	if release != nil {
+		defer release()
 	}
 	m := e.newCallMsg()
 	m.method, m.params = method, params

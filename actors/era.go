@@ -248,6 +248,7 @@ func (a *serverActor) goModern(v string, res *protocol.DiscoverResult) {
 	if c, ok := a.inc.conn.(interface{ setModern(*modernEra) }); ok {
 		c.setModern(a.era)
 	}
+	a.entry.dual.Store(speaksLegacy(res.SupportedVersions))
 	a.logLifecycle("server/discover: protocol %s (server supports %v)", v, res.SupportedVersions)
 	if a.spec.LogLevel != "" && res.Capabilities.LoggingDeclared() {
 		a.logLifecycle("log level %s is sent with every request", a.spec.LogLevel)

@@ -24,6 +24,9 @@ type ServerRequest struct {
 	Method string
 	ID     json.RawMessage // the server's request id, as sent
 	Params json.RawMessage
+	// Legacy: the server's legacy incarnation sent it (twin.go), so it
+	// belongs to one of the requests made with CallOptions.Legacy.
+	Legacy bool
 }
 
 // RequestHandler answers one server request: a result, or an error (a
@@ -72,6 +75,11 @@ type CallOptions struct {
 	// Input is a multi round-trip retry's members of params
 	// ("inputResponses":…,"requestState":…), added as they are.
 	Input json.RawMessage
+	// Legacy marks a request made for a client of a legacy revision that
+	// answers server requests (elicitation, sampling, roots): a modern
+	// server that also speaks a legacy revision serves it through its
+	// legacy incarnation (twin.go), where it asks that way.
+	Legacy bool
 	// Timing, when set, receives when the request was held for its
 	// server's start and when it was written (a call's own duration, a
 	// traced call's phases). Cleared when Call or Request begins, so one
@@ -155,6 +163,7 @@ func (r *Runtime) WatchProgress(server string) (*ProgressSub, error) {
 }
 
 func (e *serverEntry) watchProgress() *ProgressSub {
+	e = e.progressEntry()
 	tok := "mcpvisor-" + strconv.FormatUint(progressSeq.Add(1), 10)
 	s := &ProgressSub{token: tok, tokJSON: json.RawMessage(strconv.Quote(tok)), c: make(chan Progress, progressBuffer), entry: e}
 	e.progress.Store(tok, s)
@@ -209,7 +218,7 @@ func (e *serverEntry) deliverProgress(params json.RawMessage) {
 	if json.Unmarshal(p.ProgressToken, &s) == nil {
 		tok = s
 	}
-	v, ok := e.progress.Load(tok)
+	v, ok := e.progressEntry().progress.Load(tok)
 	if !ok {
 		return // unknown or finished: dropped, as the spec asks
 	}
@@ -335,7 +344,7 @@ func (a *serverActor) serveRequest(msg *protocol.Message) {
 	if h.PausesCalls {
 		a.entry.clock.pause(time.Now())
 	}
-	req := ServerRequest{Server: a.spec.Name, Method: msg.Method, ID: msg.ID, Params: msg.Params}
+	req := ServerRequest{Server: a.spec.Name, Method: msg.Method, ID: msg.ID, Params: msg.Params, Legacy: a.entry.home != nil}
 	gen, self := a.inc.gen, a.self
 	a.rt.goroutine(func() {
 		defer cancel()

@@ -71,6 +71,9 @@ func (a *serverActor) recordLifecycle(transition, detail string, pid int, stderr
 	if a.rt.journal == nil {
 		return
 	}
+	if a.entry.home != nil {
+		detail = "legacy incarnation: " + detail
+	}
 	a.rt.journal.Ingest(a.spec.Name, persistence.AppendHistory(persistence.HistoryRecord{
 		Time: time.Now(), Kind: persistence.HistoryLifecycle, Server: a.spec.Name,
 		Transition: transition, Detail: detail, PID: pid, Stderr: stderr,

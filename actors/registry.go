@@ -41,7 +41,7 @@ type serverEntry struct {
 	stderr stderrTail // the last lines of stderr, for the exit record
 
 	events   *eventLimiter // the server's event rate bound
-	progress sync.Map      // progress token → *ProgressSub
+	progress sync.Map      // progress token → *ProgressSub (progressEntry's)
 	clock    pauseClock    // time the server's call timeouts stood still
 
 	// Spent calls' messages and timers, for the next calls (recycle): a
@@ -49,6 +49,13 @@ type serverEntry struct {
 	// so that they never leave the synctest bubble, if any, the server's
 	// channels belong to.
 	msgs, timers sync.Pool
+
+	// dual: the server, modern, lists a legacy revision too (twin.go).
+	dual atomic.Bool
+	// legacy is the server's legacy incarnation, when it runs one; home,
+	// in a legacy incarnation's entry, is its server's.
+	legacy legacyLane
+	home   *serverEntry
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {

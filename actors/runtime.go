@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 
@@ -80,6 +82,11 @@ type Options struct {
 	// is process-wide: for a program that is the host, not a library.
 	ReapOrphans bool
 
+	// LegacyIdle is how long a server's legacy incarnation, started for
+	// the requests of legacy clients that answer server requests, lives
+	// without one (twin.go). 0: DefaultLegacyIdle.
+	LegacyIdle time.Duration
+
 	// dial replaces how stdio servers are started (nil: dialStdio). It is
 	// the package's test seam: a fake connection scripts the server.
 	dial dialFunc
@@ -121,6 +128,7 @@ type Runtime struct {
 	placement   Placement
 
 	statusChanged broadcast.Signal // any server's status, or the set of servers
+	legacyIdle    time.Duration    // Options.LegacyIdle
 
 	pins *pinBook // tool definitions approved and seen (pins.go)
 
@@ -161,6 +169,7 @@ func New(opts Options) *Runtime {
 
 		maxToolName: NameBudget(opts.MaxToolName),
 		placement:   opts.Placement,
+		legacyIdle:  cmp.Or(opts.LegacyIdle, DefaultLegacyIdle),
 	}
 	r.pins = newPinBook(opts.ToolPolicy, opts.Journal, logger)
 	r.startContainment(opts) // before any server starts: it reclaims a crashed life's leftovers

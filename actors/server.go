@@ -163,7 +163,7 @@ func (a *serverActor) Receive(ctx actor.Context) {
 		}
 	case *actor.Started:
 		a.self = ctx.Self()
-		if a.rt.placement != nil {
+		if a.rt.placement != nil && a.entry.home == nil {
 			a.owner = a.rt.placement(a.spec.Name, a.spec.Node)
 		}
 		if a.owner != "" {
@@ -289,7 +289,7 @@ func (a *serverActor) setState(s State, lastErr string) {
 	}
 	// Publish before emitting: whoever reacts to the event sees the status.
 	a.publish()
-	if changed {
+	if changed && a.entry.home == nil { // a legacy incarnation's states are its own
 		a.rt.emit(Event{Time: a.since, Server: a.spec.Name, Kind: EventState, State: s, Err: lastErr})
 	}
 }

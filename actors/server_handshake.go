@@ -297,7 +297,9 @@ func (a *serverActor) publishCatalog(cat *catalog) {
 		a.rt.notifyExposure(a.entry) // the names this server claims changed
 	}
 	a.publish()
-	a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})
+	if a.entry.home == nil { // a legacy incarnation's catalog is not the server's
+		a.rt.emit(Event{Time: time.Now(), Server: a.spec.Name, Kind: EventTools})
+	}
 }
 
 // listen opens subscriptions/listen (2026-07-28) for the list changes the

@@ -229,6 +229,22 @@ func (a *serverActor) closeConn(c conn) {
 	a.busy++
 }
 
+// stopLane stops the server's legacy incarnation, if it runs one (for
+// good when final): its process is this server's too, so a stop or a
+// disable settles once it is gone.
+func (a *serverActor) stopLane(err error, final bool) {
+	lane := a.rt.stopLegacy(a.entry, err, final)
+	if lane == nil {
+		return
+	}
+	a.busy++
+	self := a.self
+	a.rt.goroutine(func() {
+		<-lane.stopped
+		a.rt.send(self, &connClosed{})
+	})
+}
+
 // settle completes a disable or a stop once no spawn or stop goroutine is
 // outstanding, that is once no process of this server is left.
 func (a *serverActor) settle() {
@@ -282,6 +298,7 @@ func (a *serverActor) onSetEnabled(m *setEnabledMsg) {
 		return
 	}
 	a.logLifecycle("disabled")
+	a.stopLane(fmt.Errorf("%w: server %q was disabled", ErrUnavailable, a.spec.Name), false)
 	stopTimer(&a.retryTmr)
 	a.inc.gen++ // ignore anything the old connection still reports
 	a.dropConn(fmt.Errorf("%w: server %q was disabled", ErrUnavailable, a.spec.Name))
@@ -307,6 +324,7 @@ func (a *serverActor) onRestart() error {
 		return fmt.Errorf("%w: server %q runs on cluster member %s: restart it there", ErrUnavailable, a.spec.Name, a.owner)
 	}
 	a.logLifecycle("restart requested")
+	a.rt.stopLegacy(a.entry, fmt.Errorf("%w: server %q is restarting on request", ErrUnavailable, a.spec.Name), false)
 	stopTimer(&a.retryTmr)
 	a.inc.gen++ // ignore anything the old connection still reports
 	a.dropConn(fmt.Errorf("%w: server %q is restarting on request", ErrUnavailable, a.spec.Name))
@@ -325,6 +343,7 @@ func (a *serverActor) onStop(err error, stopSelf bool) {
 	}
 	a.stopErr = err
 	a.stopSelf = stopSelf
+	a.stopLane(err, true)
 	stopTimer(&a.retryTmr)
 	a.inc.gen++
 	a.dropConn(err)

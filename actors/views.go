@@ -210,3 +210,22 @@ func (r *Runtime) PendingCalls() map[string]int {
 	}
 	return out
 }
+
+// Pending counts the requests in flight on server's connection, or, with
+// legacy, on its legacy incarnation's (twin.go); 0 when it is not ready.
+func (r *Runtime) Pending(server string, legacy bool) int {
+	e := r.snap.Load().byName[server]
+	if e != nil && legacy {
+		l := &e.legacy
+		l.mu.Lock()
+		e = l.e
+		l.mu.Unlock()
+	}
+	if e == nil {
+		return 0
+	}
+	if f := e.fast.Load(); f != nil {
+		return f.conn.pending().size()
+	}
+	return 0
+}

@@ -603,6 +603,9 @@ func (s *session) callTool(ctx context.Context, msg protocol.Message, send func(
 		// Modern clients share a scope: each bridged call is a client of
 		// its own, so a server's question goes to no other call's client.
 		opts.Client, opts.AwaitingClient = s.id, s.awaiting
+		// A legacy client's call is served as a legacy session would be:
+		// by the server's legacy incarnation when it runs modern.
+		opts.LegacyClient = !s.modern
 	}
 	if hostTool && s.g.opts.ApproveWithClient {
 		opts.Approve = s.approveWithClient(send)

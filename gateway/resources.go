@@ -249,6 +249,7 @@ func (s *session) forwardOptions(send func([]byte)) mcpvisor.ForwardOptions {
 	if !s.modern || s.bridge {
 		o.Elicitation, o.Sampling, o.Roots = s.elicitHandler(send), s.sampleHandler(send), s.rootsHandler(send)
 		o.Scope, o.Client = s.hs.Scope(), s.id
+		o.LegacyClient = !s.modern
 	}
 	return o
 }

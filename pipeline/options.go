@@ -93,6 +93,14 @@ type CallOptions struct {
 	// flight on the server's connection with a handler has the same scope
 	// and Client: one client's question never reaches another.
 	Client string
+	// LegacyClient: the call is made for a client of a legacy revision
+	// (2025-11-25 and before), which answers a server's questions as
+	// requests of the server's own, by the handlers above. A modern server
+	// that also speaks a legacy revision then serves it through a legacy
+	// incarnation started for such calls (actors.CallOptions.Legacy), as a
+	// server written for both eras asks that way only there. Without any
+	// of the handlers it changes nothing.
+	LegacyClient bool
 	// AwaitingClient reports whether the call waits on its client to
 	// answer questions the client was already given (a gateway's bridged
 	// call between an input_required round and the retry, which a client

@@ -66,6 +66,9 @@ type ForwardOptions struct {
 	Roots       RootsProvider
 	Scope       Scope
 	Client      string
+	// LegacyClient: the request is made for a client of a legacy revision
+	// (see CallOptions.LegacyClient).
+	LegacyClient bool
 }
 
 // forwardable are the methods Forward passes to a server, with the
@@ -241,7 +244,8 @@ func (p *Pipeline) Forward(ctx context.Context, server, method string, params js
 		return nil, err
 	}
 	co := &CallOptions{ClientCapabilities: opts.ClientCapabilities, PassInput: opts.PassInput,
-		Elicitation: opts.Elicitation, Sampling: opts.Sampling, Roots: opts.Roots, Client: opts.Client}
+		Elicitation: opts.Elicitation, Sampling: opts.Sampling, Roots: opts.Roots, Client: opts.Client,
+		LegacyClient: opts.LegacyClient}
 	res, err := p.Run(ctx, NewRequest(opts.Scope, server, method, forwardSubject(method, params), params, co))
 	if err != nil {
 		return nil, OpError(server, method, "", ResourceNotFound(method, err))

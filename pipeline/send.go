@@ -25,7 +25,7 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 				return nil, err
 			}
 		}
-		c.ro = actors.CallOptions{Timeout: o.Timeout}
+		c.ro = actors.CallOptions{Timeout: o.Timeout, Legacy: o.asksAsLegacy()}
 		ro := &c.ro
 		var err error
 		c.raw, err = c.timed(ctx, func() (json.RawMessage, error) {
@@ -42,6 +42,7 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 		Task:                   taskField(o.TaskTTL), // used if the tool runs as a task
 		Progress:               c.progress,
 		Input:                  c.input,
+		Legacy:                 o.asksAsLegacy(),
 	}
 	ro := &c.ro
 	var err error
@@ -49,6 +50,12 @@ func (p *Pipeline) send(ctx context.Context, c *Call) (*Result, error) {
 		return p.cfg.Transport.Call(ctx, c, meta, ro)
 	})
 	return nil, err
+}
+
+// asksAsLegacy reports whether the call is made for a legacy client that
+// answers a server's questions (CallOptions.LegacyClient).
+func (o *CallOptions) asksAsLegacy() bool {
+	return o.LegacyClient && (o.Elicitation != nil || o.Sampling != nil || o.Roots != nil)
 }
 
 // timed runs send, which sends with c.ro, adds to c.ServerStart the time

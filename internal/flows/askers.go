@@ -20,6 +20,11 @@ type Asker struct {
 	Server string
 	Scope  persistence.Scope
 	Client string // the caller's client, within Scope (CallOptions.Client)
+	// Legacy: the call was made for a legacy client
+	// (pipeline.CallOptions.LegacyClient), so a modern server's legacy
+	// incarnation serves it and the requests that incarnation sends are
+	// its (actors.ServerRequest.Legacy).
+	Legacy bool
 	Elicit ElicitFunc
 	Sample SampleFunc
 	Roots  RootsFunc
@@ -99,11 +104,17 @@ func (as *Askers) OfTask(server, task string) *Asker {
 // every call in flight on the server's connection is one of these, and
 // they all share one session and client: no other session's person is
 // ever asked. pending counts the requests in flight on the server's
-// connection; it is asked only when the request names no task.
-func (as *Askers) Pick(server, task string, can func(*Asker) bool, pending func() int) *Asker {
+// connection; it is asked only when the request names no task. A request
+// the server's legacy incarnation sent (legacy) belongs to one of the
+// calls made for legacy clients, which alone go there, and pending then
+// counts that incarnation's connection.
+func (as *Askers) Pick(server string, legacy bool, task string, can func(*Asker) bool, pending func() int) *Asker {
 	as.mu.Lock()
 	all := slices.Clone(as.byServer[server])
 	as.mu.Unlock()
+	if legacy {
+		all = slices.DeleteFunc(all, func(a *Asker) bool { return !a.Legacy })
+	}
 	list := slices.DeleteFunc(slices.Clone(all), func(a *Asker) bool { return !can(a) })
 	if len(list) == 0 {
 		return nil

@@ -35,7 +35,7 @@ func (c calls) Attach(ctx context.Context, pc *pipeline.Call) (context.Context, 
 	o := pc.Options
 	var a *Asker
 	if o.Elicitation != nil || o.Sampling != nil || o.Roots != nil {
-		a = &Asker{Ctx: ctx, Call: pc, Server: pc.Server, Scope: pc.Scope, Client: o.Client}
+		a = &Asker{Ctx: ctx, Call: pc, Server: pc.Server, Scope: pc.Scope, Client: o.Client, Legacy: o.LegacyClient}
 		if o.Elicitation != nil {
 			a.Elicit = ElicitFunc(o.Elicitation)
 		}

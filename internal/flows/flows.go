@@ -35,9 +35,10 @@ const DefaultDeadline = 5 * time.Minute
 
 // Options configure Flows; the handlers are the host's own.
 type Options struct {
-	// PendingCalls counts the requests in flight on a server's connection
-	// (nil: none); elicitations are journaled in Journal (nil: not).
-	PendingCalls func(server string) int
+	// PendingCalls counts the requests in flight on a server's connection,
+	// or with legacy on its legacy incarnation's (nil: none);
+	// elicitations are journaled in Journal (nil: not).
+	PendingCalls func(server string, legacy bool) int
 	// InFlight is the call in flight to server through the host's
 	// pipeline when there is exactly one (nil: none is known).
 	InFlight    func(server string) *pipeline.Call
@@ -119,7 +120,7 @@ func invalidParams(err error) error {
 // or the inbox.
 func (f *Flows) serveElicitation(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
 	return f.Elicit(ctx, sr.Server, sr.Params, func(req *elicit.Request) *Asker {
-		return f.askers.Pick(sr.Server, req.RelatedTask, (*Asker).elicits, func() int { return f.pending(sr.Server) })
+		return f.askers.Pick(sr.Server, sr.Legacy, req.RelatedTask, (*Asker).elicits, func() int { return f.pending(sr.Server, sr.Legacy) })
 	})
 }
 
@@ -189,7 +190,7 @@ func (f *Flows) caller(ctx context.Context, server, task string) *pipeline.Call 
 		}
 		return nil
 	}
-	if f.o.InFlight == nil || f.pending(server) > 1 {
+	if f.o.InFlight == nil || f.pending(server, false)+f.pending(server, true) > 1 {
 		return nil // several requests: the question could be any one's
 	}
 	return f.o.InFlight(server)
@@ -261,7 +262,7 @@ func (f *Flows) record(req *elicit.Request, action elicit.Action) {
 
 func (f *Flows) serveSampling(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
 	return f.Sample(ctx, sr.Server, sr.Params, func(meta json.RawMessage) *Asker {
-		return f.askers.Pick(sr.Server, protocol.RelatedTaskID(meta), (*Asker).samples, func() int { return f.pending(sr.Server) })
+		return f.askers.Pick(sr.Server, sr.Legacy, protocol.RelatedTaskID(meta), (*Asker).samples, func() int { return f.pending(sr.Server, sr.Legacy) })
 	})
 }
 
@@ -308,7 +309,7 @@ func (f *Flows) Roots() bool { return f.o.Roots != nil || f.o.CallRoots }
 // serveRoots answers one roots/list a server sent: through the handler of
 // the call it belongs to (Askers.Pick), else the host's roots.
 func (f *Flows) serveRoots(ctx context.Context, sr actors.ServerRequest) (json.RawMessage, error) {
-	return f.ListRoots(ctx, sr.Server, f.askers.Pick(sr.Server, "", (*Asker).listsRoots, func() int { return f.pending(sr.Server) }))
+	return f.ListRoots(ctx, sr.Server, f.askers.Pick(sr.Server, sr.Legacy, "", (*Asker).listsRoots, func() int { return f.pending(sr.Server, sr.Legacy) }))
 }
 
 // ListRoots answers one roots/list: through owner's handler (nil: the call
@@ -380,9 +381,9 @@ func (f *Flows) Ask(ctx context.Context, method, server string, params json.RawM
 }
 
 // pending counts the requests in flight on server's connection.
-func (f *Flows) pending(server string) int {
+func (f *Flows) pending(server string, legacy bool) int {
 	if f.o.PendingCalls == nil {
 		return 0
 	}
-	return f.o.PendingCalls(server)
+	return f.o.PendingCalls(server, legacy)
 }
