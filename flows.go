@@ -53,7 +53,9 @@ func (h *Host) newFlows() *flows.Flows {
 	// h.pipe is made after the flows, before any server starts: no server
 	// can ask before it is there.
 	inFlight := func(s string) *pipeline.Call { return h.pipe.InFlight(s) }
-	return flows.New(flows.Options{Journal: h.journal, PendingCalls: h.rt.Pending, InFlight: inFlight,
+	// h.rt too: a method value would bind the nil runtime now.
+	pending := func(s string, legacy bool) int { return h.rt.Pending(s, legacy) }
+	return flows.New(flows.Options{Journal: h.journal, PendingCalls: pending, InFlight: inFlight,
 		Inbox: o.Inbox, Broker: h.broker, CallSampling: o.CallSampling, CallRoots: o.CallRoots,
 		Elicitation: flows.ElicitFunc(o.Elicitation), Sampling: flows.SampleFunc(o.Sampling), Roots: flows.RootsFunc(o.Roots),
 		Deadline: o.ElicitationDeadline, Passed: ErrElicitationPassed, Logger: o.Logger})
