@@ -26,12 +26,13 @@ import (
 )
 
 // Binaries of the example servers, built once for the whole package.
-var bin struct{ mcptest, notes string }
+var bin struct{ mcptest, notes, jobs string }
 
 func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{
 		"github.com/mcpvisor/mcpvisor/examples/servers/mcptest": &bin.mcptest,
 		"github.com/mcpvisor/mcpvisor/examples/servers/notes":   &bin.notes,
+		"github.com/mcpvisor/mcpvisor/examples/servers/jobs":    &bin.jobs,
 	})
 }
 

@@ -6,8 +6,9 @@ import (
 	"github.com/mcpvisor/mcpvisor/pipeline"
 )
 
-// Tasks (MCP 2025-11-25, experimental): a server may run a tools/call as a
-// task and answer with its id at once. The host's task poller
+// Tasks (MCP 2025-11-25, experimental, and the 2026-07-28 tasks extension,
+// io.modelcontextprotocol/tasks): a server may run a tools/call as a task
+// and answer with its id at once. The host's task poller
 // (actors.TaskPoller) polls it to its end; every task in flight is a
 // journal record, so a host that restarts resumes polling; a caller that
 // asked for Detached is not held, and learns the outcome from an
@@ -99,7 +100,10 @@ func JournalTaskPage(j *Journal, f TaskFilter) (TaskPage, error) {
 }
 
 // newTaskPoller makes the host's task poller: its requests go to the
-// server wherever it runs.
+// server wherever it runs; an extension task's input requests are answered
+// as a modern server's input_required result's are: by the waiting call's
+// own handlers, else the host's.
 func (h *Host) newTaskPoller() *actors.TaskPoller {
-	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: h.transport().Request, Journal: h.journal, Logger: h.opts.Logger})
+	return actors.NewTaskPoller(actors.TaskPollerOptions{Request: h.transport().Request, Journal: h.journal, Logger: h.opts.Logger,
+		Input: h.flows.Calls(false).Fulfil})
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"time"
@@ -89,9 +90,24 @@ func pinnedModern(version string) bool {
 func (a *serverActor) newEra(version string) *modernEra {
 	return &modernEra{
 		version: version,
-		meta:    protocol.ModernMeta(version, a.rt.caps, a.rt.info, a.spec.LogLevel),
+		meta:    protocol.ModernMeta(version, modernCaps(a.rt.caps), a.rt.info, a.spec.LogLevel),
 		http:    a.spec.Transport == TransportHTTP,
 	}
+}
+
+// modernCaps are the capabilities every modern request declares: the
+// host's, and the tasks extension (SEP-2663), since the task poller drives
+// any task a server makes of a tools/call to its end (and a server refuses
+// tasks/get to a client that does not declare it). The legacy handshake
+// declares no extension: it is not defined before 2026-07-28.
+func modernCaps(caps protocol.ClientCapabilities) protocol.ClientCapabilities {
+	ext := make(map[string]json.RawMessage, len(caps.Extensions)+1)
+	maps.Copy(ext, caps.Extensions)
+	if _, ok := ext[protocol.TasksExtension]; !ok {
+		ext[protocol.TasksExtension] = json.RawMessage(`{}`)
+	}
+	caps.Extensions = ext
+	return caps
 }
 
 // discoverTimedOut fires when server/discover went unanswered.

@@ -16,13 +16,17 @@ import (
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
-// Tasks (MCP 2025-11-25, experimental): a server may run a tools/call as a
-// task and answer with its id at once. The task poller polls tasks/get
-// until the task ends, then fetches tasks/result, which is what the call
-// would have returned. Every task in flight is a journal record, so a host
-// that restarts resumes polling; a task no caller waits for (detached, or
-// resumed) is polled in the background and its outcome journaled as an
-// EventMethodTask event.
+// Tasks: a server may run a tools/call as a task and answer with its id at
+// once. Of a 2025-11-25 task (experimental), the task poller polls
+// tasks/get until the task ends, then fetches tasks/result, which is what
+// the call would have returned. Of a task of the 2026-07-28 tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663; TaskRecord.Extension), tasks/get
+// is all there is: it carries the outcome once the task ends, and while the
+// task is input_required the requests the server needs fulfilled, which the
+// poller answers (TaskPollerOptions.Input) with tasks/update. Every task in
+// flight is a journal record, so a host that restarts resumes polling; a
+// task no caller waits for (detached, or resumed) is polled in the
+// background and its outcome journaled as an EventMethodTask event.
 
 // Poll bounds: a server's pollInterval is clamped to them.
 const (
@@ -55,6 +59,12 @@ type TaskPollerOptions struct {
 	Request TaskRequest
 	Journal *Journal
 	Logger  *slog.Logger
+	// Input fulfils one input request of an extension task that is
+	// input_required, for server: ctx is the waiting caller's (its call's
+	// own handlers answer) or, for a task no caller waits for, the
+	// poller's (the host's answer). It may block while a person answers.
+	// Nil: such a task is cancelled, as the host cannot answer it.
+	Input func(ctx context.Context, server string, req protocol.InputRequest) (json.RawMessage, error)
 }
 
 // TaskPoller drives servers' tasks to their end and keeps their records.
@@ -195,6 +205,9 @@ func (p *TaskPoller) request(ctx context.Context, server, method string, params 
 }
 
 func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *ProgressSub) (json.RawMessage, error) {
+	if rec.Extension {
+		return p.pollExtension(ctx, rec, onProgress, sub)
+	}
 	var progress <-chan Progress
 	if sub != nil {
 		progress = sub.C()
@@ -203,30 +216,13 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 	log := p.o.Logger
 	first := true
 	for {
-		left := time.Until(rec.Deadline)
-		if left <= 0 {
-			p.Cancel(rec, "deadline")
-			rec.Status, rec.Error = persistence.TaskExpired, fmt.Sprintf("no outcome by its deadline (%s)", rec.Deadline.Format(time.RFC3339))
-			return nil, fmt.Errorf("%w: %s", ErrTimeout, rec.Error)
-		}
-		if !first || rec.Status == persistence.TaskWorking {
-			if err := p.wait(ctx, min(max(rec.PollInterval, MinTaskPoll), MaxTaskPoll, left), progress, onProgress); err != nil {
-				return nil, err
-			}
-		}
+		raw, err := p.get(ctx, rec, params, first, progress, onProgress)
 		first = false
-		raw, err := p.request(ctx, rec.Server, protocol.MethodTasksGet, params, nil)
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
-				return nil, err
-			}
-			var perr *protocol.Error
-			if errors.As(err, &perr) && perr.Code == protocol.CodeInvalidParams {
-				rec.Status, rec.Error = persistence.TaskLost, "the server no longer knows the task: "+perr.Message
-				return nil, fmt.Errorf("%w: %s", ErrTaskLost, perr.Message)
-			}
-			log.Warn("tasks/get failed; polling again", "server", rec.Server, "task", rec.TaskID, "err", err)
-			continue // restarting, or a transient failure: the deadline bounds it
+			return nil, err
+		}
+		if raw == nil {
+			continue
 		}
 		var t protocol.Task
 		if err := json.Unmarshal(raw, &t); err != nil || t.Status == "" {
@@ -266,6 +262,39 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 			return res, err
 		}
 	}
+}
+
+// get waits for the next poll (none before the first unless the task is
+// working) and sends tasks/get: its answer; nil, nil for a failure worth
+// polling again after (the deadline bounds them); an error when the
+// polling ends: the deadline (the task cancelled), the caller or the
+// poller gone, the server no longer knowing the task.
+func (p *TaskPoller) get(ctx context.Context, rec *persistence.TaskRecord, params json.RawMessage, first bool, progress <-chan Progress, onProgress func(Progress)) (json.RawMessage, error) {
+	left := time.Until(rec.Deadline)
+	if left <= 0 {
+		p.Cancel(rec, "deadline")
+		rec.Status, rec.Error = persistence.TaskExpired, fmt.Sprintf("no outcome by its deadline (%s)", rec.Deadline.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %s", ErrTimeout, rec.Error)
+	}
+	if !first || rec.Status == persistence.TaskWorking {
+		if err := p.wait(ctx, min(max(rec.PollInterval, MinTaskPoll), MaxTaskPoll, left), progress, onProgress); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := p.request(ctx, rec.Server, protocol.MethodTasksGet, params, nil)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		var perr *protocol.Error
+		if errors.As(err, &perr) && perr.Code == protocol.CodeInvalidParams {
+			rec.Status, rec.Error = persistence.TaskLost, "the server no longer knows the task: "+perr.Message
+			return nil, fmt.Errorf("%w: %s", ErrTaskLost, perr.Message)
+		}
+		p.o.Logger.Warn("tasks/get failed; polling again", "server", rec.Server, "task", rec.TaskID, "err", err)
+		return nil, nil // restarting, or a transient failure
+	}
+	return raw, nil
 }
 
 func suffix(msg string) string {

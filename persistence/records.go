@@ -209,7 +209,8 @@ type GatewayTaskRecord struct {
 }
 
 // TaskRecord is one MCP task the host started with a tools/call and polls
-// with tasks/get until it ends, then fetches with tasks/result. It is kept
+// with tasks/get until it ends, then (2025-11-25 tasks) fetches with
+// tasks/result. It is kept
 // so a restarted host resumes polling; keyed by (Server, TaskID), as task
 // ids are unique per server only.
 type TaskRecord struct {
@@ -230,6 +231,11 @@ type TaskRecord struct {
 	Error         string        `msgpack:"error,omitempty"`
 	Done          bool          `msgpack:"done"`                // terminal and its outcome delivered; Prune may delete it
 	EventSeq      uint64        `msgpack:"event_seq,omitempty"` // the event that announced the outcome; 0 until then
+	// Extension marks a task of the 2026-07-28 tasks extension
+	// (io.modelcontextprotocol/tasks): polled with tasks/get, which
+	// carries its outcome, and answered with tasks/update; false (every
+	// record written before it existed) is a 2025-11-25 task.
+	Extension bool `msgpack:"extension,omitempty"`
 }
 
 // ContainmentRecord says where one incarnation of a stdio server runs, so

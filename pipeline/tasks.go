@@ -55,13 +55,16 @@ func taskField(ttl time.Duration) json.RawMessage {
 // reads it.
 var emptyTask = json.RawMessage(`{}`)
 
-// runTask drives a task the server just created. Attached, it polls on the
-// caller's goroutine and returns the call's raw result; detached, it hands
-// the task to a background poller and returns a Result that says so.
-func (p *Pipeline) runTask(ctx context.Context, c *Call, task *protocol.Task) (*Result, error) {
+// runTask drives a task the server just created (extension: one of the
+// 2026-07-28 tasks extension). Attached, it polls on the caller's
+// goroutine, the call's own handlers answering the task's input requests,
+// and returns the call's raw result; detached, it hands the task to a
+// background poller and returns a Result that says so.
+func (p *Pipeline) runTask(ctx context.Context, c *Call, task *protocol.Task, extension bool) (*Result, error) {
 	opts := c.Options
 	c.raw = nil // the CreateTaskResult is not the call's answer
 	rec := actors.NewTaskRecord(c.Server, c.Tool, c.Scope, task, opts.Detached)
+	rec.Extension = extension
 	if err := p.cfg.Tasks.Begin(ctx, &rec); err != nil {
 		return nil, err
 	}
