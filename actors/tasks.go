@@ -196,12 +196,28 @@ func (p *TaskPoller) drive(ctx context.Context, rec *persistence.TaskRecord, onP
 	return raw, err
 }
 
-// request sends one request of the polling, a child span of the task's.
-func (p *TaskPoller) request(ctx context.Context, server, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+// request sends one request of the polling, a child span of the task's,
+// to the incarnation that runs the task (taskOptions).
+func (p *TaskPoller) request(ctx context.Context, rec *persistence.TaskRecord, method string, params json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	ctx, span := tracing.Child(ctx, method)
-	raw, err := p.o.Request(ctx, server, method, params, opts)
+	raw, err := p.o.Request(ctx, rec.Server, method, params, taskOptions(rec, opts))
 	tracing.End(span, Outcome(err))
 	return raw, err
+}
+
+// taskOptions are opts for a request about rec's task: one a legacy
+// client's call started goes where that call went, to the server's legacy
+// incarnation when it runs one (twin.go).
+func taskOptions(rec *persistence.TaskRecord, opts *CallOptions) *CallOptions {
+	if !rec.Legacy {
+		return opts
+	}
+	o := CallOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Legacy = true
+	return &o
 }
 
 func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *ProgressSub) (json.RawMessage, error) {
@@ -237,7 +253,7 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 			// tasks/result blocks until the task ends and answers exactly
 			// what the call would have; on input_required the server sends
 			// its elicitation meanwhile, answered by the host's handler.
-			res, err := p.request(ctx, rec.Server, protocol.MethodTasksResult, params, &CallOptions{
+			res, err := p.request(ctx, rec, protocol.MethodTasksResult, params, &CallOptions{
 				Timeout: time.Until(rec.Deadline), Progress: sub, OnProgress: onProgress,
 			})
 			if err != nil && ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnectionLost)) {
@@ -281,7 +297,7 @@ func (p *TaskPoller) get(ctx context.Context, rec *persistence.TaskRecord, param
 			return nil, err
 		}
 	}
-	raw, err := p.request(ctx, rec.Server, protocol.MethodTasksGet, params, nil)
+	raw, err := p.request(ctx, rec, protocol.MethodTasksGet, params, nil)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			return nil, err
@@ -344,7 +360,7 @@ func (p *TaskPoller) Cancel(rec *persistence.TaskRecord, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), taskCancelWait)
 	defer cancel()
 	params, _ := json.Marshal(protocol.TaskIDParams{TaskID: rec.TaskID})
-	if _, err := p.o.Request(ctx, rec.Server, protocol.MethodTasksCancel, params, nil); err != nil {
+	if _, err := p.o.Request(ctx, rec.Server, protocol.MethodTasksCancel, params, taskOptions(rec, nil)); err != nil {
 		p.o.Logger.Debug("tasks/cancel failed", "server", rec.Server, "task", rec.TaskID, "err", err)
 	}
 	rec.Status, rec.Error = persistence.TaskCancelled, "cancelled by the host: "+why

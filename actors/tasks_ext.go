@@ -129,7 +129,7 @@ func (p *TaskPoller) answer(ctx context.Context, rec *persistence.TaskRecord, re
 	if err != nil {
 		return err
 	}
-	if _, err := p.request(ctx, rec.Server, protocol.MethodTasksUpdate, body, nil); err != nil {
+	if _, err := p.request(ctx, rec, protocol.MethodTasksUpdate, body, nil); err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			return err
 		}

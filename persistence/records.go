@@ -236,6 +236,10 @@ type TaskRecord struct {
 	// carries its outcome, and answered with tasks/update; false (every
 	// record written before it existed) is a 2025-11-25 task.
 	Extension bool `msgpack:"extension,omitempty"`
+	// Legacy marks a task a legacy client's call started
+	// (actors.CallOptions.Legacy): its requests go where that call went,
+	// to the server's legacy incarnation when it runs one.
+	Legacy bool `msgpack:"legacy,omitempty"`
 }
 
 // ContainmentRecord says where one incarnation of a stdio server runs, so

@@ -64,6 +64,7 @@ func (p *Pipeline) runTask(ctx context.Context, c *Call, task *protocol.Task, ex
 	opts := c.Options
 	c.raw = nil // the CreateTaskResult is not the call's answer
 	rec := actors.NewTaskRecord(c.Server, c.Tool, c.Scope, task, opts.Detached)
+	rec.Legacy = c.ro.Legacy
 	rec.Extension = extension
 	if err := p.cfg.Tasks.Begin(ctx, &rec); err != nil {
 		return nil, err

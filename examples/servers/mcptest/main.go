@@ -35,6 +35,7 @@ type config struct {
 	hangCalls            bool
 	hangInit             bool
 	slowModern           bool
+	dual                 bool
 	initArrived          chan struct{} // -slow-modern: closed when initialize arrives
 	initOnce             sync.Once
 	stopReadingAfterInit bool
@@ -72,6 +73,7 @@ func parseConfig(args []string, env string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.banner, "banner", 0, "print `N` non-JSON lines on stdout before anything else")
 	fs.BoolVar(&c.hangCalls, "hang-calls", false, "accept tools/call and never answer")
 	fs.BoolVar(&c.hangInit, "hang-init", false, "never answer initialize")
+	fs.BoolVar(&c.dual, "dual", false, "speak 2026-07-28 too (server/discover, no handshake) beside the initialize era: a dual-era server")
 	fs.BoolVar(&c.slowModern, "slow-modern", false, "speak 2026-07-28 only, and answer server/discover only once an initialize has arrived (a modern server still starting when its client stopped waiting for a first answer); initialize is refused, as a modern-only server does")
 	fs.BoolVar(&c.stopReadingAfterInit, "stop-reading-after-init", false, "stop reading stdin after notifications/initialized, but stay alive")
 	fs.BoolVar(&c.stopReadingAfterList, "stop-reading-after-list", false, "answer the first tools/list, then read nothing more (the client sees a ready server that stopped reading), but stay alive")
@@ -202,7 +204,7 @@ func newServer(cfg *config, logger *slog.Logger) *mcpserve.Server {
 		TaskPollInterval: 500 * time.Millisecond,
 		TaskTTL:          time.Minute,
 		TaskStateDir:     cfg.taskState,
-		Modern:           cfg.slowModern,
+		Modern:           cfg.slowModern || cfg.dual,
 		Middleware: []mcpserve.Middleware{
 			ts.crashAfterMiddleware,
 			ts.initMiddleware,
