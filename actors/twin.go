@@ -20,6 +20,8 @@ import (
 // incarnation of that server spoken to in the legacy era: started on the
 // first such request, stopped once no such request came for
 // Options.LegacyIdle, and with its server (stopped, disabled, replaced).
+// One that fails for good is stopped, and for LegacyIdle the server serves
+// its legacy clients itself, as it can.
 //
 // It is the same server to everyone else: its spec is the server's, pinned
 // to protocol.ProtocolVersion and hidden (not listed, its catalog not
@@ -40,7 +42,8 @@ type legacyLane struct {
 	users  int          // requests under way on it
 	last   time.Time    // when the last one ended
 	reap   *time.Timer
-	closed bool // the server stopped: no incarnation starts again
+	failed time.Time // when the last one failed for good
+	closed bool      // the server stopped: no incarnation starts again
 }
 
 // laneFor is the entry a request with opts goes to: e, or e's legacy
@@ -55,6 +58,19 @@ func (r *Runtime) laneFor(e *serverEntry, opts *CallOptions) (lane *serverEntry,
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || r.closed.Load() {
+		return e, nil
+	}
+	if l.e != nil && l.users == 0 {
+		if st := l.e.status.Load(); st != nil && st.State == StateFailed {
+			// It cannot start (its server's legacy revision is broken):
+			// the server serves legacy clients as it can for a while.
+			r.logger.Warn("the server's legacy incarnation failed; its legacy clients use the server itself", "server", e.name, "err", st.LastError)
+			r.send(l.e.pid, &stopServerMsg{err: fmt.Errorf("%w: server %q's legacy incarnation failed", ErrUnavailable, e.name)})
+			stopTimer(&l.reap)
+			l.e, l.failed = nil, time.Now()
+		}
+	}
+	if l.e == nil && !l.failed.IsZero() && time.Since(l.failed) < r.legacyIdle {
 		return e, nil
 	}
 	if l.e == nil {

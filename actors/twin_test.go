@@ -189,3 +189,30 @@ func TestLegacyIncarnationRequestsAreMarked(t *testing.T) {
 		}
 	})
 }
+
+func TestFailedLegacyIncarnationFallsBackToTheServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := modernFake(t, "echo")
+		srv.initVersion = "1999-01-01" // its legacy revision is one we do not speak: it fails for good
+		rt := twinRuntime(t, srv, ServerSpec{}, make(chan bool, 1))
+		primary := <-srv.dialed
+		if err := legacyCall(rt, true); !errors.Is(err, protocol.ErrUnsupportedVersion) {
+			t.Fatalf("a call to a legacy incarnation that cannot start: %v, want its failure", err)
+		}
+		synctest.Wait()
+		if err := legacyCall(rt, true); err != nil {
+			t.Fatalf("a legacy client's call once its incarnation failed: %v", err)
+		}
+		if n := len(primary.sent(protocol.MethodToolsCall)); n != 1 {
+			t.Errorf("the server got %d calls, want the legacy client's", n)
+		}
+		if srv.dials() != 2 {
+			t.Errorf("%d dials, want 2: no new incarnation right after one failed", srv.dials())
+		}
+		time.Sleep(DefaultLegacyIdle + time.Second)
+		_ = legacyCall(rt, true)
+		if srv.dials() != 3 {
+			t.Errorf("%d dials, want 3: a new attempt once LegacyIdle has passed", srv.dials())
+		}
+	})
+}
