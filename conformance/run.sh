@@ -424,19 +424,23 @@ done
 
 # Server mode: the gateway (examples/conformance-server) fronting the
 # go-sdk's conformance everything-server (the suite's test_* tools,
-# resources and prompts) over stdio, once per era the gateway speaks to it:
-#   legacy         --protocol-version 2025-11-25 (initialize; the server's
-#                  own requests during a call: elicitation, sampling,
-#                  roots), a fresh gateway for each scenario
-#   legacy-shared  the same era, one gateway for every scenario, as a
+# resources and prompts) over stdio, in four configurations:
+#   auto           as deployed: the era is detected (2026-07-28), and a
+#                  legacy client's call that can be asked goes to the
+#                  server's legacy incarnation (actors/twin.go); a fresh
+#                  gateway for each scenario
+#   auto-shared    the same, one gateway for every scenario, as a
 #                  long-lived deployment serves them: a scenario that
-#                  checks one round of input and leaves holds its call on
-#                  the server until it expires (Options.InputTimeout), and
-#                  the next scenarios' questions must still reach them
-#                  (flows.Askers.Pick passes over a call awaiting its
-#                  client); its expected failures are legacy's
-#   modern         detected: 2026-07-28 (server/discover; input_required
-#                  results), one gateway
+#                  checks one round of input and leaves holds its call
+#                  until the round's client is gone or it expires, and the
+#                  next scenarios' questions must still reach them; its
+#                  expected failures are auto's
+#   legacy         --protocol-version 2025-11-25 (initialize; the server's
+#                  own requests during a call, bridged to a modern client
+#                  as input_required rounds), one gateway
+#   modern         --protocol-version 2026-07-28 (server/discover;
+#                  input_required results, answered for a legacy client
+#                  with its own requests), one gateway
 # Each era is checked by both runners, one scenario at a time. A legacy
 # server's request over stdio names no call: with calls of several clients
 # in flight that can ask, the host asks none of them (by design: no client
@@ -458,7 +462,7 @@ SERVER_INFORMATIONAL=" tasks-status-notifications "
 # scenarios the server behind the gateway cannot pass in that era.
 GOSDK_EVERYTHING=$CACHE/gosdk-everything
 JOBS=$CACHE/mcpvisor-jobs
-SERVER_ERAS=${CONFORMANCE_SERVER_ERAS-legacy legacy-shared modern}
+SERVER_ERAS=${CONFORMANCE_SERVER_ERAS-auto auto-shared legacy modern}
 echo
 echo "conformance: server mode, the gateway fronting the go-sdk conformance everything-server"
 go build -o "$FIXTURE" ./examples/conformance-server
@@ -498,7 +502,10 @@ server_scenarios() {
 # start_fixture ERA starts the gateway fixture and sets url.
 start_fixture() {
 	local pin=()
-	[ "${1%-shared}" = legacy ] && pin=(--protocol-version 2025-11-25)
+	case $1 in
+	legacy) pin=(--protocol-version 2025-11-25) ;;
+	modern) pin=(--protocol-version 2026-07-28) ;;
+	esac
 	fixture_log=$SERVER_RESULTS/$1/fixture.log
 	fixture_out=$SERVER_RESULTS/$1/fixture.out
 	# --listen 127.0.0.1:0: the kernel picks a free port, which the fixture
@@ -552,7 +559,8 @@ for era in $SERVER_ERAS; do
 	mkdir -p "$SERVER_RESULTS/$era"
 	start_fixture "$era"
 	echo "conformance: gateway ($era era to the server) at $url"
-	[ "$era" = legacy ] && stop_fixture
+	# auto starts a gateway for each scenario.
+	[ "$era" = auto ] && stop_fixture
 	for v in $versions; do
 		r=$(runner "$v")
 		label="server $era era ($v)"
@@ -575,12 +583,12 @@ for era in $SERVER_ERAS; do
 			[ "$v" = "$V2025" ] || args+=(--spec-version 2026-07-28 --force)
 			log=$dir/$s.log
 			t0=$(date +%s%N)
-			if [ "$era" = legacy ]; then
+			if [ "$era" = auto ]; then
 				start_fixture "$era"
 				args[2]=$url
 			fi
 			"$NODE" "$r" "${args[@]}" </dev/null >"$log" 2>&1 || true
-			[ "$era" = legacy ] && stop_fixture
+			[ "$era" = auto ] && stop_fixture
 			rdir=$(sed -n 's/^Results saved to //p' "$log" | tail -n1)
 			listed=0
 			grep -qxF -- "$s" <<<"$expected" && listed=1
