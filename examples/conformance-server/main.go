@@ -11,7 +11,8 @@
 // server is ready, mounts the gateway's Handler at /mcp, prints "listening
 // on http://ADDR/mcp" and serves until SIGINT or SIGTERM.
 // --protocol-version pins the era the host speaks to the server
-// (2025-11-25: legacy; default: detected).
+// (2025-11-25: legacy; 2026-07-28: modern; default: detected); the --also
+// servers' eras are always detected.
 //
 // It is a test fixture: /mcp has no authentication, so listen on loopback
 // only. `mcpvisor serve` is the gateway with a bearer token. See
@@ -55,7 +56,7 @@ func main() {
 		return nil
 	})
 	inputTimeout := flag.Duration("input-timeout", gateway.DefaultInputTimeout, "how long a call bridged to a modern client waits for its retry")
-	version := flag.String("protocol-version", "", "the revision to speak to the server: \"\" detects its era; 2025-11-25 (legacy) or 2026-07-28 (modern) pins it")
+	version := flag.String("protocol-version", "", "the revision to speak to the server (not the --also ones): \"\" detects its era; 2025-11-25 (legacy) or 2026-07-28 (modern) pins it")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: conformance-server [flags] -- command [args...]")
 		flag.PrintDefaults()
@@ -111,7 +112,7 @@ func run(ctx context.Context, logger *slog.Logger, listen, dataDir, version stri
 		argv := strings.Fields(command)
 		cfg.Servers = append(cfg.Servers, mcpvisor.ServerConfig{
 			Name: name, Type: "stdio", Command: argv[0], Args: argv[1:], Enabled: true,
-			StartupTimeout: mcpvisor.Duration(ready), Prefix: &noPrefix, ProtocolVersion: version,
+			StartupTimeout: mcpvisor.Duration(ready), Prefix: &noPrefix,
 		})
 		names = append(names, name)
 	}
