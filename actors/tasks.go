@@ -224,28 +224,14 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 	if rec.Extension {
 		return p.pollExtension(ctx, rec, onProgress, sub)
 	}
-	var progress <-chan Progress
-	if sub != nil {
-		progress = sub.C()
-	}
-	params, _ := json.Marshal(protocol.TaskIDParams{TaskID: rec.TaskID})
+	polls := p.polls(rec, onProgress, sub)
 	log := p.o.Logger
-	first := true
 	for {
-		raw, err := p.get(ctx, rec, params, first, progress, onProgress)
-		first = false
+		t, err := nextTask(ctx, polls, func(t *protocol.Task) string { return t.Status })
 		if err != nil {
 			return nil, err
 		}
-		if raw == nil {
-			continue
-		}
-		var t protocol.Task
-		if err := json.Unmarshal(raw, &t); err != nil || t.Status == "" {
-			log.Warn("malformed tasks/get result; polling again", "server", rec.Server, "task", rec.TaskID)
-			continue
-		}
-		p.note(rec, &t)
+		p.note(rec, t)
 		switch t.Status {
 		case protocol.TaskCancelled:
 			return nil, fmt.Errorf("%w%s", ErrTaskCancelled, suffix(t.StatusMessage))
@@ -253,7 +239,7 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 			// tasks/result blocks until the task ends and answers exactly
 			// what the call would have; on input_required the server sends
 			// its elicitation meanwhile, answered by the host's handler.
-			res, err := p.request(ctx, rec, protocol.MethodTasksResult, params, &CallOptions{
+			res, err := p.request(ctx, rec, protocol.MethodTasksResult, polls.params, &CallOptions{
 				Timeout: time.Until(rec.Deadline), Progress: sub, OnProgress: onProgress,
 			})
 			if err != nil && ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrConnectionLost)) {
@@ -277,6 +263,46 @@ func (p *TaskPoller) poll(ctx context.Context, rec *persistence.TaskRecord, onPr
 			}
 			return res, err
 		}
+	}
+}
+
+// taskPolls is one task's polling with tasks/get, whichever kind of task.
+type taskPolls struct {
+	p          *TaskPoller
+	rec        *persistence.TaskRecord
+	params     json.RawMessage // {"taskId":…}
+	first      bool
+	progress   <-chan Progress
+	onProgress func(Progress)
+}
+
+func (p *TaskPoller) polls(rec *persistence.TaskRecord, onProgress func(Progress), sub *ProgressSub) *taskPolls {
+	tp := &taskPolls{p: p, rec: rec, first: true, onProgress: onProgress}
+	tp.params, _ = json.Marshal(protocol.TaskIDParams{TaskID: rec.TaskID})
+	if sub != nil {
+		tp.progress = sub.C()
+	}
+	return tp
+}
+
+// nextTask polls once more, until a tasks/get answer decodes as a T with
+// a status; an error ends the polling (see get).
+func nextTask[T any](ctx context.Context, tp *taskPolls, status func(*T) string) (*T, error) {
+	for {
+		raw, err := tp.p.get(ctx, tp.rec, tp.params, tp.first, tp.progress, tp.onProgress)
+		tp.first = false
+		if err != nil {
+			return nil, err
+		}
+		if raw == nil {
+			continue
+		}
+		t := new(T)
+		if err := json.Unmarshal(raw, t); err != nil || status(t) == "" {
+			tp.p.o.Logger.Warn("malformed tasks/get result; polling again", "server", tp.rec.Server, "task", tp.rec.TaskID)
+			continue
+		}
+		return t, nil
 	}
 }
 

@@ -17,26 +17,12 @@ import (
 // input_required, its input requests are fulfilled and answered with
 // tasks/update. rec is updated as it goes.
 func (p *TaskPoller) pollExtension(ctx context.Context, rec *persistence.TaskRecord, onProgress func(Progress), sub *ProgressSub) (json.RawMessage, error) {
-	var progress <-chan Progress
-	if sub != nil {
-		progress = sub.C()
-	}
-	params, _ := json.Marshal(protocol.TaskIDParams{TaskID: rec.TaskID})
+	polls := p.polls(rec, onProgress, sub)
 	in := taskInput{answers: map[string]json.RawMessage{}, sent: map[string]bool{}}
-	first := true
 	for {
-		raw, err := p.get(ctx, rec, params, first, progress, onProgress)
-		first = false
+		t, err := nextTask(ctx, polls, func(t *protocol.DetailedTask) string { return t.Status })
 		if err != nil {
 			return nil, err
-		}
-		if raw == nil {
-			continue
-		}
-		var t protocol.DetailedTask
-		if err := json.Unmarshal(raw, &t); err != nil || t.Status == "" {
-			p.o.Logger.Warn("malformed tasks/get result; polling again", "server", rec.Server, "task", rec.TaskID)
-			continue
 		}
 		p.note(rec, t.Task())
 		switch t.Status {
