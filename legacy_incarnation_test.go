@@ -53,6 +53,9 @@ func TestLegacyClientsUseALegacyIncarnation(t *testing.T) {
 	if len(h.Status()) != 1 {
 		t.Errorf("status lists %d servers, want the one", len(h.Status()))
 	}
+	if got := status(t, h, "dual").LegacyPID; got != twin {
+		t.Errorf("status names legacy pid %d, want %d", got, twin)
+	}
 
 	// Its question reaches the legacy client's handler: the request the
 	// legacy incarnation sends is attributed to the call that went there.
@@ -72,5 +75,8 @@ func TestLegacyClientsUseALegacyIncarnation(t *testing.T) {
 	}
 	if err := syscall.Kill(twin, 0); err == nil {
 		t.Errorf("the legacy incarnation (pid %d) outlived its server's disable", twin)
+	}
+	if got := status(t, h, "dual").LegacyPID; got != 0 {
+		t.Errorf("status names legacy pid %d once it stopped", got)
 	}
 }

@@ -54,8 +54,9 @@ type serverEntry struct {
 	dual atomic.Bool
 	// legacy is the server's legacy incarnation, when it runs one; home,
 	// in a legacy incarnation's entry, is its server's.
-	legacy legacyLane
-	home   *serverEntry
+	legacy    legacyLane
+	home      *serverEntry
+	legacyPID atomic.Int64 // the legacy incarnation's process, for status
 }
 
 func (e *serverEntry) setStatus(st *ServerStatus) {

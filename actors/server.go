@@ -320,6 +320,9 @@ func (a *serverActor) publish() {
 		st.PID = a.inc.conn.pid()
 		st.Containment = containmentOf(a.inc.conn)
 	}
+	if home := a.entry.home; home != nil {
+		home.legacyPID.Store(int64(st.PID))
+	}
 	if a.state == StateReady {
 		st.CatalogExpires = a.inc.expires
 	}

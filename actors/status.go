@@ -34,12 +34,15 @@ type ServerStatus struct {
 	State        State     `json:"state"`
 	// Node is the cluster member the server runs on, when not this host
 	// (cluster mode): its status here is as that member published it.
-	Node            string                      `json:"node,omitempty"`
-	Since           time.Time                   `json:"since,omitzero"` // when State was entered
-	LastError       string                      `json:"lastError,omitempty"`
-	Restarts        int                         `json:"restarts"`
-	NextRetry       time.Time                   `json:"nextRetry,omitzero"` // set in StateBackoff
-	PID             int                         `json:"pid,omitempty"`
+	Node      string    `json:"node,omitempty"`
+	Since     time.Time `json:"since,omitzero"` // when State was entered
+	LastError string    `json:"lastError,omitempty"`
+	Restarts  int       `json:"restarts"`
+	NextRetry time.Time `json:"nextRetry,omitzero"` // set in StateBackoff
+	PID       int       `json:"pid,omitempty"`
+	// LegacyPID is the process of the server's legacy incarnation, while
+	// one serves its legacy clients (twin.go).
+	LegacyPID       int                         `json:"legacyPid,omitempty"`
 	Containment     *ContainmentStatus          `json:"containment,omitempty"` // stdio: how its processes are held, and its limits
 	ProtocolVersion string                      `json:"protocolVersion,omitempty"`
 	ServerInfo      protocol.Implementation     `json:"serverInfo,omitzero"`

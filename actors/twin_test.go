@@ -74,8 +74,8 @@ func TestLegacyClientsGetALegacyIncarnation(t *testing.T) {
 			t.Error("the legacy incarnation was probed with server/discover: it is pinned to the legacy revision")
 		}
 		// To everyone else it is the same server, still modern.
-		if st := rt.Status(); len(st) != 1 || st[0].ProtocolVersion != protocol.ModernVersion {
-			t.Errorf("status lists %d servers (want 1, modern): %+v", len(st), st)
+		if st := rt.Status(); len(st) != 1 || st[0].ProtocolVersion != protocol.ModernVersion || st[0].LegacyPID != twin.pid() {
+			t.Errorf("status lists %d servers (want 1, modern, legacy pid %d): %+v", len(st), twin.pid(), st)
 		}
 		// A second legacy call reuses it.
 		if err := legacyCall(rt, true); err != nil {
@@ -94,6 +94,9 @@ func TestLegacyClientsGetALegacyIncarnation(t *testing.T) {
 		}
 		if _, closed, _ := primary.state(); closed {
 			t.Fatal("reaping the legacy incarnation closed the server")
+		}
+		if st, _ := rt.ServerStatus("fake"); st.LegacyPID != 0 {
+			t.Errorf("status names legacy pid %d after reaping", st.LegacyPID)
 		}
 		if err := legacyCall(rt, true); err != nil {
 			t.Fatalf("legacy call after reaping: %v", err)

@@ -102,10 +102,18 @@ func (r *Runtime) Status() []ServerStatus {
 	out := make([]ServerStatus, 0, len(snap.order))
 	for _, e := range snap.order {
 		if st := e.status.Load(); st != nil && !e.spec.Hidden {
-			out = append(out, *st)
+			out = append(out, e.view(st))
 		}
 	}
 	return out
+}
+
+// view is e's status st as readers get it: with its legacy incarnation's
+// process.
+func (e *serverEntry) view(st *ServerStatus) ServerStatus {
+	v := *st
+	v.LegacyPID = int(e.legacyPID.Load())
+	return v
 }
 
 // LastStderr returns the last line the named server's process wrote to
@@ -196,7 +204,7 @@ func (r *Runtime) ServerStatus(name string) (ServerStatus, bool) {
 	if st == nil {
 		return ServerStatus{}, false
 	}
-	return *st, true
+	return e.view(st), true
 }
 
 // PendingCalls counts, per ready server, the requests in flight on its

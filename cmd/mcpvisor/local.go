@@ -115,6 +115,9 @@ func printStatus(w io.Writer, sts []mcpvisor.ServerStatus, asJSON bool) {
 		if st.PID > 0 {
 			pid = fmt.Sprint(st.PID)
 		}
+		if st.LegacyPID > 0 {
+			pid += fmt.Sprintf(" (+%d legacy)", st.LegacyPID)
+		}
 		desc := firstLine(st.Description)
 		if st.FriendlyName != "" {
 			desc = strings.TrimSpace(st.FriendlyName + ": " + desc)
