@@ -184,6 +184,7 @@ type Pipeline struct {
 	inbound  tracing.Tracers // TraceRequest's
 	run      Func
 	inflight inflight // the calls past the flows stage, by server (InFlight)
+	taskCaps capsMemo // clients' capabilities with the tasks extension (taskStage)
 }
 
 // New builds the pipeline, outermost stage first (the stages marked * pass
