@@ -9,6 +9,8 @@
 #                                                      (2025-11-25) TypeScript client
 #   @modelcontextprotocol/client@2.4.0                 the TypeScript SDK's v2 client,
 #                                                      which also speaks 2026-07-28
+#   @modelcontextprotocol/ext-tasks@0.2.2              the official client of the tasks
+#                                                      extension (SEP-2663), on that client
 #   @modelcontextprotocol/server-filesystem,           the reference servers that the
 #   @modelcontextprotocol/server-memory and            agent tools' documented config
 #   @modelcontextprotocol/server-sequential-thinking,  files (testdata/clients) run with
@@ -38,6 +40,8 @@ SDK_PKG=@modelcontextprotocol/sdk
 SDK_VERSION=1.32.2
 CLIENT_PKG=@modelcontextprotocol/client
 CLIENT_VERSION=2.4.0 # keep in step with internal/peers.ClientVersion
+EXT_TASKS_PKG=@modelcontextprotocol/ext-tasks
+EXT_TASKS_VERSION=0.2.2 # keep in step with internal/peers.ExtTasksVersion
 # The reference servers that the agent tools' documented config files name,
 # released with server-everything (keep in step with internal/peers.Version).
 REFERENCE_PKGS="@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory @modelcontextprotocol/server-sequential-thinking"
@@ -54,7 +58,7 @@ ENTRY=$CACHE/node_modules/$EVERYTHING_PKG/dist/index.js
 UNREACHABLE="peers: npm registry unreachable; tests that need server-everything will skip (fail when CI is set)"
 
 # installed reports whether the cache holds Node 22 and the pinned servers,
-# SDK and v2 client, with no second copy of the SDK nested under a server.
+# SDK, v2 client and its tasks extension, with no second copy of the SDK nested under a server.
 # Kept cheap (one node start-up, no npm) so that `make test` pays nothing
 # once the peers are in place. internal/peers checks the same files.
 installed() {
@@ -70,9 +74,10 @@ installed() {
 		...'$EVERYTHING_PKG $REFERENCE_PKGS'.split(' ').map(p => require('./$CACHE/node_modules/' + p + '/package.json').version),
 		require('./$CACHE/node_modules/$SDK_PKG/package.json').version,
 		require('./$CACHE/node_modules/$CLIENT_PKG/package.json').version,
+		require('./$CACHE/node_modules/$EXT_TASKS_PKG/package.json').version,
 		require('./$CACHE/node_modules/$OIDC_PKG/package.json').version,
 		require('./$CACHE/node_modules/$CLAUDE_PKG/package.json').version,
-	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION $OIDC_VERSION $CLAUDE_VERSION" ]
+	].join(' ')" 2>/dev/null)" = "$NODE_MAJOR$want $SDK_VERSION $CLIENT_VERSION $EXT_TASKS_VERSION $OIDC_VERSION $CLAUDE_VERSION" ]
 }
 
 if installed; then
@@ -101,6 +106,7 @@ mkdir -p "$CACHE"
 # the server runs on the Node 22 installed here.
 if ! npm install --prefix "$CACHE" --save-exact --no-audit --no-fund --loglevel=error \
 	"$EVERYTHING_PKG@$EVERYTHING_VERSION" "$SDK_PKG@$SDK_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" \
+	"$EXT_TASKS_PKG@$EXT_TASKS_VERSION" \
 	"$OIDC_PKG@$OIDC_VERSION" "$CLAUDE_PKG@$CLAUDE_VERSION" \
 	$(for pkg in $REFERENCE_PKGS; do printf '%s@%s ' "$pkg" "$EVERYTHING_VERSION"; done) \
 	"$NODE_PKG@$NODE_MAJOR"; then

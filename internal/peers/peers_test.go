@@ -284,7 +284,7 @@ func TestPinnedInStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for script, pins := range map[string][]string{
-		"peers.sh":     {"OIDC_VERSION=" + peers.OIDCProviderVersion + " ", "CLAUDE_VERSION=" + peers.ClaudeCodeVersion + " "},
+		"peers.sh":     {"OIDC_VERSION=" + peers.OIDCProviderVersion + " ", "CLAUDE_VERSION=" + peers.ClaudeCodeVersion + " ", "EXT_TASKS_VERSION=" + peers.ExtTasksVersion + " "},
 		"inspector.sh": {"VERSION=" + peers.InspectorVersion + " "},
 	} {
 		b, err := os.ReadFile(filepath.Join(root, "scripts", script))
