@@ -68,6 +68,9 @@ type bridge struct {
 
 	wake chan struct{} // a question or the end arrived (1-buffered)
 	done chan struct{} // closed when resp is set
+	// unwatch stops watching the client's connection (session.downstream);
+	// set under mu.
+	unwatch func() bool
 }
 
 // bridges reports whether a modern client's tools/call goes through a
@@ -178,6 +181,11 @@ func (g *Gateway) startBridge(s *session, msg protocol.Message) *bridge {
 	g.wg.Add(1)
 	g.mu.Unlock()
 	b.expiry = time.AfterFunc(g.inputTimeout(), b.expire)
+	if s.downstream != nil {
+		b.mu.Lock() // clientGone may run at once: it waits for unwatch
+		b.unwatch = context.AfterFunc(s.downstream, b.clientGone)
+		b.mu.Unlock()
+	}
 	go func() {
 		defer g.wg.Done()
 		resp := call.serve(ctx, msg, b.send)
@@ -343,9 +351,30 @@ func (b *bridge) questions(id json.RawMessage) []byte {
 // end forgets the bridge once its call answered.
 func (b *bridge) end() {
 	b.expiry.Stop()
+	b.mu.Lock()
+	unwatch := b.unwatch
+	b.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	b.g.mu.Lock()
 	delete(b.g.bridges, b.id)
 	b.g.mu.Unlock()
+}
+
+// clientGone ends a call whose client's connection ended: its retry can
+// no longer come, and the server would hold the call until InputTimeout.
+// A task's call goes on: a task is polled on a connection of its own.
+func (b *bridge) clientGone() {
+	b.mu.Lock()
+	keep := b.keep
+	b.mu.Unlock()
+	if keep {
+		return
+	}
+	b.s.cancel()
+	b.end()
+	b.g.log.Info("gateway: a call waiting for its client's input ended with the client's connection")
 }
 
 // expire ends a call whose client stopped retrying, or a task whose ttl

@@ -287,6 +287,10 @@ type session struct {
 	// is its bridge's (bridge.awaiting).
 	bridge   bool
 	awaiting func() bool
+	// downstream, for a modern request that came over a connection
+	// (stdio), ends with that connection: a call bridged for it is
+	// released then, as no retry can come any more.
+	downstream context.Context
 
 	// busy counts the HTTP requests and GET streams in progress; used is
 	// when the last one ended (unix ns). An idle session may expire.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
@@ -628,5 +629,40 @@ func TestModernBridgesPromptGet(t *testing.T) {
 	c.send("prompts/get", string(b), nil).result(t, &prompt)
 	if prompt.ResultType != "complete" || len(prompt.Messages) != 1 || prompt.Messages[0].Content.Text != "Write about tides." {
 		t.Fatalf("the prompt after the round: %+v", prompt)
+	}
+}
+
+// A modern client over stdio that leaves during an input round: the call
+// bridged for it ends with its connection, not at InputTimeout, as no
+// retry can come any more.
+func TestModernStdioClientGoneReleasesItsCall(t *testing.T) {
+	server := mcpvisor.ServerConfig{Name: "a", Type: "stdio", Command: bin.mcptest, Args: []string{"-name", "a"}, Enabled: true}
+	f := fixtureOf(t, gateway.Options{}, []mcpvisor.ServerConfig{server}, func(o *mcpvisor.Options) {
+		o.AlwaysOn, o.Inbox, o.CallSampling, o.CallRoots = []string{"a"}, true, true, true
+	})
+	c, served := startStdio(t, f)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__roots","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{"roots":{}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}}}`)
+	var r inputRound
+	if fr := c.await(1, nil); fr.Error != nil || json.Unmarshal(fr.Result, &r) != nil || r.ResultType != "input_required" {
+		t.Fatalf("the call's first answer: %+v %s", fr.Error, fr.Result)
+	}
+	if n := f.h.PendingCalls()["a"]; n != 1 {
+		t.Fatalf("%d calls in flight on the server during the round, want the held one", n)
+	}
+	c.w.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	// The release is the server's cancellation, on a goroutine of the
+	// gateway's: each turn asks the server's connection again.
+	deadline := time.After(waitFor)
+	for f.h.PendingCalls()["a"] != 0 {
+		select {
+		case <-deadline:
+			t.Fatal("the call bridged for a client that left is still held")
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

@@ -168,6 +168,7 @@ func (s *session) beginModern(msg protocol.Message) (run func(send func([]byte))
 			return protocol.AppendError(nil, msg.ID, e.Code, e.Message, e.Data)
 		}
 		ms := s.g.modernSession(ctx, meta.Caps)
+		ms.downstream = s.ctx
 		if msg.Method == protocol.MethodToolsCall {
 			if resp, ok := s.g.taskCall(ctx, ms, msg); ok {
 				if resp == nil {
