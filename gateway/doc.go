@@ -72,7 +72,13 @@
 // server's requests during a modern client's call are bridged: they become
 // input_required rounds whose requestState is sealed (Options.StateKey);
 // that call lives in the replica that started it until the client's last
-// retry or Options.InputTimeout.
+// retry, Options.InputTimeout, or, for a client over stdio
+// (ServeStdio), the end of its connection. While it waits on its client
+// it asks nothing new, so other clients' calls are asked their own
+// questions meanwhile. A legacy client's call to a modern server that
+// also speaks a legacy revision is served by that server's legacy
+// incarnation (mcpvisor.CallOptions.LegacyClient), where it asks with
+// requests of its own, forwarded to the client.
 //
 // Tasks (the io.modelcontextprotocol/tasks extension, tasks.go) are the
 // gateway's own, for any tool behind it: a modern client that declares the
