@@ -84,7 +84,7 @@ func Of(ctx context.Context) (own *Asker, scope persistence.Scope, client string
 // (Askers.Pick attributes them as it would a local call's).
 func (f *Flows) Forwarded(ctx context.Context, rt *actors.Runtime, r member.Run) (json.RawMessage, error) {
 	if r.Ask != nil {
-		a := &Asker{Ctx: ctx, Server: r.Server, Scope: r.Scope, Client: r.Client, Delegate: r.Ask}
+		a := &Asker{Ctx: ctx, Server: r.Server, Scope: r.Scope, Client: r.Client, Delegate: r.Ask, Legacy: r.Options != nil && r.Options.Legacy}
 		if r.TaskID != "" {
 			a.Task.Store(&r.TaskID)
 		}

@@ -174,6 +174,9 @@ type Request struct {
 
 	Timeout, MaxTotalTimeout time.Duration
 	ResetTimeoutOnProgress   bool
+	// Legacy: made for a legacy client that can be asked
+	// (actors.CallOptions.Legacy).
+	Legacy bool
 	// ProgressToken is the caller's token that outlives the call (its
 	// task's): the progress of a task the call starts is relayed to it.
 	ProgressToken string

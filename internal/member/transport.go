@@ -46,7 +46,7 @@ func (t Transport) Call(ctx context.Context, c *pipeline.Call, meta json.RawMess
 		// Placed on another member of the cluster: one hop there.
 		return t.Replica.Forward(ctx, owner, Request{Server: c.Server, Tool: tool, Params: c.Arguments,
 			Meta: meta, Timeout: o.Timeout, Task: ro.Task, Input: ro.Input,
-			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeout: o.MaxTotalTimeout,
+			ResetTimeoutOnProgress: o.ResetTimeoutOnProgress, MaxTotalTimeout: o.MaxTotalTimeout, Legacy: ro.Legacy,
 			ProgressToken: pipeline.ProgressToken(ro.Progress), OnProgress: o.OnProgress})
 	}
 	return t.Runtime.Call(ctx, tool, c.Arguments, meta, ro)
@@ -57,7 +57,7 @@ func (t Transport) Request(ctx context.Context, server, method string, params js
 	if owner := t.owner(server); owner != "" {
 		r := Request{Server: server, Method: method, Params: params}
 		if ro != nil {
-			r.Timeout = ro.Timeout
+			r.Timeout, r.Legacy = ro.Timeout, ro.Legacy
 		}
 		return t.Replica.Forward(ctx, owner, r)
 	}

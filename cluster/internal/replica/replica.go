@@ -494,6 +494,9 @@ type forwarded struct {
 	ProgressToken          string `json:"progressToken,omitempty"`
 	ResetTimeoutOnProgress bool   `json:"resetTimeoutOnProgress,omitempty"`
 	MaxTotalTimeoutMs      int64  `json:"maxTotalTimeoutMs,omitempty"`
+	// Legacy: made for a legacy client that can be asked, so a modern
+	// server's legacy incarnation serves it (actors.CallOptions.Legacy).
+	Legacy bool `json:"legacy,omitempty"`
 }
 
 // Owner is the member server runs on when not here ("": here, or placed
@@ -515,7 +518,8 @@ func (r *Replica) Owner(server string) string {
 func (r *Replica) Forward(ctx context.Context, owner string, req member.Request) (json.RawMessage, error) {
 	f := forwarded{Server: req.Server, Tool: req.Tool, Method: req.Method, Params: req.Params, Meta: req.Meta,
 		TimeoutMs: req.Timeout.Milliseconds(), Task: req.Task, Input: string(req.Input),
-		ResetTimeoutOnProgress: req.ResetTimeoutOnProgress, MaxTotalTimeoutMs: req.MaxTotalTimeout.Milliseconds(), ProgressToken: req.ProgressToken}
+		ResetTimeoutOnProgress: req.ResetTimeoutOnProgress, MaxTotalTimeoutMs: req.MaxTotalTimeout.Milliseconds(), ProgressToken: req.ProgressToken,
+		Legacy: req.Legacy}
 	return r.forward(ctx, owner, f, req.OnProgress)
 }
 
@@ -569,7 +573,8 @@ func (r *Replica) serve(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	opts := &actors.CallOptions{Timeout: time.Duration(f.TimeoutMs) * time.Millisecond, Task: f.Task, Input: json.RawMessage(f.Input),
-		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond}
+		ResetTimeoutOnProgress: f.ResetTimeoutOnProgress, MaxTotalTimeout: time.Duration(f.MaxTotalTimeoutMs) * time.Millisecond,
+		Legacy: f.Legacy}
 	run := member.Run{Server: f.Server, Tool: f.Tool, Method: f.Method, Params: f.Params, Meta: f.Meta, Options: opts}
 	caller := member.CallerOf(ctx)
 	var relay *actors.ProgressSub

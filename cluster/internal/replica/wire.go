@@ -17,12 +17,14 @@ import (
 // The layout: wireVersion, then each string field as a uvarint length and
 // its bytes (Op, Server, Tool, Method, Params, Meta, Task, Input, Session,
 // Stack, Client, ProgressToken), the two timeouts as varints, then a byte
-// of flags (Progress, ResetTimeoutOnProgress). Nothing may follow.
+// of flags (Progress, ResetTimeoutOnProgress, Legacy). Nothing may follow.
 const wireVersion = 0xf1 // not a byte a JSON text starts with
 
 const (
 	flagProgress = 1 << iota
 	flagResetTimeoutOnProgress
+	flagLegacy
+	flagsKnown = flagProgress | flagResetTimeoutOnProgress | flagLegacy
 )
 
 var errBadForwarded = errors.New("cluster: a malformed forwarded request")
@@ -51,6 +53,9 @@ func (f *forwarded) encode() []byte {
 	}
 	if f.ResetTimeoutOnProgress {
 		flags |= flagResetTimeoutOnProgress
+	}
+	if f.Legacy {
+		flags |= flagLegacy
 	}
 	return append(b, flags)
 }
@@ -90,10 +95,10 @@ func decodeForwarded(b []byte) (forwarded, error) {
 		return f, errBadForwarded
 	}
 	b = b[k:]
-	if len(b) != 1 || b[0]&^(flagProgress|flagResetTimeoutOnProgress) != 0 {
+	if len(b) != 1 || b[0]&^flagsKnown != 0 {
 		return f, errBadForwarded
 	}
-	f.Progress, f.ResetTimeoutOnProgress = b[0]&flagProgress != 0, b[0]&flagResetTimeoutOnProgress != 0
+	f.Progress, f.ResetTimeoutOnProgress, f.Legacy = b[0]&flagProgress != 0, b[0]&flagResetTimeoutOnProgress != 0, b[0]&flagLegacy != 0
 	f.Op, f.Server, f.Tool, f.Method = string(raw[0]), string(raw[1]), string(raw[2]), string(raw[3])
 	for _, r := range raw[4:7] {
 		// The arguments, _meta and task go into the frame written to the

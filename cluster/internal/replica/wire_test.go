@@ -13,7 +13,7 @@ func TestForwardedWire(t *testing.T) {
 		{Op: opRestart, Server: "s1"},
 		{Server: "s1", Tool: "mcp__s1__echo", Params: json.RawMessage(`{"n":1}`), Meta: json.RawMessage(`{"progressToken":"t"}`),
 			TimeoutMs: 30000, Task: json.RawMessage(`{"ttl":60000}`), Input: `"inputResponses":{}`, Session: "sess", Stack: "st",
-			Client: "c", Progress: true, ProgressToken: "tok", ResetTimeoutOnProgress: true, MaxTotalTimeoutMs: -1},
+			Client: "c", Progress: true, ProgressToken: "tok", ResetTimeoutOnProgress: true, MaxTotalTimeoutMs: -1, Legacy: true},
 		{Server: "s2", Method: "resources/read", Params: json.RawMessage(`{"uri":"file:///a"}`)},
 	} {
 		b := f.encode()
