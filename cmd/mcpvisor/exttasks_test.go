@@ -17,12 +17,15 @@ import (
 
 // extTasksStep is a call's line of testdata/ext-tasks-client.mjs.
 type extTasksStep struct {
-	Kind     string `json:"kind"` // ext-tasks' execution: "task" or "immediate"
-	TaskID   string `json:"taskId"`
-	Outcome  string `json:"outcome"` // its settled outcome's status
-	IsError  bool   `json:"isError"`
-	Text     string `json:"text"`
-	Rejected *struct {
+	Kind    string `json:"kind"` // ext-tasks' execution: "task" or "immediate"
+	TaskID  string `json:"taskId"`
+	Outcome string `json:"outcome"` // its settled outcome's status
+	// AfterCancel is the task's status in a tasks/get after its
+	// execution was cancelled and settled.
+	AfterCancel string `json:"afterCancel"`
+	IsError     bool   `json:"isError"`
+	Text        string `json:"text"`
+	Rejected    *struct {
 		Name    string `json:"name"`
 		Message string `json:"message"`
 	} `json:"rejected"`
@@ -70,9 +73,11 @@ type extTasksWire struct {
 // whose questions (one, then two at once) the client reads in tasks/get
 // and answers with tasks/update; and test_tool_with_task, which requires a
 // task and asks its first question in the call itself (an input_required
-// round) before the task exists. Each call asks ext-tasks to require a
-// task, and the wire shows one: a CreateTaskResult, then tasks/get polls.
-// Once serve has stopped, the journal holds each task as completed.
+// round) before the task exists; and slow_compute again, for half a
+// minute, cancelled with tasks/cancel once it is a task. Each call asks
+// ext-tasks to require a task, and the wire shows one: a CreateTaskResult,
+// then tasks/get polls. Once serve has stopped, the journal holds each
+// task as it ended.
 func TestExtTasks(t *testing.T) {
 	node, client, extTasks := peers.ExtTasks(t)
 	jobs := filepath.Join(t.TempDir(), "jobs")
@@ -92,16 +97,18 @@ func TestExtTasks(t *testing.T) {
 		text       string   // the result's text
 		asked      []string // the fields of the questions, in any order
 		inCall     bool     // asked in the call itself, before the task
+		cancel     bool     // cancelled once it is a task
 	}
 	calls := []call{
 		{step: "slow", tool: "slow_compute", args: map[string]any{"seconds": 1, "label": "pi"}, text: "computed pi after 1s"},
 		{step: "confirm", tool: "confirm_delete", args: map[string]any{"item": "report.pdf"}, text: "confirm: yes", asked: []string{"confirm"}},
 		{step: "multi", tool: "multi_input", text: "first: one, second: two", asked: []string{"first", "second"}},
 		{step: "required", tool: "test_tool_with_task", text: "Hello, Ada!", asked: []string{"name"}, inCall: true},
+		{step: "cancel", tool: "slow_compute", args: map[string]any{"seconds": 30, "label": "never"}, cancel: true},
 	}
 	planCalls := []map[string]any{}
 	for _, c := range calls {
-		planCalls = append(planCalls, map[string]any{"step": c.step, "name": c.tool, "arguments": c.args, "preference": "require"})
+		planCalls = append(planCalls, map[string]any{"step": c.step, "name": c.tool, "arguments": c.args, "preference": "require", "cancel": c.cancel})
 	}
 	raw, err := json.Marshal(map[string]any{
 		"client": client, "extTasks": extTasks,
@@ -148,7 +155,7 @@ func TestExtTasks(t *testing.T) {
 				t.Fatalf("%s: ext-tasks made a %q execution (task %q), rejected %+v; want a task", c.tool, got.Kind, got.TaskID, got.Rejected)
 			}
 			taskIDs[c.step] = got.TaskID
-			checkTaskWire(t, c.tool, got, c.asked, c.inCall)
+			checkTaskWire(t, c.tool, got, c.asked, c.inCall, c.cancel)
 
 			var fields []string
 			for _, a := range got.Asked {
@@ -165,11 +172,22 @@ func TestExtTasks(t *testing.T) {
 			if !slices.Equal(fields, c.asked) {
 				t.Errorf("asked for %v; want %v", fields, c.asked)
 			}
-			if got.LastTask == nil || got.LastTask.TaskID != got.TaskID || got.LastTask.Status != "completed" {
+			// ext-tasks settles a cancelled execution once the server
+			// acknowledges tasks/cancel, with the last status it polled.
+			if !c.cancel && (got.LastTask == nil || got.LastTask.TaskID != got.TaskID || got.LastTask.Status != "completed") {
 				t.Errorf("last task seen %+v; want %s completed", got.LastTask, got.TaskID)
 			}
 			if len(got.Errors) > 0 {
 				t.Errorf("client errors: %v", got.Errors)
+			}
+			if c.cancel {
+				if got.Outcome != "cancelled" || got.Rejected == nil || got.Rejected.Name != "TaskCancelledError" {
+					t.Errorf("outcome %q, rejected %+v; want cancelled (TaskCancelledError)", got.Outcome, got.Rejected)
+				}
+				if got.AfterCancel != "cancelled" {
+					t.Errorf("tasks/get after tasks/cancel: status %q; want cancelled", got.AfterCancel)
+				}
+				return
 			}
 			if got.Outcome != "completed" || got.Rejected != nil {
 				if knownMismatch(got) {
@@ -203,8 +221,12 @@ func TestExtTasks(t *testing.T) {
 			t.Errorf("%s: task %s not in the journal (%v)", c.step, id, err)
 			continue
 		}
-		if rec.Tool != c.tool || rec.Status != "completed" || !strings.Contains(string(rec.Result), c.text) {
-			t.Errorf("%s: journaled task %s: tool %q, status %q, result %s; want %s completed with %q", c.step, id, rec.Tool, rec.Status, rec.Result, c.tool, c.text)
+		want := "completed"
+		if c.cancel {
+			want = "cancelled"
+		}
+		if rec.Tool != c.tool || rec.Status != want || !strings.Contains(string(rec.Result), c.text) {
+			t.Errorf("%s: journaled task %s: tool %q, status %q, result %s; want %s %s with %q", c.step, id, rec.Tool, rec.Status, rec.Result, c.tool, want, c.text)
 		}
 	}
 
@@ -220,10 +242,11 @@ func TestExtTasks(t *testing.T) {
 // that declares the extension answered by a CreateTaskResult (after
 // input_required rounds when inCall), tasks/get polls of that task, and,
 // when the task asked questions, a tasks/get with them in inputRequests
-// and a tasks/update answering the same keys.
-func checkTaskWire(t *testing.T, tool string, got extTasksStep, asked []string, inCall bool) {
+// and a tasks/update answering the same keys; when cancelled, one
+// tasks/cancel.
+func checkTaskWire(t *testing.T, tool string, got extTasksStep, asked []string, inCall, cancelled bool) {
 	t.Helper()
-	var created, polls, updates int
+	var created, polls, updates, cancels int
 	var inTask []string // the input keys tasks/get asked for
 	for i, w := range got.Raw {
 		if w.Dir == "out" {
@@ -237,6 +260,8 @@ func checkTaskWire(t *testing.T, tool string, got extTasksStep, asked []string, 
 				}
 			case "tasks/get":
 				polls++
+			case "tasks/cancel":
+				cancels++
 			case "tasks/update":
 				updates++
 				keys := slices.Clone(w.InputResponses)
@@ -283,6 +308,9 @@ func checkTaskWire(t *testing.T, tool string, got extTasksStep, asked []string, 
 	}
 	if updates != wantUpdates {
 		t.Errorf("%s: %d tasks/update; want %d", tool, updates, wantUpdates)
+	}
+	if wantCancels := map[bool]int{true: 1}[cancelled]; cancels != wantCancels {
+		t.Errorf("%s: %d tasks/cancel; want %d", tool, cancels, wantCancels)
 	}
 }
 

@@ -12,9 +12,12 @@
 //	client       absolute directory of @modelcontextprotocol/client (internal/peers.ClientV2)
 //	extTasks     absolute directory of @modelcontextprotocol/ext-tasks (internal/peers.ExtTasks)
 //	url, token   the MCP endpoint and the bearer token for every request
-//	calls        [{step, name, arguments, preference}]: session.callTool in
-//	             order, one step each; preference is ext-tasks' task
-//	             preference ("require": a call that gets no task fails)
+//	calls        [{step, name, arguments, preference, cancel}]: session.callTool
+//	             in order, one step each; preference is ext-tasks' task
+//	             preference ("require": a call that gets no task fails);
+//	             cancel: the execution is cancelled (tasks/cancel) once it
+//	             has its task, then settled, and the task read again
+//	             ("afterCancel": its status)
 //	answers      the input handler accepts every elicitation form with, for
 //	             each property the form asks for, answers[property]
 //	callTimeoutMs  each request's bound
@@ -194,9 +197,16 @@ try {
 			});
 			fields.kind = execution.kind;
 			fields.taskId = execution.handle?.taskId ?? null;
+			if (call.cancel) await execution.cancel(); // tasks/cancel
 			const { outcome, lastTask } = await execution.settle();
 			fields.outcome = outcome.status;
 			fields.lastTask = lastTask ? { taskId: lastTask.taskId, status: lastTask.status } : null;
+			if (call.cancel) {
+				// ext-tasks settles a cancelled execution without asking
+				// again: what the server says of the task now (tasks/get).
+				const now = await session.task(fields.taskId, { requestTimeoutMs: plan.callTimeoutMs }).snapshot();
+				fields.afterCancel = now.status;
+			}
 			const res = resultFromTaskOutcome(outcome);
 			fields.isError = res.isError ?? false;
 			fields.text = text(res);
