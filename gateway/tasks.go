@@ -228,7 +228,7 @@ func (t *task) view(detailed bool) taskView {
 		case m.Error != nil:
 			v.Status, v.Error = taskFailed, m.Error
 		default:
-			v.Status, v.Result = taskCompleted, withoutRelatedTask(m.Result)
+			v.Status, v.Result = taskCompleted, b.g.completeResult(withoutRelatedTask(m.Result), b.method)
 		}
 	case len(b.asks) > 0:
 		v.Status = taskInputRequired
@@ -241,6 +241,18 @@ func (t *task) view(detailed bool) taskView {
 		v.Result, v.Error, v.InputRequests = nil, nil, nil
 	}
 	return v
+}
+
+// completeResult is a completed task's result as the call itself would
+// have answered the client (SEP-2663: tasks/get "returns exactly what the
+// underlying request would have returned"): a 2026-07-28 result, with
+// resultType "complete" (modernResponse).
+func (g *Gateway) completeResult(res json.RawMessage, method string) json.RawMessage {
+	m, err := protocol.Classify(g.modernResponse(protocol.AppendResult(nil, json.RawMessage("0"), res), method))
+	if err != nil || m.Result == nil {
+		return res
+	}
+	return m.Result
 }
 
 // withoutRelatedTask drops the related-task member of a result's _meta
@@ -353,7 +365,10 @@ func (g *Gateway) journaledTask(msg protocol.Message, id string) []byte {
 	}
 	v := taskView{TaskID: rec.ID, Status: rec.Status, CreatedAt: rec.Created.UTC().Format(time.RFC3339Nano),
 		LastUpdatedAt: rec.Updated.UTC().Format(time.RFC3339Nano), TTLMs: rec.Expires.Sub(rec.Created).Milliseconds(),
-		PollIntervalMs: taskPollMillis, Result: rec.Result}
+		PollIntervalMs: taskPollMillis}
+	if len(rec.Result) > 0 { // a record written before results were made complete lacks resultType
+		v.Result = g.completeResult(rec.Result, protocol.MethodToolsCall)
+	}
 	if len(rec.Error) > 0 {
 		v.Error = &protocol.Error{}
 		_ = json.Unmarshal(rec.Error, v.Error)

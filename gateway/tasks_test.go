@@ -18,9 +18,16 @@ type taskView struct {
 	Status        string                     `json:"status"`
 	TTLMs         *int64                     `json:"ttlMs"`
 	PollMs        *int64                     `json:"pollIntervalMs"`
-	Result        *callResult                `json:"result"`
+	Result        *taskResult                `json:"result"`
 	Error         *struct{ Code int64 }      `json:"error"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+}
+
+// taskResult is a completed task's result: what the call would have
+// answered, a 2026-07-28 result.
+type taskResult struct {
+	callResult
+	ResultType string `json:"resultType"`
 }
 
 // The gateway serves the tasks extension for the tools behind it (here a
@@ -65,7 +72,8 @@ func TestModernGatewayTasks(t *testing.T) {
 		t.Fatalf("CreateTaskResult: %+v", created)
 	}
 	done := pollUntil(created.TaskID, func(v taskView) bool { return v.Status != "working" })
-	if done.Status != "completed" || done.Result == nil || done.Result.text() != "computed x after 0.2s" || done.ResultType != "complete" {
+	if done.Status != "completed" || done.Result == nil || done.Result.text() != "computed x after 0.2s" || done.ResultType != "complete" ||
+		done.Result.ResultType != "complete" {
 		t.Fatalf("finished task: %+v", done)
 	}
 
@@ -179,7 +187,7 @@ func TestGatewayTasksSurviveRestart(t *testing.T) {
 	c = &modernClient{t: t, urls: []string{url}, caps: caps}
 	var v taskView
 	c.send("tasks/get", `{"taskId":"`+quick.TaskID+`"}`, nil).result(t, &v)
-	if v.Status != "completed" || v.Result == nil || v.Result.text() != "computed before after 0s" {
+	if v.Status != "completed" || v.Result == nil || v.Result.text() != "computed before after 0s" || v.Result.ResultType != "complete" {
 		t.Fatalf("the ended task after a restart: %+v", v)
 	}
 	c.send("tasks/get", `{"taskId":"`+long.TaskID+`"}`, nil).result(t, &v)

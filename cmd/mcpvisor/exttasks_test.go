@@ -141,7 +141,6 @@ func TestExtTasks(t *testing.T) {
 	}
 
 	// What ext-tasks 0.2.2 cannot take from the gateway (see knownMismatch).
-	var mismatched []string
 	taskIDs := map[string]string{}
 	for _, c := range calls {
 		t.Run(c.step, func(t *testing.T) {
@@ -190,14 +189,20 @@ func TestExtTasks(t *testing.T) {
 				return
 			}
 			if got.Outcome != "completed" || got.Rejected != nil {
-				if knownMismatch(got) {
-					mismatched = append(mismatched, c.step)
-					return
-				}
 				t.Fatalf("outcome %q, rejected %+v; want completed", got.Outcome, got.Rejected)
 			}
 			if got.IsError || got.Text != c.text {
 				t.Errorf("result %q (isError %v); want %q", got.Text, got.IsError, c.text)
+			}
+			// The inlined result is what the call would have answered: a
+			// 2026-07-28 result, resultType and all (SEP-2663).
+			for _, w := range slices.Backward(got.Raw) {
+				if w.Dir == "in" && deref(w.Status) == "completed" && w.Inlined {
+					if rt := deref(w.InlinedResultType); rt != "complete" {
+						t.Errorf("the completed task's result has resultType %q, want complete", rt)
+					}
+					break
+				}
 			}
 		})
 	}
@@ -228,13 +233,6 @@ func TestExtTasks(t *testing.T) {
 		if rec.Tool != c.tool || rec.Status != want || !strings.Contains(string(rec.Result), c.text) {
 			t.Errorf("%s: journaled task %s: tool %q, status %q, result %s; want %s %s with %q", c.step, id, rec.Tool, rec.Status, rec.Result, c.tool, want, c.text)
 		}
-	}
-
-	if len(mismatched) > 0 && !t.Failed() {
-		t.Skipf("ext-tasks %s could not read the outcome of %v: the gateway inlines a completed task's CallToolResult without "+
-			"resultType, which ext-tasks' default result codec requires (\"complete\"); the 2026-07-28 schema makes resultType "+
-			"a required member of every Result, CallToolResult included, and SEP-2663 says a CompletedTask's result "+
-			"\"matches the result type of the original request\" (gateway/tasks.go, taskView.Result)", peers.ExtTasksVersion, mismatched)
 	}
 }
 
@@ -312,22 +310,6 @@ func checkTaskWire(t *testing.T, tool string, got extTasksStep, asked []string, 
 	if wantCancels := map[bool]int{true: 1}[cancelled]; cancels != wantCancels {
 		t.Errorf("%s: %d tasks/cancel; want %d", tool, cancels, wantCancels)
 	}
-}
-
-// knownMismatch reports whether a call's outcome failed only because
-// ext-tasks' default result codec (CallToolResultV2Schema: resultType
-// "complete" required) rejected the result that the gateway inlined into
-// the completed task without a resultType.
-func knownMismatch(got extTasksStep) bool {
-	if got.Rejected == nil || got.Rejected.Message != "Protocol value failed schema validation" {
-		return false
-	}
-	for _, w := range slices.Backward(got.Raw) {
-		if w.Dir == "in" && deref(w.Status) == "completed" && w.Inlined {
-			return w.InlinedResultType == nil
-		}
-	}
-	return false
 }
 
 func deref(s *string) string {
