@@ -48,9 +48,9 @@ type legacyLane struct {
 
 // laneFor is the entry a request with opts goes to: e, or e's legacy
 // incarnation (started if need be) for a request made for a legacy client
-// that answers server requests. release must be called once the request
-// has ended.
-func (r *Runtime) laneFor(e *serverEntry, opts *CallOptions) (lane *serverEntry, release func()) {
+// that answers server requests; with the latter, a func to call once the
+// request has ended.
+func (r *Runtime) laneFor(e *serverEntry, opts *CallOptions) (*serverEntry, func()) {
 	if opts == nil || !opts.Legacy || !e.servesLegacyLane() {
 		return e, nil
 	}
@@ -78,8 +78,14 @@ func (r *Runtime) laneFor(e *serverEntry, opts *CallOptions) (lane *serverEntry,
 		r.logger.Info("a legacy client's request: starting the server's legacy incarnation", "server", e.name)
 	}
 	l.users++
-	lane = l.e
-	return lane, func() { r.releaseLane(e, lane) }
+	return l.e, r.releaser(e, l.e)
+}
+
+// releaser is what ends a request on lane, e's legacy incarnation. Made
+// here, not in laneFor: a closure there would move laneFor's variables
+// to the heap on every call, legacy or not.
+func (r *Runtime) releaser(e, lane *serverEntry) func() {
+	return func() { r.releaseLane(e, lane) }
 }
 
 // servesLegacyLane reports whether e is ready as a modern server that also
