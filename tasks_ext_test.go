@@ -137,17 +137,7 @@ func TestExtensionTaskAbandonedIsCancelled(t *testing.T) {
 	lines := stderrLines{make(chan string, 1024)}
 	h := openHost(t, mcpvisor.Options{Logger: slog.New(lines)}, jobsServer("j"))
 	waitReady(t, h, "j")
-	ctx, cancel := context.WithCancel(context.Background())
-	var id string
-	_, err := h.CallWith(ctx, "mcp__j__slow_compute", json.RawMessage(`{"seconds":60}`),
-		mcpvisor.CallOptions{OnTask: func(ti mcpvisor.TaskInfo) { id = ti.ID; cancel() }})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v, want context.Canceled", err)
-	}
-	ti, err := h.Task(id)
-	if err != nil || !ti.Done || ti.Status != mcpvisor.TaskCancelled {
-		t.Fatalf("task %+v (%v), want done and cancelled", ti, err)
-	}
+	id := abandonTask(t, h, "mcp__j__slow_compute", `{"seconds":60}`)
 	timeout := time.After(30 * time.Second)
 	for {
 		select {

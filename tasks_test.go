@@ -65,9 +65,23 @@ func TestAbandonedTaskIsCancelled(t *testing.T) {
 	state := t.TempDir()
 	h := openHost(t, mcpvisor.Options{}, taskServer("t", "-task-state", state))
 	waitReady(t, h, "t")
+	id := abandonTask(t, h, "mcp__t__sleep_task", `{"ms":60000}`)
+	// The server agrees: tasks/cancel reached it before the call returned.
+	b, err := os.ReadFile(filepath.Join(state, id+".json"))
+	if err != nil || !strings.Contains(string(b), `"cancelled"`) {
+		t.Fatalf("the server's task state: %s (%v), want cancelled", b, err)
+	}
+}
+
+// abandonTask calls tool, which runs as a task, gives the call up once the
+// task exists, and checks that the host recorded the task cancelled; it
+// returns the task's id.
+func abandonTask(t *testing.T, h *mcpvisor.Host, tool, args string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var id string
-	_, err := h.CallWith(ctx, "mcp__t__sleep_task", json.RawMessage(`{"ms":60000}`),
+	_, err := h.CallWith(ctx, tool, json.RawMessage(args),
 		mcpvisor.CallOptions{OnTask: func(ti mcpvisor.TaskInfo) { id = ti.ID; cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
@@ -76,11 +90,7 @@ func TestAbandonedTaskIsCancelled(t *testing.T) {
 	if err != nil || !ti.Done || ti.Status != mcpvisor.TaskCancelled {
 		t.Fatalf("task %+v (%v), want done and cancelled", ti, err)
 	}
-	// The server agrees: tasks/cancel reached it before the call returned.
-	b, err := os.ReadFile(filepath.Join(state, id+".json"))
-	if err != nil || !strings.Contains(string(b), `"cancelled"`) {
-		t.Fatalf("the server's task state: %s (%v), want cancelled", b, err)
-	}
+	return id
 }
 
 // Detached: the call returns at once with the task; the outcome arrives as
