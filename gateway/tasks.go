@@ -191,29 +191,21 @@ func (g *Gateway) taskCall(ctx context.Context, s *session, msg protocol.Message
 	return result(msg.ID, t.view(false)), true
 }
 
-// taskView is a task as CreateTaskResult and tasks/get give it.
-type taskView struct {
-	ResultType     string                           `json:"resultType,omitempty"`
-	TaskID         string                           `json:"taskId"`
-	Status         string                           `json:"status"`
-	CreatedAt      string                           `json:"createdAt"`
-	LastUpdatedAt  string                           `json:"lastUpdatedAt"`
-	TTLMs          int64                            `json:"ttlMs"`
-	PollIntervalMs int64                            `json:"pollIntervalMs"`
-	Result         json.RawMessage                  `json:"result,omitempty"`
-	Error          *protocol.Error                  `json:"error,omitempty"`
-	InputRequests  map[string]protocol.InputRequest `json:"inputRequests,omitempty"`
+// taskOf is a task's state as the extension gives it, without its
+// outcome or questions.
+func taskOf(id, status string, created, updated time.Time, ttl time.Duration) protocol.DetailedTask {
+	ttlMs, poll := ttl.Milliseconds(), int64(taskPollMillis)
+	return protocol.DetailedTask{TaskID: id, Status: status, CreatedAt: created.UTC().Format(time.RFC3339Nano),
+		LastUpdatedAt: updated.UTC().Format(time.RFC3339Nano), TTLMs: &ttlMs, PollIntervalMs: &poll}
 }
 
 // view is the task now; detailed adds its result, error or questions
 // (tasks/get), else it is a CreateTaskResult.
-func (t *task) view(detailed bool) taskView {
+func (t *task) view(detailed bool) protocol.DetailedTask {
 	b := t.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v := taskView{TaskID: b.id, CreatedAt: t.created.UTC().Format(time.RFC3339Nano),
-		LastUpdatedAt: b.updated.UTC().Format(time.RFC3339Nano),
-		TTLMs:         t.ttl.Milliseconds(), PollIntervalMs: taskPollMillis, Status: taskWorking}
+	v := taskOf(b.id, taskWorking, t.created, b.updated, t.ttl)
 	if !detailed {
 		v.ResultType = "task"
 	}
@@ -363,9 +355,7 @@ func (g *Gateway) journaledTask(msg protocol.Message, id string) []byte {
 	if !found || rec.Expires.Before(time.Now()) {
 		return invalidParams(msg.ID, "%s: unknown task %s (it expired, or is held by another replica)", msg.Method, strconv.Quote(id))
 	}
-	v := taskView{TaskID: rec.ID, Status: rec.Status, CreatedAt: rec.Created.UTC().Format(time.RFC3339Nano),
-		LastUpdatedAt: rec.Updated.UTC().Format(time.RFC3339Nano), TTLMs: rec.Expires.Sub(rec.Created).Milliseconds(),
-		PollIntervalMs: taskPollMillis}
+	v := taskOf(rec.ID, rec.Status, rec.Created, rec.Updated, rec.Expires.Sub(rec.Created))
 	if len(rec.Result) > 0 { // a record written before results were made complete lacks resultType
 		v.Result = g.completeResult(rec.Result, protocol.MethodToolsCall)
 	}
