@@ -273,13 +273,18 @@ func (g *registryActor) register(specs []ServerSpec) regReply {
 }
 
 // spawn creates a server's entry and actor.
-func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
+func (g *registryActor) spawn(spec ServerSpec) *serverEntry { return g.rt.spawnEntry(spec, nil) }
+
+// spawnEntry creates the entry and actor of spec: a server's, or with
+// home, that server's legacy incarnation (twin.go), which shares its event
+// rate and writes to its log.
+func (r *Runtime) spawnEntry(spec ServerSpec, home *serverEntry) *serverEntry {
 	e := &serverEntry{
 		name:    spec.Name,
 		spec:    spec,
-		any:     &g.rt.statusChanged,
+		home:    home,
+		any:     &r.statusChanged,
 		stopped: make(chan struct{}),
-		events:  g.rt.rate.limiter(spec.Name),
 	}
 	initial := StateStarting
 	if !spec.Enabled {
@@ -292,18 +297,23 @@ func (g *registryActor) spawn(spec ServerSpec) *serverEntry {
 	if len(spec.LastCatalog) > 0 {
 		// The last known catalog answers Tools at once, marked unavailable
 		// until the server has listed its tools again.
-		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog, g.rt.maxToolName))
+		e.catalog.Store(restoredCatalog(&spec, spec.LastCatalog, r.maxToolName))
 	}
-	e.log = discardLog{}
-	if g.rt.logs != nil {
-		e.log = g.rt.logs.Open(spec.Name) // no descriptor until it writes
+	prefix := spec.Name + "-"
+	if home != nil {
+		e.events, e.log, prefix = home.events, legacyLog{home.log}, spec.Name+"-legacy-"
+	} else {
+		e.events, e.log = r.rate.limiter(spec.Name), discardLog{}
+		if r.logs != nil {
+			e.log = r.logs.Open(spec.Name) // no descriptor until it writes
+		}
 	}
 	// Spawned from the root, not as the registry's child: a server actor
 	// stops itself once its process is gone, and a parent stopping later
 	// would signal an actor that no longer exists (a dead letter).
-	e.pid = g.rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-		return newServerActor(g.rt, e, spec)
-	}), spec.Name+"-")
+	e.pid = r.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
+		return newServerActor(r, e, spec)
+	}), prefix)
 	return e
 }
 

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvisor/mcpvisor/internal/protoactor/actor"
 	"github.com/mcpvisor/mcpvisor/protocol"
 )
 
@@ -65,9 +64,8 @@ func (r *Runtime) laneFor(e *serverEntry, opts *CallOptions) (*serverEntry, func
 			// It cannot start (its server's legacy revision is broken):
 			// the server serves legacy clients as it can for a while.
 			r.logger.Warn("the server's legacy incarnation failed; its legacy clients use the server itself", "server", e.name, "err", st.LastError)
-			r.send(l.e.pid, &stopServerMsg{err: fmt.Errorf("%w: server %q's legacy incarnation failed", ErrUnavailable, e.name)})
-			stopTimer(&l.reap)
-			l.e, l.failed = nil, time.Now()
+			r.dropLane(l, fmt.Errorf("%w: server %q's legacy incarnation failed", ErrUnavailable, e.name))
+			l.failed = time.Now()
 		}
 	}
 	if l.e == nil && !l.failed.IsZero() && time.Since(l.failed) < r.legacyIdle {
@@ -135,8 +133,19 @@ func (r *Runtime) reapLane(e *serverEntry) {
 		return
 	}
 	r.logger.Info("the server's legacy incarnation is idle: stopping it", "server", e.name, "idle", r.legacyIdle)
-	r.send(l.e.pid, &stopServerMsg{err: fmt.Errorf("%w: server %q's legacy incarnation was idle for %s", ErrUnavailable, e.name, r.legacyIdle)})
-	l.e = nil
+	r.dropLane(l, fmt.Errorf("%w: server %q's legacy incarnation was idle for %s", ErrUnavailable, e.name, r.legacyIdle))
+}
+
+// dropLane stops l's incarnation, if any, with err, and forgets it and
+// its reaper (l.mu held); it returns the incarnation it stopped.
+func (r *Runtime) dropLane(l *legacyLane, err error) *serverEntry {
+	stopTimer(&l.reap)
+	lane := l.e
+	if lane != nil {
+		r.send(lane.pid, &stopServerMsg{err: err})
+		l.e = nil
+	}
+	return lane
 }
 
 // stopLegacy stops e's legacy incarnation, if any, with err; for good
@@ -147,34 +156,14 @@ func (r *Runtime) stopLegacy(e *serverEntry, err error, final bool) *serverEntry
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = l.closed || final
-	stopTimer(&l.reap)
-	lane := l.e
-	if lane != nil {
-		r.send(lane.pid, &stopServerMsg{err: err})
-		l.e = nil
-	}
-	return lane
+	return r.dropLane(l, err)
 }
 
 // spawnLegacy creates e's legacy incarnation's entry and actor.
 func (r *Runtime) spawnLegacy(e *serverEntry) *serverEntry {
 	spec := e.spec
-	spec.ProtocolVersion, spec.Hidden, spec.LastCatalog = protocol.ProtocolVersion, true, nil
-	spec.Enabled = true
-	lane := &serverEntry{
-		name:    e.name,
-		spec:    spec,
-		home:    e,
-		any:     &r.statusChanged,
-		stopped: make(chan struct{}),
-		events:  e.events,
-		log:     legacyLog{e.log},
-	}
-	lane.status.Store(&ServerStatus{Name: spec.Name, Transport: spec.Transport, Enabled: true, State: StateStarting, Since: time.Now()})
-	lane.pid = r.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor {
-		return newServerActor(r, lane, spec)
-	}), spec.Name+"-legacy-")
-	return lane
+	spec.ProtocolVersion, spec.Hidden, spec.LastCatalog, spec.Enabled = protocol.ProtocolVersion, true, nil, true
+	return r.spawnEntry(spec, e)
 }
 
 // legacyLog writes a legacy incarnation's lines to its server's log,

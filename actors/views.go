@@ -212,11 +212,20 @@ func (r *Runtime) ServerStatus(name string) (ServerStatus, bool) {
 func (r *Runtime) PendingCalls() map[string]int {
 	out := map[string]int{}
 	for _, e := range r.snap.Load().order {
-		if f := e.fast.Load(); f != nil {
-			out[e.name] = f.conn.pending().size()
+		if n, ready := e.pending(); ready {
+			out[e.name] = n
 		}
 	}
 	return out
+}
+
+// pending counts the requests in flight on e's connection; ready is false
+// when it has none ready.
+func (e *serverEntry) pending() (n int, ready bool) {
+	if f := e.fast.Load(); f != nil {
+		return f.conn.pending().size(), true
+	}
+	return 0, false
 }
 
 // Pending counts the requests in flight on server's connection, or, with
@@ -232,8 +241,6 @@ func (r *Runtime) Pending(server string, legacy bool) int {
 	if e == nil {
 		return 0
 	}
-	if f := e.fast.Load(); f != nil {
-		return f.conn.pending().size()
-	}
-	return 0
+	n, _ := e.pending()
+	return n
 }
