@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/mcpvisor/mcpvisor"
 	"github.com/mcpvisor/mcpvisor/gateway"
@@ -21,21 +20,7 @@ func TestGatewayBridgesExtensionTasks(t *testing.T) {
 	jobs := mcpvisor.ServerConfig{Name: "jobs", Type: "stdio", Command: bin.jobs, Args: []string{"--tasks"}, Enabled: true, Prefix: &noPrefix}
 	h, url := modernGateway(t, gateway.Options{}, jobs)
 	c := &modernClient{t: t, urls: []string{url}, caps: `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`}
-	pollUntil := func(id string, done func(taskView) bool) taskView {
-		t.Helper()
-		deadline := time.Now().Add(waitFor)
-		for {
-			var v taskView
-			c.send("tasks/get", `{"taskId":"`+id+`"}`, nil).result(t, &v)
-			if done(v) {
-				return v
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("task %s still %s", id, v.Status)
-			}
-			time.Sleep(20 * time.Millisecond) // polling is the protocol here
-		}
-	}
+	pollUntil := func(id string, done func(taskView) bool) taskView { t.Helper(); return pollTask(t, c, id, done) }
 
 	var created taskView
 	c.send("tools/call", `{"name":"slow_compute","arguments":{"seconds":0.3,"label":"m"}}`, nil).result(t, &created)

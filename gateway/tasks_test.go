@@ -30,6 +30,24 @@ type taskResult struct {
 	ResultType string `json:"resultType"`
 }
 
+// pollTask polls task id with tasks/get as c until done holds, within
+// waitFor: a client of the extension polls, at the interval it chooses.
+func pollTask(t *testing.T, c *modernClient, id string, done func(taskView) bool) taskView {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		var v taskView
+		c.send("tasks/get", `{"taskId":"`+id+`"}`, nil).result(t, &v)
+		if done(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s still %s", id, v.Status)
+		}
+		time.Sleep(20 * time.Millisecond) // polling is the protocol here
+	}
+}
+
 // The gateway serves the tasks extension for the tools behind it (here a
 // server that runs no tasks itself): a task for a tool that may run as
 // one, its questions answered through tasks/update, its cancellation, and
@@ -40,21 +58,7 @@ func TestModernGatewayTasks(t *testing.T) {
 	_, url := modernGateway(t, gateway.Options{}, jobs)
 	c := &modernClient{t: t, urls: []string{url}, caps: `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`}
 	plain := &modernClient{t: t, urls: []string{url}, caps: `{"elicitation":{}}`}
-	pollUntil := func(id string, done func(taskView) bool) taskView {
-		t.Helper()
-		deadline := time.Now().Add(waitFor)
-		for {
-			var v taskView
-			c.send("tasks/get", `{"taskId":"`+id+`"}`, nil).result(t, &v)
-			if done(v) {
-				return v
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("task %s still %s", id, v.Status)
-			}
-			time.Sleep(20 * time.Millisecond) // polling is the protocol here
-		}
-	}
+	pollUntil := func(id string, done func(taskView) bool) taskView { t.Helper(); return pollTask(t, c, id, done) }
 
 	// A sync-only tool answers as it is; a task-supporting one is a task.
 	var greet struct {

@@ -319,23 +319,17 @@ func deref(s *string) string {
 	return *s
 }
 
-// waitListed waits, bounded, until serve's catalog (GET /v1/tools) lists
-// name: the jobs server has started and its tools are callable.
+// waitListed waits until serve's servers are ready (GET /v1/tools?wait,
+// answered once each is ready or failed) and checks that its catalog
+// lists name: the jobs server has started and its tools are callable.
 func waitListed(t *testing.T, s *serving, token, name string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := get(t, s.url+"/v1/tools", token)
-		var l struct {
-			Tools []struct{ Name string } `json:"tools"`
-		}
-		if code == http.StatusOK && json.Unmarshal(body, &l) == nil &&
-			slices.ContainsFunc(l.Tools, func(tl struct{ Name string }) bool { return tl.Name == name }) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never listed %s: %d %s", name, code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	code, body := get(t, s.url+"/v1/tools?wait=30s", token)
+	var l struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &l) != nil ||
+		!slices.ContainsFunc(l.Tools, func(tl struct{ Name string }) bool { return tl.Name == name }) {
+		t.Fatalf("serve does not list %s once its servers are ready: %d %s", name, code, body)
 	}
 }
