@@ -335,14 +335,25 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 	if err != nil || m.Kind != protocol.KindResponse || m.Error != nil {
 		return frame
 	}
-	if protocol.IsInputRequired(m.Result) {
+	res, ok := modernResult(m.Result, method)
+	if !ok {
 		return frame
+	}
+	return protocol.AppendResult(nil, m.ID, res)
+}
+
+// modernResult is modernResponse's work on a result (of method); ok is
+// false when it is left as it is: an input_required result, or one that
+// is not an object.
+func modernResult(result json.RawMessage, method string) (_ json.RawMessage, ok bool) {
+	if protocol.IsInputRequired(result) {
+		return nil, false
 	}
 	// One parse of the result's members, whatever its size: the values
 	// stay as they were written.
 	var members map[string]json.RawMessage
-	if json.Unmarshal(m.Result, &members) != nil || members == nil {
-		return frame
+	if json.Unmarshal(result, &members) != nil || members == nil {
+		return nil, false
 	}
 	if _, ok := members["resultType"]; !ok {
 		members["resultType"] = resultComplete
@@ -374,9 +385,9 @@ func (g *Gateway) modernResponse(frame []byte, method string) []byte {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(members) != nil {
-		return frame
+		return nil, false
 	}
-	return protocol.AppendResult(nil, m.ID, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
 }
 
 // asksInput are the requests a server may answer input_required.

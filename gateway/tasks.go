@@ -220,7 +220,7 @@ func (t *task) view(detailed bool) protocol.DetailedTask {
 		case m.Error != nil:
 			v.Status, v.Error = taskFailed, m.Error
 		default:
-			v.Status, v.Result = taskCompleted, b.g.completeResult(withoutRelatedTask(m.Result), b.method)
+			v.Status, v.Result = taskCompleted, completeResult(withoutRelatedTask(m.Result), b.method)
 		}
 	case len(b.asks) > 0:
 		v.Status = taskInputRequired
@@ -238,13 +238,12 @@ func (t *task) view(detailed bool) protocol.DetailedTask {
 // completeResult is a completed task's result as the call itself would
 // have answered the client (SEP-2663: tasks/get "returns exactly what the
 // underlying request would have returned"): a 2026-07-28 result, with
-// resultType "complete" (modernResponse).
-func (g *Gateway) completeResult(res json.RawMessage, method string) json.RawMessage {
-	m, err := protocol.Classify(g.modernResponse(protocol.AppendResult(nil, json.RawMessage("0"), res), method))
-	if err != nil || m.Result == nil {
-		return res
+// resultType "complete" (modernResult).
+func completeResult(res json.RawMessage, method string) json.RawMessage {
+	if out, ok := modernResult(res, method); ok {
+		return out
 	}
-	return m.Result
+	return res
 }
 
 // withoutRelatedTask drops the related-task member of a result's _meta
@@ -357,7 +356,7 @@ func (g *Gateway) journaledTask(msg protocol.Message, id string) []byte {
 	}
 	v := taskOf(rec.ID, rec.Status, rec.Created, rec.Updated, rec.Expires.Sub(rec.Created))
 	if len(rec.Result) > 0 { // a record written before results were made complete lacks resultType
-		v.Result = g.completeResult(rec.Result, protocol.MethodToolsCall)
+		v.Result = completeResult(rec.Result, protocol.MethodToolsCall)
 	}
 	if len(rec.Error) > 0 {
 		v.Error = &protocol.Error{}
